@@ -1,0 +1,20 @@
+//! `bb-harness`: black-box drivers over the bridge's crates, used by tests and by checks run
+//! from outside. Each subcommand lives in a module of its own.
+
+use clap::{Parser, Subcommand};
+
+/// Black-box drivers, fake engines and conformance services for testing the bridge.
+#[derive(Debug, Parser)]
+#[command(name = "bb-harness", version)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    match args.command {}
+}
