@@ -3,6 +3,7 @@
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
+use serde_json::Value;
 
 use crate::v1::{
     ConnectionPayload, EventsPayload, StatePayload, V1Event, V1Message, V1Method, V1Request,
@@ -18,15 +19,15 @@ pub(crate) fn root<T: JsonSchema + ?Sized>() -> Schema {
 /// Every schema with its path relative to `schemas/`, in a stable order.
 pub fn all_schemas() -> Vec<(String, Schema)> {
     let mut out = vec![
-        ("v1/message.json".to_owned(), root::<V1Message>()),
-        ("v1/request.json".to_owned(), root::<V1Request>()),
+        ("v1/message.json".to_owned(), optional_params(root::<V1Message>())),
+        ("v1/request.json".to_owned(), optional_params(root::<V1Request>())),
         ("v1/response.json".to_owned(), root::<V1Response>()),
         ("v1/event.json".to_owned(), root::<V1Event>()),
         ("v1/topics/bb-connection.json".to_owned(), root::<ConnectionPayload>()),
         ("v1/topics/bb-state.json".to_owned(), root::<StatePayload>()),
         ("v1/topics/bb-events.json".to_owned(), root::<EventsPayload>()),
-        ("ws/message.json".to_owned(), root::<WsMessage>()),
-        ("ws/request.json".to_owned(), root::<WsRequest>()),
+        ("ws/message.json".to_owned(), optional_params(root::<WsMessage>())),
+        ("ws/request.json".to_owned(), optional_params(root::<WsRequest>())),
         ("ws/response.json".to_owned(), root::<WsResponse>()),
         ("ws/event.json".to_owned(), root::<WsEvent>()),
         ("ws/events/payload.json".to_owned(), root::<WsPayload>()),
@@ -40,6 +41,40 @@ pub fn all_schemas() -> Vec<(String, Schema)> {
         out.push((format!("ws/methods/{method}.result.json"), method.result_schema()));
     }
     out
+}
+
+/// The decoder reads absent `params` as `{}`, so for every method whose params have no
+/// required field, `params` is dropped from the request variant's `required` list.
+fn optional_params(schema: Schema) -> Schema {
+    let mut value = schema.to_value();
+    let defs = value.get("$defs").cloned().unwrap_or(Value::Null);
+    relax(&mut value, &defs);
+    Schema::try_from(value).unwrap_or_else(|_| Schema::default())
+}
+
+fn relax(node: &mut Value, defs: &Value) {
+    match node {
+        Value::Object(map) => {
+            let params_optional = map
+                .get("properties")
+                .and_then(|p| p.get("params"))
+                .and_then(|p| p.get("$ref"))
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| defs.get(name))
+                .is_some_and(|def| {
+                    def.get("required").and_then(Value::as_array).is_none_or(Vec::is_empty)
+                });
+            if params_optional && let Some(Value::Array(required)) = map.get_mut("required") {
+                required.retain(|r| r != "params");
+            }
+            for child in map.values_mut() {
+                relax(child, defs);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|child| relax(child, defs)),
+        _ => {}
+    }
 }
 
 /// Pretty JSON text of a schema, newline-terminated, as committed.
