@@ -32,9 +32,10 @@
 //!   `invalid_params`. Params that are not an object (array, string, number) are
 //!   `invalid_params`.
 //! - Count fields (`maxBytes`, `headLines`, `tailLines`, and `retryCount`,
-//!   `pendingPermissionCount`, `turn` in payloads) are non-negative integers: negatives,
-//!   fractions (`1.5`) and floats (`10.0`) are rejected. `null` for an optional field is
-//!   read as absent.
+//!   `pendingPermissionCount`, `turn` in payloads) are non-negative integers up to 2^53 - 1:
+//!   negatives, fractions (`1.5`) and strings are rejected; a number with no fractional part
+//!   (`10.0`, `1e3`) is an integer, as in JSON Schema and JavaScript. `null` for an optional
+//!   field is read as absent.
 //! - Responses: `ok` must be a boolean; `ok: true` with an `error`, `ok: false` without an
 //!   `error`, or `ok: false` with a `result` are `invalid_envelope` (`null` counts as
 //!   absent). The `result` is not checked at the envelope level (a response does not name its
@@ -45,6 +46,7 @@
 //!   are open.
 //! - Unknown fields anywhere are accepted and dropped (additive changes within v1).
 
+mod count;
 mod decode;
 mod limits;
 mod macros;

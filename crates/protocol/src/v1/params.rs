@@ -107,13 +107,28 @@ pub struct ReadFileSnippetParams {
     /// File, relative to the session workspace.
     pub path: String,
     /// Most bytes to return.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub max_bytes: Option<u64>,
     /// Lines to keep from the head.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub head_lines: Option<u64>,
     /// Lines to keep from the tail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub tail_lines: Option<u64>,
 }
 

@@ -28,7 +28,12 @@ pub struct ConnectionPayload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Reconnect attempts so far.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub retry_count: Option<u64>,
     /// Last error, redacted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,7 +56,12 @@ pub struct StatePayload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<bool>,
     /// Permission requests awaiting an answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub pending_permission_count: Option<u64>,
 }
 
@@ -65,7 +75,12 @@ pub struct EngineEvent {
     #[serde(rename = "type")]
     pub event_type: String,
     /// Turn number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
     pub turn: Option<u64>,
     /// Timestamp, milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
