@@ -53,6 +53,7 @@ mod macros;
 mod marker;
 mod reject;
 pub mod schema;
+pub mod typescript;
 pub mod v1;
 mod verdict;
 pub mod ws;
