@@ -39,7 +39,7 @@
 //! - Responses: `ok` must be a boolean; `ok: true` with an `error`, `ok: false` without an
 //!   `error`, or `ok: false` with a `result` are `invalid_envelope` (`null` counts as
 //!   absent). The `result` is not checked at the envelope level (a response does not name its
-//!   method); [`V1Method::check_result`] / [`WsMethod::check_result`] check it when the
+//!   method); [`v1::V1Method::check_result`] / [`ws::WsMethod::check_result`] check it when the
 //!   method is known.
 //! - Events: an unknown topic/event name, a missing payload or a v1 payload not matching its
 //!   topic is `invalid_envelope`. WebSocket event payloads must be JSON objects; their fields
