@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod check_envelope;
+
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]
 #[command(name = "bb-harness", version)]
@@ -12,9 +14,14 @@ struct Args {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Validate one envelope per stdin line; print one verdict line per input line.
+    CheckEnvelope(check_envelope::Args),
+}
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    match args.command {}
+    match args.command {
+        Command::CheckEnvelope(a) => check_envelope::run(&a),
+    }
 }
