@@ -146,6 +146,38 @@ async fn scenario(engine: &Engine) {
             _ => {}
         }
     }
+
+    // Restart the engine under the open stream: the router reconnects and rebuilds the
+    // tracked session from REST before any live event of the new connection.
+    let work = engine.work.path().to_owned();
+    let restarted = tokio::task::spawn_blocking(move || run_script(&[Path::new("restart"), &work]))
+        .await
+        .expect("restart task");
+    assert!(restarted.status.success(), "{}", String::from_utf8_lossy(&restarted.stderr));
+    let mut seen = Vec::new();
+    loop {
+        let update = rx.recv().await.expect("router alive");
+        match &update {
+            KiloUpdate::Reconnecting { .. } => seen.push("reconnecting"),
+            KiloUpdate::Connected { reconnects } => {
+                assert!(*reconnects >= 1);
+                seen.push("connected");
+            }
+            KiloUpdate::Rehydrated { session_id, messages, .. } if seen.contains(&"connected") => {
+                assert_eq!(session_id, &session.id);
+                assert_eq!(messages.len(), 2, "history survives the restart");
+                break;
+            }
+            KiloUpdate::Event { .. } | KiloUpdate::Unrouted(_) => {
+                assert!(!seen.contains(&"connected"), "live event before the rebuild: {update:?}");
+            }
+            KiloUpdate::RehydrateFailed { error, .. } => panic!("rehydrate: {error}"),
+            KiloUpdate::Failed(err) => panic!("event stream failed: {err}"),
+            _ => {}
+        }
+    }
+    assert_eq!(seen.first(), Some(&"reconnecting"), "{seen:?}");
+
     assert!(kilo.abort(&session.id).await.expect("abort"));
     assert!(kilo.delete_session(&session.id).await.expect("delete"));
 }
