@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod check_envelope;
+mod sse_parse;
 
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]
@@ -17,11 +18,15 @@ struct Args {
 enum Command {
     /// Validate one envelope per stdin line; print one verdict line per input line.
     CheckEnvelope(check_envelope::Args),
+    /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
+    /// (`{"type","data","lastEventId"}`) and per valid retry field (`{"retry"}`).
+    SseParse,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     match args.command {
         Command::CheckEnvelope(a) => check_envelope::run(&a),
+        Command::SseParse => sse_parse::run(),
     }
 }
