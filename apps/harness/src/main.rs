@@ -1,6 +1,9 @@
 //! `bb-harness`: black-box drivers over the bridge's crates, used by tests and by checks run
 //! from outside. Each subcommand lives in a module of its own.
 
+mod contain;
+mod normalize;
+mod redact;
 mod sse_parse;
 
 use clap::{Parser, Subcommand};
@@ -18,11 +21,46 @@ enum Command {
     /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
     /// (`{"type","data","lastEventId"}`) and per valid retry field (`{"retry"}`).
     SseParse,
+    /// Classify and reduce an engine SSE capture; print the final view model as JSON, or
+    /// with `--classes` one `{"id","type","class"}` line per event.
+    Normalize {
+        /// The engine that produced the capture.
+        #[arg(long, value_enum)]
+        engine: normalize::EngineArg,
+        /// Print one line per input event with its class instead of the view model.
+        #[arg(long)]
+        classes: bool,
+        /// The `.sse` capture.
+        file: std::path::PathBuf,
+    },
+    /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
+    Redact,
+    /// Check paths against a workspace root; one
+    /// `{"path","verdict":"inside"|"outside"|"invalid","normalized"}` line per path.
+    Contain {
+        /// The workspace root (absolute).
+        #[arg(long)]
+        root: String,
+        /// Path syntax.
+        #[arg(long, value_enum, default_value = "posix")]
+        flavor: contain::FlavorArg,
+        /// Resolve symlinks on the real filesystem (longest existing prefix).
+        #[arg(long)]
+        resolve: bool,
+        /// Paths to check (relative ones are joined onto the root).
+        #[arg(required = true, allow_hyphen_values = true)]
+        paths: Vec<String>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     match args.command {
         Command::SseParse => sse_parse::run(),
+        Command::Normalize { engine, classes, file } => normalize::run(engine, classes, &file),
+        Command::Redact => redact::run(),
+        Command::Contain { root, flavor, resolve, paths } => {
+            contain::run(&root, flavor, resolve, &paths)
+        }
     }
 }

@@ -109,12 +109,18 @@ static KNOWN_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
         r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
     ))
 });
-/// `key: value` / `key=value` pairs (headers, env lines, query strings, JSON inside text).
-static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(concat!(
-        r#"(?i)(?P<k>[A-Za-z0-9_.-]*(?:token|api[_.-]?key|authorization|cookie|passw(?:or)?d|secret|credential|private[_.-]?key|access[_.-]?key)[A-Za-z0-9_.-]*)"#,
-        r#"(?P<q1>"?)(?P<sep>\s*[:=]\s*)"#,
-        r#"(?P<v>"(?:[^"\\\n]|\\.)*"|[^\s,;&"'}\]]+(?:[ \t]+[^\s,;&"'}\]]+)*)"#,
+/// Sensitive key names inside free text.
+const TEXT_KEY: &str = r#"(?P<k>[A-Za-z0-9_.-]*(?:token|api[_.-]?key|authorization|cookie|passw(?:or)?d|secret|credential|private[_.-]?key|access[_.-]?key)[A-Za-z0-9_.-]*)(?P<q1>"?)"#;
+/// A quoted value (JSON inside text).
+const QUOTED: &str = r#""(?:[^"\\\n]|\\.)*""#;
+/// `key: value` (headers, YAML, JSON in text): the value runs to the end of the line.
+static KEY_COLON: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(r#"(?i){TEXT_KEY}(?P<sep>[ \t]*:[ \t]*)(?P<v>\[REDACTED\]|{QUOTED}|[^\r\n",}}]+)"#))
+});
+/// `key=value` (env lines, query strings, cookies): the value is one token.
+static KEY_EQ: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"(?i){TEXT_KEY}(?P<sep>[ \t]*=[ \t]*)(?P<v>\[REDACTED\]|{QUOTED}|[^\s,;&"'}}\]]+)"#
     ))
 });
 static QUERY: LazyLock<Regex> =
@@ -149,7 +155,7 @@ pub fn redact_text(s: &str) -> String {
             c[0].to_owned()
         }
     });
-    let out = KEY_VALUE.replace_all(&out, |c: &Captures<'_>| {
+    let pair = |c: &Captures<'_>| {
         let k = &c["k"];
         let v = &c["v"];
         let bare = v.trim_matches('"');
@@ -164,7 +170,9 @@ pub fn redact_text(s: &str) -> String {
         } else {
             format!("{k}{}{}{REDACTED}", &c["q1"], &c["sep"])
         }
-    });
+    };
+    let out = KEY_COLON.replace_all(&out, pair);
+    let out = KEY_EQ.replace_all(&out, pair);
     let out = QUERY.replace_all(&out, |c: &Captures<'_>| {
         if is_sensitive_query_key(&c["k"]) && !c["v"].is_empty() && &c["v"] != REDACTED {
             format!("{}{}={REDACTED}", &c["pre"], &c["k"])
@@ -254,10 +262,11 @@ pub fn redact_log_line(s: &str, cap: usize) -> String {
     settle(cap_line(&one_line(&redact_text(s)), cap), cap)
 }
 
-/// The log-line form of a JSON value: redacted, compact (one line), capped at `cap` bytes.
+/// The log-line form of a JSON value: redacted, compact (one line: JSON escapes newlines),
+/// capped at `cap` bytes.
 pub fn log_line_json(v: &Value, cap: usize) -> String {
     let text = serde_json::to_string(&redacted(v)).unwrap_or_default();
-    settle(cap_line(&text, cap), cap)
+    cap_line(&text, cap)
 }
 
 /// Redacts a document: JSON stays valid JSON (values redacted), anything else is redacted

@@ -87,19 +87,10 @@ pub fn truncate(body: &str, limits: Limits, marker_ref: Option<&str>) -> Preview
     let tail_bytes = byte_budget / 2;
 
     // Head: first `head_lines` lines, then cut to `head_bytes`.
-    let mut head_end = 0;
-    for (n, (i, _)) in body.match_indices('\n').enumerate() {
-        if n + 1 >= head_lines {
-            break;
-        }
-        head_end = i + 1;
-    }
-    if head_lines > 0 && head_end == 0 {
-        head_end = body.find('\n').map_or(body.len(), |i| i + 1);
-    }
-    if head_lines == 0 {
-        head_end = 0;
-    }
+    let head_end = match head_lines {
+        0 => 0,
+        n => body.match_indices('\n').nth(n - 1).map_or(body.len(), |(i, _)| i + 1),
+    };
     let head_end = floor_char(body, head_end.min(head_bytes));
 
     // Tail: last `tail_lines` lines, then cut to `tail_bytes`, never overlapping the head.

@@ -102,8 +102,8 @@ pub struct RunLane {
     pub turn: Option<i64>,
     /// Turns started so far.
     pub turns_started: u64,
-    /// Turn-finished events seen.
-    pub turns_finished: u64,
+    /// Run-finished events seen (several per turn on both engines).
+    pub finish_events: u64,
     /// Checkpoints, as last listed.
     pub checkpoints: Vec<Checkpoint>,
     /// Artifact links, in first-seen order, without duplicates.
@@ -160,7 +160,7 @@ impl RunLane {
     pub(crate) fn finished(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
         self.state = RunState::Idle;
-        self.turns_finished += 1;
+        self.finish_events += 1;
         let turn_index = self.turns_started;
         let summary = match &mut self.summary {
             Some(s) if s.turn_index == turn_index => s,
