@@ -113,6 +113,10 @@ pub struct ToolBlock {
     /// The error text of a failed call (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The engine's artifact reference for the full output (`display.detail_artifact`,
+    /// `artifact_ref`), for an open action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<serde_json::Value>,
     /// Streamed output of a running call, before it is previewed.
     #[serde(skip)]
     pub(crate) live: String,

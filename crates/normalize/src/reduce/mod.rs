@@ -79,7 +79,10 @@ impl SessionView {
         let t = &mut self.transcript;
         let bodies = &mut self.bodies;
         match item.class {
-            C::UserMessage => t.user_message(ev, bodies),
+            C::UserMessage => {
+                t.turn_boundary(false);
+                t.user_message(ev, bodies);
+            }
             C::AssistantStream => match ev.kind.as_str() {
                 "message.updated" => t.kilo_message(ev),
                 "message.part.updated" => t.kilo_text_part(ev, false, bodies),
@@ -128,8 +131,14 @@ impl SessionView {
             C::RunLogLink => self.run.log_link(ev),
             C::RunStatus => self.run.status(ev),
             C::RunDiff => self.run.diff(ev),
-            C::RunFinished => self.run.finished(ev),
-            C::TurnStart => self.run.turn_start(ev),
+            C::RunFinished => {
+                t.turn_boundary(true);
+                self.run.finished(ev);
+            }
+            C::TurnStart => {
+                t.turn_boundary(false);
+                self.run.turn_start(ev);
+            }
             C::SkillsCatalog
             | C::SkillsSelection
             | C::CtreeSnapshot

@@ -39,6 +39,7 @@ struct Index {
     approvals: HashMap<String, usize>,
     active_assistant: Option<usize>,
     active_reasoning: Option<usize>,
+    streaming: Vec<usize>,
 }
 
 fn msg_key(message_id: Option<&str>, turn: Option<i64>) -> Option<String> {
@@ -124,6 +125,7 @@ impl Transcript {
         } else {
             self.idx.active_assistant = Some(i);
         }
+        self.idx.streaming.push(i);
         i
     }
 
@@ -344,6 +346,7 @@ impl Transcript {
                 input: None,
                 output: None,
                 error: None,
+                artifact: None,
                 live: String::new(),
             })
         });
@@ -437,6 +440,9 @@ impl Transcript {
             if r.error.is_some() {
                 b.error = r.error;
             }
+            if r.artifact.is_some() {
+                b.artifact = r.artifact;
+            }
             if let Some(input) = r.input {
                 b.input = Some(bodies.preview(&input, Limits::default()));
             }
@@ -444,6 +450,22 @@ impl Transcript {
                 b.output = output;
             }
             b.live.clear();
+        }
+    }
+
+    /// A turn boundary: later id-less deltas start new blocks. With `finished`, blocks
+    /// still streaming are complete (the run is over).
+    pub(crate) fn turn_boundary(&mut self, finished: bool) {
+        self.idx.active_assistant = None;
+        self.idx.active_reasoning = None;
+        if finished {
+            for i in std::mem::take(&mut self.idx.streaming) {
+                if let Some(Block::Assistant(t) | Block::Reasoning(t)) = self.blocks.get_mut(i)
+                    && t.status == StreamStatus::Streaming
+                {
+                    t.status = StreamStatus::Complete;
+                }
+            }
         }
     }
 
@@ -596,6 +618,7 @@ struct ToolFacts {
     input: Option<String>,
     output: Option<String>,
     error: Option<String>,
+    artifact: Option<Value>,
     failed: bool,
 }
 
@@ -664,6 +687,10 @@ impl ToolFacts {
             ),
             title: string_at(p, &[&["display", "title"]]),
             summary: str_at(p, &[&["display", "summary"], &["result", "summary"]]).map(one_line),
+            artifact: at(p, &["display", "detail_artifact"])
+                .or_else(|| p.get("artifact_ref"))
+                .filter(|a| a.is_object())
+                .map(crate::redact::redacted),
             input: None,
             output,
             error,
@@ -691,6 +718,7 @@ impl ToolFacts {
                 .and_then(as_text),
             output,
             error: if failed { str_at(state, &[&["error"]]).map(one_line) } else { None },
+            artifact: None,
             failed,
         }
     }
