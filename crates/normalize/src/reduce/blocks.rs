@@ -15,7 +15,7 @@ pub enum Block {
     /// Reasoning / thought-summary text of an assistant message.
     Reasoning(TextBlock),
     /// A tool invocation and its result.
-    Tool(ToolBlock),
+    Tool(Box<ToolBlock>),
     /// An actionable approval (permission or question) card.
     Approval(ApprovalBlock),
     /// A high-visibility error, warning, gap or info notice.

@@ -335,7 +335,7 @@ impl Transcript {
     ) -> usize {
         let cid = call_id.clone();
         let i = self.push(|block_id| {
-            Block::Tool(ToolBlock {
+            Block::Tool(Box::new(ToolBlock {
                 block_id,
                 call_id: cid,
                 tool,
@@ -348,7 +348,7 @@ impl Transcript {
                 error: None,
                 artifact: None,
                 live: String::new(),
-            })
+            }))
         });
         if let Some(c) = call_id {
             self.idx.tools.insert(c, i);
