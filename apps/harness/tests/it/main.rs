@@ -1,4 +1,8 @@
 //! Integration tests of `bb-harness`: each subcommand in a module of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod contain;
+mod normalize;
+mod redact;
+mod run;
 mod sse_parse;
