@@ -269,11 +269,37 @@ pub fn log_line_json(v: &Value, cap: usize) -> String {
     cap_line(&text, cap)
 }
 
-/// Redacts a document: JSON stays valid JSON (values redacted), anything else is redacted
-/// as text.
+/// Redacts a document: a JSON document stays valid JSON (values redacted), JSON Lines stay
+/// JSON Lines, anything else is redacted as text.
 pub fn redact_document(input: &str) -> String {
-    match serde_json::from_str::<Value>(input) {
-        Ok(v) => serde_json::to_string(&redacted(&v)).unwrap_or_default(),
-        Err(_) => redact_text(input),
+    if let Ok(v) = serde_json::from_str::<Value>(input) {
+        return serde_json::to_string(&redacted(&v)).unwrap_or_default();
+    }
+    let lines: Vec<&str> = input.lines().collect();
+    let parsed: Option<Vec<Option<Value>>> = lines
+        .iter()
+        .map(|l| {
+            if l.trim().is_empty() {
+                Some(None)
+            } else {
+                serde_json::from_str::<Value>(l).ok().map(Some)
+            }
+        })
+        .collect();
+    match parsed {
+        Some(docs) if docs.iter().any(Option::is_some) => {
+            let mut out = String::with_capacity(input.len());
+            for (doc, line) in docs.iter().zip(&lines) {
+                match doc {
+                    Some(v) => {
+                        out.push_str(&serde_json::to_string(&redacted(v)).unwrap_or_default())
+                    }
+                    None => out.push_str(line),
+                }
+                out.push('\n');
+            }
+            out
+        }
+        _ => redact_text(input),
     }
 }

@@ -50,6 +50,8 @@ fn document_form_keeps_json_valid() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v, json!({"headers": {"authorization": REDACTED}, "n": 1}));
     assert_eq!(redact_document("password=abc\n"), "password=[REDACTED]\n");
+    let lines = redact_document("{\"token\":\"a1\"}\n\n{\"ok\":true}\n");
+    assert_eq!(lines, "{\"token\":\"[REDACTED]\"}\n\n{\"ok\":true}\n");
 }
 
 #[test]
