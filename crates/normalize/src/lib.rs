@@ -33,7 +33,22 @@
 //! - The batcher publishes the first event after a quiet period at once, then at most once
 //!   per cadence; coalescing merges only adjacent deltas, so order is never changed.
 //! - Windows paths: `\foo` (current drive) and `C:foo` (drive-relative) are invalid; trailing
-//!   dots and spaces are trimmed except in `\\?\` paths, where names are literal.
+//!   dots and spaces are trimmed except in `\\?\` paths, where names are literal;
+//!   components of only dots and spaces, reserved device names, `:` (alternate data
+//!   streams) and wildcards are invalid; device and volume paths (`\\.\`) are invalid.
+//!   The symlink-safe check needs the path lexically inside first, then compares the real
+//!   path of the longest existing prefix (rest appended) with the root's real path.
+//! - Redaction: key fragments `token`, `apikey`, `authorization`, `cookie`, `password`/
+//!   `passwd`, `secret`, `credential`, `privatekey`, `accesskey` (case, `-`, `_`, `.`
+//!   ignored); keys ending in `tokens` keep numbers (token usage). In URL queries `key`,
+//!   `sig`, `signature`, `code`, `auth` are sensitive too. Long (≥ 32) mixed-class runs
+//!   with Shannon entropy ≥ 4 bits/char are secrets; UUIDs and plain hex digests are not.
+//!   `Bearer …` always, `Basic`/`Digest …` only when encoded-looking.
+//! - Bounded memory: the debug lane keeps the last 256 unknown nodes (evictions counted);
+//!   the body store keeps 64 MiB of full bodies (oldest evicted, counted). User text is a
+//!   preview too (BreadBoard appends its whole system prompt to it).
+//! - Error texts shown in cards (notices, tool errors, approval summaries) are redacted and
+//!   one line; tool output previews are shown as the engine sent them.
 
 pub mod batch;
 pub mod class;

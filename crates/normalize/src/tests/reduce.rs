@@ -202,6 +202,23 @@ fn tool_results_without_ids_match_by_tool_then_refresh() {
 }
 
 #[test]
+fn exec_stream_joins_its_call() {
+    let v = view([
+        bb(
+            "tool.exec.start",
+            json!({"call_id": "c1", "exec_id": "x1", "tool": "shell_command", "command": "ls"}),
+        ),
+        bb("tool.exec.stdout.delta", json!({"exec_id": "x1", "delta": "a\n"})),
+        bb("tool.exec.stderr.delta", json!({"exec_id": "x1", "delta": "b\n"})),
+        bb("tool.exec.end", json!({"call_id": "c1", "exec_id": "x1", "exit_code": 2})),
+    ]);
+    let b = blocks(&v);
+    assert_eq!(b.as_array().unwrap().len(), 1, "{b}");
+    assert_eq!(b[0]["status"], "error");
+    assert_eq!(b[0]["output"]["text"], "a\nb\n");
+}
+
+#[test]
 fn kilo_tool_part_lifecycle() {
     let part = |s: Value| {
         kilo(

@@ -73,6 +73,10 @@ impl Transcript {
             Some(&i) => i,
             None => self.open_tool(call.call_id.clone(), call.tool.clone(), ev.turn),
         };
+        // `tool.exec.*` deltas name only the exec id: make it an alias of the call.
+        if let Some(exec) = id_at(&ev.payload, &[&["exec_id"]]) {
+            self.idx.tools.entry(exec).or_insert(i);
+        }
         if let Some(b) = self.tool_mut(i) {
             if b.tool.is_none() {
                 b.tool = call.tool;
@@ -146,6 +150,9 @@ impl Transcript {
             }
             if output.is_some() {
                 b.output = output;
+            } else if !b.live.is_empty() {
+                // A streamed output is stored whole once the call ends.
+                b.output = Some(bodies.preview(&b.live, Limits::default()));
             }
             b.live.clear();
         }
