@@ -74,3 +74,42 @@ fn batched_reduction_equals_direct_reduction_on_captures() {
         assert_eq!(batched, direct, "{}", path.display());
     }
 }
+
+#[test]
+fn every_kilo_type_seen_in_the_shapes_file_is_classified() {
+    use bb_normalize::{Engine, RawEvent};
+    let path = crate::captures::engine_fixtures().join("kilo/event_shapes.json");
+    let shapes: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for (_, types) in shapes.as_object().unwrap() {
+        for (kind, info) in types.as_object().unwrap() {
+            let parts: Vec<String> = info["part_types"].as_array().map_or_else(Vec::new, |a| {
+                a.iter().map(|p| p.as_str().unwrap().to_owned()).collect()
+            });
+            let payloads: Vec<serde_json::Value> = if parts.is_empty() {
+                vec![serde_json::json!({})]
+            } else {
+                parts
+                    .iter()
+                    .map(|p| {
+                        // "tool(bash:completed)" -> a tool part in that state.
+                        let (ty, status) =
+                            p.split_once('(').map_or((p.as_str(), None), |(t, rest)| {
+                                (t, rest.trim_end_matches(')').split_once(':').map(|(_, s)| s))
+                            });
+                        serde_json::json!({"part": {"type": ty, "state": {"status": status}}})
+                    })
+                    .collect()
+            };
+            for payload in payloads {
+                let class =
+                    Classified::new(RawEvent::new(Engine::Kilo, kind.clone(), payload.clone()))
+                        .class;
+                assert_ne!(class, EventClass::Unknown, "{kind} {payload}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 40);
+}
