@@ -34,7 +34,11 @@ enum Command {
         file: std::path::PathBuf,
     },
     /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
-    Redact,
+    Redact {
+        /// Print the log-line form: redacted, newlines stripped, capped at 8 KB.
+        #[arg(long)]
+        log_line: bool,
+    },
     /// Check paths against a workspace root; one
     /// `{"path","verdict":"inside"|"outside"|"invalid","normalized"}` line per path.
     Contain {
@@ -58,7 +62,7 @@ fn main() -> anyhow::Result<()> {
     match args.command {
         Command::SseParse => sse_parse::run(),
         Command::Normalize { engine, classes, file } => normalize::run(engine, classes, &file),
-        Command::Redact => redact::run(),
+        Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)
         }

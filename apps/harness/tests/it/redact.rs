@@ -35,3 +35,13 @@ fn redact_is_idempotent_through_the_driver() {
     assert_eq!(once, twice);
     assert!(!once.contains("abcdef123456"));
 }
+
+#[test]
+fn log_line_form_is_one_capped_line() {
+    let input = format!("Authorization: Bearer abcdef123456\nnext line\n{}", "y".repeat(20_000));
+    let (ok, out) = harness(&["redact", "--log-line"], input.as_bytes());
+    assert!(ok);
+    let line = out.strip_suffix('\n').unwrap();
+    assert!(!line.contains('\n') && line.len() <= 8 * 1024);
+    assert!(!line.contains("abcdef123456"));
+}
