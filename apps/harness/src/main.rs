@@ -30,6 +30,9 @@ enum Command {
         /// Print one line per input event with its class instead of the view model.
         #[arg(long)]
         classes: bool,
+        /// Keep only this session's events (plus events that name no session).
+        #[arg(long)]
+        session: Option<String>,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -61,7 +64,9 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     match args.command {
         Command::SseParse => sse_parse::run(),
-        Command::Normalize { engine, classes, file } => normalize::run(engine, classes, &file),
+        Command::Normalize { engine, classes, session, file } => {
+            normalize::run(engine, classes, session.as_deref(), &file)
+        }
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)

@@ -65,9 +65,18 @@ pub(crate) fn read_events(
     Ok((events, rejected))
 }
 
-/// Runs the subcommand.
-pub(crate) fn run(engine: EngineArg, classes: bool, file: &Path) -> anyhow::Result<()> {
-    let (events, rejected) = read_events(engine.into(), file)?;
+/// Runs the subcommand. With `session`, only that session's events (and events that name
+/// no session, such as connection-level ones) are reduced, as the adapter routes them.
+pub(crate) fn run(
+    engine: EngineArg,
+    classes: bool,
+    session: Option<&str>,
+    file: &Path,
+) -> anyhow::Result<()> {
+    let (mut events, rejected) = read_events(engine.into(), file)?;
+    if let Some(s) = session {
+        events.retain(|e| e.session_id.as_deref().is_none_or(|id| id == s));
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if classes {

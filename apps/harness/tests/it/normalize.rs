@@ -76,3 +76,27 @@ fn bad_input_is_a_clear_error() {
     assert_eq!(view["debug"]["events"], 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn session_filter_keeps_one_session() {
+    let file = fixtures().join("engine/kilo/global_event_text.sse");
+    let (ok, all) =
+        harness(&["normalize", "--engine", "kilo", "--classes", file.to_str().unwrap()], b"");
+    assert!(ok);
+    let (ok, none) = harness(
+        &[
+            "normalize",
+            "--engine",
+            "kilo",
+            "--classes",
+            "--session",
+            "ses_none",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(ok);
+    let (all, none) = (lines(&all), lines(&none));
+    assert!(none.len() < all.len());
+    assert!(none.iter().all(|r| r["class"] == "connection"));
+}
