@@ -161,7 +161,7 @@ fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
 }
 
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
-/// `next`'s envelope (id, seq, ts) and the concatenated text.
+/// `next`'s envelope (id, ts; the higher seq) and the concatenated text.
 fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
@@ -177,6 +177,8 @@ fn try_merge(last: &mut Classified, next: &Classified) -> bool {
         last.event.payload.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
     text.push_str(next.event.payload.get(field).and_then(Value::as_str).unwrap_or_default());
     let mut merged = next.event.clone();
+    // The debug lane tracks the highest seq; keep it across the merge.
+    merged.seq = merged.seq.max(last.event.seq);
     if let Some(obj) = merged.payload.as_object_mut() {
         obj.insert(field.to_owned(), Value::String(text));
     }

@@ -49,6 +49,10 @@ pub struct DebugLane {
     pub events: u64,
     /// Id of the last event reduced that had one.
     pub last_event_id: Option<String>,
+    /// Highest `seq` reduced: BreadBoard's envelope seq (its resumable SSE id; the
+    /// connect-time snapshot has none) or Kilo's `sync` seq (a gap means missed events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seq: Option<u64>,
     /// Unknown events seen.
     pub unknown_count: u64,
     /// Unknown events seen, by type.
@@ -69,6 +73,9 @@ impl DebugLane {
         self.events += count;
         if ev.id.is_some() {
             self.last_event_id.clone_from(&ev.id);
+        }
+        if let Some(seq) = ev.seq {
+            self.last_seq = Some(self.last_seq.map_or(seq, |s| s.max(seq)));
         }
     }
 
