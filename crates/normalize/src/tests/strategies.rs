@@ -94,16 +94,18 @@ pub(super) fn bb_event() -> impl Strategy<Value = RawEvent> {
         1 => Just(("log_link", json!({"url": "file://x"}))),
         1 => any_json().prop_map(|p| ("mystery.event", p)),
     ];
-    (body, turn, prop::option::of("[a-f0-9]{6}")).prop_map(|((kind, payload), turn, id)| RawEvent {
-        id,
-        engine: Engine::BreadBoard,
-        kind: kind.to_owned(),
-        session_id: Some("s".to_owned()),
-        seq: None,
-        turn,
-        ts: None,
-        payload,
-    })
+    (body, turn, prop::option::of("[a-f0-9]{6}"), prop::option::of(0u64..100)).prop_map(
+        |((kind, payload), turn, id, seq)| RawEvent {
+            id,
+            engine: Engine::BreadBoard,
+            kind: kind.to_owned(),
+            session_id: Some("s".to_owned()),
+            seq,
+            turn,
+            ts: None,
+            payload,
+        },
+    )
 }
 
 /// One Kilo event of a realistic shape.
