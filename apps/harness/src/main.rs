@@ -4,6 +4,9 @@
 use clap::{Parser, Subcommand};
 
 mod check_envelope;
+mod contain;
+mod normalize;
+mod redact;
 mod sse_parse;
 
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
@@ -21,6 +24,43 @@ enum Command {
     /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
     /// (`{"type","data","lastEventId"}`) and per valid retry field (`{"retry"}`).
     SseParse,
+    /// Classify and reduce an engine SSE capture; print the final view model as JSON, or
+    /// with `--classes` one `{"id","type","class"}` line per event.
+    Normalize {
+        /// The engine that produced the capture.
+        #[arg(long, value_enum)]
+        engine: normalize::EngineArg,
+        /// Print one line per input event with its class instead of the view model.
+        #[arg(long)]
+        classes: bool,
+        /// Keep only this session's events (plus events that name no session).
+        #[arg(long)]
+        session: Option<String>,
+        /// The `.sse` capture.
+        file: std::path::PathBuf,
+    },
+    /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
+    Redact {
+        /// Print the log-line form: redacted, newlines stripped, capped at 8 KB.
+        #[arg(long)]
+        log_line: bool,
+    },
+    /// Check paths against a workspace root; one
+    /// `{"path","verdict":"inside"|"outside"|"invalid","normalized"}` line per path.
+    Contain {
+        /// The workspace root (absolute).
+        #[arg(long)]
+        root: String,
+        /// Path syntax.
+        #[arg(long, value_enum, default_value = "posix")]
+        flavor: contain::FlavorArg,
+        /// Resolve symlinks on the real filesystem (longest existing prefix).
+        #[arg(long)]
+        resolve: bool,
+        /// Paths to check (relative ones are joined onto the root).
+        #[arg(required = true, allow_hyphen_values = true)]
+        paths: Vec<String>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,5 +68,12 @@ fn main() -> anyhow::Result<()> {
     match args.command {
         Command::CheckEnvelope(a) => check_envelope::run(&a),
         Command::SseParse => sse_parse::run(),
+        Command::Normalize { engine, classes, session, file } => {
+            normalize::run(engine, classes, session.as_deref(), &file)
+        }
+        Command::Redact { log_line } => redact::run(log_line),
+        Command::Contain { root, flavor, resolve, paths } => {
+            contain::run(&root, flavor, resolve, &paths)
+        }
     }
 }

@@ -3,3 +3,68 @@
 //! truncation, secret redaction and workspace path containment.
 //!
 //! IO contract: this crate does no IO and reads no clock; time is passed in.
+//!
+//! # Flow
+//!
+//! Adapters turn engine SSE data into a [`RawEvent`] ([`RawEvent::parse`]), classify it once
+//! ([`Classified::new`]), queue it in the session's [`Batcher`] and reduce the batches it
+//! publishes into a [`SessionView`]. Unknown events reach the debug lane only, counted, with
+//! a redacted payload ([`redact`]). Tool paths are checked with a [`PathGuard`].
+//!
+//! # Choices where the spec is silent
+//!
+//! - Classes beyond the spec's table: `tool.output` (BreadBoard `tool.exec.*.delta`),
+//!   `task.todo` (todo snapshots, Kilo `todo.updated`), `run.status` (busy/idle),
+//!   `run.limits` (`limits_update`), `run.diff` (`session.diff`, `file.edited`),
+//!   `session.info` (session metadata, step markers) and `connection` (connected,
+//!   heartbeat, `sync`, instance noise: out of the view, not unknown). `warning` is a
+//!   `run.error_or_gap` card of level warning; `conversation.compaction.*` and
+//!   `ctree_delta` stay `unknown_event`. Kilo `session.idle` and `session.turn.close` are
+//!   `run.finished` (opencode has no `turn.close`); `question.*` are approval cards.
+//! - Classification is stateless: a Kilo text part of a user message is classified
+//!   `transcript.assistant_stream` and the reducer routes it to the user block it belongs to.
+//! - Tool results are matched by call id, else by the oldest running call of the same tool,
+//!   else the latest block of the same call/tool in the same turn is refreshed (BreadBoard
+//!   sends two results per call), else a closed block is opened.
+//! - Task status merges by precedence `failed > running > completed > queued`, except that
+//!   `running` gives way to `completed`; each task also shows the roll-up (highest
+//!   precedence) of its subtree. Tasks whose parent is unknown, or in a parent cycle, are
+//!   listed under `orphans`.
+//! - The batcher publishes the first event after a quiet period at once, then at most once
+//!   per cadence; coalescing merges only adjacent deltas, so order is never changed.
+//! - Windows paths: `\foo` (current drive) and `C:foo` (drive-relative) are invalid; trailing
+//!   dots and spaces are trimmed except in `\\?\` paths, where names are literal;
+//!   components of only dots and spaces, reserved device names, `:` (alternate data
+//!   streams) and wildcards are invalid; device and volume paths (`\\.\`) are invalid.
+//!   The symlink-safe check needs the path lexically inside first, then compares the real
+//!   path of the longest existing prefix (rest appended) with the root's real path.
+//! - Redaction: key fragments `token`, `apikey`, `authorization`, `cookie`, `password`/
+//!   `passwd`, `secret`, `credential`, `privatekey`, `accesskey` (case, `-`, `_`, `.`
+//!   ignored); keys ending in `tokens` keep numbers (token usage). In URL queries `key`,
+//!   `sig`, `signature`, `code`, `auth` are sensitive too. Long (≥ 32) mixed-class runs
+//!   with Shannon entropy ≥ 4 bits/char are secrets; UUIDs and plain hex digests are not.
+//!   `Bearer …` always, `Basic`/`Digest …` only when encoded-looking.
+//! - Bounded memory: the debug lane keeps the last 256 unknown nodes (evictions counted);
+//!   the body store keeps 64 MiB of full bodies (oldest evicted, counted). User text is a
+//!   preview too (BreadBoard appends its whole system prompt to it).
+//! - Error texts shown in cards (notices, tool errors, approval summaries) are redacted and
+//!   one line; tool output previews are shown as the engine sent them.
+
+pub mod batch;
+pub mod class;
+pub mod contain;
+pub mod event;
+mod json;
+pub mod redact;
+pub mod reduce;
+pub mod truncate;
+
+pub use batch::{Batch, Batcher, Priority};
+pub use class::{Classified, EventClass, classify};
+pub use contain::{Checked, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict};
+pub use event::{Engine, EventError, RawEvent};
+pub use reduce::SessionView;
+pub use truncate::{BodyStore, Limits, Preview};
+
+#[cfg(test)]
+mod tests;

@@ -2,4 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod check_envelope;
+mod contain;
+mod normalize;
+mod redact;
+mod run;
 mod sse_parse;

@@ -1,0 +1,28 @@
+//! Runs `bb-harness` with arguments and stdin; returns success and stdout.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The repository's `fixtures/` directory.
+pub(crate) fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+/// Runs the harness to completion.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn harness(args: &[&str], stdin: &[u8]) -> (bool, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bb-harness"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || drop(pipe.write_all(&input)));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap())
+}

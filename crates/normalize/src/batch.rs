@@ -1,0 +1,189 @@
+//! The pure per-session batcher: queues classified events, coalesces consecutive deltas of
+//! the same message + turn, and decides when a batch is published (time passed in).
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::class::Classified;
+use crate::event::RawEvent;
+use crate::reduce::bb_message_id;
+
+/// Minimum gap between two cadence flushes of the session the user is looking at.
+pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
+/// Minimum gap for other visible sessions.
+pub const VISIBLE_CADENCE: Duration = Duration::from_millis(100);
+/// Minimum gap for background sessions.
+pub const BACKGROUND_CADENCE: Duration = Duration::from_millis(500);
+
+/// How prominently a session is shown; decides its flush cadence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Priority {
+    /// The session the user is looking at: at most one cadence flush per 33 ms.
+    #[default]
+    Active,
+    /// Visible but not focused: 100 ms.
+    Visible,
+    /// Not visible: 500 ms.
+    Background,
+}
+
+impl Priority {
+    /// The minimum gap between cadence flushes.
+    pub fn cadence(self) -> Duration {
+        match self {
+            Self::Active => ACTIVE_CADENCE,
+            Self::Visible => VISIBLE_CADENCE,
+            Self::Background => BACKGROUND_CADENCE,
+        }
+    }
+}
+
+/// What a batch holds, in event order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// The events (coalesced deltas count as one item).
+    pub items: Vec<Classified>,
+    /// Whether an immediate-flush event (permission request, error, run end) caused it.
+    pub immediate: bool,
+}
+
+impl Batch {
+    /// Engine events in the batch, counting coalesced deltas one each.
+    pub fn event_count(&self) -> u64 {
+        self.items.iter().map(Classified::event_count).sum()
+    }
+}
+
+/// The per-session batcher. Feed it with [`Batcher::handle_event`], publish what
+/// [`Batcher::poll_flush`] returns, and wake up at [`Batcher::poll_timeout`].
+///
+/// Law: two flushes are at least the cadence apart, except flushes caused by an
+/// immediate-flush event; no event is lost or reordered.
+#[derive(Debug, Clone, Default)]
+pub struct Batcher {
+    priority: Priority,
+    pending: Vec<Classified>,
+    last_flush: Option<Instant>,
+    first_pending: Option<Instant>,
+    immediate: bool,
+    coalesced: u64,
+}
+
+impl Batcher {
+    /// A batcher with the given priority.
+    pub fn new(priority: Priority) -> Self {
+        Self { priority, ..Self::default() }
+    }
+
+    /// The current priority.
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// Changes the priority (the next deadline follows the new cadence).
+    pub fn set_priority(&mut self, priority: Priority) {
+        self.priority = priority;
+    }
+
+    /// Events waiting (coalesced deltas count as one).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Deltas merged into an earlier one so far.
+    pub fn coalesced(&self) -> u64 {
+        self.coalesced
+    }
+
+    /// Queues one event, merging it into the previous one when both are deltas of the same
+    /// message + turn (+ part).
+    pub fn handle_event(&mut self, now: Instant, item: Classified) {
+        if item.class.flushes_immediately() {
+            self.immediate = true;
+        }
+        if self.first_pending.is_none() {
+            self.first_pending = Some(now);
+        }
+        if let Some(last) = self.pending.last_mut()
+            && try_merge(last, &item)
+        {
+            self.coalesced += 1;
+            return;
+        }
+        self.pending.push(item);
+    }
+
+    /// When the pending events become due, if any are pending.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let first = self.first_pending?;
+        if self.immediate {
+            return Some(first);
+        }
+        Some(match self.last_flush {
+            Some(last) => first.max(last + self.priority.cadence()),
+            None => first,
+        })
+    }
+
+    /// The batch to publish now, if one is due.
+    pub fn poll_flush(&mut self, now: Instant) -> Option<Batch> {
+        let due = self.poll_timeout()?;
+        if now < due {
+            return None;
+        }
+        let batch = Batch { items: std::mem::take(&mut self.pending), immediate: self.immediate };
+        self.immediate = false;
+        self.first_pending = None;
+        self.last_flush = Some(now);
+        Some(batch)
+    }
+}
+
+/// The coalescing key and appended field of a delta event.
+fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
+    let p = &ev.payload;
+    let s = |k: &str| p.get(k).and_then(Value::as_str);
+    let (id, field) = match ev.kind.as_str() {
+        "assistant.message.delta"
+        | "assistant.reasoning.delta"
+        | "assistant.thought_summary.delta" => (bb_message_id(p).unwrap_or(""), "delta"),
+        "assistant_delta" => (bb_message_id(p).unwrap_or(""), "text"),
+        "message.part.delta" => {
+            let key = format!("{}\u{0}{}\u{0}{}", s("messageID")?, s("partID")?, s("field")?);
+            return Some((format!("{}\u{0}{key}", ev.kind), "delta"));
+        }
+        _ => return None,
+    };
+    p.get(field)?.as_str()?;
+    let turn = ev.turn.map_or(String::new(), |t| t.to_string());
+    Some((format!("{}\u{0}{id}\u{0}{turn}", ev.kind), field))
+}
+
+/// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
+/// `next`'s envelope (id, ts; the higher seq) and the concatenated text.
+fn try_merge(last: &mut Classified, next: &Classified) -> bool {
+    if last.class != next.class || last.event.engine != next.event.engine {
+        return false;
+    }
+    let (Some((k1, field)), Some((k2, _))) = (delta_key(&last.event), delta_key(&next.event))
+    else {
+        return false;
+    };
+    if k1 != k2 || last.event.session_id != next.event.session_id {
+        return false;
+    }
+    let mut text =
+        last.event.payload.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+    text.push_str(next.event.payload.get(field).and_then(Value::as_str).unwrap_or_default());
+    let mut merged = next.event.clone();
+    // The debug lane tracks the highest seq; keep it across the merge.
+    merged.seq = merged.seq.max(last.event.seq);
+    if let Some(obj) = merged.payload.as_object_mut() {
+        obj.insert(field.to_owned(), Value::String(text));
+    }
+    let prev = std::mem::replace(&mut last.event, merged);
+    last.absorbed_ids.push(prev.id);
+    last.absorbed_ids.extend(next.absorbed_ids.iter().cloned());
+    true
+}

@@ -1,0 +1,279 @@
+//! Event classes: every raw engine type, of either engine, classified once into the stable
+//! classes of the event-normalization spec (plus a few the spec's table does not need).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::{Engine, RawEvent};
+use crate::json::str_at;
+
+/// The stable class of an event; decides which lane of the view it touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
+pub enum EventClass {
+    /// `transcript.user_message`: appends an immutable user block.
+    #[serde(rename = "transcript.user_message")]
+    UserMessage,
+    /// `transcript.assistant_stream`: appends or updates the assistant block of a message.
+    #[serde(rename = "transcript.assistant_stream")]
+    AssistantStream,
+    /// `transcript.reasoning_stream`: reasoning / thought-summary text of a message.
+    #[serde(rename = "transcript.reasoning_stream")]
+    ReasoningStream,
+    /// `tool.call`: opens (or updates) a tool block, `running`.
+    #[serde(rename = "tool.call")]
+    ToolCall,
+    /// `tool.output`: streamed stdout/stderr of a running tool.
+    #[serde(rename = "tool.output")]
+    ToolOutput,
+    /// `tool.result`: closes the matching tool block with a compact preview.
+    #[serde(rename = "tool.result")]
+    ToolResult,
+    /// `permission.request`: an actionable approval (or question) card.
+    #[serde(rename = "permission.request")]
+    PermissionRequest,
+    /// `permission.response`: resolves the matching approval card.
+    #[serde(rename = "permission.response")]
+    PermissionResponse,
+    /// `checkpoint.list`: replaces the run lane's checkpoint list.
+    #[serde(rename = "checkpoint.list")]
+    CheckpointList,
+    /// `checkpoint.restored`: marks a checkpoint restored (run lane + chat notice).
+    #[serde(rename = "checkpoint.restored")]
+    CheckpointRestored,
+    /// `task.event`: updates the task tree.
+    #[serde(rename = "task.event")]
+    TaskEvent,
+    /// `task.todo`: replaces the todo list of the tasks lane.
+    #[serde(rename = "task.todo")]
+    TaskTodo,
+    /// `skills.catalog`: the skills catalog (run/debug).
+    #[serde(rename = "skills.catalog")]
+    SkillsCatalog,
+    /// `skills.selection`: the skills selection (run/debug).
+    #[serde(rename = "skills.selection")]
+    SkillsSelection,
+    /// `ctree.node`: one context-tree node (counted in the debug lane).
+    #[serde(rename = "ctree.node")]
+    CtreeNode,
+    /// `ctree.snapshot`: context-tree snapshot summary (run/debug).
+    #[serde(rename = "ctree.snapshot")]
+    CtreeSnapshot,
+    /// `reward.update`: reward summary (run lane).
+    #[serde(rename = "reward.update")]
+    RewardUpdate,
+    /// `run.log_link`: an artifact link (run lane).
+    #[serde(rename = "run.log_link")]
+    RunLogLink,
+    /// `run.status`: busy/idle state of the run.
+    #[serde(rename = "run.status")]
+    RunStatus,
+    /// `run.limits`: provider rate-limit buckets (run lane).
+    #[serde(rename = "run.limits")]
+    RunLimits,
+    /// `run.diff`: files changed by the run (run lane).
+    #[serde(rename = "run.diff")]
+    RunDiff,
+    /// `run.finished`: finalizes the run summary.
+    #[serde(rename = "run.finished")]
+    RunFinished,
+    /// `run.error_or_gap`: a high-visibility error, warning or gap card.
+    #[serde(rename = "run.error_or_gap")]
+    RunErrorOrGap,
+    /// `turn.start`: a turn begins.
+    #[serde(rename = "turn.start")]
+    TurnStart,
+    /// `session.info`: session metadata (title) and other known events without a view
+    /// change of their own (step markers, queue changes).
+    #[serde(rename = "session.info")]
+    SessionInfo,
+    /// `connection`: connection- and instance-level events (connected, heartbeat, sync,
+    /// instance noise); kept out of the view and not counted as unknown.
+    #[serde(rename = "connection")]
+    Connection,
+    /// `unknown_event`: anything else; kept in the debug lane only, and counted.
+    #[serde(rename = "unknown_event")]
+    Unknown,
+}
+
+impl EventClass {
+    /// The class name as it appears on the wire and in the spec's table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UserMessage => "transcript.user_message",
+            Self::AssistantStream => "transcript.assistant_stream",
+            Self::ReasoningStream => "transcript.reasoning_stream",
+            Self::ToolCall => "tool.call",
+            Self::ToolOutput => "tool.output",
+            Self::ToolResult => "tool.result",
+            Self::PermissionRequest => "permission.request",
+            Self::PermissionResponse => "permission.response",
+            Self::CheckpointList => "checkpoint.list",
+            Self::CheckpointRestored => "checkpoint.restored",
+            Self::TaskEvent => "task.event",
+            Self::TaskTodo => "task.todo",
+            Self::SkillsCatalog => "skills.catalog",
+            Self::SkillsSelection => "skills.selection",
+            Self::CtreeNode => "ctree.node",
+            Self::CtreeSnapshot => "ctree.snapshot",
+            Self::RewardUpdate => "reward.update",
+            Self::RunLogLink => "run.log_link",
+            Self::RunStatus => "run.status",
+            Self::RunLimits => "run.limits",
+            Self::RunDiff => "run.diff",
+            Self::RunFinished => "run.finished",
+            Self::RunErrorOrGap => "run.error_or_gap",
+            Self::TurnStart => "turn.start",
+            Self::SessionInfo => "session.info",
+            Self::Connection => "connection",
+            Self::Unknown => "unknown_event",
+        }
+    }
+
+    /// Events of these classes are published at once, whatever the cadence: an approval is
+    /// waiting, something failed, or the run is over.
+    pub fn flushes_immediately(self) -> bool {
+        matches!(self, Self::PermissionRequest | Self::RunErrorOrGap | Self::RunFinished)
+    }
+}
+
+impl std::fmt::Display for EventClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Classifies one event. Pure: the same event always gets the same class.
+pub fn classify(ev: &RawEvent) -> EventClass {
+    match ev.engine {
+        Engine::BreadBoard => classify_breadboard(&ev.kind, &ev.payload),
+        Engine::Kilo => classify_kilo(&ev.kind, &ev.payload),
+    }
+}
+
+/// BreadBoard types: the spec's table with every alias, plus the meaning-clear extras of the
+/// engine's full type list (`tool.exec.*`, `warning`, `limits_update`).
+pub fn classify_breadboard(kind: &str, payload: &Value) -> EventClass {
+    use EventClass as C;
+    match kind {
+        "user_message" => C::UserMessage,
+        "assistant_message"
+        | "assistant.message.start"
+        | "assistant.message.delta"
+        | "assistant.message.end"
+        | "assistant_delta" => C::AssistantStream,
+        "assistant.reasoning.delta" | "assistant.thought_summary.delta" => C::ReasoningStream,
+        "tool_call" | "tool.exec.start" => C::ToolCall,
+        "tool.exec.stdout.delta" | "tool.exec.stderr.delta" => C::ToolOutput,
+        "tool_result" | "tool.result" | "tool.exec.end" => {
+            // The engine's todo snapshots travel as `tool_result` with a `todo` object.
+            if payload.get("todo").is_some_and(Value::is_object) {
+                C::TaskTodo
+            } else {
+                C::ToolResult
+            }
+        }
+        "todo_update" => C::TaskTodo,
+        "permission_request" => C::PermissionRequest,
+        "permission_response" => C::PermissionResponse,
+        "checkpoint_list" => C::CheckpointList,
+        "checkpoint_restored" => C::CheckpointRestored,
+        "task_event" => C::TaskEvent,
+        "skills_catalog" => C::SkillsCatalog,
+        "skills_selection" => C::SkillsSelection,
+        "ctree_node" => C::CtreeNode,
+        "ctree_snapshot" => C::CtreeSnapshot,
+        "reward_update" => C::RewardUpdate,
+        "log_link" => C::RunLogLink,
+        "limits_update" => C::RunLimits,
+        "completion" | "run_finished" => C::RunFinished,
+        "error" | "stream.gap" | "warning" => C::RunErrorOrGap,
+        "turn_start" => C::TurnStart,
+        _ => C::Unknown,
+    }
+}
+
+/// Kilo / opencode types (`event_shapes.json` and the OpenAPI `Event` union).
+pub fn classify_kilo(kind: &str, payload: &Value) -> EventClass {
+    use EventClass as C;
+    match kind {
+        "message.updated" => match str_at(payload, &[&["info", "role"]]) {
+            Some("user") => C::UserMessage,
+            _ => C::AssistantStream,
+        },
+        "message.part.updated" => classify_kilo_part(payload),
+        // A delta names only its part; the reducer routes it to the part's block.
+        "message.part.delta" => C::AssistantStream,
+        "message.removed" | "message.part.removed" => C::AssistantStream,
+        "permission.asked" | "question.asked" => C::PermissionRequest,
+        "permission.replied" | "question.replied" | "question.rejected" => C::PermissionResponse,
+        "todo.updated" => C::TaskTodo,
+        "session.status" | "session.idle" => {
+            // `session.idle` ends a turn on opencode, which has no `session.turn.close`.
+            if kind == "session.idle" { C::RunFinished } else { C::RunStatus }
+        }
+        "session.turn.open" => C::TurnStart,
+        "session.turn.close" => C::RunFinished,
+        "session.error" => C::RunErrorOrGap,
+        "session.diff" | "file.edited" => C::RunDiff,
+        "session.created"
+        | "session.updated"
+        | "session.deleted"
+        | "session.compacted"
+        | "session.queue.changed"
+        | "session.drain.interrupted" => C::SessionInfo,
+        "server.connected"
+        | "server.heartbeat"
+        | "server.instance.disposed"
+        | "sync"
+        | "plugin.added"
+        | "project.updated"
+        | "catalog.updated"
+        | "integration.updated"
+        | "reference.updated"
+        | "file.watcher.updated"
+        | "installation.updated"
+        | "lsp.updated" => C::Connection,
+        _ => C::Unknown,
+    }
+}
+
+fn classify_kilo_part(payload: &Value) -> EventClass {
+    use EventClass as C;
+    match str_at(payload, &[&["part", "type"]]) {
+        Some("text") => C::AssistantStream,
+        Some("reasoning") => C::ReasoningStream,
+        Some("tool") => match str_at(payload, &[&["part", "state", "status"]]) {
+            Some("completed" | "error") => C::ToolResult,
+            _ => C::ToolCall,
+        },
+        Some("step-start" | "step-finish" | "patch" | "snapshot" | "agent" | "compaction") => {
+            C::SessionInfo
+        }
+        _ => C::Unknown,
+    }
+}
+
+/// An event with its class, as the batcher queues it and the reducers consume it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Classified {
+    /// The class, decided once.
+    pub class: EventClass,
+    /// The event. For a coalesced delta: the last delta with the text of all of them.
+    pub event: RawEvent,
+    /// Ids of earlier deltas coalesced into this one, oldest first (untouched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absorbed_ids: Vec<Option<String>>,
+}
+
+impl Classified {
+    /// Classifies an event.
+    pub fn new(event: RawEvent) -> Self {
+        Self { class: classify(&event), event, absorbed_ids: Vec::new() }
+    }
+
+    /// How many engine events this item stands for.
+    pub fn event_count(&self) -> u64 {
+        1 + self.absorbed_ids.len() as u64
+    }
+}

@@ -1,0 +1,200 @@
+//! The transcript lane's block types, as the webview renders them.
+
+use serde::Serialize;
+
+use crate::truncate::Preview;
+
+/// One block of the transcript, in event order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Block {
+    /// A user message; immutable once its text is known.
+    User(UserBlock),
+    /// An assistant message, streamed or whole.
+    Assistant(TextBlock),
+    /// Reasoning / thought-summary text of an assistant message.
+    Reasoning(TextBlock),
+    /// A tool invocation and its result.
+    Tool(Box<ToolBlock>),
+    /// An actionable approval (permission or question) card.
+    Approval(ApprovalBlock),
+    /// A high-visibility error, warning, gap or info notice.
+    Notice(NoticeBlock),
+}
+
+/// A user message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserBlock {
+    /// Stable block id within the session view (`b1`, `b2`, …).
+    pub block_id: String,
+    /// Id of the event that created the block.
+    pub event_id: Option<String>,
+    /// The engine's message id, when given.
+    pub message_id: Option<String>,
+    /// The turn, when given.
+    pub turn: Option<i64>,
+    /// The text, as a preview (BreadBoard appends its whole system prompt to the user text).
+    pub text: Option<Preview>,
+}
+
+/// Streaming state of an assistant or reasoning block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamStatus {
+    /// Text may still grow.
+    Streaming,
+    /// The message ended.
+    Complete,
+    /// The message ended with an error.
+    Error,
+}
+
+/// An assistant or reasoning text block, keyed by message id + turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextBlock {
+    /// Stable block id within the session view.
+    pub block_id: String,
+    /// The engine's message id, when given.
+    pub message_id: Option<String>,
+    /// The turn, when given.
+    pub turn: Option<i64>,
+    /// The text so far (all parts of the message, in part order).
+    pub text: String,
+    /// Streaming state.
+    pub status: StreamStatus,
+    /// The error of a failed message (redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Byte spans of the message's parts inside `text` (Kilo part ids).
+    #[serde(skip)]
+    pub(crate) parts: Vec<(String, usize)>,
+}
+
+/// Tool status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolStatus {
+    /// Opened by its call; no result yet.
+    Running,
+    /// Closed by a successful result.
+    Completed,
+    /// Closed by a failed result.
+    Error,
+}
+
+/// A tool invocation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolBlock {
+    /// Stable block id within the session view.
+    pub block_id: String,
+    /// The engine's call id, when given.
+    pub call_id: Option<String>,
+    /// The tool name.
+    pub tool: Option<String>,
+    /// The turn, when given.
+    pub turn: Option<i64>,
+    /// Running, completed or error.
+    pub status: ToolStatus,
+    /// A title for the block (engine display title).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A one-line summary of the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The tool input (arguments), previewed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Preview>,
+    /// The tool output, previewed; the full body is behind `output.bodyRef`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Preview>,
+    /// The error text of a failed call (redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The engine's artifact reference for the full output (`display.detail_artifact`,
+    /// `artifact_ref`), for an open action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<serde_json::Value>,
+    /// Streamed output of a running call, before it is previewed.
+    #[serde(skip)]
+    pub(crate) live: String,
+}
+
+/// What an approval card asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalKind {
+    /// A tool permission.
+    Permission,
+    /// A question to the user.
+    Question,
+}
+
+/// State of an approval card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum ApprovalState {
+    /// Waiting for the user.
+    Pending,
+    /// Answered.
+    Resolved {
+        /// The decision (`once`, `always`, `reject`, `answered`, `rejected`, …).
+        decision: String,
+    },
+}
+
+/// An approval card.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalBlock {
+    /// Stable block id within the session view.
+    pub block_id: String,
+    /// The request id the response must name.
+    pub request_id: Option<String>,
+    /// Permission or question.
+    pub approval: ApprovalKind,
+    /// The tool or permission category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What is asked, one line (redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The patterns the permission would cover.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<String>,
+    /// The call this permission gates, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// Pending or resolved.
+    pub state: ApprovalState,
+}
+
+/// Severity of a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NoticeLevel {
+    /// The run failed.
+    Error,
+    /// The stream has a continuity gap.
+    Gap,
+    /// A warning.
+    Warning,
+    /// Informational (checkpoint restored).
+    Info,
+}
+
+/// A high-visibility notice card.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoticeBlock {
+    /// Stable block id within the session view.
+    pub block_id: String,
+    /// Id of the event behind the notice.
+    pub event_id: Option<String>,
+    /// Severity.
+    pub level: NoticeLevel,
+    /// The message (redacted, one line, capped).
+    pub message: String,
+}

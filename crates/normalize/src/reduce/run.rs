@@ -1,0 +1,320 @@
+//! The run lane: run status and turn, checkpoints, artifact links, changed files, limits,
+//! skills, reward, context-tree summary and the run summary record.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::event::RawEvent;
+use crate::json::{at, bool_at, id_at, str_at, string_at};
+use crate::redact::redacted;
+
+/// Whether a turn is in progress.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RunState {
+    /// No turn in progress.
+    #[default]
+    Idle,
+    /// A turn is in progress.
+    Running,
+    /// The engine is retrying.
+    Retrying,
+}
+
+/// A checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Creation time as the engine gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<Value>,
+    /// One-line preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// Whether it was restored.
+    pub restored: bool,
+}
+
+/// An artifact / log link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLink {
+    /// The link.
+    pub url: String,
+    /// Id of the event that announced it.
+    pub event_id: Option<String>,
+}
+
+/// A file changed by the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// Path as the engine gives it.
+    pub path: String,
+    /// `added`, `modified`, `deleted` or `edited`.
+    pub status: String,
+    /// Lines added, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additions: Option<u64>,
+    /// Lines deleted, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletions: Option<u64>,
+}
+
+/// The summary record of the last finished turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// The turn counter value the summary belongs to.
+    pub turn_index: u64,
+    /// Whether the run completed its goal, when the engine says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed: Option<bool>,
+    /// Why the run ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Steps taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    /// Engine log directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logging_dir: Option<String>,
+    /// Usage figures (latency, tokens), redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    /// Id of the last event that finalized the summary.
+    pub event_id: Option<String>,
+}
+
+/// The run lane.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLane {
+    /// Session title, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Whether a turn is in progress.
+    pub state: RunState,
+    /// The current turn number, when the engine numbers turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<i64>,
+    /// Turns started so far.
+    pub turns_started: u64,
+    /// Run-finished events seen (several per turn on both engines).
+    pub finish_events: u64,
+    /// Checkpoints, as last listed.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Artifact links, in first-seen order, without duplicates.
+    pub log_links: Vec<LogLink>,
+    /// Files changed, by path, last report wins.
+    pub changed_files: Vec<FileChange>,
+    /// Latest rate-limit report, redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Value>,
+    /// Latest reward summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reward: Option<Value>,
+    /// Skills selection, when published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills_selection: Option<Value>,
+    /// Skills catalog version and size, when published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills_catalog: Option<Value>,
+    /// Node count of the last context-tree snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctree_node_count: Option<u64>,
+    /// Whether a continuity gap was reported.
+    pub gap_detected: bool,
+    /// Error cards raised.
+    pub errors: u64,
+    /// The last finished turn's summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<RunSummary>,
+}
+
+impl RunLane {
+    /// `turn.start`.
+    pub(crate) fn turn_start(&mut self, ev: &RawEvent) {
+        self.turns_started += 1;
+        self.state = RunState::Running;
+        if let Some(t) = ev.turn.or_else(|| ev.payload.get("turn").and_then(Value::as_i64)) {
+            self.turn = Some(t);
+        }
+    }
+
+    /// `run.status` (Kilo `session.status`): busy, idle or retry.
+    pub(crate) fn status(&mut self, ev: &RawEvent) {
+        match str_at(&ev.payload, &[&["status", "type"], &["status"]]) {
+            Some("busy") => self.state = RunState::Running,
+            Some("retry") => self.state = RunState::Retrying,
+            Some("idle") => self.state = RunState::Idle,
+            _ => {}
+        }
+    }
+
+    /// `run.finished`: finalizes the summary of the current turn. Several finish events of
+    /// one turn (`completion` + `run_finished`, `session.idle` + `turn.close`) merge: a field
+    /// is overwritten only by a value that is present.
+    pub(crate) fn finished(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        self.state = RunState::Idle;
+        self.finish_events += 1;
+        let turn_index = self.turns_started;
+        let summary = match &mut self.summary {
+            Some(s) if s.turn_index == turn_index => s,
+            slot => slot.insert(RunSummary { turn_index, ..RunSummary::default() }),
+        };
+        let completed =
+            bool_at(p, &["summary", "completed"]).or_else(|| bool_at(p, &["completed"]));
+        let reason = string_at(p, &[&["summary", "reason"], &["reason"]]);
+        let steps = at(p, &["summary", "steps_taken"])
+            .or_else(|| at(p, &["steps"]))
+            .and_then(Value::as_u64);
+        let logging_dir = string_at(p, &[&["logging_dir"]]);
+        let usage = p.get("usage").filter(|u| u.is_object()).map(redacted);
+        if completed.is_some() {
+            summary.completed = completed;
+        }
+        if reason.is_some() {
+            summary.reason = reason;
+        }
+        if steps.is_some() {
+            summary.steps = steps;
+        }
+        if logging_dir.is_some() {
+            summary.logging_dir = logging_dir;
+        }
+        if usage.is_some() {
+            summary.usage = usage;
+        }
+        summary.event_id.clone_from(&ev.id);
+    }
+
+    /// `run.error_or_gap` bookkeeping (the card itself is in the transcript).
+    pub(crate) fn error_or_gap(&mut self, ev: &RawEvent) {
+        if ev.kind == "stream.gap" {
+            self.gap_detected = true;
+        } else if ev.kind != "warning" {
+            self.errors += 1;
+        }
+    }
+
+    /// `checkpoint.list`: replaces the list, keeping restored marks.
+    pub(crate) fn checkpoints(&mut self, ev: &RawEvent) {
+        let Some(items) = ev.payload.get("checkpoints").and_then(Value::as_array) else {
+            return;
+        };
+        let old = std::mem::take(&mut self.checkpoints);
+        self.checkpoints = items
+            .iter()
+            .filter_map(|c| {
+                let id = id_at(c, &[&["checkpoint_id"], &["id"]])?;
+                let restored = old.iter().any(|o| o.checkpoint_id == id && o.restored);
+                Some(Checkpoint {
+                    created_at: c.get("created_at").cloned(),
+                    preview: string_at(c, &[&["preview"]]),
+                    checkpoint_id: id,
+                    restored,
+                })
+            })
+            .collect();
+    }
+
+    /// `checkpoint.restored`: marks the checkpoint. Returns its id for the chat notice.
+    pub(crate) fn restored(&mut self, ev: &RawEvent) -> Option<String> {
+        let id = id_at(&ev.payload, &[&["checkpoint_id"], &["id"]])?;
+        match self.checkpoints.iter_mut().find(|c| c.checkpoint_id == id) {
+            Some(c) => c.restored = true,
+            None => self.checkpoints.push(Checkpoint {
+                checkpoint_id: id.clone(),
+                created_at: None,
+                preview: None,
+                restored: true,
+            }),
+        }
+        Some(id)
+    }
+
+    /// `run.log_link`.
+    pub(crate) fn log_link(&mut self, ev: &RawEvent) {
+        let Some(url) = string_at(&ev.payload, &[&["url"], &["path"], &["href"]]) else {
+            return;
+        };
+        if !self.log_links.iter().any(|l| l.url == url) {
+            self.log_links.push(LogLink { url, event_id: ev.id.clone() });
+        }
+    }
+
+    /// `run.diff`: Kilo `session.diff` (the full list) or `file.edited` (one file).
+    pub(crate) fn diff(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        if let Some(file) = str_at(p, &[&["file"]]) {
+            self.upsert_file(FileChange {
+                path: file.to_owned(),
+                status: "edited".to_owned(),
+                additions: None,
+                deletions: None,
+            });
+            return;
+        }
+        let Some(items) = p.get("diff").and_then(Value::as_array) else {
+            return;
+        };
+        for d in items {
+            if let Some(path) = string_at(d, &[&["path"], &["file"]]) {
+                self.upsert_file(FileChange {
+                    path,
+                    status: string_at(d, &[&["status"]]).unwrap_or_else(|| "modified".to_owned()),
+                    additions: d.get("additions").and_then(Value::as_u64),
+                    deletions: d.get("deletions").and_then(Value::as_u64),
+                });
+            }
+        }
+    }
+
+    fn upsert_file(&mut self, change: FileChange) {
+        match self.changed_files.iter_mut().find(|f| f.path == change.path) {
+            Some(f) => {
+                if change.additions.is_some() || f.status == "edited" || change.status != "edited" {
+                    *f = change;
+                }
+            }
+            None => self.changed_files.push(change),
+        }
+    }
+
+    /// `run.limits`, `reward.update`, `skills.*`, `ctree.snapshot`, `session.info`.
+    pub(crate) fn info(&mut self, class: crate::class::EventClass, ev: &RawEvent) {
+        use crate::class::EventClass as C;
+        let p = &ev.payload;
+        match class {
+            C::RunLimits => self.limits = Some(redacted(p)),
+            C::RewardUpdate => self.reward = Some(redacted(p.get("summary").unwrap_or(p))),
+            C::SkillsSelection => self.skills_selection = p.get("selection").map(redacted),
+            C::SkillsCatalog => {
+                let skills =
+                    at(p, &["catalog", "skills"]).and_then(Value::as_array).map_or(0, Vec::len);
+                let version =
+                    at(p, &["catalog", "catalog_version"]).cloned().unwrap_or(Value::Null);
+                self.skills_catalog =
+                    Some(serde_json::json!({ "version": version, "skills": skills }));
+                if let Some(sel) = p.get("selection") {
+                    self.skills_selection = Some(redacted(sel));
+                }
+            }
+            C::CtreeSnapshot => {
+                self.ctree_node_count = at(p, &["snapshot", "node_count"]).and_then(Value::as_u64);
+            }
+            C::SessionInfo => {
+                if let Some(t) = str_at(p, &[&["info", "title"]])
+                    && ev.kind != "session.deleted"
+                {
+                    self.title = Some(t.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+}

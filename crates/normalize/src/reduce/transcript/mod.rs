@@ -1,0 +1,372 @@
+//! The transcript lane: user, assistant and reasoning blocks keyed by message id + turn
+//! (tool, approval and notice blocks in the submodules).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+mod approvals;
+mod tools;
+
+use super::blocks::{Block, StreamStatus, TextBlock, UserBlock};
+use crate::event::RawEvent;
+use crate::json::{at, str_at, string_at};
+use crate::redact::redact_log_line;
+use crate::truncate::{BodyStore, Limits};
+
+/// Longest notice or summary line kept in a card, in bytes.
+const LINE_CAP: usize = 2048;
+
+/// The transcript lane.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Transcript {
+    /// The blocks, in event order.
+    pub blocks: Vec<Block>,
+    #[serde(skip)]
+    idx: Index,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Index {
+    next_block: u64,
+    assistant: HashMap<String, usize>,
+    reasoning: HashMap<String, usize>,
+    user: HashMap<String, usize>,
+    parts: HashMap<String, usize>,
+    tools: HashMap<String, usize>,
+    open_tools: Vec<usize>,
+    approvals: HashMap<String, usize>,
+    active_assistant: Option<usize>,
+    active_reasoning: Option<usize>,
+    streaming: Vec<usize>,
+}
+
+fn msg_key(message_id: Option<&str>, turn: Option<i64>) -> Option<String> {
+    message_id.map(|m| match turn {
+        Some(t) => format!("{m}\u{0}{t}"),
+        None => m.to_owned(),
+    })
+}
+
+/// The message id of a BreadBoard assistant event (`item_id` on the agent path,
+/// `message_id` in replays). Shared with the batcher so coalescing uses the same key.
+pub(crate) fn bb_message_id(p: &Value) -> Option<&str> {
+    str_at(p, &[&["item_id"], &["message_id"]])
+}
+
+fn one_line(s: &str) -> String {
+    redact_log_line(s, LINE_CAP)
+}
+
+impl Transcript {
+    fn push(&mut self, make: impl FnOnce(String) -> Block) -> usize {
+        self.idx.next_block += 1;
+        let id = format!("b{}", self.idx.next_block);
+        self.blocks.push(make(id));
+        self.blocks.len() - 1
+    }
+
+    fn text_block(&mut self, i: usize) -> Option<&mut TextBlock> {
+        match self.blocks.get_mut(i) {
+            Some(Block::Assistant(b) | Block::Reasoning(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The assistant (or reasoning) block for a message id + turn, created when missing.
+    /// Without a message id, the active streaming block of the same turn is used.
+    fn text_block_for(
+        &mut self,
+        reasoning: bool,
+        message_id: Option<&str>,
+        turn: Option<i64>,
+    ) -> usize {
+        let key = msg_key(message_id, turn);
+        let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
+        if let Some(&i) = key.as_ref().and_then(|k| map.get(k)) {
+            return i;
+        }
+        if key.is_none() {
+            let active =
+                if reasoning { self.idx.active_reasoning } else { self.idx.active_assistant };
+            if let Some(i) = active
+                && let Some(Block::Assistant(b) | Block::Reasoning(b)) = self.blocks.get(i)
+                && b.status == StreamStatus::Streaming
+                && b.turn == turn
+                && b.message_id.is_none()
+            {
+                return i;
+            }
+        }
+        let block = |block_id| TextBlock {
+            block_id,
+            message_id: message_id.map(str::to_owned),
+            turn,
+            text: String::new(),
+            status: StreamStatus::Streaming,
+            error: None,
+            parts: Vec::new(),
+        };
+        let i = if reasoning {
+            self.push(|id| Block::Reasoning(block(id)))
+        } else {
+            self.push(|id| Block::Assistant(block(id)))
+        };
+        if let Some(k) = key {
+            if reasoning {
+                self.idx.reasoning.insert(k, i);
+            } else {
+                self.idx.assistant.insert(k, i);
+            }
+        }
+        if reasoning {
+            self.idx.active_reasoning = Some(i);
+        } else {
+            self.idx.active_assistant = Some(i);
+        }
+        self.idx.streaming.push(i);
+        i
+    }
+
+    // ---- user -------------------------------------------------------------------------
+
+    /// Appends an immutable user block (BreadBoard `user_message`, Kilo user `message.updated`).
+    pub(crate) fn user_message(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+        let p = &ev.payload;
+        let message_id = string_at(p, &[&["info", "id"], &["message_id"], &["id"]]);
+        if let Some(&i) = message_id.as_ref().and_then(|m| self.idx.user.get(m)) {
+            // Known user message: only a first text may be filled in, never rewritten.
+            let text = str_at(p, &[&["text"]]).map(str::to_owned);
+            if let (Some(Block::User(b)), Some(t)) = (self.blocks.get_mut(i), text)
+                && b.text.is_none()
+            {
+                b.text = Some(bodies.preview(&t, Limits::default()));
+            }
+            return;
+        }
+        let text = str_at(p, &[&["text"]]).map(|t| bodies.preview(t, Limits::default()));
+        let (event_id, turn) = (ev.id.clone(), ev.turn);
+        let mid = message_id.clone();
+        let i = self.push(|block_id| {
+            Block::User(UserBlock { block_id, event_id, message_id: mid, turn, text })
+        });
+        if let Some(m) = message_id {
+            self.idx.user.insert(m, i);
+        }
+    }
+
+    // ---- assistant / reasoning --------------------------------------------------------
+
+    /// BreadBoard assistant stream: `assistant_message`, `assistant_delta`,
+    /// `assistant.message.start|delta|end`.
+    pub(crate) fn breadboard_assistant(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        let mid = bb_message_id(p);
+        match ev.kind.as_str() {
+            "assistant.message.start" => {
+                self.text_block_for(false, mid, ev.turn);
+            }
+            "assistant.message.delta" | "assistant_delta" => {
+                let field = if ev.kind == "assistant_delta" { "text" } else { "delta" };
+                let delta = p.get(field).and_then(Value::as_str).unwrap_or_default();
+                let i = self.text_block_for(false, mid, ev.turn);
+                if let Some(b) = self.text_block(i) {
+                    b.text.push_str(delta);
+                }
+            }
+            "assistant.message.end" => {
+                let i = self.text_block_for(false, mid, ev.turn);
+                if let Some(b) = self.text_block(i) {
+                    b.status = StreamStatus::Complete;
+                }
+            }
+            _ => {
+                // `assistant_message`: the whole text. Empty text (tool-call-only reply)
+                // finalizes a streamed block but opens none.
+                let text = str_at(p, &[&["text"]]).unwrap_or_default();
+                let key = msg_key(mid, ev.turn);
+                let existing = match &key {
+                    Some(k) => self.idx.assistant.get(k).copied(),
+                    None => self.idx.active_assistant.filter(|&i| {
+                        matches!(self.blocks.get(i), Some(Block::Assistant(b))
+                            if b.status == StreamStatus::Streaming && b.turn == ev.turn)
+                    }),
+                };
+                if existing.is_none() && text.is_empty() {
+                    return;
+                }
+                let i = match existing {
+                    Some(i) => i,
+                    None => self.text_block_for(false, mid, ev.turn),
+                };
+                if let Some(b) = self.text_block(i) {
+                    if !text.is_empty() {
+                        text.clone_into(&mut b.text);
+                        b.parts.clear();
+                    }
+                    b.status = StreamStatus::Complete;
+                }
+            }
+        }
+    }
+
+    /// BreadBoard reasoning deltas.
+    pub(crate) fn breadboard_reasoning(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        let mid = bb_message_id(p);
+        let delta = p
+            .get("delta")
+            .and_then(Value::as_str)
+            .or_else(|| p.get("text").and_then(Value::as_str))
+            .unwrap_or_default();
+        let i = self.text_block_for(true, mid, ev.turn);
+        if let Some(b) = self.text_block(i) {
+            b.text.push_str(delta);
+        }
+    }
+
+    /// Kilo `message.updated` of an assistant message: its state (streaming, complete, error).
+    pub(crate) fn kilo_message(&mut self, ev: &RawEvent) {
+        let info = ev.payload.get("info").unwrap_or(&Value::Null);
+        let Some(mid) = str_at(info, &[&["id"]]) else {
+            return;
+        };
+        let i = self.text_block_for(false, Some(mid), None);
+        let error = info.get("error").filter(|e| !e.is_null()).map(|e| {
+            let msg = str_at(e, &[&["data", "message"], &["message"], &["name"]])
+                .map_or_else(|| e.to_string(), str::to_owned);
+            one_line(&msg)
+        });
+        let completed = at(info, &["time", "completed"]).is_some_and(|v| !v.is_null());
+        if let Some(b) = self.text_block(i) {
+            if let Some(err) = error {
+                b.status = StreamStatus::Error;
+                b.error = Some(err);
+            } else if completed && b.status == StreamStatus::Streaming {
+                b.status = StreamStatus::Complete;
+            }
+        }
+    }
+
+    /// Kilo `message.part.updated` of a text or reasoning part: the part's full text.
+    pub(crate) fn kilo_text_part(
+        &mut self,
+        ev: &RawEvent,
+        reasoning: bool,
+        bodies: &mut BodyStore,
+    ) {
+        let part = ev.payload.get("part").unwrap_or(&Value::Null);
+        let (Some(pid), Some(mid)) = (str_at(part, &[&["id"]]), str_at(part, &[&["messageID"]]))
+        else {
+            return;
+        };
+        let text = str_at(part, &[&["text"]]).unwrap_or_default();
+        if let Some(&u) = self.idx.user.get(mid) {
+            if let Some(Block::User(b)) = self.blocks.get_mut(u)
+                && b.text.is_none()
+            {
+                b.text = Some(bodies.preview(text, Limits::default()));
+            }
+            return;
+        }
+        let i = match self.idx.parts.get(pid) {
+            Some(&i) => i,
+            None => {
+                let i = self.text_block_for(reasoning, Some(mid), None);
+                self.idx.parts.insert(pid.to_owned(), i);
+                i
+            }
+        };
+        if let Some(b) = self.text_block(i) {
+            set_part(b, pid, text);
+        }
+    }
+
+    /// Kilo `message.part.delta`: appends to the named part's field (only `text` is shown).
+    pub(crate) fn kilo_delta(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        if str_at(p, &[&["field"]]).is_some_and(|f| f != "text") {
+            return;
+        }
+        let (Some(pid), Some(mid)) = (str_at(p, &[&["partID"]]), str_at(p, &[&["messageID"]]))
+        else {
+            return;
+        };
+        if self.idx.user.contains_key(mid) {
+            return;
+        }
+        let delta = p.get("delta").and_then(Value::as_str).unwrap_or_default();
+        let i = match self.idx.parts.get(pid) {
+            Some(&i) => i,
+            None => {
+                let i = self.text_block_for(false, Some(mid), None);
+                self.idx.parts.insert(pid.to_owned(), i);
+                i
+            }
+        };
+        if let Some(b) = self.text_block(i) {
+            append_part(b, pid, delta);
+        }
+    }
+
+    /// A turn boundary: later id-less deltas start new blocks. With `finished`, blocks
+    /// still streaming are complete (the run is over).
+    pub(crate) fn turn_boundary(&mut self, finished: bool) {
+        self.idx.active_assistant = None;
+        self.idx.active_reasoning = None;
+        if finished {
+            for i in std::mem::take(&mut self.idx.streaming) {
+                if let Some(Block::Assistant(t) | Block::Reasoning(t)) = self.blocks.get_mut(i)
+                    && t.status == StreamStatus::Streaming
+                {
+                    t.status = StreamStatus::Complete;
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of `text` not owned by a part; parts always follow them.
+fn untracked(b: &TextBlock) -> usize {
+    let tracked: usize = b.parts.iter().map(|(_, l)| l).sum();
+    b.text.len().saturating_sub(tracked)
+}
+
+fn set_part(b: &mut TextBlock, pid: &str, text: &str) {
+    let mut start = untracked(b);
+    for k in 0..b.parts.len() {
+        let (id, len) = &b.parts[k];
+        if id == pid {
+            let len = *len;
+            b.text.replace_range(start..start + len, text);
+            b.parts[k].1 = text.len();
+            return;
+        }
+        start += len;
+    }
+    // A new part goes after the text the block already has (untracked text first).
+    b.text.push_str(text);
+    b.parts.push((pid.to_owned(), text.len()));
+}
+
+fn append_part(b: &mut TextBlock, pid: &str, delta: &str) {
+    if let Some((id, len)) = b.parts.last_mut()
+        && id == pid
+    {
+        b.text.push_str(delta);
+        *len += delta.len();
+        return;
+    }
+    let mut end = untracked(b);
+    for k in 0..b.parts.len() {
+        end += b.parts[k].1;
+        if b.parts[k].0 == pid {
+            b.text.insert_str(end, delta);
+            b.parts[k].1 += delta.len();
+            return;
+        }
+    }
+    b.text.push_str(delta);
+    b.parts.push((pid.to_owned(), delta.len()));
+}

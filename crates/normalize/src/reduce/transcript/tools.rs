@@ -1,0 +1,276 @@
+//! Tool blocks: opened by calls, fed by streamed output, closed by results; matching by
+//! call id, tool name and turn across both engines' shapes.
+
+use serde_json::Value;
+
+use super::super::blocks::{Block, ToolBlock, ToolStatus};
+use super::{Transcript, one_line};
+use crate::event::RawEvent;
+use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
+use crate::truncate::{BodyStore, Limits, truncate};
+
+impl Transcript {
+    fn find_open_tool(&self, call_id: Option<&str>, tool: Option<&str>) -> Option<usize> {
+        if let Some(&i) = call_id.and_then(|c| self.idx.tools.get(c)) {
+            return Some(i);
+        }
+        let open = |i: &&usize| matches!(self.blocks.get(**i), Some(Block::Tool(b)) if b.status == ToolStatus::Running);
+        let by_name = self.idx.open_tools.iter().filter(open).find(|&&i| {
+            matches!(self.blocks.get(i), Some(Block::Tool(b)) if tool.is_some() && b.tool.as_deref() == tool && (call_id.is_none() || b.call_id.is_none()))
+        });
+        by_name.or_else(|| {
+            self.idx.open_tools.iter().filter(open).find(|&&i| {
+                call_id.is_none() && matches!(self.blocks.get(i), Some(Block::Tool(b)) if b.call_id.is_none() && tool.is_none())
+            })
+        }).copied()
+    }
+
+    fn open_tool(
+        &mut self,
+        call_id: Option<String>,
+        tool: Option<String>,
+        turn: Option<i64>,
+    ) -> usize {
+        let cid = call_id.clone();
+        let i = self.push(|block_id| {
+            Block::Tool(Box::new(ToolBlock {
+                block_id,
+                call_id: cid,
+                tool,
+                turn,
+                status: ToolStatus::Running,
+                title: None,
+                summary: None,
+                input: None,
+                output: None,
+                error: None,
+                artifact: None,
+                live: String::new(),
+            }))
+        });
+        if let Some(c) = call_id {
+            self.idx.tools.insert(c, i);
+        }
+        self.idx.open_tools.push(i);
+        i
+    }
+
+    fn tool_mut(&mut self, i: usize) -> Option<&mut ToolBlock> {
+        match self.blocks.get_mut(i) {
+            Some(Block::Tool(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn close_tool(&mut self, i: usize) {
+        self.idx.open_tools.retain(|&j| j != i);
+    }
+
+    /// `tool.call`: opens a running tool block (or updates the open one with the same id).
+    pub(crate) fn tool_call(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+        let call = ToolFacts::call(ev);
+        let i = match call.call_id.as_deref().and_then(|c| self.idx.tools.get(c)) {
+            Some(&i) => i,
+            None => self.open_tool(call.call_id.clone(), call.tool.clone(), ev.turn),
+        };
+        // `tool.exec.*` deltas name only the exec id: make it an alias of the call.
+        if let Some(exec) = id_at(&ev.payload, &[&["exec_id"]]) {
+            self.idx.tools.entry(exec).or_insert(i);
+        }
+        if let Some(b) = self.tool_mut(i) {
+            if b.tool.is_none() {
+                b.tool = call.tool;
+            }
+            if call.title.is_some() {
+                b.title = call.title;
+            }
+            if let Some(input) = call.input {
+                b.input = Some(bodies.preview(&input, Limits::default()));
+            }
+            if let Some(out) = call.output {
+                b.output = Some(truncate(&out, Limits::default(), None));
+            }
+        }
+    }
+
+    /// `tool.output`: streamed stdout/stderr of a running call.
+    pub(crate) fn tool_output(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        let call_id = id_at(p, &[&["call_id"], &["exec_id"]]);
+        let delta = str_at(p, &[&["delta"]]).unwrap_or_default();
+        let i = match self.find_open_tool(call_id.as_deref(), None) {
+            Some(i) => i,
+            None => self.open_tool(call_id, None, ev.turn),
+        };
+        if let Some(b) = self.tool_mut(i) {
+            b.live.push_str(delta);
+            b.output = Some(truncate(&b.live, Limits::default(), None));
+        }
+    }
+
+    /// `tool.result`: closes the matching tool block and attaches a compact preview. A result
+    /// without an open match refreshes the latest block of the same call or tool in the same
+    /// turn (BreadBoard emits two results per call), or else opens a closed block.
+    pub(crate) fn tool_result(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+        let r = ToolFacts::result(ev);
+        let i = self.find_open_tool(r.call_id.as_deref(), r.tool.as_deref()).or_else(|| {
+            self.blocks.iter().rposition(|b| {
+                matches!(b, Block::Tool(t) if t.turn == ev.turn
+                    && ((r.call_id.is_some() && t.call_id == r.call_id)
+                        || (r.call_id.is_none() && r.tool.is_some() && t.tool == r.tool)))
+            })
+        });
+        let i = match i {
+            Some(i) => i,
+            None => self.open_tool(r.call_id.clone(), r.tool.clone(), ev.turn),
+        };
+        self.close_tool(i);
+        let output = r.output.as_deref().map(|o| bodies.preview(o, Limits::default()));
+        if let Some(b) = self.tool_mut(i) {
+            if b.tool.is_none() {
+                b.tool = r.tool;
+            }
+            if b.status != ToolStatus::Error {
+                b.status = if r.failed { ToolStatus::Error } else { ToolStatus::Completed };
+            }
+            if r.title.is_some() {
+                b.title = r.title;
+            }
+            if r.summary.is_some() {
+                b.summary = r.summary;
+            }
+            if r.error.is_some() {
+                b.error = r.error;
+            }
+            if r.artifact.is_some() {
+                b.artifact = r.artifact;
+            }
+            if let Some(input) = r.input {
+                b.input = Some(bodies.preview(&input, Limits::default()));
+            }
+            if output.is_some() {
+                b.output = output;
+            } else if !b.live.is_empty() {
+                // A streamed output is stored whole once the call ends.
+                b.output = Some(bodies.preview(&b.live, Limits::default()));
+            }
+            b.live.clear();
+        }
+    }
+}
+
+/// What a tool call or result says, whichever engine shape it has.
+#[derive(Debug, Default)]
+struct ToolFacts {
+    call_id: Option<String>,
+    tool: Option<String>,
+    title: Option<String>,
+    summary: Option<String>,
+    input: Option<String>,
+    output: Option<String>,
+    error: Option<String>,
+    artifact: Option<Value>,
+    failed: bool,
+}
+
+impl ToolFacts {
+    fn call(ev: &RawEvent) -> Self {
+        let p = &ev.payload;
+        if let Some(part) = p.get("part") {
+            return Self::kilo(part);
+        }
+        Self {
+            call_id: id_at(p, &[&["call_id"], &["call", "id"], &["exec_id"]]),
+            tool: string_at(
+                p,
+                &[
+                    &["tool"],
+                    &["tool", "name"],
+                    &["call", "function", "name"],
+                    &["call", "name"],
+                    &["tool_name"],
+                ],
+            ),
+            title: string_at(p, &[&["display", "title"]]),
+            input: at(p, &["call", "function", "arguments"])
+                .or_else(|| at(p, &["call", "arguments"]))
+                .or_else(|| at(p, &["tool", "args"]))
+                .or_else(|| at(p, &["command"]))
+                .and_then(as_text),
+            ..Self::default()
+        }
+    }
+
+    fn result(ev: &RawEvent) -> Self {
+        let p = &ev.payload;
+        if let Some(part) = p.get("part") {
+            return Self::kilo(part);
+        }
+        let failed = bool_at(p, &["error"]) == Some(true)
+            || bool_at(p, &["success"]) == Some(false)
+            || bool_at(p, &["result", "ok"]) == Some(false)
+            || matches!(
+                str_at(p, &[&["status"], &["tool", "status"]]),
+                Some("error" | "failed" | "failure")
+            )
+            || p.get("exit_code").and_then(Value::as_i64).is_some_and(|c| c != 0);
+        let output = at(p, &["display", "detail"])
+            .or_else(|| at(p, &["tool", "output"]))
+            .or_else(|| at(p, &["message", "content"]))
+            .or_else(|| at(p, &["result"]))
+            .and_then(as_text);
+        let error = if failed {
+            str_at(p, &[&["result", "error"], &["error_message"], &["message"]]).map(one_line)
+        } else {
+            None
+        };
+        Self {
+            call_id: id_at(p, &[&["call_id"], &["result", "id"], &["exec_id"]]),
+            tool: string_at(
+                p,
+                &[
+                    &["tool"],
+                    &["tool", "name"],
+                    &["message", "name"],
+                    &["result", "name"],
+                    &["tool_name"],
+                ],
+            ),
+            title: string_at(p, &[&["display", "title"]]),
+            summary: str_at(p, &[&["display", "summary"], &["result", "summary"]]).map(one_line),
+            artifact: at(p, &["display", "detail_artifact"])
+                .or_else(|| p.get("artifact_ref"))
+                .filter(|a| a.is_object())
+                .map(crate::redact::redacted),
+            input: None,
+            output,
+            error,
+            failed,
+        }
+    }
+
+    fn kilo(part: &Value) -> Self {
+        let state = part.get("state").unwrap_or(&Value::Null);
+        let status = str_at(state, &[&["status"]]);
+        let failed = status == Some("error");
+        let output = if status == Some("completed") {
+            state.get("output").and_then(as_text)
+        } else {
+            at(state, &["metadata", "output"]).and_then(as_text)
+        };
+        Self {
+            call_id: string_at(part, &[&["callID"], &["id"]]),
+            tool: string_at(part, &[&["tool"]]),
+            title: string_at(state, &[&["title"]]),
+            summary: None,
+            input: state
+                .get("input")
+                .filter(|v| v.as_object().is_none_or(|o| !o.is_empty()))
+                .and_then(as_text),
+            output,
+            error: if failed { str_at(state, &[&["error"]]).map(one_line) } else { None },
+            artifact: None,
+            failed,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The batcher: cadence by priority, immediate flushes, coalescing, and the publish-rate law
+//! under simulated time.
+
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::epoch;
+use super::strategies::stream;
+use crate::batch::{ACTIVE_CADENCE, Batch, Batcher, Priority};
+use crate::class::{Classified, EventClass};
+use crate::event::{Engine, RawEvent};
+use crate::reduce::SessionView;
+
+fn delta(id: &str, m: &str, text: &str) -> Classified {
+    Classified::new(
+        RawEvent::new(
+            Engine::BreadBoard,
+            "assistant.message.delta",
+            json!({"item_id": m, "delta": text}),
+        )
+        .with_id(id)
+        .with_turn(1),
+    )
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn first_event_flushes_at_once_then_cadence() {
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Active);
+    assert_eq!(b.poll_timeout(), None);
+    b.handle_event(t0, delta("1", "m", "a"));
+    assert_eq!(b.poll_timeout(), Some(t0));
+    assert_eq!(b.poll_flush(t0).unwrap().items.len(), 1);
+    b.handle_event(t0 + ms(5), delta("2", "m", "b"));
+    assert_eq!(b.poll_timeout(), Some(t0 + ACTIVE_CADENCE));
+    assert!(b.poll_flush(t0 + ms(32)).is_none());
+    assert!(b.poll_flush(t0 + ms(33)).is_some());
+}
+
+#[test]
+fn cadence_follows_priority() {
+    for (p, gap) in [(Priority::Active, 33), (Priority::Visible, 100), (Priority::Background, 500)]
+    {
+        let t0 = epoch();
+        let mut b = Batcher::new(p);
+        b.handle_event(t0, delta("1", "m", "a"));
+        b.poll_flush(t0).unwrap();
+        b.handle_event(t0 + ms(1), delta("2", "m", "b"));
+        assert_eq!(b.poll_timeout(), Some(t0 + ms(gap)), "{p:?}");
+    }
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Background);
+    b.handle_event(t0, delta("1", "m", "a"));
+    b.poll_flush(t0).unwrap();
+    b.handle_event(t0 + ms(1), delta("2", "m", "b"));
+    b.set_priority(Priority::Active);
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(33)));
+}
+
+#[test]
+fn permission_errors_and_run_end_flush_immediately() {
+    for (kind, payload) in [
+        ("permission_request", json!({"request_id": "p"})),
+        ("error", json!({"message": "x"})),
+        ("stream.gap", json!({})),
+        ("run_finished", json!({})),
+        ("completion", json!({})),
+    ] {
+        let t0 = epoch();
+        let mut b = Batcher::new(Priority::Background);
+        b.handle_event(t0, delta("1", "m", "a"));
+        b.poll_flush(t0).unwrap();
+        b.handle_event(t0 + ms(2), delta("2", "m", "b"));
+        b.handle_event(
+            t0 + ms(3),
+            Classified::new(RawEvent::new(Engine::BreadBoard, kind, payload)),
+        );
+        let batch = b.poll_flush(t0 + ms(3)).unwrap();
+        assert!(batch.immediate, "{kind}");
+        assert_eq!(batch.items.len(), 2, "{kind}");
+    }
+}
+
+#[test]
+fn deltas_coalesce_by_message_and_turn_only_when_adjacent() {
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Active);
+    b.handle_event(t0, delta("0", "m", "x"));
+    b.poll_flush(t0).unwrap();
+    for (i, (m, t)) in
+        [("m", "a"), ("m", "b"), ("n", "c"), ("m", "d"), ("m", "e")].iter().enumerate()
+    {
+        b.handle_event(t0 + ms(1), delta(&format!("{}", i + 1), m, t));
+    }
+    let other_turn = RawEvent::new(
+        Engine::BreadBoard,
+        "assistant.message.delta",
+        json!({"item_id": "m", "delta": "f"}),
+    )
+    .with_turn(2);
+    b.handle_event(t0 + ms(1), Classified::new(other_turn));
+    let batch = b.poll_flush(t0 + ms(40)).unwrap();
+    let texts: Vec<_> =
+        batch.items.iter().map(|i| i.event.payload["delta"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(texts, ["ab", "c", "de", "f"]);
+    assert_eq!(batch.items[0].event.id.as_deref(), Some("2"));
+    assert_eq!(batch.items[0].absorbed_ids, [Some("1".to_owned())]);
+    assert_eq!(batch.event_count(), 6);
+    assert_eq!(b.coalesced(), 2);
+}
+
+#[test]
+fn kilo_deltas_coalesce_by_part() {
+    let d = |id: &str, part: &str, t: &str| {
+        Classified::new(
+            RawEvent::new(
+                Engine::Kilo,
+                "message.part.delta",
+                json!({"messageID": "m", "partID": part, "field": "text", "delta": t}),
+            )
+            .with_id(id),
+        )
+    };
+    let t0 = epoch();
+    let mut b = Batcher::default();
+    for (id, p, t) in [("1", "p1", "a"), ("2", "p1", "b"), ("3", "p2", "c")] {
+        b.handle_event(t0, d(id, p, t));
+    }
+    let batch = b.poll_flush(t0).unwrap();
+    assert_eq!(batch.items.len(), 2);
+    assert_eq!(batch.items[0].event.payload["delta"], "ab");
+    assert_eq!(batch.items[0].class, EventClass::AssistantStream);
+}
+
+/// Drives a batcher over timed events with simulated time; returns (flush time, batch).
+fn drive(events: &[(u64, Classified)], priority: Priority) -> Vec<(Instant, Batch)> {
+    let t0 = epoch();
+    let mut b = Batcher::new(priority);
+    let mut flushes = Vec::new();
+    let mut now = t0;
+    for (offset, item) in events {
+        let at = now + ms(*offset);
+        while let Some(due) = b.poll_timeout().filter(|d| *d <= at) {
+            now = due.max(now);
+            if let Some(batch) = b.poll_flush(now) {
+                flushes.push((now, batch));
+            }
+        }
+        now = at;
+        b.handle_event(now, item.clone());
+        if let Some(batch) = b.poll_flush(now) {
+            flushes.push((now, batch));
+        }
+    }
+    while let Some(due) = b.poll_timeout() {
+        now = due.max(now);
+        if let Some(batch) = b.poll_flush(now) {
+            flushes.push((now, batch));
+        }
+    }
+    flushes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Flushes are at least the cadence apart except immediate ones; nothing is lost or
+    /// reordered; reducing the batches equals reducing the events one by one.
+    #[test]
+    fn publish_rate_law(events in stream(60), gaps in prop::collection::vec(prop_oneof![3 => 0u64..5, 1 => 0u64..200], 60), prio in prop_oneof![Just(Priority::Active), Just(Priority::Visible), Just(Priority::Background)]) {
+        let timed: Vec<(u64, Classified)> = events.iter().cloned().zip(gaps).map(|(e, g)| (g, Classified::new(e))).collect();
+        let flushes = drive(&timed, prio);
+        for pair in flushes.windows(2) {
+            let ((t1, _), (t2, b2)) = (&pair[0], &pair[1]);
+            prop_assert!(b2.immediate || *t2 - *t1 >= prio.cadence(), "{:?} apart", *t2 - *t1);
+        }
+        let mut ids = Vec::new();
+        for (_, batch) in &flushes {
+            for item in &batch.items {
+                ids.extend(item.absorbed_ids.iter().cloned());
+                ids.push(item.event.id.clone());
+            }
+        }
+        let input_ids: Vec<_> = events.iter().map(|e| e.id.clone()).collect();
+        prop_assert_eq!(ids, input_ids);
+        let mut batched = SessionView::new();
+        for (_, batch) in &flushes {
+            batched.apply_batch(batch);
+        }
+        let mut single = SessionView::new();
+        for e in events {
+            single.apply_event(e);
+        }
+        prop_assert_eq!(batched, single);
+    }
+
+    /// Under a constant flood, the active session publishes between 20 and 60 updates/s.
+    #[test]
+    fn flood_rate_stays_in_budget(every_ms in 0u64..20, n in 300usize..600) {
+        let timed: Vec<_> = (0..n).map(|i| (every_ms, delta(&i.to_string(), &format!("m{}", i % 3), "x"))).collect();
+        let flushes = drive(&timed, Priority::Active);
+        let span = flushes.last().unwrap().0 - flushes.first().unwrap().0;
+        if span >= Duration::from_secs(1) {
+            #[allow(clippy::cast_precision_loss)]
+            let rate = (flushes.len() - 1) as f64 / span.as_secs_f64();
+            prop_assert!((20.0..=60.0).contains(&rate), "{rate}/s");
+        }
+    }
+}
