@@ -1,5 +1,8 @@
 //! `bb-harness`: black-box drivers over the bridge's crates, used by tests and by checks run
 //! from outside. Each subcommand lives in a module of its own.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod fake_engine;
 
 use clap::{Parser, Subcommand};
 
@@ -12,9 +15,15 @@ struct Args {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Serve a fake engine on loopback; prints its URL on stdout once listening.
+    FakeEngine(fake_engine::FakeEngineArgs),
+}
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    match args.command {}
+    let runtime = tokio::runtime::Runtime::new()?;
+    match args.command {
+        Command::FakeEngine(args) => runtime.block_on(fake_engine::run(args)),
+    }
 }
