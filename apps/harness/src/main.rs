@@ -4,6 +4,8 @@
 
 mod fake_engine;
 
+mod sse_parse;
+
 use clap::{Parser, Subcommand};
 
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
@@ -18,12 +20,17 @@ struct Args {
 enum Command {
     /// Serve a fake engine on loopback; prints its URL on stdout once listening.
     FakeEngine(fake_engine::FakeEngineArgs),
+    /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
+    /// (`{"type","data","lastEventId"}`) and per valid retry field (`{"retry"}`).
+    SseParse,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let runtime = tokio::runtime::Runtime::new()?;
     match args.command {
-        Command::FakeEngine(args) => runtime.block_on(fake_engine::run(args)),
+        Command::FakeEngine(args) => {
+            tokio::runtime::Runtime::new()?.block_on(fake_engine::run(args))
+        }
+        Command::SseParse => sse_parse::run(),
     }
 }

@@ -2,3 +2,8 @@
 //! Kilo CLI server and the BreadBoard engine.
 //!
 //! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
+
+pub mod sse;
+
+#[cfg(test)]
+mod tests;
