@@ -3,7 +3,9 @@
 //!
 //! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
 
+pub mod fake;
 pub mod sse;
+pub mod transport;
 
 #[cfg(test)]
 mod tests;
