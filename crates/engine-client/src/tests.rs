@@ -1,5 +1,6 @@
 //! Unit tests: the SSE parser against the fixture vectors and a re-chunking property; the
 //! reconnecting client against the fake transport.
 
+mod breadboard;
 mod sse_client;
 mod sse_vectors;

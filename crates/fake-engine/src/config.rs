@@ -32,8 +32,9 @@ impl Default for EngineConfig {
     }
 }
 
-/// Injected faults, applied to SSE output like the engine's chaos variables.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Injected faults, applied to SSE output like the engine's chaos variables. The default is
+/// no fault and DELETE blocking on a pending permission, like the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Faults {
     /// Every Nth live event of a connection is not written (the ring keeps it), so the
     /// subscriber sees a `seq` gap.
@@ -51,12 +52,20 @@ pub struct Faults {
     pub delete_waits_for_permission: bool,
 }
 
-impl Faults {
-    /// No faults, and DELETE blocking on a pending permission like the engine.
-    pub fn faithful() -> Self {
-        Self { delete_waits_for_permission: true, ..Self::default() }
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            drop_every: None,
+            latency_ms: 0,
+            cut_after: None,
+            cut_plan: VecDeque::new(),
+            stall_after: None,
+            delete_waits_for_permission: true,
+        }
     }
+}
 
+impl Faults {
     /// The plan for one new connection: the cut point, if any.
     pub(crate) fn take_connection_cut(&mut self) -> Option<usize> {
         self.cut_plan.pop_front().or(self.cut_after)

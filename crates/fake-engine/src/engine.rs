@@ -34,7 +34,6 @@ pub(crate) struct EngineState {
     pub(crate) config: EngineConfig,
     faults: Mutex<Faults>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    run_tasks: Mutex<HashMap<String, JoinHandle<()>>>,
     pub(crate) started_at: Duration,
     script_cursor: AtomicUsize,
 }
@@ -59,14 +58,8 @@ impl EngineState {
         all
     }
 
-    pub(crate) fn insert(&self, session: Arc<Session>, task: JoinHandle<()>) {
-        lock(&self.run_tasks).insert(session.id.clone(), task);
+    pub(crate) fn insert(&self, session: Arc<Session>) {
         lock(&self.sessions).insert(session.id.clone(), session);
-    }
-
-    /// Removes a session once its run loop has ended.
-    pub(crate) fn take_run_task(&self, id: &str) -> Option<JoinHandle<()>> {
-        lock(&self.run_tasks).remove(id)
     }
 
     pub(crate) fn remove(&self, id: &str) {
@@ -99,7 +92,6 @@ impl FakeEngine {
                 config,
                 faults: Mutex::new(faults),
                 sessions: Mutex::new(HashMap::new()),
-                run_tasks: Mutex::new(HashMap::new()),
                 started_at: wall_now(),
                 script_cursor: AtomicUsize::new(0),
             }),

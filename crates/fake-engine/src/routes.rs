@@ -103,8 +103,8 @@ pub(crate) async fn create(
     if !task.trim().is_empty() {
         session.push_input(task.to_owned());
     }
-    let task = tokio::spawn(run_session(Arc::clone(&state), Arc::clone(&session), inputs));
-    state.insert(Arc::clone(&session), task);
+    state.insert(Arc::clone(&session));
+    tokio::spawn(run_session(Arc::clone(&state), Arc::clone(&session), inputs));
     Ok(Json(json!({
         "session_id": session.id,
         "status": "starting",
@@ -299,11 +299,7 @@ pub(crate) async fn delete(
     session.close_inputs();
     session.deleting.send_replace(true);
     session.stop.send_replace(true);
-    if let Some(task) = state.take_run_task(&id) {
-        // A panicked run loop still ends the session.
-        let _ = task.await;
-    }
-    session.end_log();
+    session.wait_finished().await;
     state.remove(&id);
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -102,6 +102,8 @@ pub(crate) struct Session {
     pub(crate) stop: watch::Sender<bool>,
     permissions: Mutex<HashMap<String, Option<oneshot::Sender<Decision>>>>,
     pub(crate) deleting: watch::Sender<bool>,
+    /// Set once the run loop has ended.
+    pub(crate) finished: watch::Sender<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -143,6 +145,7 @@ impl Session {
             stop: watch::channel(false).0,
             permissions: Mutex::new(HashMap::new()),
             deleting: watch::channel(false).0,
+            finished: watch::channel(false).0,
         };
         (Arc::new(session), rx)
     }
@@ -222,6 +225,15 @@ impl Session {
         let mut log = lock(&self.log);
         log.ended = true;
         log.subscribers.clear();
+        drop(log);
+        self.finished.send_replace(true);
+    }
+
+    /// Waits until the run loop has ended.
+    pub(crate) async fn wait_finished(&self) {
+        let mut finished = self.finished.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail while we hold `self`.
+        let _ = finished.wait_for(|done| *done).await;
     }
 
     /// Queues an input; false once the session no longer takes input.

@@ -1,2 +1,4 @@
 //! Integration tests of bb-engine-client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod breadboard;
