@@ -5,6 +5,7 @@
 
 pub mod breadboard;
 pub mod fake;
+pub mod kilo;
 pub mod sse;
 pub mod transport;
 
