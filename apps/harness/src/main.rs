@@ -2,8 +2,8 @@
 //! from outside. Each subcommand lives in a module of its own.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod check_envelope;
 mod fake_engine;
-
 mod sse_parse;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +18,8 @@ struct Args {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Validate one envelope per stdin line; print one verdict line per input line.
+    CheckEnvelope(check_envelope::Args),
     /// Serve a fake engine on loopback; prints its URL on stdout once listening.
     FakeEngine(fake_engine::FakeEngineArgs),
     /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
@@ -28,6 +30,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     match args.command {
+        Command::CheckEnvelope(a) => check_envelope::run(&a),
         Command::FakeEngine(args) => {
             tokio::runtime::Runtime::new()?.block_on(fake_engine::run(args))
         }

@@ -1,4 +1,5 @@
 //! Integration tests of `bb-harness`: each subcommand in a module of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod check_envelope;
 mod sse_parse;

@@ -1,0 +1,65 @@
+//! Count fields (`maxBytes`, `headLines`, …): non-negative integers. A JSON number with no
+//! fractional part (`10`, `10.0`, `1e3`) is an integer, as in JSON Schema and JavaScript;
+//! negatives, fractions and values above 2^53 are rejected.
+
+use serde::de::{self, Deserializer, Unexpected, Visitor};
+use std::fmt;
+
+/// Largest count accepted: the largest integer a JavaScript number holds exactly.
+pub(crate) const MAX_COUNT: u64 = (1 << 53) - 1;
+
+struct CountVisitor;
+
+impl Visitor<'_> for CountVisitor {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a non-negative integer no larger than {MAX_COUNT}")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        if v <= MAX_COUNT { Ok(v) } else { Err(E::invalid_value(Unexpected::Unsigned(v), &self)) }
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v)
+            .map_err(|_| E::invalid_value(Unexpected::Signed(v), &self))
+            .and_then(|v| self.visit_u64(v))
+    }
+
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+        if v.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(&v) {
+            Ok(v as u64)
+        } else {
+            Err(E::invalid_value(Unexpected::Float(v), &self))
+        }
+    }
+}
+
+/// `deserialize_with` for an optional count (`null` reads as absent).
+pub(crate) fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct OptionVisitor;
+
+    impl<'de> Visitor<'de> for OptionVisitor {
+        type Value = Option<u64>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a non-negative integer or null")
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(CountVisitor).map(Some)
+        }
+    }
+
+    d.deserialize_option(OptionVisitor)
+}
