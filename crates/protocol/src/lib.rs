@@ -3,3 +3,64 @@
 //! event payloads, and the validation that turns raw JSON into them.
 //!
 //! IO contract: this crate does no IO; it turns bytes into typed messages and back.
+//!
+//! # Decoding
+//!
+//! [`decode_v1`] and [`decode_ws`] (or [`decode`] with a [`Transport`]) take one raw message
+//! and return the typed message or a [`Rejection`] with a stable [`RejectCode`]. Bridges run
+//! outbound messages through the same checks with [`V1Message::to_line`] /
+//! [`WsMessage::to_line`] before writing. A rejected request whose id could be read yields the
+//! error response owed to the sender ([`Rejection::v1_response`], [`Rejection::ws_response`]).
+//!
+//! # Rules where the specs are silent
+//!
+//! - The byte limit ([`Limits::max_bytes`], default 1 MiB) is checked on the raw length before
+//!   anything else, so an oversized message is `payload_too_large` even if it is not JSON.
+//! - Nesting deeper than [`Limits::max_depth`] (default 100) is `invalid_json`, found by an
+//!   iterative pre-scan before parsing; the parser never recurses past it.
+//! - Not UTF-8, empty, whitespace-only or not JSON: `invalid_json`. JSON but not an object:
+//!   `invalid_envelope`.
+//! - v1: `v` is checked before `kind`. Missing or non-numeric `v` (including the string
+//!   `"1"`) is `invalid_envelope`; any number other than 1 is `unsupported_version` (`1.0`
+//!   counts as 1), whatever the rest of the message looks like.
+//! - Missing, unknown or non-string `kind`/`type` is `invalid_envelope`. Ids must be strings
+//!   (a numeric id is `invalid_envelope`); the empty string is a valid id.
+//! - A request's method is checked before its params: an unknown name (including a method of
+//!   the other transport) is `unknown_method`. Params absent or `null` are read as `{}`, so a
+//!   method whose params are all optional (`bb.init`, `bb.listSessions`,
+//!   `bb.createSession`, `dialog.open`) accepts them; a method with a required field answers
+//!   `invalid_params`. Params that are not an object (array, string, number) are
+//!   `invalid_params`.
+//! - Count fields (`maxBytes`, `headLines`, `tailLines`, and `retryCount`,
+//!   `pendingPermissionCount`, `turn` in payloads) are non-negative integers: negatives,
+//!   fractions (`1.5`) and floats (`10.0`) are rejected. `null` for an optional field is
+//!   read as absent.
+//! - Responses: `ok` must be a boolean; `ok: true` with an `error`, `ok: false` without an
+//!   `error`, or `ok: false` with a `result` are `invalid_envelope` (`null` counts as
+//!   absent). The `result` is not checked at the envelope level (a response does not name its
+//!   method); [`V1Method::check_result`] / [`WsMethod::check_result`] check it when the
+//!   method is known.
+//! - Events: an unknown topic/event name, a missing payload or a v1 payload not matching its
+//!   topic is `invalid_envelope`. WebSocket event payloads must be JSON objects; their fields
+//!   are open.
+//! - Unknown fields anywhere are accepted and dropped (additive changes within v1).
+
+mod decode;
+mod limits;
+mod macros;
+mod marker;
+mod reject;
+pub mod schema;
+pub mod v1;
+mod verdict;
+pub mod ws;
+
+pub use limits::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits};
+pub use marker::{EventTag, EvtTag, ProtocolV1, ReqTag, RequestTag, ResTag, ResponseTag};
+pub use reject::{RejectCode, Rejection};
+pub use v1::{V1Message, decode_v1};
+pub use verdict::{Message, Transport, UnknownTransport, Verdict, decode};
+pub use ws::{WsMessage, decode_ws};
+
+#[cfg(test)]
+mod tests;

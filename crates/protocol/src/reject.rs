@@ -1,0 +1,81 @@
+//! The closed set of rejection codes and the `Rejection` a decoder returns.
+
+use std::fmt;
+
+/// Why a message was rejected. The string forms (`as_str`) are stable wire codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RejectCode {
+    /// Not UTF-8, not JSON, empty, or nested deeper than the limit.
+    InvalidJson,
+    /// JSON, but not an envelope: wrong shape, unknown kind, missing or ill-typed id, unknown
+    /// topic or event name, event payload not matching its topic, inconsistent response.
+    InvalidEnvelope,
+    /// A v1 message whose `v` is a number other than 1.
+    UnsupportedVersion,
+    /// A well-formed request naming a method this transport does not have.
+    UnknownMethod,
+    /// A request for a known method whose params do not match that method.
+    InvalidParams,
+    /// The raw message is longer than the configured limit (checked before parsing).
+    PayloadTooLarge,
+}
+
+impl RejectCode {
+    /// Every code, in declaration order.
+    pub const ALL: [RejectCode; 6] = [
+        RejectCode::InvalidJson,
+        RejectCode::InvalidEnvelope,
+        RejectCode::UnsupportedVersion,
+        RejectCode::UnknownMethod,
+        RejectCode::InvalidParams,
+        RejectCode::PayloadTooLarge,
+    ];
+
+    /// The stable wire code, e.g. `"invalid_params"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectCode::InvalidJson => "invalid_json",
+            RejectCode::InvalidEnvelope => "invalid_envelope",
+            RejectCode::UnsupportedVersion => "unsupported_version",
+            RejectCode::UnknownMethod => "unknown_method",
+            RejectCode::InvalidParams => "invalid_params",
+            RejectCode::PayloadTooLarge => "payload_too_large",
+        }
+    }
+
+    /// Parses a stable wire code.
+    pub fn from_code(code: &str) -> Option<RejectCode> {
+        RejectCode::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+}
+
+impl fmt::Display for RejectCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A message the validator refused, with the id of the request to answer when one could be
+/// read (the message was recognisably a request and carried a string id).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct Rejection {
+    /// The stable code.
+    pub code: RejectCode,
+    /// The request id to answer with an error response, if one could be read.
+    pub id: Option<String>,
+    /// A human-readable explanation (never contains the raw message).
+    pub detail: String,
+}
+
+impl Rejection {
+    pub(crate) fn new(code: RejectCode, detail: impl Into<String>) -> Self {
+        Rejection { code, id: None, detail: detail.into() }
+    }
+
+    pub(crate) fn with_id(mut self, id: Option<&str>) -> Self {
+        self.id = id.map(str::to_owned);
+        self
+    }
+}

@@ -1,0 +1,214 @@
+//! Unit tests of the decoders, constructors, limits and schema generation.
+
+use serde_json::json;
+
+use crate::limits::nesting_depth_exceeds;
+use crate::v1::{
+    ConnectionPayload, ConnectionStatus, NoParams, SessionParams, V1Call, V1Error, V1Event,
+    V1Message, V1Method, V1Request, V1Response, V1Topic,
+};
+use crate::ws::{
+    WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsMethod, WsRequest, WsResponse,
+};
+use crate::{Limits, RejectCode, Transport, Verdict, decode_v1, decode_ws};
+
+fn v1(raw: &str) -> Result<V1Message, crate::Rejection> {
+    decode_v1(raw.as_bytes(), &Limits::default())
+}
+
+fn ws(raw: &str) -> Result<WsMessage, crate::Rejection> {
+    decode_ws(raw.as_bytes(), &Limits::default())
+}
+
+fn code_v1(raw: &str) -> Option<RejectCode> {
+    v1(raw).err().map(|r| r.code)
+}
+
+#[test]
+fn v1_request_decodes_to_typed_call() {
+    let msg = v1(r#"{"v":1,"kind":"req","id":"7","method":"bb.stop","params":{"sessionId":"s"}}"#)
+        .unwrap();
+    let expected = V1Request::new("7", V1Call::Stop(SessionParams { session_id: "s".into() }));
+    assert_eq!(msg, V1Message::Request(expected));
+}
+
+#[test]
+fn unknown_method_keeps_the_request_id_and_builds_the_reply() {
+    let rejection = v1(r#"{"v":1,"kind":"req","id":"r1","method":"bb.nope"}"#).unwrap_err();
+    assert_eq!(rejection.code, RejectCode::UnknownMethod);
+    assert_eq!(rejection.id.as_deref(), Some("r1"));
+    let reply = rejection.v1_response().unwrap();
+    let line = V1Message::Response(reply).to_line(&Limits::default()).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["id"], "r1");
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["error"]["code"], "unknown_method");
+
+    let rejection = ws(r#"{"type":"request","id":"w1","method":"bb.init"}"#).unwrap_err();
+    assert_eq!(rejection.code, RejectCode::UnknownMethod);
+    let reply = rejection.ws_response().unwrap();
+    assert_eq!(reply.id, "w1");
+    assert_eq!(reply.error.unwrap().code.as_deref(), Some("unknown_method"));
+}
+
+#[test]
+fn rejections_of_non_requests_carry_no_id() {
+    let rejection = v1(r#"{"v":1,"kind":"res","id":"r1","ok":"yes"}"#).unwrap_err();
+    assert_eq!(rejection.code, RejectCode::InvalidEnvelope);
+    assert_eq!(rejection.id, None);
+    assert!(rejection.v1_response().is_none());
+}
+
+#[test]
+fn version_is_checked_before_everything_else() {
+    assert_eq!(code_v1(r#"{"v":2}"#), Some(RejectCode::UnsupportedVersion));
+    assert_eq!(code_v1(r#"{"v":"1","kind":"req"}"#), Some(RejectCode::InvalidEnvelope));
+    assert_eq!(
+        code_v1(r#"{"kind":"req","id":"1","method":"bb.init"}"#),
+        Some(RejectCode::InvalidEnvelope)
+    );
+    assert_eq!(code_v1(r#"{"v":1.0,"kind":"req","id":"1","method":"bb.init"}"#), None);
+    let r = v1(r#"{"v":0,"kind":"req","id":"x","method":"bb.init"}"#).unwrap_err();
+    assert_eq!((r.code, r.id.as_deref()), (RejectCode::UnsupportedVersion, Some("x")));
+}
+
+#[test]
+fn response_consistency() {
+    assert_eq!(code_v1(r#"{"v":1,"kind":"res","id":"1","ok":true,"result":{}}"#), None);
+    assert_eq!(code_v1(r#"{"v":1,"kind":"res","id":"1","ok":true}"#), None);
+    assert_eq!(
+        code_v1(r#"{"v":1,"kind":"res","id":"1","ok":true,"error":{"code":"x","message":"m"}}"#),
+        Some(RejectCode::InvalidEnvelope)
+    );
+    assert_eq!(
+        code_v1(r#"{"v":1,"kind":"res","id":"1","ok":false}"#),
+        Some(RejectCode::InvalidEnvelope)
+    );
+    assert_eq!(
+        code_v1(r#"{"v":1,"kind":"res","id":"1","ok":false,"error":{"message":"m"}}"#),
+        Some(RejectCode::InvalidEnvelope)
+    );
+}
+
+#[test]
+fn size_limit_is_checked_on_raw_bytes_before_parsing() {
+    let limits = Limits::with_max_bytes(10);
+    let r = decode_v1(b"not json at all", &limits).unwrap_err();
+    assert_eq!(r.code, RejectCode::PayloadTooLarge);
+    let r = decode_v1(b"1234567890", &limits).unwrap_err();
+    assert_eq!(r.code, RejectCode::InvalidEnvelope, "exactly at the limit is parsed");
+}
+
+#[test]
+fn deep_nesting_is_invalid_json_without_recursion() {
+    let depth = 200_000;
+    let raw = format!(
+        r#"{{"v":1,"kind":"req","id":"1","method":"bb.init","params":{{"a":{}{}}}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let r = decode_v1(raw.as_bytes(), &Limits { max_bytes: usize::MAX, ..Limits::default() });
+    assert_eq!(r.unwrap_err().code, RejectCode::InvalidJson);
+}
+
+#[test]
+fn nesting_scan_ignores_brackets_in_strings() {
+    assert!(!nesting_depth_exceeds(br#"{"a":"[[[[[[\"[[[["}"#, 2));
+    assert!(nesting_depth_exceeds(br#"{"a":[[["#, 3));
+    assert!(!nesting_depth_exceeds(br#"{"a":[[]]}"#, 3));
+}
+
+#[test]
+fn constructors_produce_valid_lines() {
+    let limits = Limits::default();
+    let messages = [
+        V1Message::Request(V1Request::new("1", V1Call::Init(NoParams {}))),
+        V1Message::Response(V1Response::success("1", json!({"x": 1}))),
+        V1Message::Response(V1Response::failure("1", V1Error::new("engine_down", "no engine"))),
+        V1Message::Event(V1Event::new(V1Topic::Connection(ConnectionPayload {
+            status: ConnectionStatus::Connecting,
+            session_id: None,
+            retry_count: Some(2),
+            last_error: None,
+            gap_detected: Some(true),
+        }))),
+    ];
+    for message in messages {
+        let line = message.to_line(&limits).unwrap();
+        assert!(!line.contains('\n'));
+        assert_eq!(decode_v1(line.as_bytes(), &limits).unwrap(), message);
+    }
+    let messages = [
+        WsMessage::Request(WsRequest::new(
+            "a",
+            WsCall::ShellOpenPath(crate::ws::OpenPathParams { path: "/tmp".into() }),
+        )),
+        WsMessage::Response(WsResponse::success("a", serde_json::Value::Null)),
+        WsMessage::Response(WsResponse::failure("a", WsError::new("x", "y"))),
+        WsMessage::Event(WsEvent::new(WsEventKind::ScanProgress(serde_json::Map::new()))),
+    ];
+    for message in messages {
+        let line = message.to_line(&limits).unwrap();
+        assert_eq!(decode_ws(line.as_bytes(), &limits).unwrap(), message);
+    }
+}
+
+#[test]
+fn outbound_validation_catches_inconsistent_responses() {
+    let mut response = V1Response::success("1", json!(1));
+    response.error = Some(V1Error::new("x", "y"));
+    let r = V1Message::Response(response).to_line(&Limits::default()).unwrap_err();
+    assert_eq!(r.code, RejectCode::InvalidEnvelope);
+    let big = V1Response::success("1", json!("x".repeat(100)));
+    let r = V1Message::Response(big).to_line(&Limits::with_max_bytes(50)).unwrap_err();
+    assert_eq!(r.code, RejectCode::PayloadTooLarge);
+}
+
+#[test]
+fn method_tables_round_trip_names() {
+    for &m in V1Method::ALL {
+        assert_eq!(V1Method::from_name(m.as_str()), Some(m));
+    }
+    for &m in WsMethod::ALL {
+        assert_eq!(WsMethod::from_name(m.as_str()), Some(m));
+    }
+    assert_eq!(V1Method::ALL.len(), 13);
+    assert_eq!(WsMethod::ALL.len(), 9);
+}
+
+#[test]
+fn check_result_uses_typed_results() {
+    let init = json!({
+        "protocolVersion": 1,
+        "engine": {"kind": "kilo", "status": "ready"},
+        "capabilities": {"sessions": true, "permissions": true, "commands": false,
+            "files": true, "diffs": true, "artifacts": false, "resume": true}
+    });
+    assert!(V1Method::Init.check_result(&init).is_ok());
+    assert!(V1Method::Init.check_result(&json!({})).is_err());
+    assert!(WsMethod::AcpSessionNew.check_result(&json!("sess-1")).is_ok());
+    assert!(WsMethod::AcpDisconnect.check_result(&json!(null)).is_ok());
+    assert!(WsMethod::DialogOpen.check_result(&json!(["a", "b"])).is_ok());
+}
+
+#[test]
+fn verdict_serializes_in_checker_shape() {
+    let v = Verdict::of(
+        Transport::Ws,
+        br#"{"type":"event","event":"session-data","payload":{}}"#,
+        &Limits::default(),
+    );
+    assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"verdict":"event","topic":"session-data"}"#);
+    let v = Verdict::of(Transport::V1, b"", &Limits::default());
+    assert_eq!(
+        serde_json::to_string(&v).unwrap(),
+        r#"{"verdict":"rejected","code":"invalid_json"}"#
+    );
+}
+
+#[test]
+fn reject_codes_round_trip() {
+    for code in RejectCode::ALL {
+        assert_eq!(RejectCode::from_code(code.as_str()), Some(code));
+    }
+}

@@ -1,0 +1,13 @@
+//! The host ↔ webview RPC envelope, version 1.
+
+mod decode;
+mod envelope;
+mod params;
+mod results;
+mod topics;
+
+pub use decode::decode_v1;
+pub use envelope::{V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response};
+pub use params::*;
+pub use results::*;
+pub use topics::*;

@@ -1,0 +1,144 @@
+//! Typed params of every v1 `bb.*` method (camelCase on the wire; unknown fields ignored).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Params of `bb.init` and `bb.listSessions`: none. `null`, absent and `{}` are all accepted;
+/// fields are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NoParams {}
+
+/// `bb.createSession`: every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateSessionParams {
+    /// Engine config file for the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_path: Option<String>,
+    /// Initial task text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Model identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Engine permission mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+}
+
+/// `bb.selectSession`, `bb.deleteSession`, `bb.stop`: a session id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionParams {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `bb.sendMessage`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageParams {
+    /// The session.
+    pub session_id: String,
+    /// The user's message.
+    pub text: String,
+    /// Attachments uploaded earlier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment_ids: Option<Vec<String>>,
+}
+
+/// `bb.command`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandParams {
+    /// The session.
+    pub session_id: String,
+    /// Command name.
+    pub command: String,
+    /// Command arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Map<String, Value>>,
+}
+
+/// A permission decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionDecision {
+    /// Allow this request only.
+    AllowOnce,
+    /// Deny this request.
+    Deny,
+    /// Allow and remember a rule.
+    AllowRule,
+}
+
+/// `bb.approvePermission`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovePermissionParams {
+    /// The session.
+    pub session_id: String,
+    /// The pending permission request.
+    pub request_id: String,
+    /// The decision.
+    pub decision: PermissionDecision,
+    /// Rule change to record with `allow_rule`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_update: Option<Map<String, Value>>,
+}
+
+/// `bb.listFiles`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListFilesParams {
+    /// The session.
+    pub session_id: String,
+    /// Directory, relative to the session workspace.
+    pub path: String,
+}
+
+/// `bb.readFileSnippet`. Counts are non-negative integers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadFileSnippetParams {
+    /// The session.
+    pub session_id: String,
+    /// File, relative to the session workspace.
+    pub path: String,
+    /// Most bytes to return.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// Lines to keep from the head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_lines: Option<u64>,
+    /// Lines to keep from the tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_lines: Option<u64>,
+}
+
+/// `bb.openDiff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenDiffParams {
+    /// The session.
+    pub session_id: String,
+    /// File to diff.
+    pub file_path: String,
+    /// Left side (defaults to the run's base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_ref: Option<String>,
+    /// Right side (defaults to the working tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_ref: Option<String>,
+}
+
+/// `bb.downloadArtifact`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DownloadArtifactParams {
+    /// The session.
+    pub session_id: String,
+    /// Artifact path within the run.
+    pub artifact_path: String,
+}

@@ -1,0 +1,162 @@
+//! The WebSocket envelope (`request`/`response`/`event`), its method table and constructors.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::events::WsEventKind;
+use super::params::*;
+use super::results::*;
+use crate::macros::define_calls;
+use crate::marker::{EventTag, RequestTag, ResponseTag};
+use crate::reject::Rejection;
+
+define_calls! {
+    /// A typed WebSocket request body: the method name and its params.
+    call WsCall;
+    /// The WebSocket request methods.
+    method WsMethod;
+    /// `dialog.open`: show a desktop open dialog.
+    DialogOpen = "dialog.open" => DialogOpenParams, DialogOpenResult;
+    /// `shell.openPath`: open a path with the system handler.
+    ShellOpenPath = "shell.openPath" => OpenPathParams, ();
+    /// `acp_connect`: start an ACP agent.
+    AcpConnect = "acp_connect" => AcpConnectParams, AcpConnectionInfo;
+    /// `acp_disconnect`: stop an ACP agent.
+    AcpDisconnect = "acp_disconnect" => AcpDisconnectParams, ();
+    /// `acp_session_new`: returns the new session id.
+    AcpSessionNew = "acp_session_new" => AcpSessionNewParams, String;
+    /// `acp_session_load`.
+    AcpSessionLoad = "acp_session_load" => AcpSessionLoadParams, ();
+    /// `acp_session_prompt`.
+    AcpSessionPrompt = "acp_session_prompt" => AcpSessionPromptParams, AcpPromptResult;
+    /// `acp_session_cancel`.
+    AcpSessionCancel = "acp_session_cancel" => AcpSessionCancelParams, ();
+    /// `acp_permission_reply`.
+    AcpPermissionReply = "acp_permission_reply" => AcpPermissionReplyParams, ();
+}
+
+/// A WebSocket request: `{type: "request", id, method, params}`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WsRequest {
+    /// Always `"request"`.
+    #[serde(rename = "type")]
+    pub kind: RequestTag,
+    /// Client-generated id, echoed by the response.
+    pub id: String,
+    /// Method and params.
+    #[serde(flatten)]
+    pub call: WsCall,
+}
+
+/// The error of a failed WebSocket response: `{message, code?, data?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WsError {
+    /// Human-readable message.
+    pub message: String,
+    /// Stable machine-readable code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Extra data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// A WebSocket response: `{type: "response", id, ok, result?, error?}`. Built through
+/// [`WsResponse::success`] / [`WsResponse::failure`], `ok` always agrees with which of
+/// `result`/`error` is set; the decoder rejects messages where it does not.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WsResponse {
+    /// Always `"response"`.
+    #[serde(rename = "type")]
+    pub kind: ResponseTag,
+    /// The id of the request answered.
+    pub id: String,
+    /// Whether the request succeeded.
+    pub ok: bool,
+    /// The result, when `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error, when not `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WsError>,
+}
+
+/// A WebSocket event: `{type: "event", event, payload}`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WsEvent {
+    /// Always `"event"`.
+    #[serde(rename = "type")]
+    pub kind: EventTag,
+    /// Name and payload.
+    #[serde(flatten)]
+    pub event: WsEventKind,
+}
+
+/// Any WebSocket message.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WsMessage {
+    /// `type: "request"`.
+    Request(WsRequest),
+    /// `type: "response"`.
+    Response(WsResponse),
+    /// `type: "event"`.
+    Event(WsEvent),
+}
+
+impl WsRequest {
+    /// A request with this id.
+    pub fn new(id: impl Into<String>, call: WsCall) -> Self {
+        WsRequest { kind: RequestTag, id: id.into(), call }
+    }
+}
+
+impl WsError {
+    /// An error with a code and no data.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        WsError { message: message.into(), code: Some(code.into()), data: None }
+    }
+}
+
+impl From<&Rejection> for WsError {
+    fn from(rejection: &Rejection) -> Self {
+        WsError::new(rejection.code.as_str(), rejection.detail.clone())
+    }
+}
+
+impl WsResponse {
+    /// A successful response carrying `result` (`Value::Null` for methods returning nothing).
+    pub fn success(id: impl Into<String>, result: Value) -> Self {
+        WsResponse { kind: ResponseTag, id: id.into(), ok: true, result: Some(result), error: None }
+    }
+
+    /// A successful response carrying a typed result.
+    pub fn success_with<T: Serialize>(
+        id: impl Into<String>,
+        result: &T,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(WsResponse::success(id, serde_json::to_value(result)?))
+    }
+
+    /// A failed response.
+    pub fn failure(id: impl Into<String>, error: WsError) -> Self {
+        WsResponse { kind: ResponseTag, id: id.into(), ok: false, result: None, error: Some(error) }
+    }
+}
+
+impl WsEvent {
+    /// An event.
+    pub fn new(event: WsEventKind) -> Self {
+        WsEvent { kind: EventTag, event }
+    }
+}
+
+impl Rejection {
+    /// The error response owed to the sender, when the rejected message was a request whose
+    /// id could be read.
+    pub fn ws_response(&self) -> Option<WsResponse> {
+        let id = self.id.as_deref()?;
+        Some(WsResponse::failure(id, WsError::from(self)))
+    }
+}

@@ -1,0 +1,13 @@
+//! The WebSocket transport envelope shared by the Tauri and VS Code webviews.
+
+mod decode;
+mod envelope;
+mod events;
+mod params;
+mod results;
+
+pub use decode::decode_ws;
+pub use envelope::{WsCall, WsError, WsEvent, WsMessage, WsMethod, WsRequest, WsResponse};
+pub use events::*;
+pub use params::*;
+pub use results::*;
