@@ -24,8 +24,5 @@ pub fn is_allowed(name: &str) -> bool {
 pub fn inherit_allowed(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    parent
-        .into_iter()
-        .filter(|(k, _)| k.to_str().is_some_and(is_allowed))
-        .collect()
+    parent.into_iter().filter(|(k, _)| k.to_str().is_some_and(is_allowed)).collect()
 }

@@ -6,13 +6,13 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use secrecy::SecretString;
 
 use crate::env::inherit_allowed;
-use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
+use crate::restart::{RestartDecision, RestartPolicy};
 use crate::spawn::{EngineProcess, ExitInfo, ProcessSpawner, SpawnSpec};
 
 /// The environment variable the engine reads its server password from.
@@ -151,30 +151,28 @@ pub struct RunningEngine {
     pub process: Box<dyn EngineProcess>,
 }
 
-/// Starts and restarts one Kilo server for one workspace.
+/// Starts one Kilo server for one workspace (each start with a fresh password); the caller
+/// paces restarts with a [`crate::CrashHistory`] built from `config().restart`.
 #[derive(Debug)]
 pub struct KiloSupervisor {
     config: KiloConfig,
     spawner: Arc<dyn ProcessSpawner>,
     probe: Arc<dyn HealthProbe>,
-    history: CrashHistory,
 }
 
 impl KiloSupervisor {
     /// A supervisor; nothing starts until [`KiloSupervisor::start`].
-    pub fn new(config: KiloConfig, spawner: Arc<dyn ProcessSpawner>, probe: Arc<dyn HealthProbe>) -> Self {
-        let history = CrashHistory::new(config.restart);
-        Self { config, spawner, probe, history }
+    pub fn new(
+        config: KiloConfig,
+        spawner: Arc<dyn ProcessSpawner>,
+        probe: Arc<dyn HealthProbe>,
+    ) -> Self {
+        Self { config, spawner, probe }
     }
 
     /// The configuration.
     pub fn config(&self) -> &KiloConfig {
         &self.config
-    }
-
-    /// Records a crash (an unexpected exit or a failed start) at `now`: restart or give up.
-    pub fn record_crash(&mut self, now: Instant) -> RestartDecision {
-        self.history.record_crash(now)
     }
 
     /// One start attempt with a fresh password: spawn, read the listening URL, probe health,
@@ -183,10 +181,8 @@ impl KiloSupervisor {
         let password = generate_password();
         let spec = self.spawn_spec(password.clone());
         let program = spec.program.display().to_string();
-        let mut process = self
-            .spawner
-            .spawn(spec)
-            .map_err(|source| StartError::Spawn { program, source })?;
+        let mut process =
+            self.spawner.spawn(spec).map_err(|source| StartError::Spawn { program, source })?;
         let bound = self.config.start_timeout;
         let result = tokio::time::timeout(bound, self.bring_up(process.as_mut(), password)).await;
         let result = result.unwrap_or(Err(StartError::Timeout(bound)));
@@ -217,11 +213,8 @@ impl KiloSupervisor {
                 break url?;
             }
         };
-        let endpoint = EngineEndpoint {
-            base_url,
-            username: USERNAME.to_owned(),
-            password: Some(password),
-        };
+        let endpoint =
+            EngineEndpoint { base_url, username: USERNAME.to_owned(), password: Some(password) };
         let probe_timeout = self.config.probe_timeout;
         let probes = async {
             let version = loop {
@@ -252,7 +245,16 @@ impl KiloSupervisor {
         env.extend(self.config.extra_env.iter().cloned());
         env.retain(|(k, _)| k != PASSWORD_VAR && k != USERNAME_VAR);
         env.push((USERNAME_VAR.into(), USERNAME.into()));
-        let args = ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", "WARN"];
+        let args = [
+            "serve",
+            "--port",
+            "0",
+            "--hostname",
+            "127.0.0.1",
+            "--print-logs",
+            "--log-level",
+            "WARN",
+        ];
         SpawnSpec {
             program: self.config.program.clone(),
             args: args.iter().map(OsString::from).collect(),

@@ -82,11 +82,8 @@ impl CrashHistory {
             return RestartDecision::GiveUp { crashes, window: self.policy.window };
         }
         let exp = u32::try_from(crashes.saturating_sub(1)).unwrap_or(u32::MAX).min(16);
-        let after = self
-            .policy
-            .initial_delay
-            .saturating_mul(1u32 << exp)
-            .min(self.policy.max_delay);
+        let after =
+            self.policy.initial_delay.saturating_mul(1u32 << exp).min(self.policy.max_delay);
         RestartDecision::Restart { after, crashes }
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::env::{inherit_allowed, is_allowed};
-use crate::kilo::{generate_password, parse_listening_line, StartError};
+use crate::kilo::{StartError, generate_password, parse_listening_line};
 use crate::redact::{LineRedactor, REDACTED};
 use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
 use crate::tokio_spawner::read_capped_line;
@@ -57,6 +57,7 @@ fn redaction_and_cap() {
 }
 
 #[test]
+#[allow(clippy::disallowed_methods)] // one real instant to count from; time then moves by hand
 fn restart_backoff_then_breaker() {
     let policy = RestartPolicy {
         initial_delay: Duration::from_millis(100),
@@ -67,16 +68,31 @@ fn restart_backoff_then_breaker() {
     let t0 = Instant::now();
     let mut h = CrashHistory::new(policy);
     let at = |s| t0 + Duration::from_secs(s);
-    assert_eq!(h.record_crash(at(0)), RestartDecision::Restart { after: Duration::from_millis(100), crashes: 1 });
-    assert_eq!(h.record_crash(at(1)), RestartDecision::Restart { after: Duration::from_millis(200), crashes: 2 });
-    assert_eq!(h.record_crash(at(2)), RestartDecision::Restart { after: Duration::from_millis(300), crashes: 3 });
-    assert_eq!(h.record_crash(at(3)), RestartDecision::GiveUp { crashes: 4, window: Duration::from_secs(60) });
+    assert_eq!(
+        h.record_crash(at(0)),
+        RestartDecision::Restart { after: Duration::from_millis(100), crashes: 1 }
+    );
+    assert_eq!(
+        h.record_crash(at(1)),
+        RestartDecision::Restart { after: Duration::from_millis(200), crashes: 2 }
+    );
+    assert_eq!(
+        h.record_crash(at(2)),
+        RestartDecision::Restart { after: Duration::from_millis(300), crashes: 3 }
+    );
+    assert_eq!(
+        h.record_crash(at(3)),
+        RestartDecision::GiveUp { crashes: 4, window: Duration::from_secs(60) }
+    );
 
     // Crashes older than the window are forgotten: the back-off starts over.
     let mut h = CrashHistory::new(policy);
     h.record_crash(at(0));
     h.record_crash(at(10));
-    assert_eq!(h.record_crash(at(200)), RestartDecision::Restart { after: Duration::from_millis(100), crashes: 1 });
+    assert_eq!(
+        h.record_crash(at(200)),
+        RestartDecision::Restart { after: Duration::from_millis(100), crashes: 1 }
+    );
 }
 
 #[test]
@@ -88,8 +104,14 @@ fn default_policy_matches_the_plan() {
 #[test]
 fn listening_line() {
     let ok = |l: &str| parse_listening_line(l).map(|r| r.ok());
-    assert_eq!(ok("kilo server listening on http://127.0.0.1:4096"), Some(Some("http://127.0.0.1:4096".into())));
-    assert_eq!(ok("listening on http://localhost:51000/ now"), Some(Some("http://localhost:51000".into())));
+    assert_eq!(
+        ok("kilo server listening on http://127.0.0.1:4096"),
+        Some(Some("http://127.0.0.1:4096".into()))
+    );
+    assert_eq!(
+        ok("listening on http://localhost:51000/ now"),
+        Some(Some("http://localhost:51000".into()))
+    );
     assert_eq!(ok("Warning: KILO_SERVER_PASSWORD is not set; server is unsecured."), None);
     assert_eq!(ok("listening on http://127.0.0.1:"), None);
     assert_eq!(ok("listening on https://127.0.0.1:1"), None);

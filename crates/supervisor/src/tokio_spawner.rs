@@ -62,10 +62,24 @@ impl ProcessSpawner for TokioSpawner {
         let redactor = LineRedactor::new(secrets, self.max_line);
         let (tx, rx) = mpsc::channel(LINE_QUEUE);
         if let Some(out) = child.stdout.take() {
-            tokio::spawn(pump(BufReader::new(out), OutputStream::Stdout, pid, redactor.clone(), tx.clone(), self.max_line));
+            tokio::spawn(pump(
+                BufReader::new(out),
+                OutputStream::Stdout,
+                pid,
+                redactor.clone(),
+                tx.clone(),
+                self.max_line,
+            ));
         }
         if let Some(err) = child.stderr.take() {
-            tokio::spawn(pump(BufReader::new(err), OutputStream::Stderr, pid, redactor, tx, self.max_line));
+            tokio::spawn(pump(
+                BufReader::new(err),
+                OutputStream::Stderr,
+                pid,
+                redactor,
+                tx,
+                self.max_line,
+            ));
         }
         tracing::info!(pid, program = %spec.program.display(), cwd = %spec.cwd.display(), "engine process started");
         Ok(Box::new(TokioProcess { child, pid, lines: rx, exit: None }))
@@ -112,8 +126,12 @@ async fn pump<R: AsyncBufRead + Unpin>(
             Ok(Some(dropped)) => {
                 let text = redactor.apply(&buf, dropped);
                 match stream {
-                    OutputStream::Stdout => tracing::info!(target: "bb_engine", pid, stream = "stdout", "{text}"),
-                    OutputStream::Stderr => tracing::info!(target: "bb_engine", pid, stream = "stderr", "{text}"),
+                    OutputStream::Stdout => {
+                        tracing::info!(target: "bb_engine", pid, stream = "stdout", "{text}")
+                    }
+                    OutputStream::Stderr => {
+                        tracing::info!(target: "bb_engine", pid, stream = "stderr", "{text}")
+                    }
                 }
                 // A full queue only means nobody is waiting for lines: the log has it.
                 let _ = tx.try_send(OutputLine { stream, text });
