@@ -2,3 +2,10 @@
 //! Kilo CLI server and the BreadBoard engine.
 //!
 //! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
+
+pub mod fake;
+pub mod sse;
+pub mod transport;
+
+#[cfg(test)]
+mod tests;

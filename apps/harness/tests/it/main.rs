@@ -1,0 +1,4 @@
+//! Integration tests of `bb-harness`: each subcommand in a module of its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod sse_parse;

@@ -1,0 +1,2 @@
+//! SSE parser throughput.
+fn main() {}

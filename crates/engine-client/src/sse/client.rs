@@ -1,0 +1,319 @@
+//! The engine-neutral reconnecting SSE client: opens a stream through the transport port,
+//! parses it, and reconnects with back-off, `Last-Event-ID` and a read timeout.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+
+use super::backoff::{Jitter, RandomJitter, ReconnectPolicy};
+use super::parser::{SseError, SseEvent, SseItem, SseLimits, SseParser};
+use crate::transport::{ByteStream, EngineRequest, EngineTransport, TransportError};
+
+/// Which id the client sends as `Last-Event-ID` when it reconnects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResumeFrom {
+    /// The stream's last event id (the SSE `id` field), as WHATWG prescribes.
+    #[default]
+    LastEventId,
+    /// Whatever the caller last gave [`SseClient::set_resume_id`] (e.g. the last numeric
+    /// sequence number, when the stream's ids are not resumable).
+    Caller,
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// Opening or reading failed.
+    #[error(transparent)]
+    Transport(TransportError),
+    /// No bytes (not even a heartbeat) for this long.
+    #[error("no bytes from the stream for {0:?}")]
+    ReadTimeout(Duration),
+    /// The server ended the stream.
+    #[error("the stream ended")]
+    Eof,
+    /// The stream broke the parser's limits.
+    #[error(transparent)]
+    Parse(SseError),
+}
+
+/// What the client yields, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SseClientEvent {
+    /// A connection is open. Events of an earlier connection that were not complete are
+    /// gone: consumers that keep derived state treat this as a refresh boundary.
+    Connected {
+        /// How many connections were opened before this one.
+        reconnects: u32,
+    },
+    /// A dispatched event.
+    Event(SseEvent),
+    /// A comment line.
+    Comment(String),
+    /// The stream set its reconnection time.
+    Retry(Duration),
+    /// The connection dropped; the client reconnects after `delay`.
+    Disconnected {
+        /// Why it dropped.
+        reason: DropReason,
+        /// Consecutive failed attempts so far (1-based).
+        attempt: u32,
+        /// How long the client waits before reconnecting.
+        delay: Duration,
+    },
+}
+
+/// Why the client stopped for good.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseClientError {
+    /// The engine refused the credentials; the client does not retry.
+    #[error("engine refused the credentials (HTTP {status})")]
+    Auth {
+        /// 401 or 403.
+        status: u16,
+    },
+    /// A failure that retrying cannot fix (e.g. 404, not an event stream).
+    #[error("event stream failed: {0}")]
+    Fatal(TransportError),
+    /// Every allowed attempt failed.
+    #[error("event stream lost after {attempts} attempts: {last}")]
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        last: DropReason,
+    },
+}
+
+enum State {
+    /// Waiting `delay`, then opening a connection.
+    Connect {
+        delay: Duration,
+    },
+    Streaming(ByteStream),
+    Done,
+}
+
+/// A reconnecting SSE client. Pull items with [`SseClient::next`].
+///
+/// Cancel safety: dropping a `next()` future loses no item; a cancelled back-off wait
+/// restarts from its full delay.
+pub struct SseClient {
+    transport: Arc<dyn EngineTransport>,
+    request: EngineRequest,
+    policy: ReconnectPolicy,
+    jitter: Box<dyn Jitter>,
+    parser: SseParser,
+    resume_from: ResumeFrom,
+    resume_id: Option<String>,
+    state: State,
+    pending: VecDeque<SseClientEvent>,
+    failure: Option<SseClientError>,
+    items: Vec<SseItem>,
+    attempt: u32,
+    connections: u32,
+    server_retry: Option<Duration>,
+    healthy: bool,
+}
+
+impl std::fmt::Debug for SseClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseClient")
+            .field("request", &self.request)
+            .field("policy", &self.policy)
+            .field("resume_from", &self.resume_from)
+            .field("attempt", &self.attempt)
+            .field("connections", &self.connections)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SseClient {
+    /// A client that opens `request` (a `GET` of the stream) through `transport` on the
+    /// first call to [`SseClient::next`].
+    pub fn new(transport: Arc<dyn EngineTransport>, request: EngineRequest) -> Self {
+        Self {
+            transport,
+            request,
+            policy: ReconnectPolicy::default(),
+            jitter: Box::new(RandomJitter),
+            parser: SseParser::new(SseLimits::default()),
+            resume_from: ResumeFrom::LastEventId,
+            resume_id: None,
+            state: State::Connect { delay: Duration::ZERO },
+            pending: VecDeque::new(),
+            failure: None,
+            items: Vec::new(),
+            attempt: 0,
+            connections: 0,
+            server_retry: None,
+            healthy: false,
+        }
+    }
+
+    /// Sets the reconnect policy.
+    #[must_use]
+    pub fn with_policy(mut self, policy: ReconnectPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the jitter (tests use [`super::NoJitter`]).
+    #[must_use]
+    pub fn with_jitter(mut self, jitter: impl Jitter + 'static) -> Self {
+        self.jitter = Box::new(jitter);
+        self
+    }
+
+    /// Sets the parser's limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: SseLimits) -> Self {
+        self.parser = SseParser::new(limits);
+        self
+    }
+
+    /// Chooses which id is sent as `Last-Event-ID`.
+    #[must_use]
+    pub fn with_resume_from(mut self, resume_from: ResumeFrom) -> Self {
+        self.resume_from = resume_from;
+        self
+    }
+
+    /// Resumes from `id` (e.g. persisted by an earlier run): sent on the first connection.
+    #[must_use]
+    pub fn with_resume_id(mut self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.parser.set_last_event_id(id.clone());
+        self.resume_id = Some(id);
+        self
+    }
+
+    /// With [`ResumeFrom::Caller`]: the id to send on the next reconnect (`None`: none).
+    pub fn set_resume_id(&mut self, id: Option<String>) {
+        self.resume_id = id;
+    }
+
+    /// The stream's last event id.
+    pub fn last_event_id(&self) -> &str {
+        self.parser.last_event_id()
+    }
+
+    /// Stops the client: the connection is dropped and `next` returns `None`.
+    pub fn close(&mut self) {
+        self.state = State::Done;
+        self.pending.clear();
+        self.failure = None;
+    }
+
+    fn resume_header(&self) -> Option<String> {
+        let id = match self.resume_from {
+            ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
+            ResumeFrom::Caller => self.resume_id.as_deref(),
+        };
+        id.filter(|id| !id.is_empty()).map(str::to_owned)
+    }
+
+    /// The next item; `None` once closed, `Err` once the client has given up for good
+    /// (after which it yields `None`).
+    pub async fn next(&mut self) -> Option<Result<SseClientEvent, SseClientError>> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Some(Ok(item));
+            }
+            if let Some(err) = self.failure.take() {
+                return Some(Err(err));
+            }
+            match &mut self.state {
+                State::Done => return None,
+                State::Connect { delay } => {
+                    if !delay.is_zero() {
+                        tokio::time::sleep(*delay).await;
+                    }
+                    self.connect().await;
+                }
+                State::Streaming(stream) => {
+                    match tokio::time::timeout(self.policy.read_timeout, stream.next()).await {
+                        Err(_) => self.dropped(DropReason::ReadTimeout(self.policy.read_timeout)),
+                        Ok(None) => self.dropped(DropReason::Eof),
+                        Ok(Some(Err(err))) => self.dropped(DropReason::Transport(err)),
+                        Ok(Some(Ok(bytes))) => self.feed(&bytes),
+                    }
+                }
+            }
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        let fed = self.parser.feed(bytes, &mut self.items);
+        for item in self.items.drain(..) {
+            self.pending.push_back(match item {
+                SseItem::Event(event) => {
+                    if !self.healthy {
+                        // The first event of a connection: it is healthy, back-off resets.
+                        self.healthy = true;
+                        self.attempt = 0;
+                    }
+                    SseClientEvent::Event(event)
+                }
+                SseItem::Comment(text) => SseClientEvent::Comment(text),
+                SseItem::Retry(ms) => {
+                    let delay = Duration::from_millis(ms);
+                    self.server_retry = Some(delay);
+                    SseClientEvent::Retry(delay)
+                }
+            });
+        }
+        if let Err(err) = fed {
+            self.dropped(DropReason::Parse(err));
+        }
+    }
+
+    /// Opens a connection, queueing what happened.
+    async fn connect(&mut self) {
+        let mut request = self.request.clone();
+        if let Some(id) = self.resume_header() {
+            request = request.with_header("last-event-id", id);
+        }
+        let open = self.transport.open_stream(request);
+        match tokio::time::timeout(self.policy.read_timeout, open).await {
+            Ok(Ok(stream)) => {
+                self.parser.reset_stream();
+                self.state = State::Streaming(stream);
+                self.healthy = false;
+                let reconnects = self.connections;
+                self.connections += 1;
+                self.pending.push_back(SseClientEvent::Connected { reconnects });
+            }
+            Ok(Err(TransportError::Auth { status })) => {
+                self.fail(SseClientError::Auth { status });
+            }
+            Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
+            Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
+            Err(_) => self.dropped(DropReason::Transport(TransportError::Timeout)),
+        }
+    }
+
+    fn fail(&mut self, err: SseClientError) {
+        self.state = State::Done;
+        self.failure = Some(err);
+    }
+
+    /// Schedules a reconnect after a drop, or gives up.
+    fn dropped(&mut self, reason: DropReason) {
+        self.attempt += 1;
+        if self.attempt > self.policy.max_attempts {
+            let attempts = self.attempt - 1;
+            self.fail(SseClientError::GaveUp { attempts, last: reason });
+            return;
+        }
+        let delay = self.jitter.apply(self.policy.delay(self.attempt, self.server_retry));
+        self.state = State::Connect { delay };
+        let attempt = self.attempt;
+        self.pending.push_back(SseClientEvent::Disconnected { reason, attempt, delay });
+    }
+}

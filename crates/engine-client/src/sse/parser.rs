@@ -1,0 +1,319 @@
+//! The sans-IO `text/event-stream` parser: bytes in, events out, following the WHATWG rules.
+
+use std::fmt;
+
+/// Bounds that keep a hostile or broken stream from growing memory without limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseLimits {
+    /// Longest accepted line, in bytes, without its terminator.
+    pub max_line_bytes: usize,
+    /// Largest accepted event (data buffer plus event type), in bytes.
+    pub max_event_bytes: usize,
+}
+
+impl Default for SseLimits {
+    fn default() -> Self {
+        Self { max_line_bytes: 8 * 1024 * 1024, max_event_bytes: 16 * 1024 * 1024 }
+    }
+}
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event` field, or `"message"` when the event had none.
+    pub event_type: String,
+    /// The `data` lines joined by `\n`.
+    pub data: String,
+    /// The stream's last event id at dispatch time (persists across events).
+    pub last_event_id: String,
+}
+
+/// What the parser yields, in stream order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseItem {
+    /// A dispatched event.
+    Event(SseEvent),
+    /// A valid `retry` field: the new reconnection time in milliseconds.
+    Retry(u64),
+    /// A comment line (`:` first), without the colon.
+    Comment(String),
+}
+
+/// Why the parser refused the stream. After an error the parser stays failed (every later
+/// [`SseParser::feed`] returns the same error) until [`SseParser::reset_stream`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseError {
+    /// A line grew past [`SseLimits::max_line_bytes`].
+    #[error("SSE line longer than {limit} bytes")]
+    LineTooLong {
+        /// The limit that was exceeded.
+        limit: usize,
+    },
+    /// An event grew past [`SseLimits::max_event_bytes`].
+    #[error("SSE event larger than {limit} bytes")]
+    EventTooLarge {
+        /// The limit that was exceeded.
+        limit: usize,
+    },
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Incremental event-stream parser. Feed it byte chunks split anywhere; it yields the same
+/// items whatever the split.
+pub struct SseParser {
+    limits: SseLimits,
+    /// Bytes of the current, unterminated line.
+    line: Vec<u8>,
+    /// Bytes seen at stream start while deciding whether they are a BOM.
+    bom_pending: Vec<u8>,
+    at_stream_start: bool,
+    /// The previous chunk ended with CR: a leading LF in the next chunk belongs to it.
+    skip_lf: bool,
+    data: String,
+    event_type: String,
+    id_buffer: String,
+    last_event_id: String,
+    failed: Option<SseError>,
+}
+
+impl fmt::Debug for SseParser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseParser")
+            .field("limits", &self.limits)
+            .field("buffered_line_bytes", &self.line.len())
+            .field("buffered_data_bytes", &self.data.len())
+            .field("last_event_id", &self.last_event_id)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::new(SseLimits::default())
+    }
+}
+
+impl SseParser {
+    /// A parser at the start of a stream.
+    pub fn new(limits: SseLimits) -> Self {
+        Self {
+            limits,
+            line: Vec::new(),
+            bom_pending: Vec::new(),
+            at_stream_start: true,
+            skip_lf: false,
+            data: String::new(),
+            event_type: String::new(),
+            id_buffer: String::new(),
+            last_event_id: String::new(),
+            failed: None,
+        }
+    }
+
+    /// The last event id of the stream (set when an event is dispatched).
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// Sets the last event id, e.g. when resuming from a persisted id.
+    pub fn set_last_event_id(&mut self, id: impl Into<String>) {
+        self.last_event_id = id.into();
+        self.id_buffer.clone_from(&self.last_event_id);
+    }
+
+    /// Starts a new connection's stream: discards any partial line or event, accepts a BOM
+    /// again and clears a failure, but keeps the last event id.
+    pub fn reset_stream(&mut self) {
+        self.line.clear();
+        self.bom_pending.clear();
+        self.at_stream_start = true;
+        self.skip_lf = false;
+        self.data.clear();
+        self.event_type.clear();
+        self.id_buffer.clone_from(&self.last_event_id);
+        self.failed = None;
+    }
+
+    /// Parses `chunk`, appending every item it completes to `out`. Items completed before an
+    /// error are kept in `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        let result = self.feed_inner(chunk, out);
+        if let Err(err) = &result {
+            self.failed = Some(err.clone());
+            self.line.clear();
+            self.data.clear();
+            self.event_type.clear();
+        }
+        result
+    }
+
+    /// Convenience: parses `chunk` and returns the items it completes.
+    pub fn feed_collect(&mut self, chunk: &[u8]) -> Result<Vec<SseItem>, SseError> {
+        let mut out = Vec::new();
+        self.feed(chunk, &mut out).map(|()| out)
+    }
+
+    fn feed_inner(&mut self, mut chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
+        if self.at_stream_start {
+            let Some(rest) = self.strip_bom(chunk, out)? else {
+                return Ok(());
+            };
+            chunk = rest;
+        }
+        self.scan(chunk, out)
+    }
+
+    /// Consumes a leading BOM, possibly split over chunks. Returns the bytes left to parse,
+    /// or `None` while it cannot decide yet.
+    fn strip_bom<'a>(
+        &mut self,
+        chunk: &'a [u8],
+        out: &mut Vec<SseItem>,
+    ) -> Result<Option<&'a [u8]>, SseError> {
+        if self.bom_pending.is_empty() && chunk.len() >= BOM.len() {
+            self.at_stream_start = false;
+            return Ok(Some(chunk.strip_prefix(BOM).unwrap_or(chunk)));
+        }
+        let mut taken = 0;
+        while self.bom_pending.len() < BOM.len() && taken < chunk.len() {
+            self.bom_pending.push(chunk[taken]);
+            taken += 1;
+        }
+        let is_prefix = BOM.starts_with(&self.bom_pending);
+        if is_prefix && self.bom_pending.len() < BOM.len() {
+            return Ok(None);
+        }
+        self.at_stream_start = false;
+        let pending = std::mem::take(&mut self.bom_pending);
+        if !is_prefix {
+            self.scan(&pending, out)?;
+        }
+        Ok(Some(&chunk[taken..]))
+    }
+
+    fn scan(&mut self, mut chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
+        if self.skip_lf {
+            self.skip_lf = false;
+            if let Some(rest) = chunk.strip_prefix(b"\n") {
+                chunk = rest;
+            }
+        }
+        while let Some(end) = memchr::memchr2(b'\r', b'\n', chunk) {
+            let (head, rest) = chunk.split_at(end);
+            if self.line.is_empty() {
+                self.check_line_len(head.len())?;
+                self.process_line(head, out)?;
+            } else {
+                self.check_line_len(self.line.len() + head.len())?;
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(head);
+                let result = self.process_line(&line, out);
+                line.clear();
+                self.line = line;
+                result?;
+            }
+            chunk = match rest {
+                [b'\r', b'\n', tail @ ..] => tail,
+                [b'\r'] => {
+                    self.skip_lf = true;
+                    &[]
+                }
+                [_, tail @ ..] => tail,
+                [] => &[],
+            };
+        }
+        if !chunk.is_empty() {
+            self.check_line_len(self.line.len() + chunk.len())?;
+            self.line.extend_from_slice(chunk);
+        }
+        Ok(())
+    }
+
+    fn check_line_len(&self, len: usize) -> Result<(), SseError> {
+        if len > self.limits.max_line_bytes {
+            return Err(SseError::LineTooLong { limit: self.limits.max_line_bytes });
+        }
+        Ok(())
+    }
+
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
+        if line.is_empty() {
+            self.dispatch(out);
+            return Ok(());
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(0) => {
+                out.push(SseItem::Comment(decode(&line[1..]).into_owned()));
+                return Ok(());
+            }
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        match field {
+            b"data" => {
+                let value = decode(value);
+                self.check_event_len(value.len() + 1)?;
+                self.data.push_str(&value);
+                self.data.push('\n');
+            }
+            b"event" => {
+                let value = decode(value);
+                self.event_type.clear();
+                self.check_event_len(value.len())?;
+                self.event_type.push_str(&value);
+            }
+            b"id" if !value.contains(&0) => {
+                self.id_buffer = decode(value).into_owned();
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                let ms = value.iter().fold(0u64, |acc, digit| {
+                    acc.saturating_mul(10).saturating_add(u64::from(digit - b'0'))
+                });
+                out.push(SseItem::Retry(ms));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn check_event_len(&self, extra: usize) -> Result<(), SseError> {
+        if self.data.len() + self.event_type.len() + extra > self.limits.max_event_bytes {
+            return Err(SseError::EventTooLarge { limit: self.limits.max_event_bytes });
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseItem>) {
+        self.last_event_id.clone_from(&self.id_buffer);
+        if self.data.is_empty() {
+            self.event_type.clear();
+            return;
+        }
+        if self.data.ends_with('\n') {
+            self.data.pop();
+        }
+        let event_type = if self.event_type.is_empty() {
+            String::from("message")
+        } else {
+            std::mem::take(&mut self.event_type)
+        };
+        out.push(SseItem::Event(SseEvent {
+            event_type,
+            data: std::mem::take(&mut self.data),
+            last_event_id: self.last_event_id.clone(),
+        }));
+    }
+}
+
+fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}

@@ -1,0 +1,226 @@
+//! The reconnecting SSE client against the fake transport, on simulated time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::fake::{FakeEnd, FakeStream, FakeTransport};
+use crate::sse::{
+    DropReason, NoJitter, ReconnectPolicy, ResumeFrom, SseClient, SseClientError, SseClientEvent,
+    SseError, SseLimits,
+};
+use crate::transport::{EngineRequest, TransportError};
+
+fn client(fake: &FakeTransport) -> SseClient {
+    SseClient::new(Arc::new(fake.clone()), EngineRequest::get("/event")).with_jitter(NoJitter)
+}
+
+fn event(data: &str, id: &str) -> SseClientEvent {
+    SseClientEvent::Event(crate::sse::SseEvent {
+        event_type: "message".into(),
+        data: data.into(),
+        last_event_id: id.into(),
+    })
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Pulls `n` items, panicking on a hard error.
+async fn take(client: &mut SseClient, n: usize) -> Vec<SseClientEvent> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(client.next().await.unwrap().unwrap());
+    }
+    out
+}
+
+fn last_event_id_headers(fake: &FakeTransport) -> Vec<Option<String>> {
+    fake.requests()
+        .iter()
+        .map(|r| r.headers.iter().find(|(k, _)| k == "last-event-id").map(|(_, v)| v.clone()))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn partial_event_is_discarded_on_reconnect_and_backoff_resets() {
+    let fake = FakeTransport::new();
+    let broken = TransportError::Body("connection reset".into());
+    fake.push_stream(FakeStream::script(["data: a\n\ndata: par"], FakeEnd::Error(broken.clone())));
+    fake.push_stream(FakeStream::script(["tial\n\n", "data: b\n\n"], FakeEnd::Eof));
+    let mut c = client(&fake);
+    let items = take(&mut c, 7).await;
+    assert_eq!(
+        items,
+        vec![
+            SseClientEvent::Connected { reconnects: 0 },
+            event("a", ""),
+            SseClientEvent::Disconnected {
+                reason: DropReason::Transport(broken),
+                attempt: 1,
+                delay: ms(250)
+            },
+            SseClientEvent::Connected { reconnects: 1 },
+            event("b", ""),
+            // The first event reset the back-off: attempt 1 again.
+            SseClientEvent::Disconnected { reason: DropReason::Eof, attempt: 1, delay: ms(250) },
+            SseClientEvent::Disconnected {
+                reason: DropReason::Transport(TransportError::Connect(
+                    "no scripted stream left".into()
+                )),
+                attempt: 2,
+                delay: ms(500)
+            },
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_doubles_to_the_cap_then_gives_up() {
+    let fake = FakeTransport::new();
+    let policy = ReconnectPolicy { max_attempts: 6, ..ReconnectPolicy::default() };
+    let mut c = client(&fake).with_policy(policy);
+    let mut delays = Vec::new();
+    let last = loop {
+        match c.next().await.unwrap() {
+            Ok(SseClientEvent::Disconnected { delay, .. }) => delays.push(delay),
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(delays, vec![ms(250), ms(500), ms(1000), ms(2000), ms(4000), ms(5000)]);
+    assert!(matches!(last, SseClientError::GaveUp { attempts: 6, .. }), "{last:?}");
+    assert_eq!(c.next().await, None);
+    assert_eq!(fake.requests().len(), 7);
+}
+
+#[tokio::test(start_paused = true)]
+#[allow(clippy::disallowed_methods)] // measuring simulated time
+async fn backoff_waits_in_simulated_time() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
+    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
+    fake.push_stream(FakeStream::script(["data: x\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake);
+    let start = tokio::time::Instant::now();
+    let items = take(&mut c, 4).await;
+    assert_eq!(items[2], SseClientEvent::Connected { reconnects: 0 });
+    assert_eq!(start.elapsed(), ms(750));
+}
+
+#[tokio::test(start_paused = true)]
+async fn stall_trips_the_read_timeout() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(
+        ["data: {\"type\":\"server.connected\"}\n\n"],
+        FakeEnd::Stall,
+    ));
+    let mut c = client(&fake);
+    let items = take(&mut c, 3).await;
+    assert_eq!(
+        items[2],
+        SseClientEvent::Disconnected {
+            reason: DropReason::ReadTimeout(Duration::from_secs(15)),
+            attempt: 1,
+            delay: ms(250)
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn last_event_id_is_sent_on_reconnect() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["id: 7\ndata: a\n\nid: 8\ndata: cut"], FakeEnd::Eof));
+    fake.push_stream(FakeStream::script(["data: b\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake).with_resume_id("5");
+    let items = take(&mut c, 5).await;
+    assert_eq!(items[1], event("a", "7"));
+    assert_eq!(items[4], event("b", "7"));
+    assert_eq!(last_event_id_headers(&fake), vec![Some("5".into()), Some("7".into())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn caller_chosen_resume_id_wins_over_sse_ids() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["id: uuid-1\ndata: {\"seq\":3}\n\n"], FakeEnd::Eof));
+    fake.push_stream(FakeStream::script(["data: b\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake).with_resume_from(ResumeFrom::Caller);
+    let items = take(&mut c, 2).await;
+    assert_eq!(items[1], event("{\"seq\":3}", "uuid-1"));
+    c.set_resume_id(Some("3".into()));
+    take(&mut c, 2).await;
+    assert_eq!(last_event_id_headers(&fake), vec![None, Some("3".into())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_field_sets_the_base_delay() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["retry: 1000\ndata: a\n\n"], FakeEnd::Eof));
+    let mut c = client(&fake);
+    let items = take(&mut c, 4).await;
+    assert_eq!(items[1], SseClientEvent::Retry(ms(1000)));
+    assert_eq!(
+        items[3],
+        SseClientEvent::Disconnected { reason: DropReason::Eof, attempt: 1, delay: ms(1000) }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn auth_failure_is_a_hard_error_without_retry() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::Refuse(TransportError::Auth { status: 401 }));
+    let mut c = client(&fake);
+    assert_eq!(c.next().await, Some(Err(SseClientError::Auth { status: 401 })));
+    assert_eq!(c.next().await, None);
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn non_retryable_status_is_fatal() {
+    let fake = FakeTransport::new();
+    let not_found = TransportError::Http { status: 404, body: String::new() };
+    fake.push_stream(FakeStream::Refuse(not_found.clone()));
+    let mut c = client(&fake);
+    assert_eq!(c.next().await, Some(Err(SseClientError::Fatal(not_found))));
+    assert_eq!(c.next().await, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn oversized_event_drops_the_connection() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["data: ok\n\ndata: 0123456789\n"], FakeEnd::Stall));
+    let limits = SseLimits { max_line_bytes: 12, max_event_bytes: 64 };
+    let mut c = client(&fake).with_limits(limits);
+    let items = take(&mut c, 3).await;
+    assert_eq!(items[1], event("ok", ""));
+    assert_eq!(
+        items[2],
+        SseClientEvent::Disconnected {
+            reason: DropReason::Parse(SseError::LineTooLong { limit: 12 }),
+            attempt: 1,
+            delay: ms(250)
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn close_stops_the_client() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["data: a\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake);
+    take(&mut c, 1).await;
+    c.close();
+    assert_eq!(c.next().await, None);
+}
+
+#[test]
+fn policy_delay_respects_server_retry_above_the_cap() {
+    let policy = ReconnectPolicy::default();
+    assert_eq!(policy.delay(1, Some(Duration::from_secs(10))), Duration::from_secs(10));
+    assert_eq!(policy.delay(40, None), Duration::from_secs(5));
+    let jittered = crate::sse::RandomJitter;
+    for _ in 0..100 {
+        let d = crate::sse::Jitter::apply(&jittered, ms(1000));
+        assert!(d >= ms(500) && d <= ms(1000), "{d:?}");
+    }
+}

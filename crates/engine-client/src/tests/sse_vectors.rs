@@ -1,0 +1,216 @@
+//! The SSE parser against `fixtures/sse/*.json`, as given, byte by byte, and re-chunked.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::sse::{SseError, SseItem, SseLimits, SseParser};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Case {
+    name: String,
+    #[serde(default)]
+    chunks: Option<Vec<String>>,
+    #[serde(default)]
+    chunks_hex: Option<Vec<String>>,
+    #[serde(default)]
+    limits: Option<Limits>,
+    expect: Vec<Value>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Limits {
+    max_line_bytes: usize,
+    max_event_bytes: usize,
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+impl Case {
+    fn chunks(&self) -> Vec<Vec<u8>> {
+        match (&self.chunks, &self.chunks_hex) {
+            (Some(text), None) => text.iter().map(|c| c.as_bytes().to_vec()).collect(),
+            (None, Some(h)) => h.iter().map(|c| hex(c)).collect(),
+            _ => panic!("{}: exactly one of chunks / chunksHex", self.name),
+        }
+    }
+
+    fn limits(&self) -> SseLimits {
+        self.limits.as_ref().map_or_else(SseLimits::default, |l| SseLimits {
+            max_line_bytes: l.max_line_bytes,
+            max_event_bytes: l.max_event_bytes,
+        })
+    }
+}
+
+pub(crate) fn item_json(item: &SseItem) -> Value {
+    match item {
+        SseItem::Event(e) => {
+            json!({"type": e.event_type, "data": e.data, "lastEventId": e.last_event_id})
+        }
+        SseItem::Retry(ms) => json!({ "retry": ms }),
+        SseItem::Comment(c) => json!({ "comment": c }),
+    }
+}
+
+fn error_name(err: &SseError) -> &'static str {
+    match err {
+        SseError::LineTooLong { .. } => "line_too_long",
+        SseError::EventTooLarge { .. } => "event_too_large",
+    }
+}
+
+/// Feeds `chunks` in order; returns the items and the first error.
+fn run<'a>(
+    limits: SseLimits,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<Value>, Option<String>) {
+    let mut parser = SseParser::new(limits);
+    let mut out = Vec::new();
+    for chunk in chunks {
+        if let Err(err) = parser.feed(chunk, &mut out) {
+            return (out.iter().map(item_json).collect(), Some(error_name(&err).to_owned()));
+        }
+    }
+    (out.iter().map(item_json).collect(), None)
+}
+
+fn cases() -> Vec<Case> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/sse");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no vectors in {}", dir.display());
+    files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            serde_json::from_str::<Vec<Case>>(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn vectors_as_chunked() {
+    let cases = cases();
+    assert!(cases.len() > 40, "only {} vectors", cases.len());
+    for case in cases {
+        let chunks = case.chunks();
+        let got = run(case.limits(), chunks.iter().map(Vec::as_slice));
+        assert_eq!(got, (case.expect.clone(), case.error.clone()), "{}", case.name);
+    }
+}
+
+#[test]
+fn vectors_byte_by_byte_and_whole() {
+    for case in cases() {
+        let all: Vec<u8> = case.chunks().concat();
+        let expected = (case.expect.clone(), case.error.clone());
+        let bytes = run(case.limits(), all.chunks(1));
+        assert_eq!(bytes, expected, "{} (byte by byte)", case.name);
+        let whole = run(case.limits(), [all.as_slice()]);
+        assert_eq!(whole, expected, "{} (one chunk)", case.name);
+    }
+}
+
+#[test]
+fn failure_is_sticky_until_reset() {
+    let limits = SseLimits { max_line_bytes: 4, max_event_bytes: 64 };
+    let mut parser = SseParser::new(limits);
+    let err = parser.feed_collect(b"data: toolong\n").unwrap_err();
+    assert_eq!(err, SseError::LineTooLong { limit: 4 });
+    assert_eq!(parser.feed_collect(b"\n"), Err(err));
+    parser.reset_stream();
+    assert_eq!(parser.feed_collect(b"id\n\n").unwrap(), vec![]);
+}
+
+#[test]
+fn reset_stream_discards_partial_event_and_keeps_last_id() {
+    let mut parser = SseParser::default();
+    let items = parser.feed_collect(b"id: 5\ndata: a\n\nid: 6\ndata: partial\n").unwrap();
+    assert_eq!(items.len(), 1);
+    parser.reset_stream();
+    assert_eq!(parser.last_event_id(), "5");
+    let items = parser.feed_collect(b"\xEF\xBB\xBFdata: b\n\n").unwrap();
+    assert_eq!(
+        items.iter().map(item_json).collect::<Vec<_>>(),
+        vec![json!({"type": "message", "data": "b", "lastEventId": "5"})]
+    );
+}
+
+#[test]
+fn set_last_event_id_applies_to_next_event() {
+    let mut parser = SseParser::default();
+    parser.set_last_event_id("42");
+    let items = parser.feed_collect(b"data: x\n\n").unwrap();
+    assert_eq!(
+        items.iter().map(item_json).collect::<Vec<_>>(),
+        vec![json!({"type": "message", "data": "x", "lastEventId": "42"})]
+    );
+}
+
+/// Streams built from the pieces that matter to the grammar.
+fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"data: ".to_vec()),
+        Just(b"data".to_vec()),
+        Just(b"event: e".to_vec()),
+        Just(b"id: 1".to_vec()),
+        Just(b"id: \x002".to_vec()),
+        Just(b"retry: 100".to_vec()),
+        Just(b": c".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\xEF\xBB\xBF".to_vec()),
+        Just("\u{20ac}".as_bytes().to_vec()),
+        Just(b"\xFF".to_vec()),
+        Just(b" ".to_vec()),
+        Just(b":".to_vec()),
+        "[a-z]{0,5}".prop_map(String::into_bytes),
+    ];
+    proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #[test]
+    fn any_rechunking_yields_the_same_items(
+        stream in stream_strategy(),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..8),
+        max_line in 4usize..64,
+    ) {
+        let limits = SseLimits { max_line_bytes: max_line, max_event_bytes: 48 };
+        let whole = run(limits, [stream.as_slice()]);
+        let mut points: Vec<usize> = cuts.iter().map(|i| i.index(stream.len() + 1)).collect();
+        points.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for p in points {
+            chunks.push(&stream[start..p]);
+            start = p;
+        }
+        chunks.push(&stream[start..]);
+        prop_assert_eq!(run(limits, chunks), whole.clone());
+        prop_assert_eq!(run(limits, stream.chunks(1)), whole);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(
+        chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..8),
+    ) {
+        let limits = SseLimits { max_line_bytes: 32, max_event_bytes: 64 };
+        let _ = run(limits, chunks.iter().map(Vec::as_slice));
+    }
+}
