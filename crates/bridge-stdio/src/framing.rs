@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use bb_protocol::v1::{V1Error, V1Response};
-use bb_protocol::{decode_v1, Limits, V1Message};
+use bb_protocol::{Limits, V1Message, decode_v1};
 use bb_service::{Inbound, WebviewSink};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -20,7 +20,10 @@ pub struct Bridge {
 
 /// The bridge over the process's stdin and stdout; `shutdown` resolving closes the inbound
 /// side like end of input does (wire it to SIGTERM).
-pub fn stdio(limits: Limits, shutdown: impl Future<Output = ()> + Send + 'static) -> (WebviewSink, Bridge) {
+pub fn stdio(
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (WebviewSink, Bridge) {
     spawn_io(tokio::io::stdin(), tokio::io::stdout(), limits, shutdown)
 }
 
@@ -37,7 +40,8 @@ where
 {
     let (sink, to_service, from_service) = bb_service::sink::channels();
     let rejections = sink.outbound.clone();
-    let reader = tokio::spawn(read_loop(BufReader::new(reader), to_service, rejections, limits, shutdown));
+    let reader =
+        tokio::spawn(read_loop(BufReader::new(reader), to_service, rejections, limits, shutdown));
     let writer = tokio::spawn(write_loop(writer, from_service, limits));
     (sink, Bridge { reader, writer })
 }
@@ -81,14 +85,18 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
             }
             Ok(other) => {
                 let kind = if matches!(other, V1Message::Response(_)) { "res" } else { "evt" };
-                tracing::warn!(line = line_no, kind, "protocol violation: the webview may only send requests");
+                tracing::warn!(
+                    line = line_no,
+                    kind,
+                    "protocol violation: the webview may only send requests"
+                );
             }
             Err(rejection) => {
                 tracing::warn!(line = line_no, code = %rejection.code, detail = %rejection.detail, "protocol violation");
-                if let Some(response) = rejection.v1_response() {
-                    if rejections.send(V1Message::Response(response)).await.is_err() {
-                        break;
-                    }
+                if let Some(response) = rejection.v1_response()
+                    && rejections.send(V1Message::Response(response)).await.is_err()
+                {
+                    break;
                 }
             }
         }
@@ -97,7 +105,11 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
 
 /// Reads one line into `buf` (terminator dropped), keeping at most `cap` bytes; the rest of
 /// an over-long line is consumed and discarded. `false` at end of input.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<bool> {
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<bool> {
     buf.clear();
     let mut any = false;
     loop {
@@ -110,7 +122,8 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>, c
         let take = newline.unwrap_or(available.len());
         let keep = take.min(cap.saturating_sub(buf.len()));
         buf.extend_from_slice(&available[..keep]);
-        reader.consume(newline.map_or(available.len(), |p| p + 1));
+        let consumed = newline.map_or(available.len(), |p| p + 1);
+        reader.consume(consumed);
         if newline.is_some() {
             if buf.last() == Some(&b'\r') && buf.len() < cap {
                 buf.pop();
@@ -120,15 +133,21 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>, c
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut from_service: mpsc::Receiver<V1Message>, limits: Limits) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut from_service: mpsc::Receiver<V1Message>,
+    limits: Limits,
+) {
     while let Some(message) = from_service.recv().await {
         let line = match message.to_line(&limits) {
             Ok(line) => line,
             Err(rejection) => {
                 tracing::error!(code = %rejection.code, detail = %rejection.detail, "outbound message failed validation; not sent");
                 let V1Message::Response(response) = message else { continue };
-                let error = V1Error::new("internal_error", "the bridge produced an invalid response");
-                match V1Message::Response(V1Response::failure(response.id, error)).to_line(&limits) {
+                let error =
+                    V1Error::new("internal_error", "the bridge produced an invalid response");
+                match V1Message::Response(V1Response::failure(response.id, error)).to_line(&limits)
+                {
                     Ok(line) => line,
                     Err(_) => continue,
                 }

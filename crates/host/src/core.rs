@@ -171,7 +171,8 @@ impl Host {
                 self.ready = true;
                 // A (re)initialised webview gets the full picture again.
                 self.last_state = None;
-                if let Some(conn) = self.connection.clone() {
+                let queued = self.out.iter().any(|t| matches!(t, V1Topic::Connection(_)));
+                if let Some(conn) = self.connection.clone().filter(|_| !queued) {
                     self.emit(V1Topic::Connection(conn));
                 }
                 self.show();

@@ -27,7 +27,7 @@
 
 mod clock;
 pub mod engine;
-// KILO-PENDING pub mod kilo;
+pub mod kilo;
 mod service;
 pub mod sink;
 

@@ -45,7 +45,9 @@ impl KiloEventState {
             Some(Value::Object(p)) => p,
             _ => Map::new(),
         };
-        let Some(session_id) = properties.get("sessionID").and_then(Value::as_str).map(str::to_owned) else {
+        let Some(session_id) =
+            properties.get("sessionID").and_then(Value::as_str).map(str::to_owned)
+        else {
             self.unrouted += 1;
             return Vec::new();
         };
@@ -78,8 +80,14 @@ impl KiloEventState {
         }
     }
 
-    fn derive(&mut self, event_type: &str, session_id: &str, p: &Map<String, Value>) -> Vec<EngineUpdate> {
-        let running = |running| EngineUpdate::SessionRunning { session_id: session_id.to_owned(), running };
+    fn derive(
+        &mut self,
+        event_type: &str,
+        session_id: &str,
+        p: &Map<String, Value>,
+    ) -> Vec<EngineUpdate> {
+        let running =
+            |running| EngineUpdate::SessionRunning { session_id: session_id.to_owned(), running };
         match event_type {
             "session.status" => {
                 match p.get("status").and_then(|s| s.get("type")).and_then(Value::as_str) {
@@ -106,7 +114,9 @@ impl KiloEventState {
                 vec![self.pending_count(session_id)]
             }
             "permission.replied" => {
-                let Some(id) = p.get("requestID").and_then(Value::as_str) else { return Vec::new() };
+                let Some(id) = p.get("requestID").and_then(Value::as_str) else {
+                    return Vec::new();
+                };
                 if let Some(set) = self.pending.get_mut(session_id) {
                     set.remove(id);
                 }

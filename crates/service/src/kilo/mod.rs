@@ -23,15 +23,16 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use bb_engine_client::transport::{EngineTransport, HttpOptions};
 use bb_protocol::v1::{
-    Capabilities, CreateSessionParams, EngineInfo, EngineKind, EngineStatus, InitResult, ListSessionsResult,
-    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary,
+    Capabilities, CreateSessionParams, EngineInfo, EngineKind, EngineStatus, InitResult,
+    ListSessionsResult, SendMessageParams, SendMessageResult, SessionAck, SessionParams,
+    SessionSummary,
 };
 use bb_supervisor::kilo::EngineEndpoint;
 use tokio::task::JoinHandle;
 
 pub use probe::KiloProbe;
 
-use crate::engine::{update_channel, EngineAdapter, EngineError, UpdateReceiver, UpdateSender};
+use crate::engine::{EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel};
 use events::session_summary;
 use stream::StreamPolicy;
 
@@ -67,7 +68,8 @@ impl KiloAdapter {
 
     /// Binds to any transport (tests use in-memory ones) and starts the event stream.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
-        let stream = tokio::spawn(stream::run(transport.clone(), self.updates.clone(), self.policy));
+        let stream =
+            tokio::spawn(stream::run(transport.clone(), self.updates.clone(), self.policy));
         let previous = self.lock_bound().replace(Bound { transport, stream });
         if let Some(old) = previous {
             old.stream.abort();
@@ -92,7 +94,8 @@ fn rejected(what: &str) -> EngineError {
 }
 
 fn summary_of(value: &serde_json::Value) -> Result<SessionSummary, EngineError> {
-    session_summary(value).ok_or_else(|| EngineError::Engine("the engine answered a session without an id".into()))
+    session_summary(value)
+        .ok_or_else(|| EngineError::Engine("the engine answered a session without an id".into()))
 }
 
 #[async_trait]
@@ -115,13 +118,23 @@ impl EngineAdapter for KiloAdapter {
                     (EngineStatus::Ready, Some(version))
                 }
                 Err(EngineError::Auth { status }) => return Err(EngineError::Auth { status }),
-                Err(_) => (EngineStatus::Reconnecting, self.version.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+                Err(_) => (
+                    EngineStatus::Reconnecting,
+                    self.version.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+                ),
             },
         };
-        Ok(InitResult { protocol_version: 1, engine: EngineInfo { kind: EngineKind::Kilo, status, version }, capabilities })
+        Ok(InitResult {
+            protocol_version: 1,
+            engine: EngineInfo { kind: EngineKind::Kilo, status, version },
+            capabilities,
+        })
     }
 
-    async fn create_session(&self, params: CreateSessionParams) -> Result<SessionSummary, EngineError> {
+    async fn create_session(
+        &self,
+        params: CreateSessionParams,
+    ) -> Result<SessionSummary, EngineError> {
         if params.config_path.is_some() {
             return Err(rejected("configPath"));
         }
@@ -137,9 +150,13 @@ impl EngineAdapter for KiloAdapter {
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
         let transport = self.transport()?;
-        let mut sessions: Vec<SessionSummary> =
-            rest::list_sessions(transport.as_ref()).await?.iter().filter_map(session_summary).collect();
-        sessions.sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
+        let mut sessions: Vec<SessionSummary> = rest::list_sessions(transport.as_ref())
+            .await?
+            .iter()
+            .filter_map(session_summary)
+            .collect();
+        sessions
+            .sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
         Ok(ListSessionsResult { sessions })
     }
 
@@ -155,7 +172,10 @@ impl EngineAdapter for KiloAdapter {
         Ok(SessionAck { session_id: params.session_id })
     }
 
-    async fn send_message(&self, params: SendMessageParams) -> Result<SendMessageResult, EngineError> {
+    async fn send_message(
+        &self,
+        params: SendMessageParams,
+    ) -> Result<SendMessageResult, EngineError> {
         if params.attachment_ids.as_ref().is_some_and(|a| !a.is_empty()) {
             return Err(rejected("attachmentIds"));
         }

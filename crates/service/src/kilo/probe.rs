@@ -13,9 +13,14 @@ use crate::engine::EngineError;
 pub struct KiloProbe;
 
 /// The transport for an endpoint (Basic auth when it has a password).
-pub(crate) fn transport_for(endpoint: &EngineEndpoint, options: HttpOptions) -> Result<HttpTransport, TransportError> {
+pub(crate) fn transport_for(
+    endpoint: &EngineEndpoint,
+    options: HttpOptions,
+) -> Result<HttpTransport, TransportError> {
     let auth = match &endpoint.password {
-        Some(password) => EngineAuth::Basic { user: endpoint.username.clone(), password: password.clone() },
+        Some(password) => {
+            EngineAuth::Basic { user: endpoint.username.clone(), password: password.clone() }
+        }
         None => EngineAuth::None,
     };
     HttpTransport::new(&endpoint.base_url, auth, options)
@@ -33,7 +38,8 @@ fn probe_error(err: EngineError) -> ProbeError {
 #[async_trait]
 impl HealthProbe for KiloProbe {
     async fn health(&self, endpoint: &EngineEndpoint) -> Result<String, ProbeError> {
-        let transport = transport_for(endpoint, HttpOptions::default()).map_err(|e| ProbeError::Unexpected(e.to_string()))?;
+        let transport = transport_for(endpoint, HttpOptions::default())
+            .map_err(|e| ProbeError::Unexpected(e.to_string()))?;
         // Until the start bound runs out, anything but refused credentials is "not yet".
         rest::health(&transport).await.map_err(|err| match probe_error(err) {
             ProbeError::Unexpected(why) => ProbeError::Unavailable(why),
@@ -42,7 +48,8 @@ impl HealthProbe for KiloProbe {
     }
 
     async fn boot(&self, endpoint: &EngineEndpoint) -> Result<(), ProbeError> {
-        let transport = transport_for(endpoint, HttpOptions::default()).map_err(|e| ProbeError::Unexpected(e.to_string()))?;
+        let transport = transport_for(endpoint, HttpOptions::default())
+            .map_err(|e| ProbeError::Unexpected(e.to_string()))?;
         match rest::config(&transport).await.map_err(probe_error)? {
             serde_json::Value::Object(_) => Ok(()),
             _ => Err(ProbeError::Unexpected("GET /config did not answer an object".into())),

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use bb_engine_client::transport::{EngineRequest, EngineTransport, HttpMethod, TransportError};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::engine::EngineError;
 
@@ -17,7 +17,9 @@ pub(crate) fn map_error(err: TransportError, session: Option<&str>) -> EngineErr
             None => EngineError::Engine(format!("not found: {body}")),
         },
         TransportError::Http { status: 400, body } => EngineError::InvalidRequest(body),
-        TransportError::Http { status, body } => EngineError::Engine(format!("HTTP {status}: {body}")),
+        TransportError::Http { status, body } => {
+            EngineError::Engine(format!("HTTP {status}: {body}"))
+        }
         TransportError::Connect(why) => EngineError::Unavailable(why),
         TransportError::Timeout => EngineError::Timeout,
         other => EngineError::Engine(other.to_string()),
@@ -61,7 +63,10 @@ pub(crate) async fn config(transport: &dyn EngineTransport) -> Result<Value, Eng
 }
 
 /// `POST /session`.
-pub(crate) async fn create_session(transport: &dyn EngineTransport, title: Option<&str>) -> Result<Value, EngineError> {
+pub(crate) async fn create_session(
+    transport: &dyn EngineTransport,
+    title: Option<&str>,
+) -> Result<Value, EngineError> {
     let body = match title {
         Some(t) => json!({ "title": t }),
         None => json!({}),
@@ -70,7 +75,9 @@ pub(crate) async fn create_session(transport: &dyn EngineTransport, title: Optio
 }
 
 /// `GET /session`.
-pub(crate) async fn list_sessions(transport: &dyn EngineTransport) -> Result<Vec<Value>, EngineError> {
+pub(crate) async fn list_sessions(
+    transport: &dyn EngineTransport,
+) -> Result<Vec<Value>, EngineError> {
     match json_of(transport, EngineRequest::get("/session"), None).await? {
         Value::Array(items) => Ok(items),
         other => Err(EngineError::Engine(format!("GET /session answered {}", kind(&other)))),
@@ -78,19 +85,29 @@ pub(crate) async fn list_sessions(transport: &dyn EngineTransport) -> Result<Vec
 }
 
 /// `GET /session/:id`.
-pub(crate) async fn get_session(transport: &dyn EngineTransport, id: &str) -> Result<Value, EngineError> {
+pub(crate) async fn get_session(
+    transport: &dyn EngineTransport,
+    id: &str,
+) -> Result<Value, EngineError> {
     let id = checked_session_id(id)?;
     json_of(transport, EngineRequest::get(format!("/session/{id}")), Some(id)).await
 }
 
 /// `DELETE /session/:id`.
-pub(crate) async fn delete_session(transport: &dyn EngineTransport, id: &str) -> Result<(), EngineError> {
+pub(crate) async fn delete_session(
+    transport: &dyn EngineTransport,
+    id: &str,
+) -> Result<(), EngineError> {
     let id = checked_session_id(id)?;
     json_of(transport, EngineRequest::delete(format!("/session/{id}")), Some(id)).await.map(drop)
 }
 
 /// `POST /session/:id/prompt_async` with one text part (answers 204 before the turn starts).
-pub(crate) async fn prompt_async(transport: &dyn EngineTransport, id: &str, text: &str) -> Result<(), EngineError> {
+pub(crate) async fn prompt_async(
+    transport: &dyn EngineTransport,
+    id: &str,
+    text: &str,
+) -> Result<(), EngineError> {
     let id = checked_session_id(id)?;
     let body = json!({ "parts": [{ "type": "text", "text": text }] });
     let request = EngineRequest::post(format!("/session/{id}/prompt_async"), body);
@@ -100,12 +117,15 @@ pub(crate) async fn prompt_async(transport: &dyn EngineTransport, id: &str, text
 /// `POST /session/:id/abort`.
 pub(crate) async fn abort(transport: &dyn EngineTransport, id: &str) -> Result<(), EngineError> {
     let id = checked_session_id(id)?;
-    let request = EngineRequest::new(HttpMethod::Post, format!("/session/{id}/abort")).with_body(json!({}));
+    let request =
+        EngineRequest::new(HttpMethod::Post, format!("/session/{id}/abort")).with_body(json!({}));
     json_of(transport, request, Some(id)).await.map(drop)
 }
 
 /// `GET /session/status` → the sessions currently busy.
-pub(crate) async fn busy_sessions(transport: &dyn EngineTransport) -> Result<HashSet<String>, EngineError> {
+pub(crate) async fn busy_sessions(
+    transport: &dyn EngineTransport,
+) -> Result<HashSet<String>, EngineError> {
     let v = json_of(transport, EngineRequest::get("/session/status"), None).await?;
     let Value::Object(map) = v else { return Ok(HashSet::new()) };
     Ok(map
@@ -122,10 +142,9 @@ pub(crate) async fn pending_permissions(
     let v = json_of(transport, EngineRequest::get("/permission"), None).await?;
     let mut out: HashMap<String, HashSet<String>> = HashMap::new();
     for item in v.as_array().into_iter().flatten() {
-        if let (Some(session), Some(id)) = (
-            item.get("sessionID").and_then(Value::as_str),
-            item.get("id").and_then(Value::as_str),
-        ) {
+        if let (Some(session), Some(id)) =
+            (item.get("sessionID").and_then(Value::as_str), item.get("id").and_then(Value::as_str))
+        {
             out.entry(session.to_owned()).or_default().insert(id.to_owned());
         }
     }

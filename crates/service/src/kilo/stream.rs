@@ -10,7 +10,7 @@ use bb_engine_client::transport::{EngineRequest, EngineTransport, TransportError
 use bb_protocol::v1::ConnectionStatus;
 use futures_util::StreamExt;
 
-use super::events::{session_summary, KiloEventState};
+use super::events::{KiloEventState, session_summary};
 use super::rest;
 use crate::engine::{ConnectionUpdate, EngineError, EngineUpdate, UpdateSender};
 
@@ -41,14 +41,23 @@ impl Default for StreamPolicy {
 
 /// Runs until the receiver is gone, the engine refuses the credentials, or reconnecting fails
 /// `max_attempts` times in a row.
-pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSender, policy: StreamPolicy) {
+pub(crate) async fn run(
+    transport: Arc<dyn EngineTransport>,
+    updates: UpdateSender,
+    policy: StreamPolicy,
+) {
     let mut state = KiloEventState::default();
     let mut failures: u32 = 0;
     let mut connected_once = false;
     let mut last_error: Option<String> = None;
     loop {
         let retry_count = (failures > 0).then_some(u64::from(failures));
-        if !send(&updates, connection(ConnectionStatus::Connecting, retry_count, last_error.clone())).await {
+        if !send(
+            &updates,
+            connection(ConnectionStatus::Connecting, retry_count, last_error.clone()),
+        )
+        .await
+        {
             return;
         }
         match transport.open_stream(EngineRequest::get("/event")).await {
@@ -60,7 +69,8 @@ pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSend
                         return;
                     }
                     if let Err(err) = refresh(transport.as_ref(), &updates, &mut state).await {
-                        last_error = Some(format!("refreshing state after reconnect failed: {err}"));
+                        last_error =
+                            Some(format!("refreshing state after reconnect failed: {err}"));
                         failures += 1;
                         if !backoff(&updates, failures, &policy, &last_error).await {
                             return;
@@ -69,7 +79,6 @@ pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSend
                     }
                 }
                 connected_once = true;
-                failures = 0;
                 if !send(&updates, connection(ConnectionStatus::Connected, None, None)).await {
                     return;
                 }
@@ -77,7 +86,9 @@ pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSend
                 let mut items = Vec::new();
                 let why = loop {
                     let chunk = match tokio::time::timeout(policy.read_timeout, body.next()).await {
-                        Err(_) => break format!("no data from the engine for {:?}", policy.read_timeout),
+                        Err(_) => {
+                            break format!("no data from the engine for {:?}", policy.read_timeout);
+                        }
                         Ok(None) => break "the engine closed the event stream".to_owned(),
                         Ok(Some(Err(err))) => break format!("event stream broke: {err}"),
                         Ok(Some(Ok(chunk))) => chunk,
@@ -108,7 +119,11 @@ pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSend
             }
             Err(TransportError::Auth { status }) => {
                 let err = EngineError::Auth { status };
-                let _ = send(&updates, connection(ConnectionStatus::Error, None, Some(err.to_string()))).await;
+                let _ = send(
+                    &updates,
+                    connection(ConnectionStatus::Error, None, Some(err.to_string())),
+                )
+                .await;
                 return;
             }
             Err(err) => {
@@ -124,14 +139,23 @@ pub(crate) async fn run(transport: Arc<dyn EngineTransport>, updates: UpdateSend
 
 /// Waits before the next attempt; reports the final error and returns `false` when the
 /// attempts are used up.
-async fn backoff(updates: &UpdateSender, failures: u32, policy: &StreamPolicy, last_error: &Option<String>) -> bool {
+async fn backoff(
+    updates: &UpdateSender,
+    failures: u32,
+    policy: &StreamPolicy,
+    last_error: &Option<String>,
+) -> bool {
     if failures > policy.max_attempts {
         let why = format!(
             "gave up reconnecting to the engine after {} attempts: {}",
             policy.max_attempts,
             last_error.as_deref().unwrap_or("unknown error")
         );
-        let _ = send(updates, connection(ConnectionStatus::Error, Some(u64::from(failures)), Some(why))).await;
+        let _ = send(
+            updates,
+            connection(ConnectionStatus::Error, Some(u64::from(failures)), Some(why)),
+        )
+        .await;
         return false;
     }
     let exp = failures.saturating_sub(1).min(16);
@@ -147,13 +171,17 @@ async fn refresh(
     updates: &UpdateSender,
     state: &mut KiloEventState,
 ) -> Result<(), EngineError> {
-    let sessions: Vec<_> = rest::list_sessions(transport).await?.iter().filter_map(session_summary).collect();
+    let sessions: Vec<_> =
+        rest::list_sessions(transport).await?.iter().filter_map(session_summary).collect();
     let busy = rest::busy_sessions(transport).await?;
     let mut pending = rest::pending_permissions(transport).await?;
     let mut out = vec![EngineUpdate::SessionsListed(sessions.clone())];
     for s in &sessions {
         let id = &s.session_id;
-        out.push(EngineUpdate::SessionRunning { session_id: id.clone(), running: busy.contains(id) });
+        out.push(EngineUpdate::SessionRunning {
+            session_id: id.clone(),
+            running: busy.contains(id),
+        });
         out.push(state.set_pending(id, pending.remove(id).unwrap_or_default()));
     }
     for update in out {
@@ -162,7 +190,11 @@ async fn refresh(
     Ok(())
 }
 
-fn connection(status: ConnectionStatus, retry_count: Option<u64>, last_error: Option<String>) -> EngineUpdate {
+fn connection(
+    status: ConnectionStatus,
+    retry_count: Option<u64>,
+    last_error: Option<String>,
+) -> EngineUpdate {
     EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error })
 }
 
