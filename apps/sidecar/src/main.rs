@@ -1,14 +1,164 @@
-//! `bb-sidecar`: the stdio bridge binary. The engine wiring lands with the stdio bridge; until
-//! then the binary says so and exits with an error instead of pretending to serve.
+//! `bb-sidecar`: the stdio bridge binary. One webview speaks v1 JSON Lines on stdin/stdout;
+//! one engine serves the workspace, either spawned and supervised by the sidecar or attached
+//! to by URL. Logs go to stderr; stdout carries only envelopes.
 
-use clap::Parser;
+#![allow(clippy::print_stderr)]
 
-/// The stdio sidecar: one webview on stdin/stdout, one engine per workspace.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bb_protocol::Limits;
+use bb_service::kilo::{KiloAdapter, KiloProbe};
+use bb_service::{EngineAdapter, Service, ServiceConfig, Supervision, SystemClock};
+use bb_supervisor::kilo::{EngineEndpoint, USERNAME};
+use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
+use clap::{Parser, ValueEnum};
+use secrecy::SecretString;
+use tracing_subscriber::EnvFilter;
+
+/// The engine behind the bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineKind {
+    /// The Kilo CLI server (`kilo serve`).
+    Kilo,
+}
+
+/// The stdio sidecar: a webview speaks the v1 envelope as JSON Lines on stdin/stdout (one
+/// envelope per line); the sidecar drives one engine for the workspace. Logs go to stderr
+/// (filter with RUST_LOG, default `info`). The sidecar exits 0 when stdin closes, after
+/// stopping the engine it started.
 #[derive(Debug, Parser)]
 #[command(name = "bb-sidecar", version)]
-struct Args {}
+struct Args {
+    /// The workspace directory: the spawned engine's working directory and project root.
+    /// Required when the sidecar spawns the engine.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
+    /// Which engine to drive.
+    #[arg(long, value_enum, value_name = "KIND")]
+    engine: EngineKind,
+
+    /// Spawn and supervise this engine executable (default: `kilo` from PATH). The engine
+    /// gets a fresh password through its environment, an allow-listed environment (PATH,
+    /// HOME, XDG_*, LANG/LC_*, TZ, KILO_*), its own process group, and dies with the sidecar.
+    #[arg(long, value_name = "PATH", conflicts_with = "engine_url")]
+    engine_bin: Option<PathBuf>,
+
+    /// Attach to an engine already running at this loopback URL instead of spawning one.
+    #[arg(long, value_name = "URL")]
+    engine_url: Option<String>,
+
+    /// With --engine-url: the environment variable holding the engine's password (never pass
+    /// a password as an argument). Without it, the engine is assumed unsecured.
+    #[arg(long, value_name = "VAR", requires = "engine_url")]
+    engine_password_env: Option<String>,
+
+    /// With --engine-url: the Basic-auth username.
+    #[arg(long, value_name = "NAME", default_value = USERNAME, requires = "engine_url")]
+    engine_username: String,
+
+    /// Seconds to wait for a spawned engine to become healthy.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    start_timeout: u64,
+
+    /// Seconds between SIGTERM and SIGKILL when stopping a spawned engine.
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    stop_grace: u64,
+}
 
 fn main() -> anyhow::Result<()> {
-    let Args {} = Args::parse();
-    anyhow::bail!("bb-sidecar: no engine adapter is built into this version yet")
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    // The service loop runs on this (main) thread: the engine is spawned from it, and its
+    // parent-death signal is tied to the spawning thread.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let EngineKind::Kilo = args.engine;
+    let (adapter, updates) = KiloAdapter::new();
+    let config = ServiceConfig {
+        stop_grace: Duration::from_secs(args.stop_grace),
+        ..ServiceConfig::default()
+    };
+
+    let supervision = match &args.engine_url {
+        Some(url) => {
+            let password = match &args.engine_password_env {
+                Some(var) => Some(SecretString::from(
+                    std::env::var(var)
+                        .with_context(|| format!("reading the engine password from ${var}"))?,
+                )),
+                None => None,
+            };
+            let endpoint = EngineEndpoint {
+                base_url: url.clone(),
+                username: args.engine_username.clone(),
+                password,
+            };
+            adapter.reconnect(endpoint).await.context("attaching to the engine")?;
+            None
+        }
+        None => {
+            let Some(workspace) = &args.workspace else {
+                bail!(
+                    "--workspace DIR is required when the sidecar spawns the engine (or give --engine-url)"
+                );
+            };
+            let workspace = std::fs::canonicalize(workspace)
+                .with_context(|| format!("workspace {}", workspace.display()))?;
+            if !workspace.is_dir() {
+                bail!("workspace {} is not a directory", workspace.display());
+            }
+            let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
+            let mut kilo = KiloConfig::new(program, workspace);
+            kilo.parent_env = std::env::vars_os().collect();
+            kilo.start_timeout = Duration::from_secs(args.start_timeout);
+            kilo.stop_grace = config.stop_grace;
+            let supervisor =
+                KiloSupervisor::new(kilo, Arc::new(TokioSpawner::default()), Arc::new(KiloProbe));
+            Some(Supervision::new(supervisor))
+        }
+    };
+
+    let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
+    let adapter: Arc<dyn EngineAdapter> = adapter;
+    let service = Service::new(config, adapter, updates, Arc::new(SystemClock), supervision);
+    let result = service.run(sink).await;
+    bridge.reader.abort();
+    if let Err(err) = bridge.writer.await {
+        tracing::warn!(%err, "the output writer failed");
+    }
+    match result {
+        Ok(()) => {
+            tracing::info!("webview closed; bye");
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.
+async fn terminate_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        tracing::warn!("cannot install signal handlers; only end of input stops the sidecar");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
 }
