@@ -23,6 +23,8 @@ pub enum HttpMethod {
     Patch,
     /// `DELETE`
     Delete,
+    /// `REPORT` (a cacheable `POST`; some SSE servers take stream parameters in its body)
+    Report,
 }
 
 /// One request to the engine, relative to the transport's base URL.
@@ -40,6 +42,9 @@ pub struct EngineRequest {
     pub body: Option<serde_json::Value>,
     /// A `multipart/form-data` body (replaces `body` when set).
     pub form: Option<Form>,
+    /// A raw body sent as-is, typed by a `content-type` header or `text/plain` (replaces
+    /// `body` when set).
+    pub raw_body: Option<Bytes>,
 }
 
 /// A `multipart/form-data` body: text fields and files.
@@ -72,6 +77,7 @@ impl EngineRequest {
             headers: Vec::new(),
             body: None,
             form: None,
+            raw_body: None,
         }
     }
 
@@ -108,6 +114,13 @@ impl EngineRequest {
     #[must_use]
     pub fn with_body(mut self, body: serde_json::Value) -> Self {
         self.body = Some(body);
+        self
+    }
+
+    /// Sets a raw body (typed by a `content-type` header, else `text/plain`).
+    #[must_use]
+    pub fn with_raw_body(mut self, body: impl Into<Bytes>) -> Self {
+        self.raw_body = Some(body.into());
         self
     }
 
@@ -280,6 +293,8 @@ impl HttpTransport {
             HttpMethod::Put => reqwest::Method::PUT,
             HttpMethod::Patch => reqwest::Method::PATCH,
             HttpMethod::Delete => reqwest::Method::DELETE,
+            HttpMethod::Report => reqwest::Method::from_bytes(b"REPORT")
+                .map_err(|e| TransportError::Invalid(format!("method: {e}")))?,
         };
         let mut builder = self.client.request(method, url);
         for (name, value) in &request.headers {
@@ -287,6 +302,12 @@ impl HttpTransport {
         }
         if let Some(form) = request.form {
             builder = builder.multipart(multipart(form)?);
+        } else if let Some(raw) = request.raw_body {
+            let typed = request.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+            if !typed {
+                builder = builder.header(reqwest::header::CONTENT_TYPE, "text/plain");
+            }
+            builder = builder.body(raw);
         } else if let Some(body) = &request.body {
             builder = builder.json(body);
         }
