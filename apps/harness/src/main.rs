@@ -5,6 +5,7 @@
 mod check_envelope;
 mod fake_engine;
 mod sse_parse;
+mod sse_test_service;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +26,9 @@ enum Command {
     /// Read an SSE byte stream on stdin; print one JSON line per dispatched event
     /// (`{"type","data","lastEventId"}`) and per valid retry field (`{"retry"}`).
     SseParse,
+    /// Serve LaunchDarkly's sse-contract-tests test-service API around the bridge's SSE
+    /// client; prints its URL on stdout once listening.
+    SseTestService(sse_test_service::SseTestServiceArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,5 +39,8 @@ fn main() -> anyhow::Result<()> {
             tokio::runtime::Runtime::new()?.block_on(fake_engine::run(args))
         }
         Command::SseParse => sse_parse::run(),
+        Command::SseTestService(args) => {
+            tokio::runtime::Runtime::new()?.block_on(sse_test_service::run(args))
+        }
     }
 }

@@ -3,3 +3,4 @@
 
 mod check_envelope;
 mod sse_parse;
+mod sse_test_service;
