@@ -15,7 +15,7 @@ pub struct EngineConfig {
     /// Workspace of sessions created without a `workspace` field.
     pub default_workspace: PathBuf,
     /// Turn scripts played, in rotation, for inputs that are not `replay:<path>`.
-    pub scripts: Vec<PathBuf>,
+    pub scripts: Vec<ScriptSource>,
     /// Faults in force from the start.
     pub faults: Faults,
 }
@@ -30,6 +30,15 @@ impl Default for EngineConfig {
             faults: Faults::default(),
         }
     }
+}
+
+/// Where a turn script comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptSource {
+    /// A file in the upstream replay format, read at each turn.
+    File(PathBuf),
+    /// The replay-format text itself (e.g. compiled into a binary).
+    Inline(String),
 }
 
 /// Injected faults, applied to SSE output like the engine's chaos variables. The default is

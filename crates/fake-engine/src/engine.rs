@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -18,7 +17,7 @@ use secrecy::ExposeSecret;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::config::{EngineConfig, Faults};
+use crate::config::{EngineConfig, Faults, ScriptSource};
 use crate::error::ApiError;
 use crate::session::Session;
 use crate::util::wall_now;
@@ -67,7 +66,7 @@ impl EngineState {
     }
 
     /// The next configured turn script, in rotation.
-    pub(crate) fn next_script(&self) -> Option<PathBuf> {
+    pub(crate) fn next_script(&self) -> Option<ScriptSource> {
         let scripts = &self.config.scripts;
         if scripts.is_empty() {
             return None;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+use crate::config::ScriptSource;
 use crate::engine::EngineState;
 use crate::script::{Script, is_known_type};
 use crate::session::{Session, Status};
@@ -68,18 +69,19 @@ pub(crate) async fn run_session(
 
 /// Loads the script for one input: `replay:<path>`, or the engine's next configured script.
 fn load_script(engine: &EngineState, session: &Session, content: &str) -> Result<Script, String> {
-    let path = match content.strip_prefix("replay:") {
-        Some(path) => Some(std::path::PathBuf::from(path.trim())),
+    let source = match content.strip_prefix("replay:") {
+        Some(path) => Some(ScriptSource::File(std::path::PathBuf::from(path.trim()))),
         None => {
             session.publish("user_message", object(json!({"text": content})), None);
             engine.next_script()
         }
     };
-    let Some(path) = path else {
-        return Ok(echo_script(content));
+    let text = match source {
+        None => return Ok(echo_script(content)),
+        Some(ScriptSource::Inline(text)) => text,
+        Some(ScriptSource::File(path)) => std::fs::read_to_string(&path)
+            .map_err(|e| format!("replay file {}: {e}", path.display()))?,
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("replay file {}: {e}", path.display()))?;
     Script::parse(&text).map_err(|e| e.to_string())
 }
 

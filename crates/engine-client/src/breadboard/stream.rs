@@ -210,8 +210,9 @@ impl SessionStream {
         }
     }
 
-    async fn summary(&self) -> Option<SessionSummary> {
-        self.client.get_session(&self.session_id).await.ok()
+    /// Borrows only the fields it needs, so the stream need not be `Sync` to be sent.
+    async fn summary(client: &BreadboardClient, session_id: &str) -> Option<SessionSummary> {
+        client.get_session(session_id).await.ok()
     }
 
     /// A clean EOF: the engine ends a stream only when the session's run loop ends, unless
@@ -283,7 +284,7 @@ impl SessionStream {
             Admission::Duplicate => {}
             Admission::Deliver => {
                 if std::mem::take(&mut self.rebuild_owed) {
-                    let summary = self.summary().await;
+                    let summary = Self::summary(&self.client, &self.session_id).await;
                     self.pending.push_back(StreamUpdate::Rebuilt { summary, lost: None });
                 }
                 self.recovery = Recovery::None;
@@ -297,7 +298,7 @@ impl SessionStream {
                             reason: GapReason::Discontinuity { expected, got },
                         });
                     }
-                    let summary = self.summary().await;
+                    let summary = Self::summary(&self.client, &self.session_id).await;
                     self.pending.push_back(StreamUpdate::Rebuilt {
                         summary,
                         lost: Some((expected, got - 1)),
@@ -337,7 +338,7 @@ impl SessionStream {
         self.pending.push_back(StreamUpdate::Event(event));
         if let Some(reason) = engine_gap {
             self.pending.push_back(StreamUpdate::Gap { reason: GapReason::EngineGap { reason } });
-            let summary = self.summary().await;
+            let summary = Self::summary(&self.client, &self.session_id).await;
             self.pending.push_back(StreamUpdate::Rebuilt { summary, lost: None });
         }
     }
