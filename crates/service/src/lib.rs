@@ -25,6 +25,7 @@
 //!   the breaker opens, `bb/connection` reports `error` with the reason and the service keeps
 //!   answering requests with `engine_unavailable` until the webview closes.
 
+pub mod breadboard;
 mod clock;
 pub mod engine;
 pub mod kilo;
