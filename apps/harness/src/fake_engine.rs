@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use bb_fake_engine::{EngineConfig, FakeEngine, Faults};
+use bb_fake_engine::{EngineConfig, FakeEngine, Faults, ScriptSource};
 use secrecy::SecretString;
 
 /// Which engine the fake emulates.
@@ -65,7 +65,7 @@ pub(crate) async fn run(args: FakeEngineArgs) -> anyhow::Result<()> {
         token,
         ring_capacity: args.ring,
         default_workspace: args.workspace,
-        scripts: args.scripts,
+        scripts: args.scripts.into_iter().map(ScriptSource::File).collect(),
         faults: Faults {
             drop_every: args.drop_every,
             latency_ms: args.latency_ms,

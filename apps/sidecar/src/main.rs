@@ -1,6 +1,7 @@
 //! `bb-sidecar`: the stdio bridge binary. One webview speaks v1 JSON Lines on stdin/stdout;
 //! one engine serves the workspace, either spawned and supervised by the sidecar or attached
-//! to by URL. Logs go to stderr; stdout carries only envelopes.
+//! to by URL, or (the default) the offline demo: a fake BreadBoard engine in-process playing
+//! a recorded turn. Logs go to stderr; stdout carries only envelopes.
 
 #![allow(clippy::print_stderr)]
 
@@ -11,10 +12,12 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bb_protocol::Limits;
 use bb_service::kilo::{KiloAdapter, KiloProbe};
-use bb_service::{EngineAdapter, Service, ServiceConfig, Supervision, SystemClock};
+use bb_service::{EngineAdapter, Service, ServiceConfig, Supervision, SystemClock, UpdateReceiver};
 use bb_supervisor::kilo::{EngineEndpoint, USERNAME};
 use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
 use clap::{Parser, ValueEnum};
+
+mod breadboard;
 use secrecy::SecretString;
 use tracing_subscriber::EnvFilter;
 
@@ -23,6 +26,11 @@ use tracing_subscriber::EnvFilter;
 enum EngineKind {
     /// The Kilo CLI server (`kilo serve`).
     Kilo,
+    /// A BreadBoard CLI-bridge engine at --engine-url.
+    Breadboard,
+    /// Offline demo: a fake BreadBoard engine in-process plays a recorded turn (streamed
+    /// reply, a tool call, a permission prompt and its diff) for every message.
+    Demo,
 }
 
 /// The stdio sidecar: a webview speaks the v1 envelope as JSON Lines on stdin/stdout (one
@@ -38,7 +46,7 @@ struct Args {
     workspace: Option<PathBuf>,
 
     /// Which engine to drive.
-    #[arg(long, value_enum, value_name = "KIND")]
+    #[arg(long, value_enum, value_name = "KIND", default_value = "demo")]
     engine: EngineKind,
 
     /// Spawn and supervise this engine executable (default: `kilo` from PATH). The engine
@@ -55,6 +63,20 @@ struct Args {
     /// a password as an argument). Without it, the engine is assumed unsecured.
     #[arg(long, value_name = "VAR", requires = "engine_url")]
     engine_password_env: Option<String>,
+
+    /// BreadBoard: the environment variable holding the engine's bearer token (never pass a
+    /// token as an argument). Without it, the engine is assumed unsecured.
+    #[arg(long, value_name = "VAR", requires = "engine_url")]
+    engine_token_env: Option<String>,
+
+    /// BreadBoard: the agent config path for sessions the webview creates without one.
+    #[arg(long, value_name = "PATH")]
+    engine_config: Option<String>,
+
+    /// BreadBoard: where stream positions, downloaded artifacts and diffs are kept
+    /// (default: `<workspace or cwd>/.bb-bridge/state`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 
     /// With --engine-url: the Basic-auth username.
     #[arg(long, value_name = "NAME", default_value = USERNAME, requires = "engine_url")]
@@ -85,12 +107,18 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let EngineKind::Kilo = args.engine;
-    let (adapter, updates) = KiloAdapter::new();
     let config = ServiceConfig {
         stop_grace: Duration::from_secs(args.stop_grace),
         ..ServiceConfig::default()
     };
+    match args.engine {
+        EngineKind::Kilo => run_kilo(args, config).await,
+        EngineKind::Breadboard | EngineKind::Demo => breadboard::run(args, config).await,
+    }
+}
+
+async fn run_kilo(args: Args, config: ServiceConfig) -> anyhow::Result<()> {
+    let (adapter, updates) = KiloAdapter::new();
 
     let supervision = match &args.engine_url {
         Some(url) => {
@@ -131,8 +159,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     };
 
+    serve(config, adapter, updates, supervision).await
+}
+
+/// Runs the service loop on stdio until the webview closes.
+async fn serve(
+    config: ServiceConfig,
+    adapter: Arc<dyn EngineAdapter>,
+    updates: UpdateReceiver,
+    supervision: Option<Supervision>,
+) -> anyhow::Result<()> {
     let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
-    let adapter: Arc<dyn EngineAdapter> = adapter;
     let service = Service::new(config, adapter, updates, Arc::new(SystemClock), supervision);
     let result = service.run(sink).await;
     bridge.reader.abort();

@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 
+mod breadboard;
 mod faults;
 mod harness;
 mod kilo;
