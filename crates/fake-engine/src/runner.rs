@@ -129,6 +129,7 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
         }
     }
     if !script.has("completion") {
+        published += 1;
         session.publish(
             "completion",
             object(json!({"summary": {"completed": true, "reason": "replay"}, "mode": null})),

@@ -170,6 +170,9 @@ fn frame(
                 Some((stream::iter(chunks), Some(conn)))
             }
             Step::Cut => {
+                // Let the server flush what was written (headers included) before aborting,
+                // so the peer sees the events and then a broken body.
+                tokio::time::sleep(Duration::from_millis(20)).await;
                 let cut =
                     vec![Err(io::Error::new(io::ErrorKind::ConnectionAborted, "injected cut"))];
                 Some((stream::iter(cut), None))
