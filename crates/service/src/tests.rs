@@ -1,1 +1,3 @@
+//! Unit tests of the service's pure parts.
 
+mod breadboard;

@@ -16,7 +16,7 @@
 //! downloaded) as a `bridge.diff` event. `bb.downloadArtifact` saves the file under the state
 //! dir and returns its path.
 
-mod mapping;
+pub(crate) mod mapping;
 mod pump;
 
 use std::collections::HashMap;
