@@ -203,3 +203,29 @@ async fn a_stream_gap_event_is_delivered_and_reported() {
 fn base_instant() -> Instant {
     Instant::now()
 }
+
+#[tokio::test]
+async fn a_stalled_connection_is_dropped_by_the_read_timeout_and_resumed() {
+    let faults = Faults { stall_after: Some(2), ..Faults::default() };
+    let engine = Engine::start(EngineConfig { faults, ..EngineConfig::default() }).await;
+    let session = engine.session().await;
+    let mut options = fast();
+    options.policy.read_timeout = Duration::from_millis(300);
+    let mut stream = SessionStream::open(&engine.client, &session, None, options).unwrap();
+    engine.client.send_input(&session, &engine.script("turn", STREAMING), &[]).await.unwrap();
+    let first = collect_until(&mut stream, |u| is_kind(u, "skills_selection")).await;
+    assert_eq!(seqs(&first), vec![1, 2]);
+    // Each connection stalls after two events; every stall is cut by the read timeout and
+    // resumed after the last seq, so the whole turn still arrives, once and in order.
+    let rest = collect_until(&mut stream, |u| is_kind(u, "completion")).await;
+    assert_eq!(seqs(&rest), (3..=9).collect::<Vec<_>>());
+    assert!(rest.iter().any(
+        |u| matches!(u, StreamUpdate::Reconnecting { error, .. } if error.contains("no bytes"))
+    ));
+}
+
+#[test]
+fn session_streams_can_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<SessionStream>();
+}
