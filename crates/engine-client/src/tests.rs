@@ -5,3 +5,4 @@ mod breadboard;
 mod kilo_router;
 mod sse_client;
 mod sse_vectors;
+mod transport;

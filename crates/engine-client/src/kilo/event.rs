@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-/// An event of the Kilo stream. `raw` is the event's JSON exactly as sent (ids untouched).
+/// An event of the Kilo stream. `raw` is the event's JSON exactly as sent (ids untouched;
+/// for `GET /global/event`, the wrapper with its `payload`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KiloEvent {
     /// The event's `id` (`evt_…`), when it has one.
@@ -33,10 +34,15 @@ impl KiloEvent {
     pub fn parse(data: &str) -> Result<Self, KiloEventError> {
         let raw: Value =
             serde_json::from_str(data).map_err(|e| KiloEventError::Json(e.to_string()))?;
+        // `GET /global/event` wraps each event as `{"directory", "project", "payload"}`.
+        let event = match raw.get("type") {
+            None => raw.get("payload").filter(|p| p.get("type").is_some()).unwrap_or(&raw),
+            Some(_) => &raw,
+        };
         let event_type =
-            raw.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
-        let id = raw.get("id").and_then(Value::as_str).map(str::to_owned);
-        let session_id = session_of(&raw).map(str::to_owned);
+            event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
+        let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
+        let session_id = session_of(event).map(str::to_owned);
         Ok(Self { id, event_type, session_id, raw })
     }
 }
