@@ -1,6 +1,6 @@
-//! Count fields (`maxBytes`, `headLines`, …): non-negative integers. A JSON number with no
-//! fractional part (`10`, `10.0`, `1e3`) is an integer, as in JSON Schema and JavaScript;
-//! negatives, fractions and values above 2^53 are rejected.
+//! Count fields (`maxBytes`, `headLines`, …): non-negative integers written as JSON integer
+//! literals, at most 2^53 - 1 (exact in a JavaScript number). Negatives, anything written
+//! with a fraction or exponent (`1.5`, `10.0`, `1e3`) and larger values are rejected.
 
 use serde::de::{self, Deserializer, Unexpected, Visitor};
 use std::fmt;
@@ -25,15 +25,6 @@ impl Visitor<'_> for CountVisitor {
         u64::try_from(v)
             .map_err(|_| E::invalid_value(Unexpected::Signed(v), &self))
             .and_then(|v| self.visit_u64(v))
-    }
-
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-        if v.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(&v) {
-            Ok(v as u64)
-        } else {
-            Err(E::invalid_value(Unexpected::Float(v), &self))
-        }
     }
 }
 

@@ -21,8 +21,8 @@
 //! - Not UTF-8, empty, whitespace-only or not JSON: `invalid_json`. JSON but not an object:
 //!   `invalid_envelope`.
 //! - v1: `v` is checked before `kind`. Missing or non-numeric `v` (including the string
-//!   `"1"`) is `invalid_envelope`; any number other than 1 is `unsupported_version` (`1.0`
-//!   counts as 1), whatever the rest of the message looks like.
+//!   `"1"`) is `invalid_envelope`; any other number (including `1.0`, which is not the
+//!   integer literal 1) is `unsupported_version`, whatever the rest of the message looks like.
 //! - Missing, unknown or non-string `kind`/`type` is `invalid_envelope`. Ids must be strings
 //!   (a numeric id is `invalid_envelope`); the empty string is a valid id.
 //! - A request's method is checked before its params: an unknown name (including a method of
@@ -32,14 +32,14 @@
 //!   `invalid_params`. Params that are not an object (array, string, number) are
 //!   `invalid_params`.
 //! - Count fields (`maxBytes`, `headLines`, `tailLines`, and `retryCount`,
-//!   `pendingPermissionCount`, `turn` in payloads) are non-negative integers up to 2^53 - 1:
-//!   negatives, fractions (`1.5`) and strings are rejected; a number with no fractional part
-//!   (`10.0`, `1e3`) is an integer, as in JSON Schema and JavaScript. `null` for an optional
-//!   field is read as absent.
+//!   `pendingPermissionCount`, `turn` in payloads) are non-negative JSON integer literals up
+//!   to 2^53 - 1: negatives, strings and numbers written with a fraction or exponent (`1.5`,
+//!   `10.0`, `1e3`) are `invalid_params` (in a v1 event payload, `invalid_envelope`). `null`
+//!   for an optional field is read as absent.
 //! - Responses: `ok` must be a boolean; `ok: true` with an `error`, `ok: false` without an
 //!   `error`, or `ok: false` with a `result` are `invalid_envelope` (`null` counts as
 //!   absent). The `result` is not checked at the envelope level (a response does not name its
-//!   method); [`V1Method::check_result`] / [`WsMethod::check_result`] check it when the
+//!   method); [`v1::V1Method::check_result`] / [`ws::WsMethod::check_result`] check it when the
 //!   method is known.
 //! - Events: an unknown topic/event name, a missing payload or a v1 payload not matching its
 //!   topic is `invalid_envelope`. WebSocket event payloads must be JSON objects; their fields
@@ -53,6 +53,7 @@ mod macros;
 mod marker;
 mod reject;
 pub mod schema;
+pub mod typescript;
 pub mod v1;
 mod verdict;
 pub mod ws;

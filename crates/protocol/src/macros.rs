@@ -59,6 +59,14 @@ macro_rules! define_calls {
                 match self { $($Method::$Variant => crate::schema::root::<$Result>()),+ }
             }
 
+            /// Registers every params and result type with `generator` (for its `$defs`).
+            pub(crate) fn register_schemas(generator: &mut schemars::SchemaGenerator) {
+                $(
+                    generator.subschema_for::<$Params>();
+                    generator.subschema_for::<$Result>();
+                )+
+            }
+
             /// Decodes params (already an object) into the typed call.
             pub(crate) fn parse_params(
                 self,

@@ -65,7 +65,8 @@ pub struct Rejection {
     pub code: RejectCode,
     /// The request id to answer with an error response, if one could be read.
     pub id: Option<String>,
-    /// A human-readable explanation (never contains the raw message).
+    /// A human-readable explanation. It may quote a short offending value from the message
+    /// (a wrong-typed field), so log it only where the message itself could be logged.
     pub detail: String,
 }
 

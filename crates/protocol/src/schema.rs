@@ -52,7 +52,7 @@ fn optional_params(schema: Schema) -> Schema {
     Schema::try_from(value).unwrap_or_else(|_| Schema::default())
 }
 
-fn relax(node: &mut Value, defs: &Value) {
+pub(crate) fn relax(node: &mut Value, defs: &Value) {
     match node {
         Value::Object(map) => {
             let params_optional = map

@@ -67,7 +67,10 @@ fn version_is_checked_before_everything_else() {
         code_v1(r#"{"kind":"req","id":"1","method":"bb.init"}"#),
         Some(RejectCode::InvalidEnvelope)
     );
-    assert_eq!(code_v1(r#"{"v":1.0,"kind":"req","id":"1","method":"bb.init"}"#), None);
+    assert_eq!(
+        code_v1(r#"{"v":1.0,"kind":"req","id":"1","method":"bb.init"}"#),
+        Some(RejectCode::UnsupportedVersion)
+    );
     let r = v1(r#"{"v":0,"kind":"req","id":"x","method":"bb.init"}"#).unwrap_err();
     assert_eq!((r.code, r.id.as_deref()), (RejectCode::UnsupportedVersion, Some("x")));
 }

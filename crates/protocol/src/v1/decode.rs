@@ -41,7 +41,7 @@ fn decode_object(obj: &mut Map<String, Value>) -> Result<V1Message, Rejection> {
 fn check_version(obj: &Map<String, Value>) -> Result<(), Rejection> {
     match obj.get("v") {
         None => Err(envelope("missing `v`")),
-        Some(Value::Number(n)) if n.as_f64() == Some(1.0) => Ok(()),
+        Some(Value::Number(n)) if n.as_u64() == Some(1) => Ok(()),
         Some(Value::Number(n)) => Err(Rejection::new(
             RejectCode::UnsupportedVersion,
             format!("version {n} is not supported (this bridge speaks v1)"),

@@ -1,4 +1,5 @@
-//! The committed `schemas/` must equal what the types generate. `UPDATE_SCHEMAS=1` rewrites
+//! The committed `schemas/` (JSON Schemas and `webview.d.ts`) must equal what the types
+//! generate. `UPDATE_SCHEMAS=1` rewrites
 //! them (and deletes stale files).
 
 use std::collections::BTreeSet;
@@ -19,7 +20,7 @@ fn committed_files(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) {
         let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
         if entry.file_type().unwrap().is_dir() {
             committed_files(&entry.path(), &rel, out);
-        } else if rel.ends_with(".json") {
+        } else if rel.ends_with(".json") || rel.ends_with(".d.ts") {
             out.insert(rel);
         }
     }
@@ -29,15 +30,17 @@ fn committed_files(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) {
 fn committed_schemas_match_the_types() {
     let dir = schemas_dir();
     let update = std::env::var_os("UPDATE_SCHEMAS").is_some_and(|v| v == "1");
-    let generated = all_schemas();
+    let mut generated: Vec<(String, String)> =
+        all_schemas().iter().map(|(p, s)| (p.clone(), render(s))).collect();
+    generated.push(("webview.d.ts".to_owned(), bb_protocol::typescript::declarations()));
     let expected: BTreeSet<String> = generated.iter().map(|(p, _)| p.clone()).collect();
     let mut committed = BTreeSet::new();
     committed_files(&dir, "", &mut committed);
 
     let mut drift = Vec::new();
-    for (rel, schema) in &generated {
+    for (rel, text) in &generated {
         let path = dir.join(rel);
-        let text = render(schema);
+        let text = text.clone();
         if fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             if update {
                 fs::create_dir_all(path.parent().unwrap()).unwrap();

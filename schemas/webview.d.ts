@@ -1,0 +1,513 @@
+// Generated from the bb-protocol types; do not edit.
+// Regenerate: UPDATE_SCHEMAS=1 cargo test -p bb-protocol
+
+/** `acp_connect`: start an ACP agent process. */
+export type AcpConnectParams = {
+  command: string;
+  args?: Array<string> | null;
+  env?: Record<string, string> | null;
+  cwd?: string | null;
+};
+
+/** Result of `acp_connect`. */
+export type AcpConnectionInfo = {
+  id: string;
+  status: AcpConnectionStatus;
+  protocolVersion: string;
+  agentInfo: AgentInfo;
+};
+
+/** Lifecycle of an ACP connection. */
+export type AcpConnectionStatus = ("created" | "initialized" | "ready" | "closed");
+
+/** `acp_disconnect`. */
+export type AcpDisconnectParams = {
+  id: string;
+};
+
+/** `acp_permission_reply`: answers an agent's `session/request_permission`. */
+export type AcpPermissionReplyParams = {
+  connectionId: string;
+  sessionId?: string | null;
+  requestId: AcpRequestId;
+  outcome: PermissionOutcome;
+};
+
+/** Result of `acp_session_prompt` (ACP `PromptResponse`). */
+export type AcpPromptResult = {
+  stopReason: StopReason;
+};
+
+/** The id of the agent's `session/request_permission` JSON-RPC request. */
+export type AcpRequestId = (string | number);
+
+/** `acp_session_cancel` (ACP `session/cancel`). */
+export type AcpSessionCancelParams = {
+  connectionId: string;
+  sessionId: string;
+};
+
+/** `acp_session_load` (ACP `session/load`). */
+export type AcpSessionLoadParams = {
+  connectionId: string;
+  sessionId: string;
+  cwd?: string | null;
+  mcpServers?: Array<unknown> | null;
+};
+
+/** `acp_session_new` (ACP `session/new`). */
+export type AcpSessionNewParams = {
+  connectionId: string;
+  cwd?: string | null;
+  mcpServers?: Array<unknown> | null;
+};
+
+/** `acp_session_prompt` (ACP `session/prompt`). */
+export type AcpSessionPromptParams = {
+  connectionId: string;
+  sessionId: string;
+  prompt: Array<ContentBlock>;
+};
+
+/** The agent's self-description. */
+export type AgentInfo = {
+  name: string;
+  title?: string | null;
+  version: string;
+};
+
+/** `bb.approvePermission`. */
+export type ApprovePermissionParams = {
+  sessionId: string;
+  requestId: string;
+  decision: PermissionDecision;
+  ruleUpdate?: Record<string, unknown> | null;
+};
+
+/** What the bridge and engine support, so the webview can hide what does not work. */
+export type Capabilities = {
+  sessions: boolean;
+  permissions: boolean;
+  commands: boolean;
+  files: boolean;
+  diffs: boolean;
+  artifacts: boolean;
+  resume: boolean;
+};
+
+/** `bb.command`. */
+export type CommandParams = {
+  sessionId: string;
+  command: string;
+  args?: Record<string, unknown> | null;
+};
+
+/** Result of `bb.command`. */
+export type CommandResult = {
+  sessionId: string;
+  output?: unknown;
+};
+
+/** Payload of `bb/connection`. */
+export type ConnectionPayload = {
+  status: ConnectionStatus;
+  sessionId?: string | null;
+  retryCount?: number | null;
+  lastError?: string | null;
+  gapDetected?: boolean | null;
+};
+
+/** Connection state. */
+export type ConnectionStatus = ("connecting" | "connected" | "error");
+
+/** One block of a prompt (ACP `ContentBlock`). */
+export type ContentBlock = ({
+  type: "text";
+  text: string;
+  annotations?: unknown;
+} | {
+  type: "image";
+  data: string;
+  mimeType: string;
+  uri?: string | null;
+  annotations?: unknown;
+} | {
+  type: "audio";
+  data: string;
+  mimeType: string;
+  annotations?: unknown;
+} | {
+  type: "resource_link";
+  uri: string;
+  name: string;
+  mimeType?: string | null;
+  title?: string | null;
+  description?: string | null;
+  size?: number | null;
+  annotations?: unknown;
+} | {
+  type: "resource";
+  resource: EmbeddedResource;
+  annotations?: unknown;
+});
+
+/** `bb.createSession`: every field optional. */
+export type CreateSessionParams = {
+  configPath?: string | null;
+  task?: string | null;
+  model?: string | null;
+  permissionMode?: string | null;
+};
+
+/** A file-type filter of a file dialog. */
+export type DialogFilter = {
+  name: string;
+  extensions: Array<string>;
+};
+
+/** `dialog.open`: a desktop open-file dialog. */
+export type DialogOpenParams = {
+  directory?: boolean | null;
+  multiple?: boolean | null;
+  title?: string | null;
+  defaultPath?: string | null;
+  filters?: Array<DialogFilter> | null;
+};
+
+/** What `dialog.open` returns: `null` when cancelled, a path, or several paths. */
+export type DialogSelection = (string | Array<string>);
+
+/** `bb.downloadArtifact`. */
+export type DownloadArtifactParams = {
+  sessionId: string;
+  artifactPath: string;
+};
+
+/** Result of `bb.downloadArtifact`. */
+export type DownloadArtifactResult = {
+  artifactPath: string;
+  savedPath?: string | null;
+};
+
+/** A text or binary resource embedded in a prompt (ACP `EmbeddedResourceResource`). */
+export type EmbeddedResource = ({
+  uri: string;
+  text: string;
+  mimeType?: string | null;
+} | {
+  uri: string;
+  blob: string;
+  mimeType?: string | null;
+});
+
+/** One engine event in a `bb/events` batch. */
+export type EngineEvent = {
+  id: string;
+  type: string;
+  turn?: number | null;
+  ts?: number | null;
+  payload: Record<string, unknown>;
+};
+
+/** The engine part of `bb.init`'s result. */
+export type EngineInfo = {
+  kind: EngineKind;
+  status: EngineStatus;
+  version?: string | null;
+};
+
+/** Which engine the bridge drives. */
+export type EngineKind = ("kilo" | "breadboard" | "acp");
+
+/** The engine's lifecycle state as the bridge sees it. */
+export type EngineStatus = ("starting" | "ready" | "reconnecting" | "failed" | "stopped");
+
+/** Payload of `bb/events`: an ordered batch for one session. */
+export type EventsPayload = {
+  sessionId: string;
+  events: Array<EngineEvent>;
+};
+
+/** One entry of `bb.listFiles`. */
+export type FileEntry = {
+  name: string;
+  path: string;
+  kind: FileKind;
+  size?: number | null;
+};
+
+/** What a directory entry is. */
+export type FileKind = ("file" | "dir" | "symlink" | "other");
+
+/** Result of `bb.readFileSnippet`. */
+export type FileSnippetResult = {
+  path: string;
+  content: string;
+  truncated: boolean;
+  totalBytes?: number | null;
+};
+
+/** Result of `bb.init`. */
+export type InitResult = {
+  protocolVersion: number;
+  engine: EngineInfo;
+  capabilities: Capabilities;
+};
+
+/** `bb.listFiles`. */
+export type ListFilesParams = {
+  sessionId: string;
+  path: string;
+};
+
+/** Result of `bb.listFiles`. */
+export type ListFilesResult = {
+  path: string;
+  entries: Array<FileEntry>;
+};
+
+/** Result of `bb.listSessions`. */
+export type ListSessionsResult = {
+  sessions: Array<SessionSummary>;
+};
+
+/** Params of `bb.init` and `bb.listSessions`: none. `null`, absent and `{}` are all accepted;
+ * fields are ignored. */
+export type NoParams = Record<string, unknown>;
+
+/** `bb.openDiff`. */
+export type OpenDiffParams = {
+  sessionId: string;
+  filePath: string;
+  beforeRef?: string | null;
+  afterRef?: string | null;
+};
+
+/** `shell.openPath`. */
+export type OpenPathParams = {
+  path: string;
+};
+
+/** A permission decision. */
+export type PermissionDecision = ("allow_once" | "deny" | "allow_rule");
+
+/** The user's answer to a permission request (ACP `RequestPermissionOutcome`). */
+export type PermissionOutcome = ({
+  outcome: "cancelled";
+} | {
+  outcome: "selected";
+  optionId: string;
+});
+
+/** `bb.readFileSnippet`. Counts are non-negative integers. */
+export type ReadFileSnippetParams = {
+  sessionId: string;
+  path: string;
+  maxBytes?: number | null;
+  headLines?: number | null;
+  tailLines?: number | null;
+};
+
+/** `bb.sendMessage`. */
+export type SendMessageParams = {
+  sessionId: string;
+  text: string;
+  attachmentIds?: Array<string> | null;
+};
+
+/** Result of `bb.sendMessage`. */
+export type SendMessageResult = {
+  sessionId: string;
+  messageId?: string | null;
+};
+
+/** Result of the methods that act on one session and return nothing else
+ * (`bb.selectSession`, `bb.deleteSession`, `bb.stop`, `bb.approvePermission`,
+ * `bb.openDiff`). */
+export type SessionAck = {
+  sessionId: string;
+};
+
+/** `bb.selectSession`, `bb.deleteSession`, `bb.stop`: a session id. */
+export type SessionParams = {
+  sessionId: string;
+};
+
+/** One session, as listed (`bb.listSessions`, `bb/state`) or created (`bb.createSession`). */
+export type SessionSummary = {
+  sessionId: string;
+  title?: string | null;
+  status?: string | null;
+  updatedAt?: number | null;
+};
+
+/** Payload of `bb/state`. */
+export type StatePayload = {
+  sessions: Array<SessionSummary>;
+  activeSessionId?: string | null;
+  running?: boolean | null;
+  pendingPermissionCount?: number | null;
+};
+
+/** Why a prompt turn ended (ACP `StopReason`). */
+export type StopReason = ("end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled");
+
+/** The error of a failed v1 response: `{code, message, details?}`. */
+export type V1Error = {
+  code: string;
+  message: string;
+  details?: unknown;
+};
+
+/** A v1 event: `{v: 1, kind: "evt", topic, payload}`. */
+export type V1Event = {
+  v: 1;
+  kind: "evt";
+} & ({
+  topic: "bb/connection";
+  payload: ConnectionPayload;
+} | {
+  topic: "bb/state";
+  payload: StatePayload;
+} | {
+  topic: "bb/events";
+  payload: EventsPayload;
+});
+
+/** Any v1 message. */
+export type V1Message = (V1Request | V1Response | V1Event);
+
+/** A v1 request: `{v: 1, kind: "req", id, method, params}`. */
+export type V1Request = {
+  v: 1;
+  kind: "req";
+  id: string;
+} & ({
+  method: "bb.init";
+  params?: NoParams;
+} | {
+  method: "bb.createSession";
+  params?: CreateSessionParams;
+} | {
+  method: "bb.listSessions";
+  params?: NoParams;
+} | {
+  method: "bb.selectSession";
+  params: SessionParams;
+} | {
+  method: "bb.deleteSession";
+  params: SessionParams;
+} | {
+  method: "bb.sendMessage";
+  params: SendMessageParams;
+} | {
+  method: "bb.stop";
+  params: SessionParams;
+} | {
+  method: "bb.command";
+  params: CommandParams;
+} | {
+  method: "bb.approvePermission";
+  params: ApprovePermissionParams;
+} | {
+  method: "bb.listFiles";
+  params: ListFilesParams;
+} | {
+  method: "bb.readFileSnippet";
+  params: ReadFileSnippetParams;
+} | {
+  method: "bb.openDiff";
+  params: OpenDiffParams;
+} | {
+  method: "bb.downloadArtifact";
+  params: DownloadArtifactParams;
+});
+
+/** A v1 response: `{v: 1, kind: "res", id, ok, result?, error?}`. Built through
+ * [`V1Response::success`] / [`V1Response::failure`], `ok` always agrees with which of
+ * `result`/`error` is set; the decoder rejects messages where it does not. */
+export type V1Response = {
+  v: 1;
+  kind: "res";
+  id: string;
+  ok: boolean;
+  result?: unknown;
+  error?: (V1Error | null);
+};
+
+/** The error of a failed WebSocket response: `{message, code?, data?}`. */
+export type WsError = {
+  message: string;
+  code?: string | null;
+  data?: unknown;
+};
+
+/** A WebSocket event: `{type: "event", event, payload}`. */
+export type WsEvent = {
+  type: "event";
+} & ({
+  event: "session-data";
+  payload: Record<string, unknown>;
+} | {
+  event: "scan-progress";
+  payload: Record<string, unknown>;
+} | {
+  event: "acp-session-update";
+  payload: Record<string, unknown>;
+} | {
+  event: "acp-session-state";
+  payload: Record<string, unknown>;
+} | {
+  event: "acp-permission-request";
+  payload: Record<string, unknown>;
+} | {
+  event: "acp-terminal-output";
+  payload: Record<string, unknown>;
+});
+
+/** Any WebSocket message. */
+export type WsMessage = (WsRequest | WsResponse | WsEvent);
+
+/** A WebSocket request: `{type: "request", id, method, params}`. */
+export type WsRequest = {
+  type: "request";
+  id: string;
+} & ({
+  method: "dialog.open";
+  params?: DialogOpenParams;
+} | {
+  method: "shell.openPath";
+  params: OpenPathParams;
+} | {
+  method: "acp_connect";
+  params: AcpConnectParams;
+} | {
+  method: "acp_disconnect";
+  params: AcpDisconnectParams;
+} | {
+  method: "acp_session_new";
+  params: AcpSessionNewParams;
+} | {
+  method: "acp_session_load";
+  params: AcpSessionLoadParams;
+} | {
+  method: "acp_session_prompt";
+  params: AcpSessionPromptParams;
+} | {
+  method: "acp_session_cancel";
+  params: AcpSessionCancelParams;
+} | {
+  method: "acp_permission_reply";
+  params: AcpPermissionReplyParams;
+});
+
+/** A WebSocket response: `{type: "response", id, ok, result?, error?}`. Built through
+ * [`WsResponse::success`] / [`WsResponse::failure`], `ok` always agrees with which of
+ * `result`/`error` is set; the decoder rejects messages where it does not. */
+export type WsResponse = {
+  type: "response";
+  id: string;
+  ok: boolean;
+  result?: unknown;
+  error?: (WsError | null);
+};
