@@ -4,6 +4,7 @@
 //! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
 
 pub mod fake;
+pub mod kilo;
 pub mod sse;
 pub mod transport;
 

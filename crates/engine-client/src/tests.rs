@@ -1,5 +1,6 @@
 //! Unit tests: the SSE parser against the fixture vectors and a re-chunking property; the
-//! reconnecting client against the fake transport.
+//! reconnecting client and the Kilo router against the fake transport.
 
+mod kilo_router;
 mod sse_client;
 mod sse_vectors;

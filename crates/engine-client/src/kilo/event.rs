@@ -1,0 +1,59 @@
+//! One Kilo `GET /event` event, kept as sent, with the two facts the router needs: its type
+//! and the session it belongs to.
+
+use serde_json::Value;
+
+/// An event of the Kilo stream. `raw` is the event's JSON exactly as sent (ids untouched;
+/// for `GET /global/event`, the wrapper with its `payload`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KiloEvent {
+    /// The event's `id` (`evt_…`), when it has one.
+    pub id: Option<String>,
+    /// The event's `type` (`message.part.delta`, `sync`, …).
+    pub event_type: String,
+    /// The session: `properties.sessionID`, or `syncEvent.aggregateID` for `sync`.
+    pub session_id: Option<String>,
+    /// The whole event.
+    pub raw: Value,
+}
+
+/// Why an event's data is not a Kilo event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KiloEventError {
+    /// The data is not JSON.
+    #[error("event data is not JSON: {0}")]
+    Json(String),
+    /// The JSON is not an object with a string `type`.
+    #[error("event has no string `type`")]
+    NoType,
+}
+
+impl KiloEvent {
+    /// Parses one SSE `data` payload.
+    pub fn parse(data: &str) -> Result<Self, KiloEventError> {
+        let raw: Value =
+            serde_json::from_str(data).map_err(|e| KiloEventError::Json(e.to_string()))?;
+        // `GET /global/event` wraps each event as `{"directory", "project", "payload"}`.
+        let event = match raw.get("type") {
+            None => raw.get("payload").filter(|p| p.get("type").is_some()).unwrap_or(&raw),
+            Some(_) => &raw,
+        };
+        let event_type =
+            event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
+        let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
+        let session_id = session_of(event).map(str::to_owned);
+        Ok(Self { id, event_type, session_id, raw })
+    }
+}
+
+/// The session an event belongs to, if any.
+pub fn session_of(raw: &Value) -> Option<&str> {
+    fn from(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str).filter(|s| !s.is_empty())
+    }
+    from(raw.pointer("/properties/sessionID"))
+        .or_else(|| from(raw.pointer("/syncEvent/aggregateID")))
+        .or_else(|| from(raw.pointer("/properties/info/sessionID")))
+        .or_else(|| from(raw.pointer("/properties/part/sessionID")))
+}

@@ -1,0 +1,96 @@
+//! Every real Kilo capture in `fixtures/engine/kilo/` parses and routes without loss: the
+//! router reports exactly the recorded events (type, session, payload), in order, whatever
+//! the chunking.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
+use bb_engine_client::kilo::{KiloClient, KiloUpdate, spawn_router_with};
+use bb_engine_client::sse::{NoJitter, ReconnectPolicy, SseClient};
+use bytes::Bytes;
+use serde_json::Value;
+
+fn kilo_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine/kilo")
+}
+
+/// (type, sessionID, JSON) per recorded event of one stream.
+fn recorded(stream: &Value, sse: &[u8]) -> Vec<(String, Option<String>, Value)> {
+    stream["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let offset = e["offset"].as_u64().unwrap() as usize;
+            let length = e["length"].as_u64().unwrap() as usize;
+            let text = std::str::from_utf8(&sse[offset..offset + length]).unwrap();
+            let json = text.trim_end().strip_prefix("data: ").unwrap();
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["sessionID"].as_str().map(str::to_owned),
+                serde_json::from_str(json).unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value)> {
+    let fake = FakeTransport::new();
+    let chunks: Vec<Bytes> = sse.chunks(chunk).map(Bytes::copy_from_slice).collect();
+    fake.push_stream(FakeStream::Script { chunks, end: FakeEnd::Eof });
+    let client = KiloClient::new(Arc::new(fake.clone()));
+    let sse = SseClient::new(client.transport().clone(), client.event_request())
+        .with_jitter(NoJitter)
+        .with_policy(ReconnectPolicy { max_attempts: 1, ..ReconnectPolicy::default() });
+    let (_handle, mut rx) = spawn_router_with(client, sse, 16);
+    let mut got = Vec::new();
+    loop {
+        match rx.recv().await.unwrap() {
+            KiloUpdate::Connected { .. } => {}
+            KiloUpdate::Event { session_id, event } => {
+                got.push((event.event_type, Some(session_id), event.raw));
+            }
+            KiloUpdate::Unrouted(event) => got.push((event.event_type, None, event.raw)),
+            KiloUpdate::Reconnecting { .. } => return got,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn metas(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".meta.json"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_kilo_capture_routes_without_loss() {
+    let mut streams = 0;
+    let mut events = 0;
+    for dir in [kilo_dir(), kilo_dir().join("opencode")] {
+        for meta_path in metas(&dir) {
+            let meta: Value =
+                serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+            for stream in meta["streams"].as_array().unwrap() {
+                let file = dir.join(stream["file"].as_str().unwrap());
+                let sse = std::fs::read(&file).unwrap();
+                let expected = recorded(stream, &sse);
+                assert!(!expected.is_empty(), "{}", file.display());
+                for chunk in [1, 7, 4096, sse.len().max(1)] {
+                    let got = route(sse.clone(), chunk).await;
+                    assert_eq!(got.len(), expected.len(), "{} chunk {chunk}", file.display());
+                    assert_eq!(got, expected, "{} chunk {chunk}", file.display());
+                }
+                streams += 1;
+                events += expected.len();
+            }
+        }
+    }
+    assert!(streams >= 10, "only {streams} captured streams");
+    assert!(events > 400, "only {events} captured events");
+}
