@@ -13,7 +13,9 @@ use bb_protocol::v1::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateSender, update_channel};
+use crate::engine::{
+    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateSender, update_channel,
+};
 use crate::sink::{Inbound, MemoryWebview, memory};
 use crate::{Service, ServiceConfig, SystemClock};
 
@@ -38,7 +40,11 @@ impl EngineAdapter for FakeEngine {
     async fn init(&self) -> Result<InitResult, EngineError> {
         Ok(InitResult {
             protocol_version: 1,
-            engine: EngineInfo { kind: EngineKind::Kilo, status: EngineStatus::Ready, version: None },
+            engine: EngineInfo {
+                kind: EngineKind::Kilo,
+                status: EngineStatus::Ready,
+                version: None,
+            },
             capabilities: Capabilities::default(),
         })
     }
@@ -55,7 +61,12 @@ impl EngineAdapter for FakeEngine {
         Ok(ListSessionsResult {
             sessions: sessions
                 .into_iter()
-                .map(|id| SessionSummary { session_id: id, title: None, status: None, updated_at: None })
+                .map(|id| SessionSummary {
+                    session_id: id,
+                    title: None,
+                    status: None,
+                    updated_at: None,
+                })
                 .collect(),
         })
     }
@@ -73,14 +84,26 @@ impl EngineAdapter for FakeEngine {
     async fn send_message(&self, p: SendMessageParams) -> Result<SendMessageResult, EngineError> {
         let sid = p.session_id.clone();
         let tx = self.updates.clone();
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: true }).await.unwrap();
+        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: true })
+            .await
+            .unwrap();
         for (i, word) in p.text.split(' ').enumerate() {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));
-            let event = EngineEvent { id: format!("evt_{i}"), event_type: "message.part.delta".into(), turn: None, ts: None, payload };
-            tx.send(EngineUpdate::Events { session_id: sid.clone(), events: vec![event] }).await.unwrap();
+            let event = EngineEvent {
+                id: format!("evt_{i}"),
+                event_type: "message.part.delta".into(),
+                turn: None,
+                ts: None,
+                payload,
+            };
+            tx.send(EngineUpdate::Events { session_id: sid.clone(), events: vec![event] })
+                .await
+                .unwrap();
         }
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: false }).await.unwrap();
+        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: false })
+            .await
+            .unwrap();
         Ok(SendMessageResult { session_id: sid, message_id: None })
     }
 
@@ -89,11 +112,13 @@ impl EngineAdapter for FakeEngine {
     }
 }
 
-fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender) {
+fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
+{
     let (tx, rx) = update_channel();
     let engine = Arc::new(FakeEngine { updates: tx.clone(), sessions: Mutex::new(Vec::new()) });
     let (sink, webview) = memory();
-    let config = ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
+    let config =
+        ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
     let service = Service::new(config, engine, rx, Arc::new(SystemClock), None);
     (webview, tokio::spawn(service.run(sink)), tx)
 }
@@ -106,7 +131,10 @@ async fn request(w: &MemoryWebview, id: &str, call: V1Call) {
 async fn until_response(w: &mut MemoryWebview, id: &str) -> (Value, Vec<V1Message>) {
     let mut before = Vec::new();
     loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv()).await.unwrap().unwrap();
+        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv())
+            .await
+            .unwrap()
+            .unwrap();
         if let V1Message::Response(r) = &msg
             && r.id == id
         {
@@ -118,7 +146,10 @@ async fn until_response(w: &mut MemoryWebview, id: &str) -> (Value, Vec<V1Messag
 
 async fn next_topic(w: &mut MemoryWebview, pred: impl Fn(&V1Topic) -> bool) -> V1Topic {
     loop {
-        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv()).await.unwrap().unwrap();
+        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv())
+            .await
+            .unwrap()
+            .unwrap();
         if let V1Message::Event(e) = msg
             && pred(&e.topic)
         {
@@ -130,7 +161,13 @@ async fn next_topic(w: &mut MemoryWebview, pred: impl Fn(&V1Topic) -> bool) -> V
 #[tokio::test]
 async fn init_answers_before_state_and_nothing_leaves_earlier() {
     let (mut w, service, tx) = start();
-    tx.send(EngineUpdate::Connection(ConnectionUpdate { status: ConnectionStatus::Connected, retry_count: None, last_error: None })).await.unwrap();
+    tx.send(EngineUpdate::Connection(ConnectionUpdate {
+        status: ConnectionStatus::Connected,
+        retry_count: None,
+        last_error: None,
+    }))
+    .await
+    .unwrap();
     request(&w, "1", V1Call::Init(Default::default())).await;
     let (res, before) = until_response(&mut w, "1").await;
     assert!(before.is_empty(), "output before bb.init: {before:?}");
@@ -158,12 +195,19 @@ async fn send_streams_events_in_order_then_idle_state() {
     request(&w, "2", V1Call::CreateSession(Default::default())).await;
     let (res, _) = until_response(&mut w, "2").await;
     let sid = res["result"]["sessionId"].as_str().unwrap().to_owned();
-    let params = SendMessageParams { session_id: sid.clone(), text: "a b c d e".into(), attachment_ids: None };
+    let params = SendMessageParams {
+        session_id: sid.clone(),
+        text: "a b c d e".into(),
+        attachment_ids: None,
+    };
     request(&w, "3", V1Call::SendMessage(params)).await;
     let mut ids = Vec::new();
     let mut idle_after_events = false;
     while !idle_after_events {
-        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv()).await.unwrap().unwrap();
+        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv())
+            .await
+            .unwrap()
+            .unwrap();
         match msg {
             V1Message::Event(e) => match e.topic {
                 V1Topic::Events(batch) => {
@@ -191,7 +235,16 @@ async fn engine_errors_carry_stable_codes() {
     request(&w, "1", V1Call::DeleteSession(SessionParams { session_id: "ses_x".into() })).await;
     let (res, _) = until_response(&mut w, "1").await;
     assert_eq!(res["error"]["code"], "session_not_found");
-    request(&w, "2", V1Call::Command(bb_protocol::v1::CommandParams { session_id: "s".into(), command: "c".into(), args: None })).await;
+    request(
+        &w,
+        "2",
+        V1Call::Command(bb_protocol::v1::CommandParams {
+            session_id: "s".into(),
+            command: "c".into(),
+            args: None,
+        }),
+    )
+    .await;
     let (res, _) = until_response(&mut w, "2").await;
     assert_eq!(res["error"]["code"], "not_supported");
     assert_eq!(res["error"]["message"], "bb.command is not supported by the fake engine");
