@@ -272,3 +272,5 @@ fn error_codes_are_stable() {
         assert_eq!(err.to_wire().code, code);
     }
 }
+
+mod kilo_events;

@@ -22,7 +22,7 @@
 //!   the live events, and `bb/connection` carries `gapDetected`.
 
 mod errors;
-mod events;
+pub(crate) mod events;
 mod probe;
 mod pump;
 
