@@ -103,7 +103,10 @@ fn main() -> anyhow::Result<()> {
     // The service loop runs on this (main) thread: the engine is spawned from it, and its
     // parent-death signal is tied to the spawning thread.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(run(args))
+    let result = runtime.block_on(run(args));
+    // A stdin read may still block a runtime thread (after SIGTERM): don't wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {

@@ -23,3 +23,6 @@
 mod framing;
 
 pub use framing::{Bridge, spawn_io, stdio};
+
+#[cfg(test)]
+mod tests;

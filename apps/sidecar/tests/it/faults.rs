@@ -78,3 +78,21 @@ fn refused_credentials_fail_the_start_without_retrying_forever() {
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
 }
+
+/// SIGTERM to the sidecar stops the engine in order (TERM to its group) and exits 0.
+#[test]
+fn sigterm_stops_the_engine_and_exits_cleanly() {
+    let world = World::new();
+    let mut sidecar = fake_sidecar(&world, "ok");
+    sidecar.ok("bb.init", json!({}));
+    connection(&mut sidecar, "connected", |p| p["status"] == "connected");
+    let engine = sidecar.engine_pid();
+    // SAFETY: signalling our own child process.
+    let rc = unsafe { libc::kill(i32::try_from(sidecar.child.id()).unwrap(), libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    assert!(sidecar.wait_exit(Duration::from_secs(30)).success(), "{}", sidecar.stderr());
+    crate::harness::eventually(Duration::from_secs(10), "the engine to be gone", || {
+        crate::harness::is_dead(engine)
+    });
+    assert!(sidecar.stderr().contains("engine stopped"), "{}", sidecar.stderr());
+}
