@@ -95,6 +95,10 @@ fn the_demo_is_the_default_and_serves_every_method() {
     assert_eq!(std::fs::read_to_string(saved_path).unwrap(), "hello world\n");
 
     sidecar.ok("bb.stop", json!({"sessionId": session}));
+    // A second turn waits on its permission prompt: delete still completes (the adapter
+    // stops the turn and denies what is pending before the engine's blocking DELETE).
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
+    sidecar.session_events_until(&session, "permission_request", WAIT);
     sidecar.ok("bb.deleteSession", json!({"sessionId": session}));
     let gone = sidecar.call("bb.selectSession", json!({"sessionId": session}));
     assert_eq!(gone["error"]["code"], "session_not_found");
