@@ -4,4 +4,5 @@
 mod captures;
 mod fake_engine;
 mod rest;
+mod rest_captures;
 mod support;
