@@ -198,7 +198,7 @@ impl SseParser {
     }
 
     fn scan(&mut self, mut chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
-        if self.skip_lf {
+        if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;
