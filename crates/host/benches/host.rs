@@ -18,7 +18,13 @@ fn delta(i: usize) -> EngineEvent {
     let mut payload = Map::new();
     payload.insert("delta".into(), json!("some streamed words "));
     payload.insert("partID".into(), json!("prt_200c83842001"));
-    EngineEvent { id: format!("evt_{i:012}"), event_type: "message.part.delta".into(), turn: None, ts: None, payload }
+    EngineEvent {
+        id: format!("evt_{i:012}"),
+        event_type: "message.part.delta".into(),
+        turn: None,
+        ts: None,
+        payload,
+    }
 }
 
 /// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions, 1 ms apart, a turn start and
@@ -27,7 +33,12 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
     let mut host = Host::new(HostConfig::default());
     host.handle(Input::WebviewReady, start);
     for s in 0..SESSIONS {
-        let summary = SessionSummary { session_id: format!("ses_{s}"), title: None, status: None, updated_at: None };
+        let summary = SessionSummary {
+            session_id: format!("ses_{s}"),
+            title: None,
+            status: None,
+            updated_at: None,
+        };
         host.handle(Input::SessionUpserted(summary), start);
     }
     let mut now = start;
@@ -35,9 +46,15 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
     for (i, event) in events.iter().enumerate() {
         let session_id = format!("ses_{}", i % SESSIONS);
         if i % TURN == 0 {
-            host.handle(Input::SessionRunning { session_id: session_id.clone(), running: true }, now);
+            host.handle(
+                Input::SessionRunning { session_id: session_id.clone(), running: true },
+                now,
+            );
         }
-        host.handle(Input::EngineEvents { session_id: session_id.clone(), events: vec![event.clone()] }, now);
+        host.handle(
+            Input::EngineEvents { session_id: session_id.clone(), events: vec![event.clone()] },
+            now,
+        );
         if i % TURN == TURN - 1 {
             host.handle(Input::SessionRunning { session_id, running: false }, now);
         }

@@ -211,8 +211,9 @@ impl Service {
                         V1Response::failure(id, err.to_wire())
                     }
                 };
-                // The response goes out before what it caused (bb.init → state).
-                let ready = method == V1Method::Init && response.ok;
+                // The response goes out before what it caused (bb.init → state). A webview
+                // that called bb.init listens from now on, even if the call failed.
+                let ready = method == V1Method::Init;
                 if outbound.send(V1Message::Response(response)).await.is_err() {
                     tracing::debug!("webview gone before a response could be sent");
                 }

@@ -165,8 +165,10 @@ impl EngineAdapter for KiloAdapter {
             Ok(client) => match client.health().await {
                 Ok(health) if health.healthy => (EngineStatus::Ready, health.version),
                 Ok(health) => (EngineStatus::Reconnecting, health.version),
+                // Refused credentials will not heal by retrying: the engine is failed (the
+                // reason goes out on `bb/connection`).
                 Err(err) => match map(err, None) {
-                    EngineError::Auth { status } => return Err(EngineError::Auth { status }),
+                    EngineError::Auth { .. } => (EngineStatus::Failed, None),
                     _ => (EngineStatus::Reconnecting, None),
                 },
             },

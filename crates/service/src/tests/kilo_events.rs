@@ -37,15 +37,19 @@ fn replay(name: &str) -> Vec<EngineUpdate> {
 /// What the capture's meta says should be forwarded: (session, type) of every event with a
 /// session, except `sync`.
 fn expected(name: &str) -> Vec<(String, String)> {
-    let meta: Value =
-        serde_json::from_slice(&std::fs::read(fixtures().join(format!("{name}.meta.json"))).unwrap()).unwrap();
+    let meta: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join(format!("{name}.meta.json"))).unwrap(),
+    )
+    .unwrap();
     let stream = &meta["streams"][0];
     stream["events"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["sessionID"].is_string() && e["type"] != "sync")
-        .map(|e| (e["sessionID"].as_str().unwrap().to_owned(), e["type"].as_str().unwrap().to_owned()))
+        .map(|e| {
+            (e["sessionID"].as_str().unwrap().to_owned(), e["type"].as_str().unwrap().to_owned())
+        })
         .collect()
 }
 
@@ -53,9 +57,11 @@ fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
     updates
         .iter()
         .filter_map(|u| match u {
-            EngineUpdate::Events { session_id, events } => Some(events.iter().map(move |e| {
-                (session_id.clone(), e.event_type.clone(), e.id.clone())
-            })),
+            EngineUpdate::Events { session_id, events } => Some(
+                events
+                    .iter()
+                    .map(move |e| (session_id.clone(), e.event_type.clone(), e.id.clone())),
+            ),
             _ => None,
         })
         .flatten()
@@ -64,11 +70,19 @@ fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
 
 #[test]
 fn every_capture_forwards_each_session_event_once_in_order() {
-    for name in ["session_create", "stream_text", "message_sync", "permission_allow", "abort", "idle_heartbeat"] {
+    for name in [
+        "session_create",
+        "stream_text",
+        "message_sync",
+        "permission_allow",
+        "abort",
+        "idle_heartbeat",
+    ] {
         let updates = replay(name);
         let got = forwarded(&updates);
         let want = expected(name);
-        let got_pairs: Vec<(String, String)> = got.iter().map(|(s, t, _)| (s.clone(), t.clone())).collect();
+        let got_pairs: Vec<(String, String)> =
+            got.iter().map(|(s, t, _)| (s.clone(), t.clone())).collect();
         assert_eq!(got_pairs, want, "{name}");
         // Ids are Kilo's own, each once.
         let mut ids: Vec<&str> = got.iter().map(|(_, _, id)| id.as_str()).collect();
@@ -133,7 +147,10 @@ fn a_sync_sequence_jump_is_a_gap() {
     let mut state = KiloEventState::default();
     assert!(state.apply(sync(0)).is_empty());
     assert!(state.apply(sync(1)).is_empty());
-    assert_eq!(state.apply(sync(3)), [EngineUpdate::GapDetected { session_id: Some("ses_a".into()) }]);
+    assert_eq!(
+        state.apply(sync(3)),
+        [EngineUpdate::GapDetected { session_id: Some("ses_a".into()) }]
+    );
     // After a reconnect the sequence starts over without a false gap.
     state.reset_stream();
     assert!(state.apply(sync(9)).is_empty());
@@ -155,6 +172,8 @@ fn odd_events_are_never_a_panic() {
         let _ = state.apply(raw);
     }
     // An event of an unknown type with a session is forwarded as is.
-    let out = state.apply(json!({"id": "evt_z", "type": "brand.new", "properties": {"sessionID": "ses_b", "k": 1}}));
+    let out = state.apply(
+        json!({"id": "evt_z", "type": "brand.new", "properties": {"sessionID": "ses_b", "k": 1}}),
+    );
     assert_eq!(forwarded(&out), [("ses_b".to_owned(), "brand.new".to_owned(), "evt_z".to_owned())]);
 }
