@@ -24,4 +24,7 @@ fuzz_target!(|input: &[u8]| {
     let whole = run([stream]);
     let chunked = run(stream.chunks(size));
     assert_eq!(whole, chunked);
+    // Empty reads between chunks change nothing either.
+    let with_empties = run(stream.chunks(size).flat_map(|c| [c, &[][..]]));
+    assert_eq!(whole, with_empties);
 });

@@ -4,3 +4,4 @@
 mod kilo_router;
 mod sse_client;
 mod sse_vectors;
+mod transport;

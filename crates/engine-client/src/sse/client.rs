@@ -101,6 +101,30 @@ enum State {
 
 /// A reconnecting SSE client. Pull items with [`SseClient::next`].
 ///
+/// ```no_run
+/// # async fn demo(transport: std::sync::Arc<dyn bb_engine_client::transport::EngineTransport>) {
+/// use bb_engine_client::sse::{ResumeFrom, SseClient, SseClientEvent};
+/// use bb_engine_client::transport::EngineRequest;
+///
+/// // Resume from the last numeric sequence number rather than the SSE `id` field.
+/// let request = EngineRequest::get("/v1/sessions/s1/events");
+/// let mut client = SseClient::new(transport, request)
+///     .with_resume_from(ResumeFrom::Caller)
+///     .with_resume_id("41");
+/// while let Some(item) = client.next().await {
+///     match item {
+///         Ok(SseClientEvent::Event(event)) => {
+///             // ... decode `event.data`; once its sequence number is known:
+///             client.set_resume_id(Some("42".to_owned()));
+///         }
+///         Ok(SseClientEvent::Connected { .. }) => { /* refresh boundary */ }
+///         Ok(_) => {}
+///         Err(err) => { /* hard error: surface it with a Retry action */ break; }
+///     }
+/// }
+/// # }
+/// ```
+///
 /// Cancel safety: dropping a `next()` future loses no item; a cancelled back-off wait
 /// restarts from its full delay.
 pub struct SseClient {
@@ -173,7 +197,9 @@ impl SseClient {
     /// Sets the parser's limits.
     #[must_use]
     pub fn with_limits(mut self, limits: SseLimits) -> Self {
+        let last_event_id = self.parser.last_event_id().to_owned();
         self.parser = SseParser::new(limits);
+        self.parser.set_last_event_id(last_event_id);
         self
     }
 

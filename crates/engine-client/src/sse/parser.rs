@@ -198,7 +198,7 @@ impl SseParser {
     }
 
     fn scan(&mut self, mut chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
-        if self.skip_lf {
+        if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;
@@ -262,6 +262,7 @@ impl SseParser {
             b"data" => {
                 let value = decode(value);
                 self.check_event_len(value.len() + 1)?;
+                self.data.reserve(value.len() + 1);
                 self.data.push_str(&value);
                 self.data.push('\n');
             }
@@ -314,6 +315,10 @@ impl SseParser {
     }
 }
 
+/// UTF-8 decoding with replacement; the strict validator is much faster on valid input.
 fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }

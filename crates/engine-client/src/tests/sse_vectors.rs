@@ -120,6 +120,8 @@ fn vectors_byte_by_byte_and_whole() {
         let expected = (case.expect.clone(), case.error.clone());
         let bytes = run(case.limits(), all.chunks(1));
         assert_eq!(bytes, expected, "{} (byte by byte)", case.name);
+        let empties = run(case.limits(), all.chunks(1).flat_map(|c| [c, &[][..]]));
+        assert_eq!(empties, expected, "{} (byte by byte, empty reads between)", case.name);
         let whole = run(case.limits(), [all.as_slice()]);
         assert_eq!(whole, expected, "{} (one chunk)", case.name);
     }
@@ -202,6 +204,8 @@ proptest! {
             start = p;
         }
         chunks.push(&stream[start..]);
+        let with_empties: Vec<&[u8]> = chunks.iter().flat_map(|c| [*c, &[][..]]).collect();
+        prop_assert_eq!(run(limits, with_empties), whole.clone());
         prop_assert_eq!(run(limits, chunks), whole.clone());
         prop_assert_eq!(run(limits, stream.chunks(1)), whole);
     }

@@ -94,3 +94,56 @@ async fn every_kilo_capture_routes_without_loss() {
     assert!(streams >= 10, "only {streams} captured streams");
     assert!(events > 400, "only {events} captured events");
 }
+
+/// Events the parser completes in `bytes` (the reference for the cut test).
+fn complete_events(bytes: &[u8]) -> Vec<String> {
+    let mut parser = bb_engine_client::sse::SseParser::default();
+    parser
+        .feed_collect(bytes)
+        .unwrap()
+        .into_iter()
+        .filter_map(|item| match item {
+            bb_engine_client::sse::SseItem::Event(e) => Some(e.data),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_anywhere_delivers_each_complete_event_once_and_no_partial_one() {
+    use bb_engine_client::sse::SseClientEvent;
+    use bb_engine_client::transport::TransportError;
+
+    let sse = std::fs::read(kilo_dir().join("stream_text.sse")).unwrap();
+    let all = complete_events(&sse);
+    let step = (sse.len() / 97).max(1);
+    for cut in (0..sse.len()).step_by(step) {
+        let fake = FakeTransport::new();
+        let head = Bytes::copy_from_slice(&sse[..cut]);
+        let broken = FakeEnd::Error(TransportError::Body("cut".into()));
+        fake.push_stream(FakeStream::Script { chunks: vec![head], end: broken });
+        fake.push_stream(FakeStream::Script {
+            chunks: vec![Bytes::from(sse.clone())],
+            end: FakeEnd::Eof,
+        });
+        let mut client = SseClient::new(
+            Arc::new(fake),
+            bb_engine_client::transport::EngineRequest::get("/event"),
+        )
+        .with_jitter(NoJitter);
+        let mut first = Vec::new();
+        let mut second = Vec::new();
+        let mut connections = 0;
+        while connections < 3 {
+            match client.next().await.unwrap().unwrap() {
+                SseClientEvent::Connected { .. } => connections += 1,
+                SseClientEvent::Event(e) if connections == 1 => first.push(e.data),
+                SseClientEvent::Event(e) => second.push(e.data),
+                SseClientEvent::Disconnected { .. } if connections == 2 => break,
+                _ => {}
+            }
+        }
+        assert_eq!(first, complete_events(&sse[..cut]), "cut at {cut}");
+        assert_eq!(second, all, "cut at {cut}: the next connection starts clean");
+    }
+}

@@ -5,3 +5,4 @@
 mod captures;
 mod http_faults;
 mod real_engine;
+mod rest_captures;

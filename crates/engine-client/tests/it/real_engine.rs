@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_engine_client::kilo::{
-    CreateSession, KiloClient, KiloUpdate, PromptRequest, RouterOptions, spawn_router,
+    CreateSession, KiloClient, KiloUpdate, PermissionReply, PromptRequest, RouterOptions,
+    spawn_router,
 };
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use secrecy::SecretString;
@@ -146,6 +147,63 @@ async fn scenario(engine: &Engine) {
             _ => {}
         }
     }
+
+    // Restart the engine under the open stream: the router reconnects and rebuilds the
+    // tracked session from REST before any live event of the new connection.
+    let work = engine.work.path().to_owned();
+    let restarted = tokio::task::spawn_blocking(move || run_script(&[Path::new("restart"), &work]))
+        .await
+        .expect("restart task");
+    assert!(restarted.status.success(), "{}", String::from_utf8_lossy(&restarted.stderr));
+    let mut seen = Vec::new();
+    loop {
+        let update = rx.recv().await.expect("router alive");
+        match &update {
+            KiloUpdate::Reconnecting { .. } => seen.push("reconnecting"),
+            KiloUpdate::Connected { reconnects } => {
+                assert!(*reconnects >= 1);
+                seen.push("connected");
+            }
+            KiloUpdate::Rehydrated { session_id, messages, .. } if seen.contains(&"connected") => {
+                assert_eq!(session_id, &session.id);
+                assert_eq!(messages.len(), 2, "history survives the restart");
+                break;
+            }
+            KiloUpdate::Event { .. } | KiloUpdate::Unrouted(_) => {
+                assert!(!seen.contains(&"connected"), "live event before the rebuild: {update:?}");
+            }
+            KiloUpdate::RehydrateFailed { error, .. } => panic!("rehydrate: {error}"),
+            KiloUpdate::Failed(err) => panic!("event stream failed: {err}"),
+            _ => {}
+        }
+    }
+    assert_eq!(seen.first(), Some(&"reconnecting"), "{seen:?}");
+
+    // A permission round trip: the bash tool asks, `POST /permission/:id/reply` allows once.
+    kilo.prompt_async(&session.id, &PromptRequest::text("Run it MOCK:bash:echo%20bb-kilo1"))
+        .await
+        .expect("prompt_async (bash)");
+    let asked = loop {
+        match rx.recv().await.expect("router alive") {
+            KiloUpdate::Event { session_id, event }
+                if session_id == session.id && event.event_type == "permission.asked" =>
+            {
+                break event;
+            }
+            KiloUpdate::Failed(err) => panic!("event stream failed: {err}"),
+            _ => {}
+        }
+    };
+    let permission_id = asked.raw.pointer("/properties/id").and_then(Value::as_str).unwrap();
+    let pending = kilo.permissions().await.expect("permissions");
+    assert!(pending.iter().any(|p| p.id == permission_id && p.permission == "bash"));
+    assert!(
+        kilo.reply_permission(permission_id, PermissionReply::Once, None).await.expect("reply")
+    );
+    let (_, types) = turn_text(&mut rx, &session.id).await;
+    assert!(types.iter().any(|t| t == "permission.replied"), "{types:?}");
+    assert!(kilo.permissions().await.expect("permissions").is_empty());
+
     assert!(kilo.abort(&session.id).await.expect("abort"));
     assert!(kilo.delete_session(&session.id).await.expect("delete"));
 }

@@ -1,0 +1,46 @@
+//! The HTTP transport keeps its secret out of `Debug`; Kilo events are routed from every
+//! place a session id can live.
+
+use secrecy::SecretString;
+use serde_json::json;
+
+use crate::kilo::KiloEvent;
+use crate::transport::{EngineAuth, HttpOptions, HttpTransport};
+
+#[test]
+fn debug_output_never_shows_the_secret() {
+    for auth in [
+        EngineAuth::Basic { user: "kilo".into(), password: SecretString::from("hunter2-pass") },
+        EngineAuth::Bearer(SecretString::from("hunter2-pass")),
+    ] {
+        let transport =
+            HttpTransport::new("http://127.0.0.1:4096", auth, HttpOptions::default()).unwrap();
+        let shown = format!("{transport:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+    }
+}
+
+#[test]
+fn kilo_event_session_sources() {
+    let cases = [
+        (json!({"type": "session.idle", "properties": {"sessionID": "ses_1"}}), Some("ses_1")),
+        (json!({"type": "sync", "syncEvent": {"aggregateID": "ses_2"}}), Some("ses_2")),
+        (json!({"type": "x", "properties": {"info": {"sessionID": "ses_3"}}}), Some("ses_3")),
+        (json!({"type": "x", "properties": {"part": {"sessionID": "ses_4"}}}), Some("ses_4")),
+        (json!({"type": "server.heartbeat", "properties": {}}), None),
+        (json!({"type": "x", "properties": {"sessionID": ""}}), None),
+        (
+            json!({"directory": "/p", "payload": {"type": "session.idle", "id": "evt_1",
+                   "properties": {"sessionID": "ses_5"}}}),
+            Some("ses_5"),
+        ),
+    ];
+    for (raw, session) in cases {
+        let event = KiloEvent::parse(&raw.to_string()).unwrap();
+        assert_eq!(event.session_id.as_deref(), session, "{raw}");
+        assert_eq!(event.raw, raw, "kept as sent");
+    }
+    assert!(KiloEvent::parse("[1]").is_err());
+    assert!(KiloEvent::parse("{\"type\": 3}").is_err());
+    assert!(KiloEvent::parse("nope").is_err());
+}
