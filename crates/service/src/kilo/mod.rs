@@ -125,10 +125,9 @@ impl KiloAdapter {
     }
 
     fn client(&self) -> Result<KiloClient, EngineError> {
-        self.lock()
-            .as_ref()
-            .map(|b| b.client.clone())
-            .ok_or_else(|| EngineError::Unavailable("the engine is starting".into()))
+        self.lock().as_ref().map(|b| b.client.clone()).ok_or_else(|| {
+            EngineError::Unavailable("the engine is not running (starting or restarting)".into())
+        })
     }
 
     /// Rebuild this session after reconnects.
