@@ -252,6 +252,9 @@ impl Host {
                 self.push_events(session_id, events, now);
             }
             Input::Connection(payload) => {
+                if self.connection.as_ref() == Some(&payload) {
+                    return;
+                }
                 self.flush_all();
                 self.connection = Some(payload.clone());
                 self.emit(V1Topic::Connection(payload));

@@ -304,3 +304,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn repeated_connection_updates_are_sent_once() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let conn = ConnectionPayload {
+        status: ConnectionStatus::Connecting,
+        session_id: None,
+        retry_count: None,
+        last_error: None,
+        gap_detected: None,
+    };
+    h.handle(Input::Connection(conn.clone()), c.now());
+    h.handle(Input::Connection(conn.clone()), c.now());
+    let out = drain(&mut h);
+    assert_eq!(out, [V1Topic::Connection(conn)]);
+}

@@ -131,9 +131,9 @@ impl Service {
     pub async fn run(mut self, sink: WebviewSink) -> Result<(), ServiceError> {
         let WebviewSink { mut inbound, outbound } = sink;
         let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
-        if self.supervision.is_some() {
+        if let Some(start) = self.start_task() {
             self.set_connection(connection(ConnectionStatus::Connecting, None, None));
-            tasks.push(self.start_task());
+            tasks.push(start);
         }
         let result = loop {
             if let Err(err) = self.drain(&outbound).await {
@@ -185,7 +185,7 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                self.engine_down(why, now);
+                self.engine_down(why, now).await;
             }
             Event::Completed(Completion::Call { id, method, outcome }) => {
                 let response = match outcome {
@@ -211,8 +211,9 @@ impl Service {
                         V1Response::failure(id, err.to_wire())
                     }
                 };
-                // The response goes out before what it caused (bb.init → state).
-                let ready = method == V1Method::Init && response.ok;
+                // The response goes out before what it caused (bb.init → state). A webview
+                // that called bb.init listens from now on, even if the call failed.
+                let ready = method == V1Method::Init;
                 if outbound.send(V1Message::Response(response)).await.is_err() {
                     tracing::debug!("webview gone before a response could be sent");
                 }
@@ -231,7 +232,7 @@ impl Service {
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                self.engine_down(err.to_string(), now);
+                self.engine_down(err.to_string(), now).await;
             }
             Event::Completed(Completion::Bound(Ok(()))) => {}
             Event::Completed(Completion::Bound(Err(err))) => {
@@ -246,7 +247,7 @@ impl Service {
                 self.host.handle_timeout(now);
                 if self.restart_at.is_some_and(|at| at <= now) {
                     self.restart_at = None;
-                    return Some(self.start_task());
+                    return self.start_task();
                 }
             }
         }
@@ -288,12 +289,16 @@ impl Service {
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    fn engine_down(&mut self, why: String, now: Instant) {
+    async fn engine_down(&mut self, why: String, now: Instant) {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
             return;
         };
-        match supervision.history.record_crash(now) {
+        let decision = supervision.history.record_crash(now);
+        // The adapter's streams point at the dead engine: stop them so they report nothing
+        // stale; calls answer `engine_unavailable` until the restarted engine is bound.
+        self.adapter.shutdown().await;
+        match decision {
             RestartDecision::Restart { after, crashes } => {
                 tracing::info!(?after, crashes, "restarting the engine");
                 self.restart_at = Some(now + after);
@@ -312,14 +317,10 @@ impl Service {
         }
     }
 
-    fn start_task(&self) -> Task {
-        let supervisor = self.supervision.as_ref().map(|s| s.supervisor.clone());
-        Box::pin(async move {
-            match supervisor {
-                Some(supervisor) => Completion::Started(supervisor.start().await),
-                None => Completion::Bound(Ok(())),
-            }
-        })
+    /// A (re)start of the supervised engine, when there is one.
+    fn start_task(&self) -> Option<Task> {
+        let supervisor = self.supervision.as_ref()?.supervisor.clone();
+        Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
     }
 
     async fn drain(&mut self, outbound: &mpsc::Sender<V1Message>) -> Result<(), ServiceError> {

@@ -96,3 +96,83 @@ fn sigterm_stops_the_engine_and_exits_cleanly() {
     });
     assert!(sidecar.stderr().contains("engine stopped"), "{}", sidecar.stderr());
 }
+
+/// A running engine started outside the sidecar (here the fake one, by the test).
+struct External {
+    child: std::process::Child,
+    url: String,
+}
+
+impl External {
+    fn start(world: &World, password: &str) -> Self {
+        use std::io::BufRead;
+        let fake = repo_root().join("fixtures/engine/fake_kilo.py");
+        let mut child = std::process::Command::new(fake)
+            .args(["serve", "--port", "0"])
+            .env("KILO_SERVER_PASSWORD", password)
+            .current_dir(world.path("project"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().rsplit_once("listening on ").unwrap().1.to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for External {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn attach(world: &World, url: &str, password: &str) -> Sidecar {
+    let mut env = world.env();
+    env.push(("BB_TEST_ENGINE_PASSWORD".into(), password.into()));
+    let args = [
+        "--engine",
+        "kilo",
+        "--engine-url",
+        url,
+        "--engine-password-env",
+        "BB_TEST_ENGINE_PASSWORD",
+    ];
+    Sidecar::spawn(&args, &env, world.path("sidecar.err"))
+}
+
+#[test]
+fn attach_mode_reads_the_password_from_the_named_variable() {
+    let world = World::new();
+    let engine = External::start(&world, "attach-secret-1234");
+    let mut sidecar = attach(&world, &engine.url, "attach-secret-1234");
+    let init = sidecar.ok("bb.init", json!({}));
+    assert_eq!(init["engine"]["status"], "ready", "{init}");
+    assert_eq!(init["engine"]["version"], "0.0.0-fake");
+    connection(&mut sidecar, "connected", |p| p["status"] == "connected");
+    let listed = sidecar.ok("bb.listSessions", json!({}));
+    assert_eq!(listed["sessions"], json!([]));
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
+    // Attach mode never stops an engine it did not start.
+    assert!(engine.child.id() > 0 && !crate::harness::is_dead(engine.child.id()));
+    assert!(!sidecar.seen.iter().any(|l| l.contains("attach-secret-1234")));
+    assert!(!sidecar.stderr().contains("attach-secret-1234"));
+}
+
+#[test]
+fn attach_mode_with_a_wrong_password_fails_clearly_without_a_retry_loop() {
+    let world = World::new();
+    let engine = External::start(&world, "right-password");
+    let mut sidecar = attach(&world, &engine.url, "wrong-password");
+    let init = sidecar.ok("bb.init", json!({}));
+    assert_eq!(init["engine"]["status"], "failed", "{init}");
+    let failed = connection(&mut sidecar, "the auth error", |p| p["status"] == "error");
+    assert!(failed["lastError"].as_str().unwrap().contains("401"), "{failed}");
+    let res = sidecar.call("bb.listSessions", json!({}));
+    assert_eq!(res["error"]["code"], "engine_auth", "{res}");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
+}

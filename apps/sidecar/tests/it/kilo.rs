@@ -13,6 +13,9 @@ struct Kilo {
     world: World,
     _mock: MockLlm,
     sidecar: Sidecar,
+    /// The engine process and the password the sidecar gave it (read from its environment).
+    engine: u32,
+    password: String,
 }
 
 impl Kilo {
@@ -33,7 +36,11 @@ impl Kilo {
         sidecar.wait_event(LONG, "bb/connection connected", |m| {
             m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
         });
-        Some(Self { world, _mock: mock, sidecar })
+        let engine = sidecar.engine_pid();
+        let password =
+            environ_var(engine, "KILO_SERVER_PASSWORD").expect("the engine has a password");
+        assert_eq!(password.len(), 64);
+        Some(Self { world, _mock: mock, sidecar, engine, password })
     }
 
     fn create_session(&mut self) -> String {
@@ -46,17 +53,23 @@ impl Kilo {
         assert_eq!(sent["sessionId"], session);
     }
 
-    /// Closes stdin, expects exit 0 and the engine gone; returns everything read.
-    fn finish(mut self, engine_pid: u32) -> (Vec<String>, String) {
+    /// Closes stdin, expects exit 0 and the engine gone, and checks the password never
+    /// appeared on stdout (every line read) nor in the log.
+    fn finish(mut self) {
         self.sidecar.close_stdin();
         let status = self.sidecar.wait_exit(Duration::from_secs(60));
+        let stderr = self.sidecar.stderr();
+        assert!(status.success(), "sidecar exit status {status}; stderr:\n{stderr}");
+        eventually(Duration::from_secs(10), "the engine to be gone", || is_dead(self.engine));
+        assert!(!self.sidecar.seen.is_empty());
+        let leaked = self.sidecar.seen.iter().any(|l| l.contains(&self.password));
+        assert!(!leaked, "the password reached stdout");
+        let log = self.world.path("sidecar.err");
         assert!(
-            status.success(),
-            "sidecar exit status {status}; stderr:\n{}",
-            self.sidecar.stderr()
+            !stderr.contains(&self.password),
+            "the password reached the log ({})",
+            log.display()
         );
-        eventually(Duration::from_secs(10), "the engine to be gone", || is_dead(engine_pid));
-        (std::mem::take(&mut self.sidecar.seen), self.sidecar.stderr())
     }
 }
 
@@ -75,10 +88,8 @@ fn last_state(
 #[test]
 fn streams_a_reply_and_exits_cleanly() {
     let Some(mut k) = Kilo::start() else { return };
-    let engine = k.sidecar.engine_pid();
-    let password = environ_var(engine, "KILO_SERVER_PASSWORD").expect("the engine has a password");
-    assert_eq!(password.len(), 64);
-    assert!(!cmdline(engine).contains(&password), "password on the engine's argv");
+    let engine = k.engine;
+    assert!(!cmdline(engine).contains(&k.password), "password on the engine's argv");
     let names = environ_names(engine);
     assert!(
         !names.iter().any(|n| n == "BB_TEST_DECOY_SECRET"),
@@ -111,21 +122,13 @@ fn streams_a_reply_and_exits_cleanly() {
     assert!(events.iter().all(|e| e["payload"]["sessionID"] == session.as_str()));
     last_state(&mut k.sidecar, LONG, "the session idle", |s| s["running"] == false);
 
-    let stderr_path = k.world.path("sidecar.err");
-    let (stdout, stderr) = k.finish(engine);
-    assert!(!stdout.iter().any(|l| l.contains(&password)), "the password reached stdout");
-    assert!(
-        !stderr.contains(&password),
-        "the password reached the log ({})",
-        stderr_path.display()
-    );
+    k.finish();
 }
 
 /// `bb.stop` mid-stream aborts the turn: the session reaches a terminal state.
 #[test]
 fn stop_mid_stream_reaches_a_terminal_state() {
     let Some(mut k) = Kilo::start() else { return };
-    let engine = k.sidecar.engine_pid();
     let session = k.create_session();
     k.send(&session, "Go slowly MOCK:slow");
     k.sidecar.wait_event(LONG, "the first streamed delta", |m| {
@@ -149,7 +152,7 @@ fn stop_mid_stream_reaches_a_terminal_state() {
         events.len()
     );
     last_state(&mut k.sidecar, LONG, "not running after stop", |s| s["running"] == false);
-    k.finish(engine);
+    k.finish();
 }
 
 /// Two sessions streaming at once on the one engine: each batch carries only its session's
@@ -157,7 +160,6 @@ fn stop_mid_stream_reaches_a_terminal_state() {
 #[test]
 fn two_sessions_stream_at_once_without_cross_talk() {
     let Some(mut k) = Kilo::start() else { return };
-    let engine = k.sidecar.engine_pid();
     let a = k.create_session();
     let b = k.create_session();
     assert_ne!(a, b);
@@ -183,7 +185,7 @@ fn two_sessions_stream_at_once_without_cross_talk() {
     let text_b = streamed_text(&per[1].1);
     assert!(text_a.contains("alpha alpha") && !text_a.contains("bravo"), "A got {text_a:?}");
     assert!(text_b.contains("bravo bravo") && !text_b.contains("alpha"), "B got {text_b:?}");
-    k.finish(engine);
+    k.finish();
 }
 
 /// Session lifecycle: list, select, delete, and clear errors for unknown sessions and
@@ -191,7 +193,6 @@ fn two_sessions_stream_at_once_without_cross_talk() {
 #[test]
 fn session_lifecycle_and_errors() {
     let Some(mut k) = Kilo::start() else { return };
-    let engine = k.sidecar.engine_pid();
     let a = k.create_session();
     let b = k.create_session();
     let listed = k.sidecar.ok("bb.listSessions", json!({}));
@@ -231,14 +232,14 @@ fn session_lifecycle_and_errors() {
         assert_eq!(res["ok"], false, "{method}: {res}");
         assert_eq!(res["error"]["code"], code, "{method}: {res}");
     }
-    k.finish(engine);
+    k.finish();
 }
 
 /// SIGKILL of the sidecar takes the engine with it (parent-death signal): no orphan.
 #[test]
 fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
     let Some(mut k) = Kilo::start() else { return };
-    let engine = k.sidecar.engine_pid();
+    let engine = k.engine;
     assert!(!is_dead(engine));
     // SAFETY: signalling our own child process.
     let rc = unsafe { libc::kill(i32::try_from(k.sidecar.child.id()).unwrap(), libc::SIGKILL) };

@@ -16,8 +16,6 @@ pub(crate) struct KiloEventState {
     pending: HashMap<String, HashSet<String>>,
     /// Last `sync` sequence number seen per session.
     seq: HashMap<String, u64>,
-    /// Events seen without a session (connection-level or global), for the log.
-    pub(crate) unrouted: u64,
 }
 
 impl KiloEventState {
@@ -34,7 +32,6 @@ impl KiloEventState {
     /// a jump reports a gap.
     pub(crate) fn apply(&mut self, raw: Value) -> Vec<EngineUpdate> {
         let Value::Object(mut obj) = raw else {
-            self.unrouted += 1;
             return Vec::new();
         };
         let event_type = obj.get("type").and_then(Value::as_str).unwrap_or("unknown").to_owned();
@@ -48,7 +45,6 @@ impl KiloEventState {
         let Some(session_id) =
             properties.get("sessionID").and_then(Value::as_str).map(str::to_owned)
         else {
-            self.unrouted += 1;
             return Vec::new();
         };
         let id = match obj.get("id") {

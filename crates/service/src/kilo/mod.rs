@@ -125,10 +125,9 @@ impl KiloAdapter {
     }
 
     fn client(&self) -> Result<KiloClient, EngineError> {
-        self.lock()
-            .as_ref()
-            .map(|b| b.client.clone())
-            .ok_or_else(|| EngineError::Unavailable("the engine is starting".into()))
+        self.lock().as_ref().map(|b| b.client.clone()).ok_or_else(|| {
+            EngineError::Unavailable("the engine is not running (starting or restarting)".into())
+        })
     }
 
     /// Rebuild this session after reconnects.
@@ -165,8 +164,10 @@ impl EngineAdapter for KiloAdapter {
             Ok(client) => match client.health().await {
                 Ok(health) if health.healthy => (EngineStatus::Ready, health.version),
                 Ok(health) => (EngineStatus::Reconnecting, health.version),
+                // Refused credentials will not heal by retrying: the engine is failed (the
+                // reason goes out on `bb/connection`).
                 Err(err) => match map(err, None) {
-                    EngineError::Auth { status } => return Err(EngineError::Auth { status }),
+                    EngineError::Auth { .. } => (EngineStatus::Failed, None),
                     _ => (EngineStatus::Reconnecting, None),
                 },
             },
