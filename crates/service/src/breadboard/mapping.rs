@@ -226,6 +226,15 @@ pub(crate) fn record_diffs(payload: &Map<String, Value>, diffs: &mut BTreeMap<St
             _ => {}
         }
     }
+    // Agent tool calls carry the patch in their JSON arguments (`apply_unified_patch`).
+    let arguments =
+        payload.get("call").and_then(|c| c.pointer("/function/arguments")).and_then(Value::as_str);
+    if let Some(args) = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok()) {
+        let patch = ["patch", "diff"].iter().find_map(|k| args.get(*k).and_then(Value::as_str));
+        for (path, diff) in patch.map(split_unified).unwrap_or_default() {
+            diffs.insert(path, DiffSource::Text(diff));
+        }
+    }
     let display = payload.get("display");
     if let Some(blocks) = display.and_then(|d| d.get("diff_blocks")).and_then(Value::as_array) {
         for block in blocks {

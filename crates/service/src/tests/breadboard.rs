@@ -88,6 +88,21 @@ fn diffs_are_found_in_previews_blocks_and_artifacts() {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         record_diffs(value["payload"].as_object().unwrap(), &mut diffs);
     }
+    let agent = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/engine/breadboard/agent/agent_permission_allow/live.sse"
+    ))
+    .unwrap();
+    for data in agent.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        let value: serde_json::Value = serde_json::from_str(data).unwrap();
+        if value["type"] == "tool_call" {
+            record_diffs(value["payload"].as_object().unwrap(), &mut diffs);
+        }
+    }
+    assert!(
+        matches!(&diffs["Makefile"], DiffSource::Text(t) if t.contains("+CC=gcc")),
+        "{diffs:?}"
+    );
     assert!(matches!(&diffs["a.c"], DiffSource::Text(t) if t.contains("+y")));
     assert_eq!(diffs["hello.c"], DiffSource::Text("+hi\n".into()));
     assert_eq!(
