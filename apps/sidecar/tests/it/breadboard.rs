@@ -10,7 +10,7 @@ use bb_fake_engine::{EngineConfig, FakeEngine};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use crate::harness::{Sidecar, World};
+use crate::harness::{Sidecar, World, eventually};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -176,4 +176,65 @@ fn a_restarted_sidecar_resumes_from_the_persisted_position() {
         assert!(!line.contains(token), "the token reached the webview: {line}");
     }
     assert!(!first.stderr().contains(token) && !second.stderr().contains(token));
+}
+
+#[test]
+fn a_resume_beyond_the_engine_window_shows_the_gap_then_continues() {
+    let world = World::new();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let engine = runtime
+        .block_on(
+            FakeEngine::new(EngineConfig { ring_capacity: 4, ..EngineConfig::default() })
+                .serve("127.0.0.1:0".parse().unwrap()),
+        )
+        .unwrap();
+    let url = engine.url().to_owned();
+    let state = world.path("state").display().to_string();
+    let args = [
+        "--engine",
+        "breadboard",
+        "--engine-url",
+        &url,
+        "--engine-config",
+        "a.yaml",
+        "--state-dir",
+        &state,
+    ];
+
+    let mut first = Sidecar::spawn(&args, &world.env(), world.path("first.err"));
+    first.ok("bb.init", json!({}));
+    let session = first.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    first.session_events_until(&session, "skills_selection", WAIT);
+    first.close_stdin();
+    assert!(first.wait_exit(WAIT).success());
+
+    // Two turns while no sidecar runs: far more than the ring of 4 keeps.
+    let transport = HttpTransport::new(&url, EngineAuth::None, HttpOptions::default()).unwrap();
+    let client = BreadboardClient::new(Arc::new(transport));
+    runtime.block_on(client.send_input(&session, "one", &[])).unwrap();
+    runtime.block_on(client.send_input(&session, "two", &[])).unwrap();
+    eventually(WAIT, "both turns on the engine", || engine.engine().last_seq(&session) == Some(10));
+
+    let mut second = Sidecar::spawn(&args, &world.env(), world.path("second.err"));
+    second.ok("bb.init", json!({}));
+    second.ok("bb.selectSession", json!({"sessionId": session}));
+    let gap = second.wait_event(WAIT, "a gap on bb/connection", |m| {
+        m["topic"] == "bb/connection" && m["payload"]["gapDetected"] == true
+    });
+    assert_eq!(gap["payload"]["sessionId"], session.as_str());
+    let mut events = Vec::new();
+    while !events.iter().any(|e: &Value| e["type"] == "run_finished" && e["id"] == "10") {
+        events.extend(second.session_events_until(&session, "run_finished", WAIT));
+    }
+    let warnings: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .filter_map(|e| e["payload"]["message"].as_str())
+        .collect();
+    assert!(warnings.iter().any(|w| w.contains("resume window exceeded")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("3..6")), "{warnings:?}");
+    let ids: Vec<u64> = events.iter().filter_map(|e| e["id"].as_str()?.parse().ok()).collect();
+    assert_eq!(ids, [7, 8, 9, 10], "the engine's ring, once and in order");
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
 }
