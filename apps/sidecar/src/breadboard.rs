@@ -22,7 +22,17 @@ pub(super) async fn run(args: Args, config: ServiceConfig) -> anyhow::Result<()>
         }
         None => std::env::current_dir().context("current directory")?,
     };
-    let state_dir = args.state_dir.clone().unwrap_or_else(|| root.join(".bb-bridge").join("state"));
+    // The demo's sessions live only as long as the sidecar: its state goes to a temporary
+    // directory (removed at exit) unless one is named.
+    let demo_state = match (&args.state_dir, args.engine) {
+        (None, EngineKind::Demo) => Some(tempfile::tempdir().context("a temporary state dir")?),
+        _ => None,
+    };
+    let state_dir = match (&args.state_dir, &demo_state) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(temp)) => temp.path().to_path_buf(),
+        (None, None) => root.join(".bb-bridge").join("state"),
+    };
     // Keeps the demo engine serving for the sidecar's lifetime.
     let mut _demo = None;
     let (url, auth, default_config) = if args.engine == EngineKind::Demo {

@@ -74,7 +74,7 @@ struct Args {
     engine_config: Option<String>,
 
     /// BreadBoard: where stream positions, downloaded artifacts and diffs are kept
-    /// (default: `<workspace or cwd>/.bb-bridge/state`).
+    /// (default: `<workspace or cwd>/.bb-bridge/state`; the demo uses a temporary dir).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
 
