@@ -2,8 +2,6 @@
 //! one engine serves the workspace, either spawned and supervised by the sidecar or attached
 //! to by URL. Logs go to stderr; stdout carries only envelopes.
 
-#![allow(clippy::print_stderr)]
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
