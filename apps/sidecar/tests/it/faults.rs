@@ -185,7 +185,9 @@ fn calls_made_while_the_engine_starts_wait_for_it() {
     sidecar.send_line(r#"{"v":1,"kind":"req","id":"i","method":"bb.init"}"#);
     sidecar.send_line(r#"{"v":1,"kind":"req","id":"l","method":"bb.listSessions"}"#);
     let init = sidecar.response("i", LONG);
-    assert_eq!(init["result"]["engine"]["status"], "starting", "{init}");
+    // Usually still starting; on a loaded machine the fake engine may win the race.
+    let status = &init["result"]["engine"]["status"];
+    assert!(status == "starting" || status == "ready", "{init}");
     let listed = sidecar.response("l", LONG);
     assert_eq!(listed["ok"], true, "{listed}");
     assert_eq!(listed["result"]["sessions"], json!([]));
