@@ -3,8 +3,6 @@
 //! to by URL, or (the default) the offline demo: a fake BreadBoard engine in-process playing
 //! a recorded turn. Logs go to stderr; stdout carries only envelopes.
 
-#![allow(clippy::print_stderr)]
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -19,8 +19,10 @@
 //!
 //! * `bb.createSession` selects the new session when none is active.
 //! * `bb.selectSession` asks the engine whether the session exists before selecting it.
-//! * While a supervised engine is starting or restarting, engine calls answer
-//!   `engine_unavailable` (the adapter is not bound yet) and `bb.init` reports `starting`.
+//! * While a supervised engine is starting or restarting, engine calls wait for it (up to 256
+//!   held, in order; each call's timeout starts when it is dispatched) and `bb.init` answers at
+//!   once, reporting `starting`. Once the breaker opens, held and new calls answer
+//!   `engine_unavailable`.
 //! * Engine exits count towards the crash-loop breaker; a start that fails counts too. Once
 //!   the breaker opens, `bb/connection` reports `error` with the reason and the service keeps
 //!   answering requests with `engine_unavailable` until the webview closes.

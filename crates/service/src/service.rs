@@ -1,5 +1,6 @@
 //! The service loop: one closed event enum handled in order by one function.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -7,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use bb_host::{Clock, Host, HostConfig, Input};
 use bb_protocol::V1Message;
-use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, V1Call, V1Event, V1Method, V1Response};
+use bb_protocol::v1::{
+    ConnectionPayload, ConnectionStatus, V1Call, V1Event, V1Method, V1Request, V1Response,
+};
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
     StartError,
@@ -21,6 +24,10 @@ use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, 
 use crate::sink::{Inbound, WebviewSink};
 
 type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
+
+/// Most requests held while the supervised engine starts; later ones are dispatched at once
+/// (and answer `engine_unavailable`).
+const MAX_HELD: usize = 256;
 
 /// Tunables of the service.
 #[derive(Debug, Clone, Copy)]
@@ -102,6 +109,13 @@ pub struct Service {
     process: Option<Box<dyn EngineProcess>>,
     restart_at: Option<Instant>,
     connection: ConnectionPayload,
+    /// Whether the adapter is bound to a live engine (always, without supervision).
+    engine_bound: bool,
+    /// The crash-loop breaker opened: nothing will start the engine again.
+    gave_up: bool,
+    /// Requests held while the supervised engine starts, answered once it is bound (or
+    /// failed for good).
+    held: VecDeque<V1Request>,
 }
 
 impl Service {
@@ -114,6 +128,7 @@ impl Service {
         clock: Arc<dyn Clock>,
         supervision: Option<Supervision>,
     ) -> Self {
+        let supervision_absent = supervision.is_none();
         Self {
             config,
             host: Host::new(config.host),
@@ -124,6 +139,9 @@ impl Service {
             process: None,
             restart_at: None,
             connection: connection(ConnectionStatus::Connecting, None, None),
+            engine_bound: supervision_absent,
+            gave_up: false,
+            held: VecDeque::new(),
         }
     }
 
@@ -153,26 +171,27 @@ impl Service {
                 exit = wait_child(&mut self.process) => Event::Child(exit),
                 () = sleep_until(deadline) => Event::Tick,
             };
-            if let Some(task) = self.handle(event, &outbound).await {
-                tasks.push(task);
-            }
+            tasks.extend(self.handle(event, &outbound).await);
         };
         drop(tasks);
         self.shutdown().await;
         result
     }
 
-    /// Handles one event; may hand back a task for the loop to own.
-    async fn handle(&mut self, event: Event, outbound: &mpsc::Sender<V1Message>) -> Option<Task> {
+    /// Handles one event; may hand back tasks for the loop to own.
+    async fn handle(&mut self, event: Event, outbound: &mpsc::Sender<V1Message>) -> Vec<Task> {
         let now = self.clock.now();
         match event {
             Event::Webview(Inbound::Request(req)) => {
-                return Some(call_task(
-                    self.adapter.clone(),
-                    req.id,
-                    req.call,
-                    self.config.call_timeout,
-                ));
+                // While the supervised engine (re)starts, engine calls wait for it (bb.init
+                // answers at once with the engine's status); the call timeout starts when the
+                // call is dispatched.
+                let waiting = !self.engine_bound && !self.gave_up;
+                if waiting && req.call.method() != V1Method::Init && self.held.len() < MAX_HELD {
+                    self.held.push_back(req);
+                    return Vec::new();
+                }
+                return vec![self.call(req)];
             }
             Event::Webview(Inbound::Visibility(visible)) => {
                 self.host.handle(Input::Visibility(visible), now)
@@ -185,7 +204,7 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                self.engine_down(why, now).await;
+                return self.engine_down(why, now).await;
             }
             Event::Completed(Completion::Call { id, method, outcome }) => {
                 let response = match outcome {
@@ -226,32 +245,47 @@ impl Service {
                 self.process = Some(engine.process);
                 let adapter = self.adapter.clone();
                 let endpoint = engine.endpoint;
-                return Some(Box::pin(async move {
+                return vec![Box::pin(async move {
                     Completion::Bound(adapter.reconnect(endpoint).await)
-                }));
+                })];
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                self.engine_down(err.to_string(), now).await;
+                return self.engine_down(err.to_string(), now).await;
             }
-            Event::Completed(Completion::Bound(Ok(()))) => {}
+            Event::Completed(Completion::Bound(Ok(()))) => {
+                self.engine_bound = true;
+                return self.release_held();
+            }
             Event::Completed(Completion::Bound(Err(err))) => {
                 tracing::warn!(%err, "binding to the started engine failed");
+                self.gave_up = true;
                 self.set_connection(connection(
                     ConnectionStatus::Error,
                     None,
                     Some(err.to_string()),
                 ));
+                return self.release_held();
             }
             Event::Tick => {
                 self.host.handle_timeout(now);
                 if self.restart_at.is_some_and(|at| at <= now) {
                     self.restart_at = None;
-                    return self.start_task();
+                    return self.start_task().into_iter().collect();
                 }
             }
         }
-        None
+        Vec::new()
+    }
+
+    fn call(&self, req: V1Request) -> Task {
+        call_task(self.adapter.clone(), req.id, req.call, self.config.call_timeout)
+    }
+
+    /// Dispatches the held requests, in arrival order.
+    fn release_held(&mut self) -> Vec<Task> {
+        let held: Vec<V1Request> = self.held.drain(..).collect();
+        held.into_iter().map(|req| self.call(req)).collect()
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
@@ -289,11 +323,12 @@ impl Service {
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    async fn engine_down(&mut self, why: String, now: Instant) {
+    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
-            return;
+            return Vec::new();
         };
+        self.engine_bound = false;
         let decision = supervision.history.record_crash(now);
         // The adapter's streams point at the dead engine: stop them so they report nothing
         // stale; calls answer `engine_unavailable` until the restarted engine is bound.
@@ -312,9 +347,12 @@ impl Service {
             decision @ RestartDecision::GiveUp { .. } => {
                 let message = format!("{why}; {}", bb_supervisor::kilo::describe(&decision));
                 tracing::error!("{message}");
+                self.gave_up = true;
                 self.set_connection(connection(ConnectionStatus::Error, None, Some(message)));
+                return self.release_held();
             }
         }
+        Vec::new()
     }
 
     /// A (re)start of the supervised engine, when there is one.

@@ -176,3 +176,21 @@ fn attach_mode_with_a_wrong_password_fails_clearly_without_a_retry_loop() {
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
 }
+
+/// Calls sent while the engine is still starting wait for it instead of failing.
+#[test]
+fn calls_made_while_the_engine_starts_wait_for_it() {
+    let world = World::new();
+    let mut sidecar = fake_sidecar(&world, "ok");
+    sidecar.send_line(r#"{"v":1,"kind":"req","id":"i","method":"bb.init"}"#);
+    sidecar.send_line(r#"{"v":1,"kind":"req","id":"l","method":"bb.listSessions"}"#);
+    let init = sidecar.response("i", LONG);
+    // Usually still starting; on a loaded machine the fake engine may win the race.
+    let status = &init["result"]["engine"]["status"];
+    assert!(status == "starting" || status == "ready", "{init}");
+    let listed = sidecar.response("l", LONG);
+    assert_eq!(listed["ok"], true, "{listed}");
+    assert_eq!(listed["result"]["sessions"], json!([]));
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
+}
