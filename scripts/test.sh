@@ -6,6 +6,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
 
+# The real Kilo engine for the end-to-end tests (installed under target/engines/kilo). A
+# failure here is not fatal by itself: the real-engine tests then fail and say why, unless
+# BB_SKIP_REAL_ENGINE=1 opts out explicitly (CI never sets it).
+if BB_KILO_BIN="$(bash scripts/engine.sh)"; then
+  export BB_KILO_BIN
+else
+  echo "test.sh: the Kilo engine could not be installed; real-engine tests will fail" >&2
+fi
+
 cargo nextest run --workspace --all-targets --no-fail-fast "$@"
 # nextest does not run doc tests.
 cargo test --workspace --doc --quiet

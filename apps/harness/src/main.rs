@@ -1,13 +1,16 @@
 //! `bb-harness`: black-box drivers over the bridge's crates, used by tests and by checks run
 //! from outside. Each subcommand lives in a module of its own.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use clap::{Parser, Subcommand};
 
 mod check_envelope;
 mod contain;
+mod fake_engine;
 mod normalize;
 mod redact;
 mod sse_parse;
+mod sse_test_service;
 
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]
@@ -61,6 +64,11 @@ enum Command {
         #[arg(required = true, allow_hyphen_values = true)]
         paths: Vec<String>,
     },
+    /// Serve a fake engine on loopback; prints its URL on stdout once listening.
+    FakeEngine(fake_engine::FakeEngineArgs),
+    /// Serve LaunchDarkly's sse-contract-tests test-service API around the bridge's SSE
+    /// client; prints its URL on stdout once listening.
+    SseTestService(sse_test_service::SseTestServiceArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -74,6 +82,12 @@ fn main() -> anyhow::Result<()> {
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)
+        }
+        Command::FakeEngine(args) => {
+            tokio::runtime::Runtime::new()?.block_on(fake_engine::run(args))
+        }
+        Command::SseTestService(args) => {
+            tokio::runtime::Runtime::new()?.block_on(sse_test_service::run(args))
         }
     }
 }

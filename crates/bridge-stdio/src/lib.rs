@@ -1,4 +1,28 @@
-//! The stdio webview bridge: JSON Lines v1 envelopes on stdin/stdout, wired to an engine
-//! through the host service, with logs on stderr.
+//! The stdio webview bridge: JSON Lines framing, one v1 envelope per line in each direction,
+//! every inbound line validated with `bb-protocol` before the service sees it and every
+//! outbound envelope validated before it is written.
 //!
-//! IO contract: reads stdin and writes stdout through the webview sink port.
+//! IO contract: reads and writes the byte streams it is given (stdin/stdout for
+//! [`stdio`]); logs go to `tracing`, never to the output stream.
+//!
+//! # Rules
+//!
+//! * A line is terminated by `\n`; a trailing `\r` is dropped. A line longer than the
+//!   protocol's byte limit is read to its end and rejected as `payload_too_large` without
+//!   being held in memory.
+//! * An invalid line is logged as a protocol violation (code only, never the content) and,
+//!   when it was a request whose id could be read, answered with an error response carrying
+//!   that id and the rejection code. Responses and events sent by the webview are violations
+//!   too (the webview only sends requests).
+//! * An outbound envelope that fails validation is not written: an error response is
+//!   written instead when it was a response (`internal_error`), an event is dropped and
+//!   logged.
+//! * End of input (or `shutdown` resolving) closes the inbound side; the service then stops
+//!   the engine and the writer finishes once the service drops its sender.
+
+mod framing;
+
+pub use framing::{Bridge, spawn_io, stdio};
+
+#[cfg(test)]
+mod tests;

@@ -3,6 +3,7 @@
 //!
 //! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
 
+pub mod breadboard;
 pub mod fake;
 pub mod kilo;
 pub mod sse;

@@ -23,6 +23,8 @@ pub enum HttpMethod {
     Patch,
     /// `DELETE`
     Delete,
+    /// `REPORT` (a cacheable `POST`; some SSE servers take stream parameters in its body)
+    Report,
 }
 
 /// One request to the engine, relative to the transport's base URL.
@@ -38,12 +40,45 @@ pub struct EngineRequest {
     pub headers: Vec<(String, String)>,
     /// A JSON body.
     pub body: Option<serde_json::Value>,
+    /// A `multipart/form-data` body (replaces `body` when set).
+    pub form: Option<Form>,
+    /// A raw body sent as-is, typed by a `content-type` header or `text/plain` (replaces
+    /// `body` when set).
+    pub raw_body: Option<Bytes>,
+}
+
+/// A `multipart/form-data` body: text fields and files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Form {
+    /// Text fields (name, value), in order.
+    pub fields: Vec<(String, String)>,
+    /// File fields (name, file), in order.
+    pub files: Vec<(String, FormFile)>,
+}
+
+/// One file of a [`Form`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormFile {
+    /// File name sent to the engine.
+    pub filename: String,
+    /// MIME type.
+    pub mime: String,
+    /// Contents.
+    pub bytes: Bytes,
 }
 
 impl EngineRequest {
     /// A request with no query, headers or body.
     pub fn new(method: HttpMethod, path: impl Into<String>) -> Self {
-        Self { method, path: path.into(), query: Vec::new(), headers: Vec::new(), body: None }
+        Self {
+            method,
+            path: path.into(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: None,
+            form: None,
+            raw_body: None,
+        }
     }
 
     /// `GET path`.
@@ -79,6 +114,20 @@ impl EngineRequest {
     #[must_use]
     pub fn with_body(mut self, body: serde_json::Value) -> Self {
         self.body = Some(body);
+        self
+    }
+
+    /// Sets a raw body (typed by a `content-type` header, else `text/plain`).
+    #[must_use]
+    pub fn with_raw_body(mut self, body: impl Into<Bytes>) -> Self {
+        self.raw_body = Some(body.into());
+        self
+    }
+
+    /// Sets a `multipart/form-data` body.
+    #[must_use]
+    pub fn with_form(mut self, form: Form) -> Self {
+        self.form = Some(form);
         self
     }
 }
@@ -244,12 +293,22 @@ impl HttpTransport {
             HttpMethod::Put => reqwest::Method::PUT,
             HttpMethod::Patch => reqwest::Method::PATCH,
             HttpMethod::Delete => reqwest::Method::DELETE,
+            HttpMethod::Report => reqwest::Method::from_bytes(b"REPORT")
+                .map_err(|e| TransportError::Invalid(format!("method: {e}")))?,
         };
         let mut builder = self.client.request(method, url);
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        if let Some(body) = &request.body {
+        if let Some(form) = request.form {
+            builder = builder.multipart(multipart(form)?);
+        } else if let Some(raw) = request.raw_body {
+            let typed = request.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+            if !typed {
+                builder = builder.header(reqwest::header::CONTENT_TYPE, "text/plain");
+            }
+            builder = builder.body(raw);
+        } else if let Some(body) = &request.body {
             builder = builder.json(body);
         }
         // The only place the secret leaves its wrapper: straight into the header value.
@@ -262,6 +321,21 @@ impl HttpTransport {
         };
         Ok(builder)
     }
+}
+
+fn multipart(form: Form) -> Result<reqwest::multipart::Form, TransportError> {
+    let mut out = reqwest::multipart::Form::new();
+    for (name, value) in form.fields {
+        out = out.text(name, value);
+    }
+    for (name, file) in form.files {
+        let part = reqwest::multipart::Part::stream(file.bytes)
+            .file_name(file.filename)
+            .mime_str(&file.mime)
+            .map_err(|e| TransportError::Invalid(format!("MIME type: {e}")))?;
+        out = out.part(name, part);
+    }
+    Ok(out)
 }
 
 fn is_loopback(url: &reqwest::Url) -> bool {

@@ -7,3 +7,4 @@ mod normalize;
 mod redact;
 mod run;
 mod sse_parse;
+mod sse_test_service;

@@ -1,0 +1,15 @@
+//! End-to-end tests of `bb-sidecar`: the built binary is spawned and driven over stdio, against
+//! the real Kilo server (with a scripted mock LLM) and against a fake engine for faults.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr
+)]
+
+mod breadboard;
+mod faults;
+mod harness;
+mod kilo;
+mod protocol;

@@ -1,0 +1,166 @@
+//! Reader and writer tasks over any byte streams.
+
+use std::future::Future;
+
+use bb_protocol::v1::{V1Error, V1Response};
+use bb_protocol::{Limits, V1Message, decode_v1};
+use bb_service::{Inbound, WebviewSink};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// The running bridge tasks.
+#[derive(Debug)]
+pub struct Bridge {
+    /// Ends at end of input or shutdown.
+    pub reader: JoinHandle<()>,
+    /// Ends when every sender of outbound envelopes is gone, after flushing.
+    pub writer: JoinHandle<()>,
+}
+
+/// The bridge over the process's stdin and stdout; `shutdown` resolving closes the inbound
+/// side like end of input does (wire it to SIGTERM).
+pub fn stdio(
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (WebviewSink, Bridge) {
+    spawn_io(tokio::io::stdin(), tokio::io::stdout(), limits, shutdown)
+}
+
+/// The bridge over any reader and writer.
+pub fn spawn_io<R, W>(
+    reader: R,
+    writer: W,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (WebviewSink, Bridge)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (sink, to_service, from_service) = bb_service::sink::channels();
+    let rejections = sink.outbound.clone();
+    let reader =
+        tokio::spawn(read_loop(BufReader::new(reader), to_service, rejections, limits, shutdown));
+    let writer = tokio::spawn(write_loop(writer, from_service, limits));
+    (sink, Bridge { reader, writer })
+}
+
+async fn read_loop<R: AsyncBufRead + Unpin>(
+    mut reader: R,
+    to_service: mpsc::Sender<Inbound>,
+    rejections: mpsc::Sender<V1Message>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    let cap = limits.max_bytes.saturating_add(1);
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        let read = tokio::select! {
+            read = read_line(&mut reader, &mut buf, cap) => read,
+            () = &mut shutdown => {
+                tracing::info!("shutdown requested; closing the webview input");
+                break;
+            }
+        };
+        match read {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::info!("webview input closed");
+                break;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "reading webview input failed");
+                break;
+            }
+        }
+        line_no += 1;
+        match decode_v1(&buf, &limits) {
+            Ok(V1Message::Request(request)) => {
+                if to_service.send(Inbound::Request(request)).await.is_err() {
+                    break;
+                }
+            }
+            Ok(other) => {
+                let kind = if matches!(other, V1Message::Response(_)) { "res" } else { "evt" };
+                tracing::warn!(
+                    line = line_no,
+                    kind,
+                    "protocol violation: the webview may only send requests"
+                );
+            }
+            Err(rejection) => {
+                tracing::warn!(line = line_no, code = %rejection.code, detail = %rejection.detail, "protocol violation");
+                if let Some(response) = rejection.v1_response()
+                    && rejections.send(V1Message::Response(response)).await.is_err()
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Reads one line into `buf` (terminator dropped), keeping at most `cap` bytes; the rest of
+/// an over-long line is consumed and discarded. `false` at end of input.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.unwrap_or(available.len());
+        let keep = take.min(cap.saturating_sub(buf.len()));
+        buf.extend_from_slice(&available[..keep]);
+        let consumed = newline.map_or(available.len(), |p| p + 1);
+        reader.consume(consumed);
+        if newline.is_some() {
+            if buf.last() == Some(&b'\r') && buf.len() < cap {
+                buf.pop();
+            }
+            return Ok(true);
+        }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut from_service: mpsc::Receiver<V1Message>,
+    limits: Limits,
+) {
+    while let Some(message) = from_service.recv().await {
+        let line = match message.to_line(&limits) {
+            Ok(line) => line,
+            Err(rejection) => {
+                tracing::error!(code = %rejection.code, detail = %rejection.detail, "outbound message failed validation; not sent");
+                let V1Message::Response(response) = message else { continue };
+                let error =
+                    V1Error::new("internal_error", "the bridge produced an invalid response");
+                match V1Message::Response(V1Response::failure(response.id, error)).to_line(&limits)
+                {
+                    Ok(line) => line,
+                    Err(_) => continue,
+                }
+            }
+        };
+        let written = async {
+            writer.write_all(line.as_bytes()).await?;
+            writer.write_all(b"\n").await?;
+            writer.flush().await
+        };
+        if let Err(err) = written.await {
+            tracing::warn!(%err, "writing to the webview failed; stopping output");
+            break;
+        }
+    }
+}

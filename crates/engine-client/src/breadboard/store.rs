@@ -1,0 +1,144 @@
+//! The last seen `seq` per session, persisted under the workspace state dir so a restarted
+//! bridge resumes where it stopped. Writes are debounced (at most one per interval, with
+//! time passed in) and atomic (temp file, fsync, rename).
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// Why the cursor file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Reading, writing or renaming failed.
+    #[error("cursor file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// The file exists but is not a cursor file.
+    #[error("cursor file {path} is corrupt: {message}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        message: String,
+    },
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FileFormat {
+    version: u32,
+    sessions: BTreeMap<String, u64>,
+}
+
+/// Debounced, atomically written last-seq table.
+#[derive(Debug)]
+pub struct CursorStore {
+    path: PathBuf,
+    sessions: BTreeMap<String, u64>,
+    debounce: Duration,
+    dirty_since: Option<Instant>,
+}
+
+impl CursorStore {
+    /// The file name under the state dir.
+    pub const FILE_NAME: &'static str = "breadboard-cursors.json";
+
+    /// Opens the table at `<state_dir>/breadboard-cursors.json`; a missing file is an empty
+    /// table, a corrupt one an error (the caller may start empty with [`Self::empty`]).
+    pub fn open(state_dir: &Path, debounce: Duration) -> Result<Self, StoreError> {
+        let path = state_dir.join(Self::FILE_NAME);
+        let sessions = match std::fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice::<FileFormat>(&bytes)
+                    .map_err(|e| StoreError::Corrupt {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?
+                    .sessions
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(source) => return Err(StoreError::Io { path, source }),
+        };
+        Ok(Self { path, sessions, debounce, dirty_since: None })
+    }
+
+    /// An empty table that will overwrite `<state_dir>/breadboard-cursors.json`.
+    pub fn empty(state_dir: &Path, debounce: Duration) -> Self {
+        Self {
+            path: state_dir.join(Self::FILE_NAME),
+            sessions: BTreeMap::new(),
+            debounce,
+            dirty_since: None,
+        }
+    }
+
+    /// The persisted last `seq` of a session.
+    pub fn get(&self, session_id: &str) -> Option<u64> {
+        self.sessions.get(session_id).copied()
+    }
+
+    /// Records a delivered `seq` (kept only if it moves forward).
+    pub fn record(&mut self, session_id: &str, seq: u64, now: Instant) {
+        let entry = self.sessions.entry(session_id.to_owned()).or_insert(0);
+        if seq > *entry {
+            *entry = seq;
+            self.dirty_since.get_or_insert(now);
+        }
+    }
+
+    /// Forgets a deleted session.
+    pub fn forget(&mut self, session_id: &str, now: Instant) {
+        if self.sessions.remove(session_id).is_some() {
+            self.dirty_since.get_or_insert(now);
+        }
+    }
+
+    /// When the next write is due, if anything changed.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.dirty_since.map(|t| t + self.debounce)
+    }
+
+    /// Writes the table if a change is older than the debounce interval. Returns whether it
+    /// wrote.
+    pub fn flush_due(&mut self, now: Instant) -> Result<bool, StoreError> {
+        match self.poll_timeout() {
+            Some(due) if now >= due => self.flush().map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// Writes the table now if anything changed (on shutdown).
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        if self.dirty_since.is_none() {
+            return Ok(());
+        }
+        let body = FileFormat { version: 1, sessions: self.sessions.clone() };
+        let bytes = serde_json::to_vec_pretty(&body)
+            .map_err(|e| StoreError::Corrupt { path: self.path.clone(), message: e.to_string() })?;
+        write_atomic(&self.path, &bytes)?;
+        self.dirty_since = None;
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` through a temp file in the same directory, fsynced, then renamed
+/// over `path`: readers see the old or the new file, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io { path: path.to_path_buf(), source };
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("cursors");
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut file = std::fs::File::create(&tmp).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io)
+}

@@ -1,0 +1,223 @@
+//! BreadBoard wire types: the event envelope and the REST bodies the sidebar uses. Tolerant
+//! of unknown fields; the raw event JSON is kept so nothing is lost downstream.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One engine event, as received on `GET /v1/sessions/{id}/events`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BbEvent {
+    /// The SSE `id:` (the `seq` as text, or the UUID of an un-sequenced event).
+    pub sse_id: String,
+    /// The envelope UUID.
+    pub id: String,
+    /// The per-session sequence number; `None` for the connect-time snapshot.
+    pub seq: Option<u64>,
+    /// The event type (e.g. `assistant_delta`, `tool_call`, `stream.gap`).
+    pub kind: String,
+    /// The session the event belongs to.
+    pub session_id: String,
+    /// The agent turn, when the engine set one.
+    pub turn: Option<i64>,
+    /// Epoch milliseconds.
+    pub timestamp_ms: Option<u64>,
+    /// The payload object (an empty object when the engine sent none).
+    pub payload: Map<String, Value>,
+    /// The whole envelope as received, unknown fields included.
+    pub raw: Value,
+}
+
+/// Why an SSE `data:` line is not a BreadBoard event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventDecodeError {
+    /// Not JSON.
+    #[error("event data is not JSON: {0}")]
+    NotJson(String),
+    /// JSON, but not an object with a string `type`.
+    #[error("event data has no string `type`")]
+    NoType,
+}
+
+impl BbEvent {
+    /// Parses one SSE event (`id:` and `data:`) into an envelope.
+    pub fn parse(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
+        let raw: Value =
+            serde_json::from_str(data).map_err(|e| EventDecodeError::NotJson(e.to_string()))?;
+        let object = raw.as_object().ok_or(EventDecodeError::NoType)?;
+        let kind =
+            object.get("type").and_then(Value::as_str).ok_or(EventDecodeError::NoType)?.to_owned();
+        let text =
+            |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let seq = object.get("seq").and_then(Value::as_u64);
+        Ok(Self {
+            sse_id: sse_id.to_owned(),
+            id: text("id"),
+            seq,
+            kind,
+            session_id: text("session_id"),
+            turn: object.get("turn").and_then(Value::as_i64),
+            timestamp_ms: object
+                .get("timestamp_ms")
+                .or_else(|| object.get("timestamp"))
+                .and_then(Value::as_u64),
+            payload: object.get("payload").and_then(Value::as_object).cloned().unwrap_or_default(),
+            raw,
+        })
+    }
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Health {
+    /// `ok` when healthy.
+    pub status: String,
+    /// `1.0` at the engine's HEAD.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// Engine version.
+    #[serde(default)]
+    pub engine_version: Option<String>,
+}
+
+/// `POST /v1/sessions` body.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CreateSession {
+    /// The agent config (required by the engine).
+    pub config_path: String,
+    /// The first input; empty for none.
+    pub task: String,
+    /// Workspace directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// `prompt` makes edits, shell and web fetches ask for permission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// Dotted config overrides (e.g. the model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<Map<String, Value>>,
+    /// Free-form session metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// `POST /v1/sessions` answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct CreatedSession {
+    /// The new session's UUID.
+    pub session_id: String,
+    /// `starting`.
+    #[serde(default)]
+    pub status: String,
+    /// ISO time.
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// `SessionSummary` of `GET /v1/sessions[/{id}]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SessionSummary {
+    /// Session UUID.
+    pub session_id: String,
+    /// `starting`, `running`, `completed`, `failed` or `stopped`.
+    pub status: String,
+    /// ISO time.
+    #[serde(default)]
+    pub created_at: Option<String>,
+    /// ISO time of the last event.
+    #[serde(default)]
+    pub last_activity_at: Option<String>,
+    /// Current model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Current mode.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The last turn's completion summary.
+    #[serde(default)]
+    pub completion_summary: Option<Value>,
+    /// Free-form metadata.
+    #[serde(default)]
+    pub metadata: Option<Value>,
+}
+
+impl SessionSummary {
+    /// Whether the session's run loop has ended (its stream will not resume).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed" | "stopped")
+    }
+}
+
+/// One entry of `GET /v1/sessions/{id}/files`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FileEntry {
+    /// Workspace-relative path with `/`.
+    pub path: String,
+    /// `file` or `directory`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Size in bytes (files).
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+/// How much of a file to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnippetOptions {
+    /// Lines from the start (snippet mode default 200).
+    pub head_lines: Option<u32>,
+    /// Lines from the end (snippet mode default 80).
+    pub tail_lines: Option<u32>,
+    /// Byte cap (snippet mode default 80000).
+    pub max_bytes: Option<u64>,
+}
+
+/// `GET /v1/sessions/{id}/files/content`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FileContent {
+    /// Workspace-relative path.
+    pub path: String,
+    /// The (possibly truncated) text.
+    pub content: String,
+    /// Whether something was left out.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Size of the whole file.
+    #[serde(default)]
+    pub total_bytes: Option<u64>,
+}
+
+/// One uploaded attachment.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Attachment {
+    /// `att-…`, passed in `input.attachments`.
+    pub id: String,
+    /// Stored file name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// MIME type.
+    #[serde(default)]
+    pub mime: Option<String>,
+    /// Size in bytes.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+}
+
+/// A 202 command answer: `{"status":"accepted","detail":{...}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct CommandAccepted {
+    /// `accepted`.
+    #[serde(default)]
+    pub status: String,
+    /// Command-specific detail.
+    #[serde(default)]
+    pub detail: Value,
+}
+
+/// The engine's error envelope `{"error", "detail", "path"}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct ErrorEnvelope {
+    pub(crate) error: String,
+    #[serde(default)]
+    pub(crate) detail: Value,
+}

@@ -1,0 +1,193 @@
+//! A session's run loop: startup events, then one turn per queued input, each turn playing a
+//! script in the upstream replay format (with `delay_ms`, stop at event boundaries and
+//! blocking permission requests).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::config::ScriptSource;
+use crate::engine::EngineState;
+use crate::script::{Script, is_known_type};
+use crate::session::{Session, Status};
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, PartialEq)]
+enum TurnEnd {
+    Finished,
+    Stopped,
+    Failed(String),
+}
+
+/// Runs a session until its input queue closes or a turn fails, then ends its log.
+pub(crate) async fn run_session(
+    engine: Arc<EngineState>,
+    session: Arc<Session>,
+    mut inputs: mpsc::UnboundedReceiver<String>,
+) {
+    let selection = json!({"mode": "blocklist", "allowlist": [], "blocklist": [], "profile": null});
+    session.publish(
+        "skills_catalog",
+        object(json!({
+            "catalog": {"catalog_version": "skills-v1", "selection": selection, "skills": [],
+                        "prompt_skills": [], "graph_skills": []},
+            "selection": selection,
+            "sources": {"config_path": session.config_path,
+                        "workspace": session.workspace.display().to_string()},
+        })),
+        None,
+    );
+    session.publish("skills_selection", object(json!({"selection": selection})), None);
+    session.set_status(Status::Running);
+
+    while let Some(content) = inputs.recv().await {
+        match run_turn(&engine, &session, &content).await {
+            TurnEnd::Finished | TurnEnd::Stopped => {}
+            TurnEnd::Failed(message) => {
+                session.publish("error", object(json!({"message": message})), None);
+                session.set_status(Status::Failed);
+                break;
+            }
+        }
+        if session.oneshot {
+            session.set_status(Status::Completed);
+            break;
+        }
+    }
+    session.close_inputs();
+    session.end_log();
+}
+
+/// Loads the script for one input: `replay:<path>`, or the engine's next configured script.
+fn load_script(engine: &EngineState, session: &Session, content: &str) -> Result<Script, String> {
+    let source = match content.strip_prefix("replay:") {
+        Some(path) => Some(ScriptSource::File(std::path::PathBuf::from(path.trim()))),
+        None => {
+            session.publish("user_message", object(json!({"text": content})), None);
+            engine.next_script()
+        }
+    };
+    let text = match source {
+        None => return Ok(echo_script(content)),
+        Some(ScriptSource::Inline(text)) => text,
+        Some(ScriptSource::File(path)) => std::fs::read_to_string(&path)
+            .map_err(|e| format!("replay file {}: {e}", path.display()))?,
+    };
+    Script::parse(&text).map_err(|e| e.to_string())
+}
+
+/// The script used when the engine has none configured: one assistant reply.
+fn echo_script(content: &str) -> Script {
+    let text = format!(
+        "{{\"type\":\"assistant_message\",\"payload\":{{\"text\":{}}}}}",
+        json!(format!("You said: {content}"))
+    );
+    Script::parse(&text).unwrap_or_default()
+}
+
+/// Waits `delay`, returning early (true) when the turn is stopped.
+async fn delay_or_stop(session: &Session, delay: Duration) -> bool {
+    let mut stop = session.stop.subscribe();
+    if *stop.borrow_and_update() {
+        return true;
+    }
+    tokio::select! {
+        () = tokio::time::sleep(delay) => *stop.borrow(),
+        _ = stop.changed() => true,
+    }
+}
+
+async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> TurnEnd {
+    session.stop.send_replace(false);
+    let script = match load_script(engine, session, content) {
+        Ok(script) => script,
+        Err(message) => return TurnEnd::Failed(message),
+    };
+    let mut published = 0u64;
+    for line in &script.lines {
+        if delay_or_stop(session, Duration::from_millis(line.delay_ms)).await {
+            return stop_turn(session, published);
+        }
+        if !is_known_type(&line.kind) {
+            return TurnEnd::Failed(format!("'{}' is not a valid EventType", line.kind));
+        }
+        session.publish(&line.kind, line.payload.clone(), line.turn);
+        published += 1;
+        if line.kind == "permission_request"
+            && !await_permission(engine, session, &line.payload).await
+        {
+            return stop_turn(session, published);
+        }
+    }
+    if !script.has("completion") {
+        published += 1;
+        session.publish(
+            "completion",
+            object(json!({"summary": {"completed": true, "reason": "replay"}, "mode": null})),
+            None,
+        );
+    }
+    if !script.has("run_finished") {
+        session.publish(
+            "run_finished",
+            object(json!({"eventCount": published, "completed": true, "reason": "replay", "logging_dir": null})),
+            None,
+        );
+    }
+    TurnEnd::Finished
+}
+
+/// Blocks the turn until the request is answered. Returns false when the request was
+/// abandoned (DELETE while the engine is set not to wait).
+async fn await_permission(
+    engine: &EngineState,
+    session: &Session,
+    payload: &Map<String, Value>,
+) -> bool {
+    let request_id = payload
+        .get("request_id")
+        .or_else(|| payload.get("id"))
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("permission_{}", session.last_seq()), str::to_owned);
+    let decision = session.add_permission(&request_id);
+    let mut deleting = session.deleting.subscribe();
+    tokio::select! {
+        answer = decision => answer.is_ok(),
+        () = async {
+            loop {
+                if *deleting.borrow_and_update() && !engine.faults().delete_waits_for_permission {
+                    return;
+                }
+                if deleting.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        } => {
+            session.take_permission(&request_id);
+            false
+        }
+    }
+}
+
+fn stop_turn(session: &Session, published: u64) -> TurnEnd {
+    session.publish(
+        "completion",
+        object(json!({"summary": {"completed": false, "reason": "stopped_by_user", "method": "interrupt", "exit_kind": "stopped"}, "mode": null})),
+        None,
+    );
+    session.publish(
+        "run_finished",
+        object(json!({"eventCount": published, "completed": false, "reason": "stopped_by_user", "logging_dir": null})),
+        None,
+    );
+    TurnEnd::Stopped
+}

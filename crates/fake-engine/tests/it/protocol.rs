@@ -1,0 +1,305 @@
+//! The documented routes, status codes and error envelope, the connect-time snapshot, the
+//! resume answers, and the session lifecycle (stop, failure, oneshot, delete).
+
+use bb_fake_engine::EngineConfig;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+use super::support::{create, input, read_events, start};
+
+const WINDOW: &str = r#"{"error":"resume_window_exceeded","detail":"resume window exceeded or event id not found","path":null}"#;
+
+async fn text(response: reqwest::Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, kind, response.text().await.unwrap())
+}
+
+fn script(dir: &tempfile::TempDir, name: &str, lines: &[&str]) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    format!("replay:{}", path.display())
+}
+
+#[tokio::test]
+async fn auth_guards_every_route_with_the_engine_body() {
+    let engine =
+        start(EngineConfig { token: Some(SecretString::from("t0k")), ..EngineConfig::default() })
+            .await;
+    let url = engine.url();
+    let http = reqwest::Client::new();
+    let denied = text(http.get(format!("{url}/health")).send().await.unwrap()).await;
+    assert_eq!(
+        denied,
+        (
+            401,
+            "application/json".into(),
+            r#"{"error":"unauthorized","detail":"unauthorized","path":null}"#.into()
+        )
+    );
+    let wrong = http.get(format!("{url}/v1/sessions")).bearer_auth("nope").send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    let health: Value = http
+        .get(format!("{url}/health"))
+        .bearer_auth("t0k")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (health["status"].as_str(), health["protocol_version"].as_str()),
+        (Some("ok"), Some("1.0"))
+    );
+    // With a token, an unknown session's stream is a 404 envelope.
+    let unknown = text(
+        http.get(format!("{url}/v1/sessions/nope/events")).bearer_auth("t0k").send().await.unwrap(),
+    )
+    .await;
+    assert_eq!(unknown.0, 404);
+    assert_eq!(unknown.2, r#"{"error":"not_found","detail":"session not found","path":null}"#);
+}
+
+#[tokio::test]
+async fn streams_resume_and_the_snapshot_follow_the_engine() {
+    let engine = start(EngineConfig::default()).await;
+    let url = engine.url();
+    let http = reqwest::Client::new();
+    // Without a token, an unknown session gets 200 and an empty stream.
+    let unknown =
+        text(http.get(format!("{url}/v1/sessions/nope/events")).send().await.unwrap()).await;
+    assert_eq!(unknown, (200, "text/event-stream; charset=utf-8".into(), String::new()));
+
+    let session = create(&http, url).await;
+    let events = format!("{url}/v1/sessions/{session}/events");
+    let (all, _) =
+        read_events(http.get(format!("{events}?replay=true")).send().await.unwrap(), |s| {
+            s.len() == 2
+        })
+        .await;
+    assert_eq!(
+        all.iter().map(|e| e.data["type"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["skills_catalog", "skills_selection"]
+    );
+
+    let (plain, _) = read_events(http.get(&events).send().await.unwrap(), |s| !s.is_empty()).await;
+    let snapshot = &plain[0];
+    assert_eq!(
+        (snapshot.data["seq"].clone(), snapshot.data["type"].as_str()),
+        (Value::Null, Some("tool_result"))
+    );
+    assert_eq!(snapshot.id, snapshot.data["id"].as_str().unwrap());
+    assert_eq!(snapshot.data["payload"]["todo"]["op"], "snapshot");
+
+    for token in [snapshot.id.as_str(), "0", "99999", "not-an-id"] {
+        let refused =
+            text(http.get(&events).header("last-event-id", token).send().await.unwrap()).await;
+        assert_eq!(refused, (409, "application/json".into(), WINDOW.into()), "token {token}");
+    }
+    // The query token wins over the header; a UUID works like its seq.
+    let uuid = all[0].data["id"].as_str().unwrap();
+    let (after, _) = read_events(
+        http.get(format!("{events}?from_id={uuid}"))
+            .header("last-event-id", "0")
+            .send()
+            .await
+            .unwrap(),
+        |s| !s.is_empty(),
+    )
+    .await;
+    assert_eq!(after[0].id, "2");
+    let (limited, _) =
+        read_events(http.get(format!("{events}?replay=true&limit=1")).send().await.unwrap(), |s| {
+            !s.is_empty()
+        })
+        .await;
+    assert_eq!(limited[0].id, "2");
+}
+
+#[tokio::test]
+async fn routes_answer_with_the_documented_codes() {
+    let engine = start(EngineConfig::default()).await;
+    let url = engine.url();
+    let http = reqwest::Client::new();
+    let missing =
+        http.post(format!("{url}/v1/sessions")).json(&json!({"task": "x"})).send().await.unwrap();
+    assert_eq!(missing.status(), 422);
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["detail"]["errors"][0]["loc"], json!(["body", "config_path"]));
+    let route = text(http.get(format!("{url}/v1/nothing")).send().await.unwrap()).await;
+    assert_eq!((route.0, route.2.as_str()), (404, r#"{"detail":"Not Found"}"#));
+
+    let session = create(&http, url).await;
+    let command =
+        |body: Value| http.post(format!("{url}/v1/sessions/{session}/command")).json(&body).send();
+    let table = [
+        (
+            json!({"command": "set_mode", "payload": {"mode": "plan"}}),
+            202,
+            r#"{"detail":{"mode":"plan","status":"ok"},"status":"accepted"}"#,
+        ),
+        (
+            json!({"command": "apply_diff", "payload": {}}),
+            501,
+            r#"{"error":"internal","detail":"apply_diff not yet implemented","path":null}"#,
+        ),
+        (
+            json!({"command": "no_such_command"}),
+            400,
+            r#"{"error":"invalid_request","detail":"Unsupported command: no_such_command","path":null}"#,
+        ),
+        (
+            json!({"command": "permission_decision", "payload": {"decision": "allow-once"}}),
+            400,
+            r#"{"error":"invalid_request","detail":"permission_decision requires non-empty 'request_id'","path":null}"#,
+        ),
+        (json!({"command": ""}), 500, "Internal Server Error"),
+    ];
+    for (body, status, answer) in table {
+        let (got_status, _, got) = text(command(body.clone()).await.unwrap()).await;
+        assert_eq!(got_status, status, "{body}");
+        let same = got == answer
+            || serde_json::from_str::<Value>(&got).ok()
+                == serde_json::from_str::<Value>(answer).ok();
+        assert!(same, "{body}: {got}");
+    }
+    assert_eq!(input(&http, url, &session, "   ").await, 500);
+    let deleted = http.delete(format!("{url}/v1/sessions/{session}")).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(
+        http.get(format!("{url}/v1/sessions/{session}")).send().await.unwrap().status(),
+        404
+    );
+    assert_eq!(input(&http, url, &session, "hi").await, 404);
+    assert_eq!(
+        http.delete(format!("{url}/v1/sessions/{session}")).send().await.unwrap().status(),
+        404
+    );
+}
+
+#[tokio::test]
+async fn stop_ends_the_turn_at_the_next_event_and_keeps_the_session() {
+    let engine = start(EngineConfig::default()).await;
+    let url = engine.url();
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let session = create(&http, url).await;
+    let slow = script(
+        &dir,
+        "slow.jsonl",
+        &[
+            r#"{"type":"warning","payload":{"message":"one"}}"#,
+            r#"{"type":"warning","payload":{"message":"two"},"delay_ms":60000}"#,
+        ],
+    );
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    assert_eq!(input(&http, url, &session, &slow).await, 202);
+    let (first, _) = read_events(stream, |s| s.len() == 3).await;
+    assert_eq!(first[2].data["payload"]["message"], "one");
+    let stop = http
+        .post(format!("{url}/v1/sessions/{session}/command"))
+        .json(&json!({"command": "stop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stop.status(), 202);
+    let stream = http
+        .get(format!("{url}/v1/sessions/{session}/events"))
+        .header("last-event-id", "3")
+        .send()
+        .await
+        .unwrap();
+    let (rest, _) =
+        read_events(stream, |s| s.iter().any(|e| e.data["type"] == "run_finished")).await;
+    let kinds: Vec<_> = rest.iter().map(|e| e.data["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["task_event", "completion", "run_finished"]);
+    assert_eq!(rest[1].data["payload"]["summary"]["reason"], "stopped_by_user");
+    let summary: Value = http
+        .get(format!("{url}/v1/sessions/{session}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(summary["status"], "running");
+}
+
+#[tokio::test]
+async fn an_unknown_event_type_fails_the_run_and_closes_the_session() {
+    let engine = start(EngineConfig::default()).await;
+    let url = engine.url();
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let session = create(&http, url).await;
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    let bad = script(&dir, "bad.jsonl", &[r#"{"type":"no_such_event_type","payload":{}}"#]);
+    assert_eq!(input(&http, url, &session, &bad).await, 202);
+    let (events, ended) = read_events(stream, |_| false).await;
+    assert!(ended, "the stream ends after the error");
+    let last = events.last().unwrap();
+    assert_eq!(last.data["type"], "error");
+    assert_eq!(last.data["payload"]["message"], "'no_such_event_type' is not a valid EventType");
+    let summary: Value = http
+        .get(format!("{url}/v1/sessions/{session}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(summary["status"], "failed");
+    let closed = text(
+        http.post(format!("{url}/v1/sessions/{session}/input"))
+            .json(&json!({"content": "x"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (closed.0, closed.2.as_str()),
+        (409, r#"{"error":"conflict","detail":"session is closed","path":null}"#)
+    );
+}
+
+#[tokio::test]
+async fn a_oneshot_session_completes_and_ends_its_stream() {
+    let engine = start(EngineConfig::default()).await;
+    let url = engine.url();
+    let http = reqwest::Client::new();
+    let body =
+        json!({"config_path": "c.yaml", "task": "", "metadata": {"cli_session_kind": "oneshot"}});
+    let created: Value = http
+        .post(format!("{url}/v1/sessions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = created["session_id"].as_str().unwrap();
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    assert_eq!(input(&http, url, session, "do it").await, 202);
+    let (events, ended) = read_events(stream, |_| false).await;
+    assert!(ended);
+    assert_eq!(events.last().unwrap().data["type"], "run_finished");
+    let summary: Value = http
+        .get(format!("{url}/v1/sessions/{session}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(summary["status"], "completed");
+}

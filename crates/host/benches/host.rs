@@ -1,0 +1,83 @@
+//! Host core throughput: engine events through batching to `bb/events`, with the state
+//! projection recomputed on every run-state change (two per turn).
+
+#![allow(clippy::unwrap_used, clippy::disallowed_methods)]
+
+use std::time::{Duration, Instant};
+
+use bb_host::{Host, HostConfig, Input};
+use bb_protocol::v1::{EngineEvent, SessionSummary, V1Topic};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Map, json};
+
+const EVENTS: usize = 100_000;
+const SESSIONS: usize = 4;
+const TURN: usize = 500;
+
+fn delta(i: usize) -> EngineEvent {
+    let mut payload = Map::new();
+    payload.insert("delta".into(), json!("some streamed words "));
+    payload.insert("partID".into(), json!("prt_200c83842001"));
+    EngineEvent {
+        id: format!("evt_{i:012}"),
+        event_type: "message.part.delta".into(),
+        turn: None,
+        ts: None,
+        payload,
+    }
+}
+
+/// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions, 1 ms apart, a turn start and
+/// end every `TURN` events, draining output as a service would. Returns topics emitted.
+fn run(events: &[EngineEvent], start: Instant) -> usize {
+    let mut host = Host::new(HostConfig::default());
+    host.handle(Input::WebviewReady, start);
+    for s in 0..SESSIONS {
+        let summary = SessionSummary {
+            session_id: format!("ses_{s}"),
+            title: None,
+            status: None,
+            updated_at: None,
+        };
+        host.handle(Input::SessionUpserted(summary), start);
+    }
+    let mut now = start;
+    let mut out = 0;
+    for (i, event) in events.iter().enumerate() {
+        let session_id = format!("ses_{}", i % SESSIONS);
+        if i % TURN == 0 {
+            host.handle(
+                Input::SessionRunning { session_id: session_id.clone(), running: true },
+                now,
+            );
+        }
+        host.handle(
+            Input::EngineEvents { session_id: session_id.clone(), events: vec![event.clone()] },
+            now,
+        );
+        if i % TURN == TURN - 1 {
+            host.handle(Input::SessionRunning { session_id, running: false }, now);
+        }
+        now += Duration::from_millis(1);
+        host.handle_timeout(now);
+        while let Some(topic) = host.poll_output() {
+            if let V1Topic::Events(b) = &topic {
+                out += b.events.len();
+            }
+        }
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let events: Vec<EngineEvent> = (0..EVENTS).map(delta).collect();
+    let start = Instant::now();
+    let mut group = c.benchmark_group("host");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    group.sample_size(10);
+    group.bench_function("100k deltas, 4 sessions", |b| b.iter(|| run(&events, start)));
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,323 @@
+//! Unit tests of the host core with a fake clock: batching, ordering, state projection,
+//! hidden-webview buffering.
+
+use std::time::{Duration, Instant};
+
+use bb_protocol::v1::{
+    ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary, StatePayload, V1Topic,
+};
+use proptest::prelude::*;
+use serde_json::Map;
+
+use crate::{Clock, FakeClock, Host, HostConfig, Input};
+
+#[allow(clippy::disallowed_methods)] // tests need one real instant to start the fake clock from
+fn clock() -> FakeClock {
+    FakeClock::new(Instant::now(), 1_700_000_000_000)
+}
+
+fn ev(id: &str) -> EngineEvent {
+    EngineEvent {
+        id: id.into(),
+        event_type: "message.part.delta".into(),
+        turn: None,
+        ts: None,
+        payload: Map::new(),
+    }
+}
+
+fn summary(id: &str) -> SessionSummary {
+    SessionSummary {
+        session_id: id.into(),
+        title: Some(format!("title {id}")),
+        status: None,
+        updated_at: None,
+    }
+}
+
+fn config() -> HostConfig {
+    HostConfig { flush_interval: Duration::from_millis(10), max_batch: 4, max_buffered_events: 6 }
+}
+
+fn ready_host(c: &FakeClock) -> Host {
+    let mut h = Host::new(config());
+    h.handle(Input::WebviewReady, c.now());
+    drain(&mut h);
+    h
+}
+
+fn drain(h: &mut Host) -> Vec<V1Topic> {
+    std::iter::from_fn(|| h.poll_output()).collect()
+}
+
+/// Advances the fake clock to each deadline until nothing is pending; returns all output.
+fn run_to_idle(h: &mut Host, c: &FakeClock) -> Vec<V1Topic> {
+    let mut out = drain(h);
+    while let Some(at) = h.poll_timeout() {
+        c.advance_to(at);
+        h.handle_timeout(c.now());
+        out.extend(drain(h));
+    }
+    out
+}
+
+fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
+    topics
+        .iter()
+        .filter_map(|t| match t {
+            V1Topic::Events(b) if b.session_id == session => {
+                Some(b.events.iter().map(|e| e.id.clone()))
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
+    topics
+        .iter()
+        .filter_map(|t| if let V1Topic::State(s) = t { Some(s.clone()) } else { None })
+        .collect()
+}
+
+#[test]
+fn nothing_leaves_before_init() {
+    let c = clock();
+    let mut h = Host::new(config());
+    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("e1")] }, c.now());
+    c.advance(Duration::from_secs(1));
+    h.handle_timeout(c.now());
+    assert!(h.poll_output().is_none());
+    h.handle(Input::WebviewReady, c.now());
+    let out = drain(&mut h);
+    assert_eq!(ids(&out, "s1"), ["e1"]);
+    let last = states(&out).pop().expect("state after init");
+    assert_eq!(last.sessions.len(), 1);
+}
+
+#[test]
+fn batches_flush_at_deadline_in_order() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    drain(&mut h);
+    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("a")] }, c.now());
+    let first = drain(&mut h);
+    assert_eq!(ids(&first, "s1"), Vec::<String>::new(), "no events before the deadline");
+    let deadline = h.poll_timeout().expect("armed");
+    assert_eq!(deadline, c.now() + Duration::from_millis(10));
+    c.advance(Duration::from_millis(5));
+    h.handle(
+        Input::EngineEvents { session_id: "s1".into(), events: vec![ev("b"), ev("c")] },
+        c.now(),
+    );
+    assert_eq!(h.poll_timeout(), Some(deadline), "later events do not push the deadline back");
+    let out = run_to_idle(&mut h, &c);
+    assert_eq!(ids(&out, "s1"), ["a", "b", "c"]);
+    let batches = out.iter().filter(|t| matches!(t, V1Topic::Events(_))).count();
+    assert_eq!(batches, 1);
+}
+
+#[test]
+fn full_batch_flushes_at_once() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let events = (0..9).map(|i| ev(&format!("e{i}"))).collect();
+    h.handle(Input::EngineEvents { session_id: "s1".into(), events }, c.now());
+    let out = drain(&mut h);
+    let sizes: Vec<usize> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b.events.len()) } else { None })
+        .collect();
+    assert_eq!(sizes, [4, 4, 1]);
+    assert_eq!(h.poll_timeout(), None);
+}
+
+#[test]
+fn sessions_do_not_cross_talk() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    for i in 0..5 {
+        h.handle(
+            Input::EngineEvents { session_id: "a".into(), events: vec![ev(&format!("a{i}"))] },
+            c.now(),
+        );
+        h.handle(
+            Input::EngineEvents { session_id: "b".into(), events: vec![ev(&format!("b{i}"))] },
+            c.now(),
+        );
+        c.advance(Duration::from_millis(3));
+        h.handle_timeout(c.now());
+    }
+    let out = run_to_idle(&mut h, &c);
+    assert_eq!(ids(&out, "a"), ["a0", "a1", "a2", "a3", "a4"]);
+    assert_eq!(ids(&out, "b"), ["b0", "b1", "b2", "b3", "b4"]);
+}
+
+#[test]
+fn state_follows_events_of_the_turn() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionSelected("s1".into()), c.now());
+    h.handle(Input::SessionRunning { session_id: "s1".into(), running: true }, c.now());
+    h.handle(
+        Input::EngineEvents { session_id: "s1".into(), events: vec![ev("last-text")] },
+        c.now(),
+    );
+    h.handle(Input::SessionRunning { session_id: "s1".into(), running: false }, c.now());
+    let out = drain(&mut h);
+    let pos_events = out.iter().position(|t| matches!(t, V1Topic::Events(_))).expect("events");
+    let pos_idle = out
+        .iter()
+        .rposition(|t| matches!(t, V1Topic::State(s) if s.running == Some(false) && s.active_session_id.is_some()))
+        .expect("idle state");
+    assert!(pos_events < pos_idle, "events leave before the idle state: {out:?}");
+}
+
+#[test]
+fn state_projection() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionSelected("b".into()), c.now());
+    h.handle(Input::SessionRunning { session_id: "b".into(), running: true }, c.now());
+    h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
+    h.handle(Input::PendingPermissions { session_id: "b".into(), count: 1 }, c.now());
+    let s = h.state();
+    assert_eq!(s.active_session_id.as_deref(), Some("b"));
+    assert_eq!(s.running, Some(true));
+    assert_eq!(s.pending_permission_count, Some(3));
+    let statuses: Vec<_> =
+        s.sessions.iter().map(|x| (x.session_id.as_str(), x.status.as_deref())).collect();
+    assert_eq!(statuses, [("a", Some("idle")), ("b", Some("running"))]);
+
+    h.handle(Input::SessionRemoved("b".into()), c.now());
+    let s = h.state();
+    assert_eq!(s.active_session_id, None);
+    assert_eq!(s.running, Some(false));
+    assert_eq!(s.pending_permission_count, Some(2));
+    // Unchanged state is not re-sent.
+    drain(&mut h);
+    h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
+    assert!(drain(&mut h).is_empty());
+}
+
+#[test]
+fn hidden_webview_holds_then_replays_in_order() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::Visibility(false), c.now());
+    for i in 0..3 {
+        h.handle(
+            Input::EngineEvents { session_id: "s".into(), events: vec![ev(&format!("e{i}"))] },
+            c.now(),
+        );
+        h.handle(Input::SessionRunning { session_id: "s".into(), running: i % 2 == 0 }, c.now());
+    }
+    let held = run_to_idle(&mut h, &c);
+    assert!(held.is_empty());
+    h.handle(Input::Visibility(true), c.now());
+    let out = drain(&mut h);
+    assert_eq!(ids(&out, "s"), ["e0", "e1", "e2"]);
+    assert_eq!(states(&out).len(), 1, "state updates coalesce while hidden");
+}
+
+#[test]
+fn hidden_overflow_drops_oldest_and_reports_gap() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::Visibility(false), c.now());
+    for i in 0..4 {
+        let events = (0..3).map(|j| ev(&format!("e{i}.{j}"))).collect();
+        h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+        run_to_idle(&mut h, &c);
+    }
+    h.handle(Input::Visibility(true), c.now());
+    let out = drain(&mut h);
+    assert!(matches!(&out[0], V1Topic::Connection(p) if p.gap_detected == Some(true)));
+    assert_eq!(ids(&out, "s"), ["e2.0", "e2.1", "e2.2", "e3.0", "e3.1", "e3.2"]);
+}
+
+#[test]
+fn connection_flushes_pending_events_first() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    drain(&mut h);
+    h.handle(Input::EngineEvents { session_id: "s".into(), events: vec![ev("x")] }, c.now());
+    let conn = ConnectionPayload {
+        status: ConnectionStatus::Error,
+        session_id: None,
+        retry_count: None,
+        last_error: Some("gone".into()),
+        gap_detected: None,
+    };
+    h.handle(Input::Connection(conn.clone()), c.now());
+    let out = drain(&mut h);
+    assert!(matches!(&out[0], V1Topic::Events(_)));
+    assert_eq!(out[1], V1Topic::Connection(conn));
+}
+
+#[test]
+fn reinit_resends_connection_and_state() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let conn = ConnectionPayload {
+        status: ConnectionStatus::Connected,
+        session_id: None,
+        retry_count: None,
+        last_error: None,
+        gap_detected: None,
+    };
+    h.handle(Input::Connection(conn), c.now());
+    drain(&mut h);
+    h.handle(Input::WebviewReady, c.now());
+    let out = drain(&mut h);
+    assert!(matches!(out.first(), Some(V1Topic::Connection(_))));
+    assert_eq!(states(&out).len(), 1);
+}
+
+proptest! {
+    /// Whatever the interleaving of sessions, timeouts and batch sizes, each session's events
+    /// come out exactly once, in input order.
+    #[test]
+    fn order_and_completeness(steps in proptest::collection::vec((0u8..3, 0usize..6, 0u64..20), 0..60)) {
+        let c = clock();
+        let mut h = ready_host(&c);
+        let mut expected: [Vec<String>; 3] = Default::default();
+        let mut out = Vec::new();
+        let mut n = 0;
+        for (session, count, wait) in steps {
+            let events: Vec<EngineEvent> = (0..count).map(|_| { n += 1; ev(&format!("e{n}")) }).collect();
+            expected[usize::from(session)].extend(events.iter().map(|e| e.id.clone()));
+            h.handle(Input::EngineEvents { session_id: format!("s{session}"), events }, c.now());
+            c.advance(Duration::from_millis(wait));
+            h.handle_timeout(c.now());
+            out.extend(drain(&mut h));
+        }
+        out.extend(run_to_idle(&mut h, &c));
+        for (i, want) in expected.iter().enumerate() {
+            prop_assert_eq!(&ids(&out, &format!("s{i}")), want);
+        }
+    }
+}
+
+#[test]
+fn repeated_connection_updates_are_sent_once() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let conn = ConnectionPayload {
+        status: ConnectionStatus::Connecting,
+        session_id: None,
+        retry_count: None,
+        last_error: None,
+        gap_detected: None,
+    };
+    h.handle(Input::Connection(conn.clone()), c.now());
+    h.handle(Input::Connection(conn.clone()), c.now());
+    let out = drain(&mut h);
+    assert_eq!(out, [V1Topic::Connection(conn)]);
+}

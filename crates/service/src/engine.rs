@@ -1,0 +1,239 @@
+//! The engine adapter trait every engine implements (one method per v1 method), its typed
+//! error with stable wire codes, and the update channel an engine reports through.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use bb_protocol::v1::{
+    ApprovePermissionParams, CommandParams, CommandResult, ConnectionStatus, CreateSessionParams,
+    DownloadArtifactParams, DownloadArtifactResult, EngineEvent, EngineKind, FileSnippetResult,
+    InitResult, ListFilesParams, ListFilesResult, ListSessionsResult, OpenDiffParams,
+    ReadFileSnippetParams, SendMessageParams, SendMessageResult, SessionAck, SessionParams,
+    SessionSummary, V1Error,
+};
+use tokio::sync::mpsc;
+
+/// Why an engine call failed. Each variant has a stable wire code ([`EngineError::code`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The engine has no such operation (`not_supported`).
+    #[error("{method} is not supported by the {engine} engine")]
+    NotSupported {
+        /// The v1 method, e.g. `bb.command`.
+        method: &'static str,
+        /// The engine name.
+        engine: &'static str,
+    },
+    /// The session does not exist (`session_not_found`).
+    #[error("session not found: {0}")]
+    SessionNotFound(String),
+    /// The engine rejected the request as malformed (`invalid_request`).
+    #[error("the engine rejected the request: {0}")]
+    InvalidRequest(String),
+    /// The engine refused the bridge's credentials (`engine_auth`); never retried.
+    #[error("the engine refused the bridge's credentials (HTTP {status})")]
+    Auth {
+        /// 401 or 403.
+        status: u16,
+    },
+    /// The engine is not reachable, starting, restarting or gone (`engine_unavailable`).
+    #[error("the engine is unavailable: {0}")]
+    Unavailable(String),
+    /// The engine did not answer in time (`engine_timeout`).
+    #[error("the engine did not answer in time")]
+    Timeout,
+    /// The engine answered with an error or something unexpected (`engine_error`).
+    #[error("engine error: {0}")]
+    Engine(String),
+}
+
+impl EngineError {
+    /// The stable wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::NotSupported { .. } => "not_supported",
+            EngineError::SessionNotFound(_) => "session_not_found",
+            EngineError::InvalidRequest(_) => "invalid_request",
+            EngineError::Auth { .. } => "engine_auth",
+            EngineError::Unavailable(_) => "engine_unavailable",
+            EngineError::Timeout => "engine_timeout",
+            EngineError::Engine(_) => "engine_error",
+        }
+    }
+
+    /// The error as it goes on the wire (`{code, message}`); the message never carries a
+    /// secret because no variant holds one.
+    pub fn to_wire(&self) -> V1Error {
+        V1Error::new(self.code(), self.to_string())
+    }
+}
+
+/// The connection between the bridge and its engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionUpdate {
+    /// Connecting, connected or failed.
+    pub status: ConnectionStatus,
+    /// Reconnect attempts so far.
+    pub retry_count: Option<u64>,
+    /// What went wrong last (redacted, human-readable).
+    pub last_error: Option<String>,
+}
+
+/// What an engine reports on its own, outside request/response.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum EngineUpdate {
+    /// The connection to the engine changed.
+    Connection(ConnectionUpdate),
+    /// Events of one session, in engine order, ids untouched.
+    Events {
+        /// The engine session id.
+        session_id: String,
+        /// The events.
+        events: Vec<EngineEvent>,
+    },
+    /// Events of a session (or of all, `None`) may have been lost (reconnect without replay).
+    GapDetected {
+        /// The session, when known.
+        session_id: Option<String>,
+    },
+    /// A session was created or changed on the engine.
+    SessionUpserted(SessionSummary),
+    /// A session was deleted on the engine.
+    SessionRemoved(String),
+    /// The engine's full session list (after a reconnect or restart).
+    SessionsListed(Vec<SessionSummary>),
+    /// A session started or finished a turn.
+    SessionRunning {
+        /// The session.
+        session_id: String,
+        /// Whether a turn is in progress.
+        running: bool,
+    },
+    /// A session's count of permission requests awaiting an answer.
+    PendingPermissions {
+        /// The session.
+        session_id: String,
+        /// How many.
+        count: u64,
+    },
+}
+
+/// Capacity of an engine's update channel; a full channel applies back-pressure to the
+/// engine's event reader rather than dropping events.
+pub const UPDATE_CAPACITY: usize = 1024;
+
+/// Sending half of an engine's update channel.
+pub type UpdateSender = mpsc::Sender<EngineUpdate>;
+/// Receiving half of an engine's update channel, read by the service loop.
+pub type UpdateReceiver = mpsc::Receiver<EngineUpdate>;
+
+/// A fresh update channel.
+pub fn update_channel() -> (UpdateSender, UpdateReceiver) {
+    mpsc::channel(UPDATE_CAPACITY)
+}
+
+fn unsupported<T>(engine: &'static str, method: &'static str) -> Result<T, EngineError> {
+    Err(EngineError::NotSupported { method, engine })
+}
+
+/// One engine behind the bridge. Every v1 method has a method here taking the `bb-protocol`
+/// params and returning its result; those an engine lacks default to `not_supported`.
+/// Engines report streamed events and state changes on the [`UpdateSender`] they were built
+/// with; a constructor returns the adapter together with the matching [`UpdateReceiver`].
+#[async_trait]
+pub trait EngineAdapter: Send + Sync + fmt::Debug {
+    /// Short engine name for errors and logs (`"kilo"`).
+    fn name(&self) -> &'static str;
+
+    /// The engine kind reported by `bb.init`.
+    fn kind(&self) -> EngineKind;
+
+    /// `bb.init`: engine status, version and capabilities.
+    async fn init(&self) -> Result<InitResult, EngineError>;
+
+    /// `bb.createSession`.
+    async fn create_session(
+        &self,
+        params: CreateSessionParams,
+    ) -> Result<SessionSummary, EngineError>;
+
+    /// `bb.listSessions`.
+    async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError>;
+
+    /// `bb.selectSession`: the host records the selection; engines that need to (e.g. to
+    /// open a per-session stream) do so here. Default: the session must exist in
+    /// `list_sessions`.
+    async fn select_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
+        let listed = self.list_sessions().await?;
+        if listed.sessions.iter().any(|s| s.session_id == params.session_id) {
+            Ok(SessionAck { session_id: params.session_id })
+        } else {
+            Err(EngineError::SessionNotFound(params.session_id))
+        }
+    }
+
+    /// `bb.deleteSession`.
+    async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError>;
+
+    /// `bb.sendMessage`: starts a turn; the reply streams as [`EngineUpdate::Events`].
+    async fn send_message(
+        &self,
+        params: SendMessageParams,
+    ) -> Result<SendMessageResult, EngineError>;
+
+    /// `bb.stop`: aborts the running turn; the session reaches a terminal state.
+    async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError>;
+
+    /// `bb.command`.
+    async fn command(&self, _params: CommandParams) -> Result<CommandResult, EngineError> {
+        unsupported(self.name(), "bb.command")
+    }
+
+    /// `bb.approvePermission`.
+    async fn approve_permission(
+        &self,
+        _params: ApprovePermissionParams,
+    ) -> Result<SessionAck, EngineError> {
+        unsupported(self.name(), "bb.approvePermission")
+    }
+
+    /// `bb.listFiles`.
+    async fn list_files(&self, _params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
+        unsupported(self.name(), "bb.listFiles")
+    }
+
+    /// `bb.readFileSnippet`.
+    async fn read_file_snippet(
+        &self,
+        _params: ReadFileSnippetParams,
+    ) -> Result<FileSnippetResult, EngineError> {
+        unsupported(self.name(), "bb.readFileSnippet")
+    }
+
+    /// `bb.openDiff`.
+    async fn open_diff(&self, _params: OpenDiffParams) -> Result<SessionAck, EngineError> {
+        unsupported(self.name(), "bb.openDiff")
+    }
+
+    /// `bb.downloadArtifact`.
+    async fn download_artifact(
+        &self,
+        _params: DownloadArtifactParams,
+    ) -> Result<DownloadArtifactResult, EngineError> {
+        unsupported(self.name(), "bb.downloadArtifact")
+    }
+
+    /// Points the adapter at a restarted engine (new URL and credentials) and resumes its
+    /// event stream. Engines the bridge does not supervise keep the default.
+    async fn reconnect(
+        &self,
+        _endpoint: bb_supervisor::kilo::EngineEndpoint,
+    ) -> Result<(), EngineError> {
+        unsupported(self.name(), "reconnect")
+    }
+
+    /// Stops background work (event streams) before the bridge exits.
+    async fn shutdown(&self) {}
+}

@@ -1,0 +1,461 @@
+//! The service loop: one closed event enum handled in order by one function.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bb_host::{Clock, Host, HostConfig, Input};
+use bb_protocol::V1Message;
+use bb_protocol::v1::{
+    ConnectionPayload, ConnectionStatus, V1Call, V1Event, V1Method, V1Request, V1Response,
+};
+use bb_supervisor::{
+    CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
+    StartError,
+};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::sink::{Inbound, WebviewSink};
+
+type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
+
+/// Most requests held while the supervised engine starts; later ones are dispatched at once
+/// (and answer `engine_unavailable`).
+const MAX_HELD: usize = 256;
+
+/// Tunables of the service.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceConfig {
+    /// The host core's batching and buffering.
+    pub host: HostConfig,
+    /// Bound on one engine call.
+    pub call_timeout: Duration,
+    /// Grace between TERM and KILL when the supervised engine is stopped.
+    pub stop_grace: Duration,
+}
+
+impl Default for ServiceConfig {
+    /// Host defaults, 60 s per engine call, 5 s stop grace.
+    fn default() -> Self {
+        Self {
+            host: HostConfig::default(),
+            call_timeout: Duration::from_secs(60),
+            stop_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why the service loop ended abnormally.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The webview's outbound side closed while the service still had output.
+    #[error("the webview connection closed")]
+    WebviewClosed,
+}
+
+/// The engine process the service supervises (spawn mode): how to (re)start it and the crash
+/// history that paces restarts and opens the breaker.
+#[derive(Debug)]
+pub struct Supervision {
+    /// Starts the engine.
+    pub supervisor: Arc<KiloSupervisor>,
+    /// Crashes so far.
+    pub history: CrashHistory,
+}
+
+impl Supervision {
+    /// Supervision with the supervisor's restart policy.
+    pub fn new(supervisor: KiloSupervisor) -> Self {
+        let history = CrashHistory::new(supervisor.config().restart);
+        Self { supervisor: Arc::new(supervisor), history }
+    }
+}
+
+/// What finished in the background.
+enum Completion {
+    /// An engine call answered.
+    Call { id: String, method: V1Method, outcome: Result<(Value, Vec<Input>), EngineError> },
+    /// A (re)start attempt of the supervised engine finished.
+    Started(Result<RunningEngine, StartError>),
+    /// The adapter was pointed at a freshly started engine.
+    Bound(Result<(), EngineError>),
+}
+
+/// Everything the loop reacts to, in the order it happens.
+enum Event {
+    Webview(Inbound),
+    Engine(EngineUpdate),
+    Child(std::io::Result<ExitInfo>),
+    Completed(Completion),
+    Tick,
+}
+
+/// One webview connection's service loop.
+#[derive(Debug)]
+pub struct Service {
+    config: ServiceConfig,
+    host: Host,
+    adapter: Arc<dyn EngineAdapter>,
+    updates: Option<UpdateReceiver>,
+    clock: Arc<dyn Clock>,
+    supervision: Option<Supervision>,
+    process: Option<Box<dyn EngineProcess>>,
+    restart_at: Option<Instant>,
+    connection: ConnectionPayload,
+    /// Whether the adapter is bound to a live engine (always, without supervision).
+    engine_bound: bool,
+    /// The crash-loop breaker opened: nothing will start the engine again.
+    gave_up: bool,
+    /// Requests held while the supervised engine starts, answered once it is bound (or
+    /// failed for good).
+    held: VecDeque<V1Request>,
+}
+
+impl Service {
+    /// A service driving `adapter` (whose updates arrive on `updates`). With `supervision`,
+    /// the loop starts the engine itself and binds the adapter to it.
+    pub fn new(
+        config: ServiceConfig,
+        adapter: Arc<dyn EngineAdapter>,
+        updates: UpdateReceiver,
+        clock: Arc<dyn Clock>,
+        supervision: Option<Supervision>,
+    ) -> Self {
+        let supervision_absent = supervision.is_none();
+        Self {
+            config,
+            host: Host::new(config.host),
+            adapter,
+            updates: Some(updates),
+            clock,
+            supervision,
+            process: None,
+            restart_at: None,
+            connection: connection(ConnectionStatus::Connecting, None, None),
+            engine_bound: supervision_absent,
+            gave_up: false,
+            held: VecDeque::new(),
+        }
+    }
+
+    /// Runs until the webview's inbound side closes, then stops the engine.
+    pub async fn run(mut self, sink: WebviewSink) -> Result<(), ServiceError> {
+        let WebviewSink { mut inbound, outbound } = sink;
+        let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
+        if let Some(start) = self.start_task() {
+            self.set_connection(connection(ConnectionStatus::Connecting, None, None));
+            tasks.push(start);
+        }
+        let result = loop {
+            if let Err(err) = self.drain(&outbound).await {
+                break Err(err);
+            }
+            let deadline = [self.host.poll_timeout(), self.restart_at].into_iter().flatten().min();
+            let event = tokio::select! {
+                msg = inbound.recv() => match msg {
+                    Some(msg) => Event::Webview(msg),
+                    None => break Ok(()),
+                },
+                Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
+                update = next_update(&mut self.updates) => match update {
+                    Some(update) => Event::Engine(update),
+                    None => { self.updates = None; continue; }
+                },
+                exit = wait_child(&mut self.process) => Event::Child(exit),
+                () = sleep_until(deadline) => Event::Tick,
+            };
+            tasks.extend(self.handle(event, &outbound).await);
+        };
+        drop(tasks);
+        self.shutdown().await;
+        result
+    }
+
+    /// Handles one event; may hand back tasks for the loop to own.
+    async fn handle(&mut self, event: Event, outbound: &mpsc::Sender<V1Message>) -> Vec<Task> {
+        let now = self.clock.now();
+        match event {
+            Event::Webview(Inbound::Request(req)) => {
+                // While the supervised engine (re)starts, engine calls wait for it (bb.init
+                // answers at once with the engine's status); the call timeout starts when the
+                // call is dispatched.
+                let waiting = !self.engine_bound && !self.gave_up;
+                if waiting && req.call.method() != V1Method::Init && self.held.len() < MAX_HELD {
+                    self.held.push_back(req);
+                    return Vec::new();
+                }
+                return vec![self.call(req)];
+            }
+            Event::Webview(Inbound::Visibility(visible)) => {
+                self.host.handle(Input::Visibility(visible), now)
+            }
+            Event::Engine(update) => self.on_update(update, now),
+            Event::Child(exit) => {
+                self.process = None;
+                let why = match exit {
+                    Ok(info) => format!("the engine exited ({info})"),
+                    Err(err) => format!("waiting for the engine failed: {err}"),
+                };
+                tracing::warn!("{why}");
+                return self.engine_down(why, now).await;
+            }
+            Event::Completed(Completion::Call { id, method, outcome }) => {
+                let response = match outcome {
+                    Ok((result, inputs)) => {
+                        let select_new = method == V1Method::CreateSession
+                            && self.host.active_session().is_none();
+                        for input in inputs {
+                            let created = match &input {
+                                Input::SessionUpserted(s) if select_new => {
+                                    Some(s.session_id.clone())
+                                }
+                                _ => None,
+                            };
+                            self.host.handle(input, now);
+                            if let Some(id) = created {
+                                self.host.handle(Input::SessionSelected(id), now);
+                            }
+                        }
+                        V1Response::success(id, result)
+                    }
+                    Err(err) => {
+                        tracing::debug!(%method, code = err.code(), %err, "engine call failed");
+                        V1Response::failure(id, err.to_wire())
+                    }
+                };
+                // The response goes out before what it caused (bb.init → state). A webview
+                // that called bb.init listens from now on, even if the call failed.
+                let ready = method == V1Method::Init;
+                if outbound.send(V1Message::Response(response)).await.is_err() {
+                    tracing::debug!("webview gone before a response could be sent");
+                }
+                if ready {
+                    self.host.handle(Input::WebviewReady, now);
+                }
+            }
+            Event::Completed(Completion::Started(Ok(engine))) => {
+                tracing::info!(url = %engine.endpoint.base_url, version = %engine.version, pid = engine.process.pid(), "engine ready");
+                self.process = Some(engine.process);
+                let adapter = self.adapter.clone();
+                let endpoint = engine.endpoint;
+                return vec![Box::pin(async move {
+                    Completion::Bound(adapter.reconnect(endpoint).await)
+                })];
+            }
+            Event::Completed(Completion::Started(Err(err))) => {
+                tracing::warn!(%err, "engine start failed");
+                return self.engine_down(err.to_string(), now).await;
+            }
+            Event::Completed(Completion::Bound(Ok(()))) => {
+                self.engine_bound = true;
+                return self.release_held();
+            }
+            Event::Completed(Completion::Bound(Err(err))) => {
+                tracing::warn!(%err, "binding to the started engine failed");
+                self.gave_up = true;
+                self.set_connection(connection(
+                    ConnectionStatus::Error,
+                    None,
+                    Some(err.to_string()),
+                ));
+                return self.release_held();
+            }
+            Event::Tick => {
+                self.host.handle_timeout(now);
+                if self.restart_at.is_some_and(|at| at <= now) {
+                    self.restart_at = None;
+                    return self.start_task().into_iter().collect();
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn call(&self, req: V1Request) -> Task {
+        call_task(self.adapter.clone(), req.id, req.call, self.config.call_timeout)
+    }
+
+    /// Dispatches the held requests, in arrival order.
+    fn release_held(&mut self) -> Vec<Task> {
+        let held: Vec<V1Request> = self.held.drain(..).collect();
+        held.into_iter().map(|req| self.call(req)).collect()
+    }
+
+    fn on_update(&mut self, update: EngineUpdate, now: Instant) {
+        let input = match update {
+            EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error }) => {
+                self.set_connection(connection(status, retry_count, last_error));
+                return;
+            }
+            EngineUpdate::GapDetected { session_id } => {
+                let mut payload = self.connection.clone();
+                payload.session_id = session_id;
+                payload.gap_detected = Some(true);
+                Input::Connection(payload)
+            }
+            EngineUpdate::Events { session_id, events } => {
+                Input::EngineEvents { session_id, events }
+            }
+            EngineUpdate::SessionUpserted(s) => Input::SessionUpserted(s),
+            EngineUpdate::SessionRemoved(id) => Input::SessionRemoved(id),
+            EngineUpdate::SessionsListed(list) => Input::SessionsListed(list),
+            EngineUpdate::SessionRunning { session_id, running } => {
+                Input::SessionRunning { session_id, running }
+            }
+            EngineUpdate::PendingPermissions { session_id, count } => {
+                Input::PendingPermissions { session_id, count }
+            }
+        };
+        self.host.handle(input, now);
+    }
+
+    fn set_connection(&mut self, payload: ConnectionPayload) {
+        self.connection = payload.clone();
+        self.host.handle(Input::Connection(payload), self.clock.now());
+    }
+
+    /// The supervised engine is gone (exit or failed start): schedule a restart or open the
+    /// breaker.
+    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
+        let Some(supervision) = self.supervision.as_mut() else {
+            self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
+            return Vec::new();
+        };
+        self.engine_bound = false;
+        let decision = supervision.history.record_crash(now);
+        // The adapter's streams point at the dead engine: stop them so they report nothing
+        // stale; calls answer `engine_unavailable` until the restarted engine is bound.
+        self.adapter.shutdown().await;
+        match decision {
+            RestartDecision::Restart { after, crashes } => {
+                tracing::info!(?after, crashes, "restarting the engine");
+                self.restart_at = Some(now + after);
+                let retries = u64::try_from(crashes).unwrap_or(u64::MAX);
+                self.set_connection(connection(
+                    ConnectionStatus::Connecting,
+                    Some(retries),
+                    Some(why),
+                ));
+            }
+            decision @ RestartDecision::GiveUp { .. } => {
+                let message = format!("{why}; {}", bb_supervisor::kilo::describe(&decision));
+                tracing::error!("{message}");
+                self.gave_up = true;
+                self.set_connection(connection(ConnectionStatus::Error, None, Some(message)));
+                return self.release_held();
+            }
+        }
+        Vec::new()
+    }
+
+    /// A (re)start of the supervised engine, when there is one.
+    fn start_task(&self) -> Option<Task> {
+        let supervisor = self.supervision.as_ref()?.supervisor.clone();
+        Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
+    }
+
+    async fn drain(&mut self, outbound: &mpsc::Sender<V1Message>) -> Result<(), ServiceError> {
+        while let Some(topic) = self.host.poll_output() {
+            let message = V1Message::Event(V1Event::new(topic));
+            outbound.send(message).await.map_err(|_| ServiceError::WebviewClosed)?;
+        }
+        Ok(())
+    }
+
+    async fn shutdown(&mut self) {
+        self.adapter.shutdown().await;
+        if let Some(mut process) = self.process.take() {
+            match process.terminate(self.config.stop_grace).await {
+                Ok(info) => tracing::info!(status = %info, "engine stopped"),
+                Err(err) => tracing::warn!(%err, "stopping the engine failed"),
+            }
+        }
+    }
+}
+
+fn connection(
+    status: ConnectionStatus,
+    retry_count: Option<u64>,
+    last_error: Option<String>,
+) -> ConnectionPayload {
+    ConnectionPayload { status, session_id: None, retry_count, last_error, gap_detected: None }
+}
+
+async fn next_update(updates: &mut Option<UpdateReceiver>) -> Option<EngineUpdate> {
+    match updates {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn wait_child(process: &mut Option<Box<dyn EngineProcess>>) -> std::io::Result<ExitInfo> {
+    match process {
+        Some(p) => p.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
+    serde_json::to_value(value)
+        .map_err(|e| EngineError::Engine(format!("unserializable result: {e}")))
+}
+
+/// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
+fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout: Duration) -> Task {
+    let method = call.method();
+    Box::pin(async move {
+        let work = async {
+            let done: (Value, Vec<Input>) = match call {
+                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
+                V1Call::CreateSession(p) => {
+                    let s = adapter.create_session(p).await?;
+                    (to_value(&s)?, vec![Input::SessionUpserted(s)])
+                }
+                V1Call::ListSessions(_) => {
+                    let r = adapter.list_sessions().await?;
+                    (to_value(&r)?, vec![Input::SessionsListed(r.sessions)])
+                }
+                V1Call::SelectSession(p) => {
+                    let r = adapter.select_session(p).await?;
+                    (to_value(&r)?, vec![Input::SessionSelected(r.session_id)])
+                }
+                V1Call::DeleteSession(p) => {
+                    let r = adapter.delete_session(p).await?;
+                    (to_value(&r)?, vec![Input::SessionRemoved(r.session_id)])
+                }
+                V1Call::SendMessage(p) => (to_value(&adapter.send_message(p).await?)?, Vec::new()),
+                V1Call::Stop(p) => (to_value(&adapter.stop(p).await?)?, Vec::new()),
+                V1Call::Command(p) => (to_value(&adapter.command(p).await?)?, Vec::new()),
+                V1Call::ApprovePermission(p) => {
+                    (to_value(&adapter.approve_permission(p).await?)?, Vec::new())
+                }
+                V1Call::ListFiles(p) => (to_value(&adapter.list_files(p).await?)?, Vec::new()),
+                V1Call::ReadFileSnippet(p) => {
+                    (to_value(&adapter.read_file_snippet(p).await?)?, Vec::new())
+                }
+                V1Call::OpenDiff(p) => (to_value(&adapter.open_diff(p).await?)?, Vec::new()),
+                V1Call::DownloadArtifact(p) => {
+                    (to_value(&adapter.download_artifact(p).await?)?, Vec::new())
+                }
+            };
+            Ok(done)
+        };
+        let outcome =
+            tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
+        Completion::Call { id, method, outcome }
+    })
+}

@@ -1,0 +1,179 @@
+//! The Kilo event mapping over real captures (`fixtures/engine/kilo/*.sse` with their
+//! `.meta.json`): every session event is forwarded once, in order, ids untouched; `sync`
+//! echoes are not forwarded; run and permission state follow the turn.
+
+use std::path::{Path, PathBuf};
+
+use bb_engine_client::kilo::KiloEvent;
+use bb_engine_client::sse::{SseItem, SseParser};
+use serde_json::{Value, json};
+
+use crate::engine::EngineUpdate;
+use crate::kilo::events::KiloEventState;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine/kilo")
+}
+
+/// Feeds one capture through the SSE parser and the mapping.
+fn replay(name: &str) -> Vec<EngineUpdate> {
+    let bytes = std::fs::read(fixtures().join(format!("{name}.sse"))).unwrap();
+    let mut parser = SseParser::default();
+    let mut items = Vec::new();
+    // Odd chunk size: events straddle chunks.
+    for chunk in bytes.chunks(97) {
+        parser.feed(chunk, &mut items).unwrap();
+    }
+    let mut state = KiloEventState::default();
+    let mut updates = Vec::new();
+    for item in items {
+        let SseItem::Event(event) = item else { continue };
+        let parsed = KiloEvent::parse(&event.data).unwrap();
+        updates.extend(state.apply(parsed.raw));
+    }
+    updates
+}
+
+/// What the capture's meta says should be forwarded: (session, type) of every event with a
+/// session, except `sync`.
+fn expected(name: &str) -> Vec<(String, String)> {
+    let meta: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join(format!("{name}.meta.json"))).unwrap(),
+    )
+    .unwrap();
+    let stream = &meta["streams"][0];
+    stream["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sessionID"].is_string() && e["type"] != "sync")
+        .map(|e| {
+            (e["sessionID"].as_str().unwrap().to_owned(), e["type"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            EngineUpdate::Events { session_id, events } => Some(
+                events
+                    .iter()
+                    .map(move |e| (session_id.clone(), e.event_type.clone(), e.id.clone())),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn every_capture_forwards_each_session_event_once_in_order() {
+    for name in [
+        "session_create",
+        "stream_text",
+        "message_sync",
+        "permission_allow",
+        "abort",
+        "idle_heartbeat",
+    ] {
+        let updates = replay(name);
+        let got = forwarded(&updates);
+        let want = expected(name);
+        let got_pairs: Vec<(String, String)> =
+            got.iter().map(|(s, t, _)| (s.clone(), t.clone())).collect();
+        assert_eq!(got_pairs, want, "{name}");
+        // Ids are Kilo's own, each once.
+        let mut ids: Vec<&str> = got.iter().map(|(_, _, id)| id.as_str()).collect();
+        assert!(ids.iter().all(|id| id.starts_with("evt_")), "{name}: {ids:?}");
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "{name}: duplicate ids forwarded");
+        assert!(
+            !updates.iter().any(|u| matches!(u, EngineUpdate::GapDetected { .. })),
+            "{name}: a gap in a contiguous capture"
+        );
+    }
+}
+
+fn running_flags(updates: &[EngineUpdate]) -> Vec<bool> {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            EngineUpdate::SessionRunning { running, .. } => Some(*running),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_turn_runs_then_ends_idle() {
+    for name in ["stream_text", "abort"] {
+        let flags = running_flags(&replay(name));
+        assert!(flags.contains(&true), "{name}: never running");
+        assert_eq!(flags.last(), Some(&false), "{name}: not idle at the end");
+    }
+}
+
+#[test]
+fn permissions_are_counted_until_answered() {
+    let counts: Vec<u64> = replay("permission_allow")
+        .iter()
+        .filter_map(|u| match u {
+            EngineUpdate::PendingPermissions { count, .. } => Some(*count),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, [1, 0]);
+}
+
+#[test]
+fn sessions_are_upserted_from_their_events() {
+    let updates = replay("session_create");
+    let upserted = updates.iter().find_map(|u| match u {
+        EngineUpdate::SessionUpserted(s) => Some(s.clone()),
+        _ => None,
+    });
+    let s = upserted.expect("a session upsert");
+    assert!(s.session_id.starts_with("ses_"));
+    assert!(s.title.is_some() && s.updated_at.is_some());
+}
+
+#[test]
+fn a_sync_sequence_jump_is_a_gap() {
+    let sync = |seq: u64| json!({"type": "sync", "id": format!("evt_{seq}"), "syncEvent": {"aggregateID": "ses_a", "seq": seq, "type": "message.updated.1", "data": {}}});
+    let mut state = KiloEventState::default();
+    assert!(state.apply(sync(0)).is_empty());
+    assert!(state.apply(sync(1)).is_empty());
+    assert_eq!(
+        state.apply(sync(3)),
+        [EngineUpdate::GapDetected { session_id: Some("ses_a".into()) }]
+    );
+    // After a reconnect the sequence starts over without a false gap.
+    state.reset_stream();
+    assert!(state.apply(sync(9)).is_empty());
+}
+
+#[test]
+fn odd_events_are_never_a_panic() {
+    let mut state = KiloEventState::default();
+    for raw in [
+        json!(null),
+        json!([1, 2]),
+        json!({"type": 3}),
+        json!({"type": "session.status", "properties": {"sessionID": "ses_a"}}),
+        json!({"type": "permission.asked", "properties": {"sessionID": "ses_a"}}),
+        json!({"type": "session.updated", "properties": {"sessionID": "ses_a", "info": {"title": 1}}}),
+        json!({"type": "sync"}),
+        json!({"type": "x.y", "properties": "not an object"}),
+    ] {
+        let _ = state.apply(raw);
+    }
+    // An event of an unknown type with a session is forwarded as is.
+    let out = state.apply(
+        json!({"id": "evt_z", "type": "brand.new", "properties": {"sessionID": "ses_b", "k": 1}}),
+    );
+    assert_eq!(forwarded(&out), [("ses_b".to_owned(), "brand.new".to_owned(), "evt_z".to_owned())]);
+}

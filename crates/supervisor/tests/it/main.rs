@@ -1,0 +1,192 @@
+//! The spawner and the Kilo supervisor against real processes: environment allow-list and
+//! secret handling, redacted and capped output, group shutdown, start failures.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bb_supervisor::kilo::EngineEndpoint;
+use bb_supervisor::tokio_spawner::TokioSpawner;
+use bb_supervisor::{
+    EngineProcess, HealthProbe, KiloConfig, KiloSupervisor, OutputLine, ProbeError, ProcessSpawner,
+    SpawnSpec, StartError,
+};
+use secrecy::{ExposeSecret, SecretString};
+
+fn sh(script: &str, env: &[(&str, &str)], secret: Option<&str>) -> SpawnSpec {
+    SpawnSpec {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: std::env::temp_dir(),
+        env: env.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect(),
+        secret_env: secret
+            .map(|s| ("KILO_SERVER_PASSWORD".to_owned(), SecretString::from(s)))
+            .into_iter()
+            .collect(),
+    }
+}
+
+async fn all_lines(p: &mut Box<dyn EngineProcess>) -> Vec<OutputLine> {
+    let mut out = Vec::new();
+    while let Some(line) =
+        tokio::time::timeout(Duration::from_secs(20), p.next_line()).await.unwrap()
+    {
+        out.push(line);
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next().map(str::to_owned))
+        })
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
+#[tokio::test]
+async fn the_child_gets_exactly_its_env_and_the_secret_is_redacted() {
+    let spawner = TokioSpawner::default();
+    let path = std::env::var("PATH").unwrap();
+    let spec = sh(
+        "env; echo \"pw is $KILO_SERVER_PASSWORD\"",
+        &[("PATH", &path), ("XDG_DATA_HOME", "/d")],
+        Some("hunter2-secret"),
+    );
+    let mut p = spawner.spawn(spec).unwrap();
+    let lines = all_lines(&mut p).await;
+    let status = p.wait().await.unwrap();
+    assert_eq!(status.code, Some(0));
+    let names: Vec<&str> =
+        lines.iter().filter_map(|l| l.text.split_once('=').map(|(k, _)| k)).collect();
+    // What sh adds itself (PWD, SHLVL, _) aside, nothing but what was given.
+    for name in &names {
+        assert!(
+            ["PATH", "XDG_DATA_HOME", "KILO_SERVER_PASSWORD", "PWD", "SHLVL", "_"].contains(name),
+            "unexpected {name}"
+        );
+    }
+    assert!(names.contains(&"KILO_SERVER_PASSWORD"));
+    assert!(
+        lines.iter().all(|l| !l.text.contains("hunter2-secret")),
+        "secret in output: {lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.text == "pw is [REDACTED]"));
+}
+
+#[tokio::test]
+async fn long_lines_are_capped() {
+    let spawner = TokioSpawner::with_max_line(100);
+    let mut p = spawner
+        .spawn(sh("head -c 5000 /dev/zero | tr '\\0' x; echo; echo short", &[], None))
+        .unwrap();
+    let lines = all_lines(&mut p).await;
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].text.starts_with(&"x".repeat(100)));
+    assert!(lines[0].text.ends_with("[4900 bytes truncated]"), "{}", lines[0].text);
+    assert_eq!(lines[1].text, "short");
+}
+
+#[tokio::test]
+async fn terminate_stops_the_whole_group() {
+    let spawner = TokioSpawner::default();
+    let mut p = spawner.spawn(sh("sleep 300 & echo \"child $!\"; wait", &[], None)).unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(10), p.next_line()).await.unwrap().unwrap();
+    let grandchild: u32 = line.text.strip_prefix("child ").unwrap().parse().unwrap();
+    assert!(alive(grandchild));
+    let status = p.terminate(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(status.signal, Some(libc::SIGTERM));
+    for _ in 0..100 {
+        if !alive(grandchild) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the engine's own child {grandchild} outlived the shutdown");
+}
+
+#[tokio::test]
+async fn a_child_ignoring_term_is_killed_after_the_grace() {
+    let spawner = TokioSpawner::default();
+    let mut p = spawner
+        .spawn(sh("trap '' TERM; echo ready; while :; do sleep 0.05; done", &[], None))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), p.next_line()).await.unwrap().unwrap();
+    let status = p.terminate(Duration::from_millis(300)).await.unwrap();
+    assert_eq!(status.signal, Some(libc::SIGKILL));
+}
+
+/// A probe that answers without HTTP.
+#[derive(Debug)]
+struct FakeProbe(Result<String, ProbeError>);
+
+#[async_trait]
+impl HealthProbe for FakeProbe {
+    async fn health(&self, endpoint: &EngineEndpoint) -> Result<String, ProbeError> {
+        assert!(endpoint.base_url.starts_with("http://127.0.0.1:"));
+        assert_eq!(endpoint.password.as_ref().unwrap().expose_secret().len(), 64);
+        self.0.clone()
+    }
+
+    async fn boot(&self, _: &EngineEndpoint) -> Result<(), ProbeError> {
+        Ok(())
+    }
+}
+
+fn fake_kilo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/engine/fake_kilo.py")
+        .canonicalize()
+        .unwrap()
+}
+
+fn supervisor(program: PathBuf, mode: &str, probe: Result<String, ProbeError>) -> KiloSupervisor {
+    let mut config = KiloConfig::new(program, std::env::temp_dir());
+    config.parent_env = std::env::vars_os().filter(|(k, _)| k == "PATH").collect();
+    config.extra_env = vec![("KILO_FAKE_MODE".into(), mode.into())];
+    config.start_timeout = Duration::from_secs(20);
+    config.stop_grace = Duration::from_secs(2);
+    KiloSupervisor::new(config, Arc::new(TokioSpawner::default()), Arc::new(FakeProbe(probe)))
+}
+
+#[tokio::test]
+async fn start_reads_the_url_the_engine_reports() {
+    let sup = supervisor(fake_kilo(), "ok", Ok("9.9.9".into()));
+    let mut engine = sup.start().await.unwrap();
+    assert_eq!(engine.version, "9.9.9");
+    let port: u16 = engine.endpoint.base_url.rsplit_once(':').unwrap().1.parse().unwrap();
+    assert!(port > 0);
+    let pid = engine.process.pid().unwrap();
+    assert!(alive(pid));
+    engine.process.terminate(Duration::from_secs(2)).await.unwrap();
+    assert!(!alive(pid));
+}
+
+#[tokio::test]
+async fn start_failures_are_typed_and_leave_nothing_running() {
+    let sup = supervisor(fake_kilo(), "crash", Ok("x".into()));
+    assert!(matches!(sup.start().await, Err(StartError::Exited(info)) if info.code == Some(3)));
+
+    let sup = supervisor(fake_kilo(), "ok", Err(ProbeError::Auth { status: 401 }));
+    assert!(matches!(sup.start().await, Err(StartError::Probe(ProbeError::Auth { status: 401 }))));
+
+    let sup = supervisor("/nonexistent/kilo".into(), "ok", Ok("x".into()));
+    assert!(matches!(sup.start().await, Err(StartError::Spawn { .. })));
+
+    // Never says where it listens: bounded by the start timeout, then stopped.
+    let mut config = KiloConfig::new(fake_kilo(), std::env::temp_dir());
+    config.parent_env = std::env::vars_os().filter(|(k, _)| k == "PATH").collect();
+    config.extra_env = vec![("KILO_FAKE_MODE".into(), "silent".into())];
+    config.start_timeout = Duration::from_millis(500);
+    let sup = KiloSupervisor::new(
+        config,
+        Arc::new(TokioSpawner::default()),
+        Arc::new(FakeProbe(Ok("x".into()))),
+    );
+    assert!(matches!(sup.start().await, Err(StartError::Timeout(_))));
+}
