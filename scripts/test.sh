@@ -15,6 +15,6 @@ else
   echo "test.sh: the Kilo engine could not be installed; real-engine tests will fail" >&2
 fi
 
-cargo nextest run --workspace --all-targets --no-fail-fast "$@"
-# nextest does not run doc tests.
+# Doc examples first (nextest does not run them), then every other test.
 cargo test --workspace --doc --quiet
+cargo nextest run --workspace --all-targets --no-fail-fast "$@"
