@@ -72,7 +72,22 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+    match run(Args::parse()) {
+        // A reader that stops early (`| head`) is not an error of the driver.
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Command::CheckEnvelope(a) => check_envelope::run(&a),
         Command::SseParse => sse_parse::run(),
