@@ -1,11 +1,12 @@
-//! Host core throughput: engine events through batching to `bb/events`, with the state
-//! projection recomputed on every run-state change (two per turn).
+//! Host core throughput: Kilo text deltas through the per-session batchers (coalescing,
+//! cadence by priority) to `bb/events`, with the state projection recomputed on every
+//! run-state change (two per turn).
 
 #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
 
 use std::time::{Duration, Instant};
 
-use bb_host::{Host, HostConfig, Input};
+use bb_host::{Engine, Host, HostConfig, Input};
 use bb_protocol::v1::{EngineEvent, SessionSummary, V1Topic};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Map, json};
@@ -16,8 +17,11 @@ const TURN: usize = 500;
 
 fn delta(i: usize) -> EngineEvent {
     let mut payload = Map::new();
-    payload.insert("delta".into(), json!("some streamed words "));
+    payload.insert("sessionID".into(), json!(format!("ses_{}", i % SESSIONS)));
+    payload.insert("messageID".into(), json!(format!("msg_{}", i / TURN)));
     payload.insert("partID".into(), json!("prt_200c83842001"));
+    payload.insert("field".into(), json!("text"));
+    payload.insert("delta".into(), json!("some streamed words "));
     EngineEvent {
         id: format!("evt_{i:012}"),
         event_type: "message.part.delta".into(),
@@ -27,10 +31,11 @@ fn delta(i: usize) -> EngineEvent {
     }
 }
 
-/// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions, 1 ms apart, a turn start and
-/// end every `TURN` events, draining output as a service would. Returns topics emitted.
+/// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions (the first one selected), 1 ms
+/// apart, a turn start and end every `TURN` events, draining output as a service would.
+/// Returns the events published.
 fn run(events: &[EngineEvent], start: Instant) -> usize {
-    let mut host = Host::new(HostConfig::default());
+    let mut host = Host::new(Engine::Kilo, HostConfig::default());
     host.handle(Input::WebviewReady, start);
     for s in 0..SESSIONS {
         let summary = SessionSummary {
@@ -41,6 +46,7 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
         };
         host.handle(Input::SessionUpserted(summary), start);
     }
+    host.handle(Input::SessionSelected("ses_0".into()), start);
     let mut now = start;
     let mut out = 0;
     for (i, event) in events.iter().enumerate() {
