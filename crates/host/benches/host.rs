@@ -33,8 +33,8 @@ fn delta(i: usize) -> EngineEvent {
 
 /// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions (the first one selected), 1 ms
 /// apart, a turn start and end every `TURN` events, draining output as a service would.
-/// Returns the events published.
-fn run(events: &[EngineEvent], start: Instant) -> usize {
+/// Returns the `bb/events` messages and the items (coalesced deltas count one) published.
+fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
     let mut host = Host::new(Engine::Kilo, HostConfig::default());
     host.handle(Input::WebviewReady, start);
     for s in 0..SESSIONS {
@@ -48,7 +48,7 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
     }
     host.handle(Input::SessionSelected("ses_0".into()), start);
     let mut now = start;
-    let mut out = 0;
+    let mut out = (0, 0);
     for (i, event) in events.iter().enumerate() {
         let session_id = format!("ses_{}", i % SESSIONS);
         if i % TURN == 0 {
@@ -68,7 +68,8 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
         host.handle_timeout(now);
         while let Some(topic) = host.poll_output() {
             if let V1Topic::Events(b) = &topic {
-                out += b.events.len();
+                out.0 += 1;
+                out.1 += b.events.len();
             }
         }
     }
@@ -78,6 +79,11 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
 fn bench(c: &mut Criterion) {
     let events: Vec<EngineEvent> = (0..EVENTS).map(delta).collect();
     let start = Instant::now();
+    let (messages, items) = run(&events, start);
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("host: {EVENTS} deltas -> {messages} bb/events messages, {items} items");
+    }
     let mut group = c.benchmark_group("host");
     group.throughput(Throughput::Elements(EVENTS as u64));
     group.sample_size(10);
