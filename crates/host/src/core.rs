@@ -209,6 +209,7 @@ impl Host {
                 if self.active.as_ref().is_some_and(|a| !self.sessions.contains_key(a)) {
                     self.active = None;
                 }
+                self.refresh_priorities();
                 self.state_dirty = true;
             }
             Input::SessionUpserted(summary) => {

@@ -181,3 +181,21 @@ fn a_flood_publishes_at_the_cadence() {
     assert_eq!(text.len(), 10_000);
     assert!((20..=21).contains(&background), "{background} publishes in 10 s");
 }
+
+/// A removed session's pending events still leave, before the state that drops it.
+#[test]
+fn a_removed_session_flushes_its_events_first() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionSelected("a".into()), c.now());
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    c.advance(ms(1));
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    drain(&mut h);
+    h.handle(Input::SessionRemoved("b".into()), c.now());
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "b"), ["b1"]);
+    assert!(matches!(out.last(), Some(V1Topic::State(s)) if s.sessions.len() == 1));
+    assert_eq!(h.poll_timeout(), None);
+}
