@@ -1,11 +1,12 @@
-//! Host core throughput: engine events through batching to `bb/events`, with the state
-//! projection recomputed on every run-state change (two per turn).
+//! Host core throughput: Kilo text deltas through the per-session batchers (coalescing,
+//! cadence by priority) to `bb/events`, with the state projection recomputed on every
+//! run-state change (two per turn).
 
 #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
 
 use std::time::{Duration, Instant};
 
-use bb_host::{Host, HostConfig, Input};
+use bb_host::{Engine, Host, HostConfig, Input};
 use bb_protocol::v1::{EngineEvent, SessionSummary, V1Topic};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Map, json};
@@ -16,8 +17,11 @@ const TURN: usize = 500;
 
 fn delta(i: usize) -> EngineEvent {
     let mut payload = Map::new();
-    payload.insert("delta".into(), json!("some streamed words "));
+    payload.insert("sessionID".into(), json!(format!("ses_{}", i % SESSIONS)));
+    payload.insert("messageID".into(), json!(format!("msg_{}", i / TURN)));
     payload.insert("partID".into(), json!("prt_200c83842001"));
+    payload.insert("field".into(), json!("text"));
+    payload.insert("delta".into(), json!("some streamed words "));
     EngineEvent {
         id: format!("evt_{i:012}"),
         event_type: "message.part.delta".into(),
@@ -27,10 +31,11 @@ fn delta(i: usize) -> EngineEvent {
     }
 }
 
-/// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions, 1 ms apart, a turn start and
-/// end every `TURN` events, draining output as a service would. Returns topics emitted.
-fn run(events: &[EngineEvent], start: Instant) -> usize {
-    let mut host = Host::new(HostConfig::default());
+/// Feeds `EVENTS` deltas round-robin over `SESSIONS` sessions (the first one selected), 1 ms
+/// apart, a turn start and end every `TURN` events, draining output as a service would.
+/// Returns the `bb/events` messages and the items (coalesced deltas count one) published.
+fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
+    let mut host = Host::new(Engine::Kilo, HostConfig::default());
     host.handle(Input::WebviewReady, start);
     for s in 0..SESSIONS {
         let summary = SessionSummary {
@@ -41,8 +46,9 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
         };
         host.handle(Input::SessionUpserted(summary), start);
     }
+    host.handle(Input::SessionSelected("ses_0".into()), start);
     let mut now = start;
-    let mut out = 0;
+    let mut out = (0, 0);
     for (i, event) in events.iter().enumerate() {
         let session_id = format!("ses_{}", i % SESSIONS);
         if i % TURN == 0 {
@@ -62,7 +68,8 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
         host.handle_timeout(now);
         while let Some(topic) = host.poll_output() {
             if let V1Topic::Events(b) = &topic {
-                out += b.events.len();
+                out.0 += 1;
+                out.1 += b.events.len();
             }
         }
     }
@@ -72,6 +79,11 @@ fn run(events: &[EngineEvent], start: Instant) -> usize {
 fn bench(c: &mut Criterion) {
     let events: Vec<EngineEvent> = (0..EVENTS).map(delta).collect();
     let start = Instant::now();
+    let (messages, items) = run(&events, start);
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("host: {EVENTS} deltas -> {messages} bb/events messages, {items} items");
+    }
     let mut group = c.benchmark_group("host");
     group.throughput(Throughput::Elements(EVENTS as u64));
     group.sample_size(10);

@@ -1,31 +1,29 @@
 //! The host state machine: inputs in, `bb/*` topics out, flush deadlines reported.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use bb_normalize::{Engine, Priority};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventsPayload, SessionSummary, StatePayload, V1Topic,
 };
 
-/// Tunables of the host core.
+use crate::lane::Lane;
+
+/// Tunables of the host core. The flush cadence is `bb_normalize`'s (by priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostConfig {
-    /// How long the first event of a batch may wait for company.
-    pub flush_interval: Duration,
-    /// A batch this large is flushed at once.
+    /// A session whose pending items (a coalesced delta counts as one) reach this is flushed
+    /// at once, cadence or not; no `bb/events` message carries more.
     pub max_batch: usize,
     /// Events held while the webview is hidden; beyond it the oldest batches are dropped.
     pub max_buffered_events: usize,
 }
 
 impl Default for HostConfig {
-    /// 16 ms flushes (one frame), 256-event batches, 50 000 events held while hidden.
+    /// 1024-item batches, 50 000 events held while hidden.
     fn default() -> Self {
-        Self {
-            flush_interval: Duration::from_millis(16),
-            max_batch: 256,
-            max_buffered_events: 50_000,
-        }
+        Self { max_batch: 1024, max_buffered_events: 50_000 }
     }
 }
 
@@ -76,23 +74,18 @@ struct SessionState {
     pending_permissions: u64,
 }
 
-#[derive(Debug, Default)]
-struct Batch {
-    events: Vec<EngineEvent>,
-    deadline: Option<Instant>,
-}
-
 /// The host core. Feed it with [`Host::handle`] and [`Host::handle_timeout`]; drain
 /// [`Host::poll_output`]; sleep until [`Host::poll_timeout`].
 #[derive(Debug)]
 pub struct Host {
     config: HostConfig,
+    engine: Engine,
     /// Session ids in display order; `sessions` holds their state.
     order: Vec<String>,
     sessions: HashMap<String, SessionState>,
     active: Option<String>,
-    /// Pending batches per session, and the order sessions got their first pending event.
-    batches: HashMap<String, Batch>,
+    /// Event lanes per session, and the order sessions got their first pending event.
+    lanes: HashMap<String, Lane>,
     batch_order: VecDeque<String>,
     ready: bool,
     visible: bool,
@@ -106,14 +99,16 @@ pub struct Host {
 }
 
 impl Host {
-    /// A host with nothing known; output is held until [`Input::WebviewReady`].
-    pub fn new(config: HostConfig) -> Self {
+    /// A host for the events of `engine` (it decides which events are deltas that coalesce),
+    /// with nothing known; output is held until [`Input::WebviewReady`].
+    pub fn new(engine: Engine, config: HostConfig) -> Self {
         Self {
             config,
+            engine,
             order: Vec::new(),
             sessions: HashMap::new(),
             active: None,
-            batches: HashMap::new(),
+            lanes: HashMap::new(),
             batch_order: VecDeque::new(),
             ready: false,
             visible: true,
@@ -129,6 +124,11 @@ impl Host {
     /// The active session, if any.
     pub fn active_session(&self) -> Option<&str> {
         self.active.as_deref()
+    }
+
+    /// Deltas merged into an earlier one so far, over all sessions still known.
+    pub fn coalesced_deltas(&self) -> u64 {
+        self.lanes.values().map(Lane::coalesced).sum()
     }
 
     /// Whether the engine knows `session_id` (as far as the host has seen).
@@ -169,6 +169,7 @@ impl Host {
         match input {
             Input::WebviewReady => {
                 self.ready = true;
+                self.refresh_priorities();
                 // A (re)initialised webview gets the full picture again.
                 self.last_state = None;
                 let queued = self.out.iter().any(|t| matches!(t, V1Topic::Connection(_)));
@@ -179,6 +180,7 @@ impl Host {
             }
             Input::Visibility(visible) => {
                 self.visible = visible;
+                self.refresh_priorities();
                 if visible {
                     self.show();
                 }
@@ -203,9 +205,11 @@ impl Host {
                 }
                 self.order = order;
                 self.sessions = sessions;
+                self.drop_idle_lanes();
                 if self.active.as_ref().is_some_and(|a| !self.sessions.contains_key(a)) {
                     self.active = None;
                 }
+                self.refresh_priorities();
                 self.state_dirty = true;
             }
             Input::SessionUpserted(summary) => {
@@ -214,6 +218,9 @@ impl Host {
                 self.state_dirty = true;
             }
             Input::SessionRemoved(id) => {
+                // What the session streamed before it went still leaves, in order.
+                self.flush_session(&id, now);
+                self.lanes.remove(&id);
                 if self.sessions.remove(&id).is_some() {
                     self.order.retain(|s| *s != id);
                 }
@@ -225,6 +232,7 @@ impl Host {
             Input::SessionSelected(id) => {
                 self.entry(&id);
                 self.active = Some(id);
+                self.refresh_priorities();
                 self.state_dirty = true;
             }
             Input::SessionRunning { session_id, running } => {
@@ -255,32 +263,35 @@ impl Host {
                 if self.connection.as_ref() == Some(&payload) {
                     return;
                 }
-                self.flush_all();
+                self.flush_all(now);
                 self.connection = Some(payload.clone());
                 self.emit(V1Topic::Connection(payload));
             }
         }
         if self.state_dirty {
-            self.emit_state_if_changed();
+            self.emit_state_if_changed(now);
         }
     }
 
-    /// Flushes every batch whose deadline is at or before `now`.
+    /// Publishes every session's batch that is due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         let due: Vec<String> = self
             .batch_order
             .iter()
-            .filter(|id| self.batches.get(*id).and_then(|b| b.deadline).is_some_and(|d| d <= now))
+            .filter(|id| self.lanes.get(*id).and_then(Lane::poll_timeout).is_some_and(|d| d <= now))
             .cloned()
             .collect();
         for id in due {
-            self.flush_session(&id);
+            if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now)) {
+                self.batch_order.retain(|s| *s != id);
+                self.publish(&id, events);
+            }
         }
     }
 
-    /// The earliest flush deadline, if a batch is pending.
+    /// The earliest time a pending batch is due, if one is pending.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.batches.values().filter_map(|b| b.deadline).min()
+        self.lanes.values().filter_map(Lane::poll_timeout).min()
     }
 
     /// The next topic to send, if the webview may receive now.
@@ -306,37 +317,81 @@ impl Host {
         self.sessions.entry(id.to_owned()).or_default()
     }
 
-    fn push_events(&mut self, session_id: String, events: Vec<EngineEvent>, now: Instant) {
-        let batch = self.batches.entry(session_id.clone()).or_default();
-        if batch.events.is_empty() {
-            batch.deadline = Some(now + self.config.flush_interval);
-            self.batch_order.push_back(session_id.clone());
-        }
-        batch.events.extend(events);
-        if batch.events.len() >= self.config.max_batch {
-            self.flush_session(&session_id);
+    /// The cadence class of a session: the one the user is looking at is active, the others
+    /// (and all while the webview cannot receive) background.
+    fn priority_of(&self, id: &str) -> Priority {
+        if self.deliverable() && self.active.as_deref() == Some(id) {
+            Priority::Active
+        } else {
+            Priority::Background
         }
     }
 
-    fn flush_session(&mut self, id: &str) {
-        let Some(batch) = self.batches.remove(id) else { return };
+    fn refresh_priorities(&mut self) {
+        let ids: Vec<String> = self.lanes.keys().cloned().collect();
+        for id in ids {
+            let priority = self.priority_of(&id);
+            if let Some(lane) = self.lanes.get_mut(&id) {
+                lane.set_priority(priority);
+            }
+        }
+    }
+
+    /// Forgets the lanes of sessions no longer known that hold nothing.
+    fn drop_idle_lanes(&mut self) {
+        let sessions = &self.sessions;
+        self.lanes.retain(|id, lane| sessions.contains_key(id) || lane.pending_len() > 0);
+    }
+
+    fn push_events(&mut self, session_id: String, events: Vec<EngineEvent>, now: Instant) {
+        let priority = self.priority_of(&session_id);
+        let engine = self.engine;
+        let lane =
+            self.lanes.entry(session_id.clone()).or_insert_with(|| Lane::new(engine, priority));
+        if lane.pending_len() == 0 {
+            self.batch_order.push_back(session_id.clone());
+        }
+        for event in events {
+            lane.push(now, event);
+        }
+        // Full, or due already (first event after a quiet spell, an immediate-flush class).
+        let flushed = if lane.pending_len() >= self.config.max_batch {
+            lane.flush_now(now)
+        } else {
+            lane.poll_flush(now)
+        };
+        if let Some(events) = flushed {
+            self.batch_order.retain(|s| *s != session_id);
+            self.publish(&session_id, events);
+        }
+    }
+
+    fn flush_session(&mut self, id: &str, now: Instant) {
+        let Some(events) = self.lanes.get_mut(id).and_then(|l| l.flush_now(now)) else { return };
         self.batch_order.retain(|s| s != id);
-        if batch.events.is_empty() {
+        self.publish(id, events);
+    }
+
+    fn publish(&mut self, id: &str, events: Vec<EngineEvent>) {
+        if events.is_empty() {
             return;
         }
-        for chunk in batch.events.chunks(self.config.max_batch.max(1)) {
+        let max = self.config.max_batch.max(1);
+        let mut rest = events.into_iter().peekable();
+        while rest.peek().is_some() {
+            let chunk: Vec<EngineEvent> = rest.by_ref().take(max).collect();
             self.held_events += chunk.len();
             self.out.push_back(V1Topic::Events(EventsPayload {
                 session_id: id.to_owned(),
-                events: chunk.to_vec(),
+                events: chunk,
             }));
         }
         self.enforce_hold_limit();
     }
 
-    fn flush_all(&mut self) {
-        while let Some(id) = self.batch_order.front().cloned() {
-            self.flush_session(&id);
+    fn flush_all(&mut self, now: Instant) {
+        while let Some(id) = self.batch_order.pop_front() {
+            self.flush_session(&id, now);
         }
     }
 
@@ -352,13 +407,13 @@ impl Host {
         self.out.push_back(topic);
     }
 
-    fn emit_state_if_changed(&mut self) {
+    fn emit_state_if_changed(&mut self, now: Instant) {
         self.state_dirty = false;
         let state = self.state();
         if self.last_state.as_ref() == Some(&state) {
             return;
         }
-        self.flush_all();
+        self.flush_all(now);
         self.last_state = Some(state.clone());
         self.emit(V1Topic::State(state));
     }

@@ -1,5 +1,8 @@
 //! Unit tests of the host core with a fake clock: batching, ordering, state projection,
-//! hidden-webview buffering.
+//! hidden-webview buffering; cadence and coalescing in `tests/`.
+
+mod cadence;
+mod coalesce;
 
 use std::time::{Duration, Instant};
 
@@ -9,14 +12,15 @@ use bb_protocol::v1::{
 use proptest::prelude::*;
 use serde_json::Map;
 
-use crate::{Clock, FakeClock, Host, HostConfig, Input};
+use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input};
 
 #[allow(clippy::disallowed_methods)] // tests need one real instant to start the fake clock from
-fn clock() -> FakeClock {
+pub(super) fn clock() -> FakeClock {
     FakeClock::new(Instant::now(), 1_700_000_000_000)
 }
 
-fn ev(id: &str) -> EngineEvent {
+/// An event that never coalesces (a Kilo delta without message and part ids).
+pub(super) fn ev(id: &str) -> EngineEvent {
     EngineEvent {
         id: id.into(),
         event_type: "message.part.delta".into(),
@@ -26,7 +30,7 @@ fn ev(id: &str) -> EngineEvent {
     }
 }
 
-fn summary(id: &str) -> SessionSummary {
+pub(super) fn summary(id: &str) -> SessionSummary {
     SessionSummary {
         session_id: id.into(),
         title: Some(format!("title {id}")),
@@ -35,23 +39,27 @@ fn summary(id: &str) -> SessionSummary {
     }
 }
 
-fn config() -> HostConfig {
-    HostConfig { flush_interval: Duration::from_millis(10), max_batch: 4, max_buffered_events: 6 }
+pub(super) fn config() -> HostConfig {
+    HostConfig { max_batch: 4, max_buffered_events: 6 }
 }
 
-fn ready_host(c: &FakeClock) -> Host {
-    let mut h = Host::new(config());
+pub(super) fn ready_host(c: &FakeClock) -> Host {
+    ready_host_of(Engine::Kilo, config(), c)
+}
+
+pub(super) fn ready_host_of(engine: Engine, config: HostConfig, c: &FakeClock) -> Host {
+    let mut h = Host::new(engine, config);
     h.handle(Input::WebviewReady, c.now());
     drain(&mut h);
     h
 }
 
-fn drain(h: &mut Host) -> Vec<V1Topic> {
+pub(super) fn drain(h: &mut Host) -> Vec<V1Topic> {
     std::iter::from_fn(|| h.poll_output()).collect()
 }
 
 /// Advances the fake clock to each deadline until nothing is pending; returns all output.
-fn run_to_idle(h: &mut Host, c: &FakeClock) -> Vec<V1Topic> {
+pub(super) fn run_to_idle(h: &mut Host, c: &FakeClock) -> Vec<V1Topic> {
     let mut out = drain(h);
     while let Some(at) = h.poll_timeout() {
         c.advance_to(at);
@@ -61,7 +69,7 @@ fn run_to_idle(h: &mut Host, c: &FakeClock) -> Vec<V1Topic> {
     out
 }
 
-fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
+pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
     topics
         .iter()
         .filter_map(|t| match t {
@@ -74,7 +82,7 @@ fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
         .collect()
 }
 
-fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
+pub(super) fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
     topics
         .iter()
         .filter_map(|t| if let V1Topic::State(s) = t { Some(s.clone()) } else { None })
@@ -84,7 +92,7 @@ fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
 #[test]
 fn nothing_leaves_before_init() {
     let c = clock();
-    let mut h = Host::new(config());
+    let mut h = Host::new(Engine::Kilo, config());
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
     h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("e1")] }, c.now());
     c.advance(Duration::from_secs(1));
@@ -102,20 +110,21 @@ fn batches_flush_at_deadline_in_order() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionSelected("s1".into()), c.now());
     drain(&mut h);
     h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("a")] }, c.now());
     let first = drain(&mut h);
-    assert_eq!(ids(&first, "s1"), Vec::<String>::new(), "no events before the deadline");
-    let deadline = h.poll_timeout().expect("armed");
-    assert_eq!(deadline, c.now() + Duration::from_millis(10));
+    assert_eq!(ids(&first, "s1"), ["a"], "the first event after a quiet spell leaves at once");
     c.advance(Duration::from_millis(5));
-    h.handle(
-        Input::EngineEvents { session_id: "s1".into(), events: vec![ev("b"), ev("c")] },
-        c.now(),
-    );
+    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("b")] }, c.now());
+    assert!(drain(&mut h).is_empty(), "then the cadence holds events back");
+    let deadline = h.poll_timeout().expect("armed");
+    assert_eq!(deadline, c.now() + Duration::from_millis(28));
+    c.advance(Duration::from_millis(5));
+    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("c")] }, c.now());
     assert_eq!(h.poll_timeout(), Some(deadline), "later events do not push the deadline back");
     let out = run_to_idle(&mut h, &c);
-    assert_eq!(ids(&out, "s1"), ["a", "b", "c"]);
+    assert_eq!(ids(&out, "s1"), ["b", "c"]);
     let batches = out.iter().filter(|t| matches!(t, V1Topic::Events(_))).count();
     assert_eq!(batches, 1);
 }

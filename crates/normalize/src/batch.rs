@@ -132,6 +132,14 @@ impl Batcher {
         if now < due {
             return None;
         }
+        self.flush_now(now)
+    }
+
+    /// Publishes whatever is pending now, due or not (for a caller that must emit something
+    /// after these events, e.g. a state change that must not overtake them). Counts as a
+    /// flush for the cadence.
+    pub fn flush_now(&mut self, now: Instant) -> Option<Batch> {
+        self.first_pending?;
         let batch = Batch { items: std::mem::take(&mut self.pending), immediate: self.immediate };
         self.immediate = false;
         self.first_pending = None;

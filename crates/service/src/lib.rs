@@ -26,6 +26,11 @@
 //! * Engine exits count towards the crash-loop breaker; a start that fails counts too. Once
 //!   the breaker opens, `bb/connection` reports `error` with the reason and the service keeps
 //!   answering requests with `engine_unavailable` until the webview closes.
+//! * The host core is built for the adapter's engine kind, which decides which events are
+//!   deltas that coalesce (ACP events are matched as Kilo's, so none do).
+//! * Kilo events carry `ts` only from the event itself (`properties.time`, a part's
+//!   `time.end`/`start`, a session's or message's `time.completed`/`updated`/`created`) and
+//!   `turn` only from a `properties.turn`; otherwise both stay absent.
 
 pub mod breadboard;
 mod clock;

@@ -6,10 +6,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_host::{Clock, Host, HostConfig, Input};
+use bb_host::{Clock, Engine, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, V1Call, V1Event, V1Method, V1Request, V1Response,
+    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Event, V1Method, V1Request,
+    V1Response,
 };
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
@@ -131,7 +132,7 @@ impl Service {
         let supervision_absent = supervision.is_none();
         Self {
             config,
-            host: Host::new(config.host),
+            host: Host::new(normalize_engine(adapter.kind()), config.host),
             adapter,
             updates: Some(updates),
             clock,
@@ -458,4 +459,13 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
         Completion::Call { id, method, outcome }
     })
+}
+
+/// Which engine's event types the host coalesces. An ACP agent's events are matched against
+/// Kilo's types: none of them is a Kilo delta, so they pass through unmerged.
+fn normalize_engine(kind: EngineKind) -> Engine {
+    match kind {
+        EngineKind::Breadboard => Engine::BreadBoard,
+        EngineKind::Kilo | EngineKind::Acp => Engine::Kilo,
+    }
 }

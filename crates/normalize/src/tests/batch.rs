@@ -213,3 +213,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn flush_now_publishes_before_the_deadline_and_restarts_the_cadence() {
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Background);
+    assert!(b.flush_now(t0).is_none());
+    b.handle_event(t0, delta("1", "m", "a"));
+    b.poll_flush(t0).unwrap();
+    b.handle_event(t0 + ms(1), delta("2", "m", "b"));
+    b.handle_event(t0 + ms(2), delta("3", "m", "c"));
+    let batch = b.flush_now(t0 + ms(3)).unwrap();
+    assert_eq!(batch.event_count(), 2);
+    assert_eq!(b.pending_len(), 0);
+    b.handle_event(t0 + ms(4), delta("4", "m", "d"));
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(503)));
+}

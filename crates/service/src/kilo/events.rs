@@ -1,5 +1,6 @@
 //! Kilo `GET /event` payloads → engine updates: routing by session, the webview event with its
-//! id untouched, and the state they imply (run flag, pending permissions, session list).
+//! id untouched (`ts` and `turn` filled from the event where it carries them), and the state
+//! they imply (run flag, pending permissions, session list).
 //! Pure: no IO, no clock.
 
 use std::collections::{HashMap, HashSet};
@@ -7,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use bb_protocol::v1::{EngineEvent, SessionSummary};
 use serde_json::{Map, Value};
 
+use super::stamp;
 use crate::engine::EngineUpdate;
 
 /// What the event mapping remembers between events.
@@ -52,7 +54,13 @@ impl KiloEventState {
             _ => String::new(),
         };
         let derived = self.derive(&event_type, &session_id, &properties);
-        let event = EngineEvent { id, event_type, turn: None, ts: None, payload: properties };
+        let event = EngineEvent {
+            id,
+            event_type,
+            turn: stamp::event_turn(&properties),
+            ts: stamp::event_ts(&properties),
+            payload: properties,
+        };
         let mut updates = Vec::with_capacity(1 + derived.len());
         updates.push(EngineUpdate::Events { session_id, events: vec![event] });
         updates.extend(derived);

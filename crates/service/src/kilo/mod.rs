@@ -25,6 +25,7 @@ mod errors;
 pub(crate) mod events;
 mod probe;
 mod pump;
+mod stamp;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};

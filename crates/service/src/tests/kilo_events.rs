@@ -177,3 +177,54 @@ fn odd_events_are_never_a_panic() {
     );
     assert_eq!(forwarded(&out), [("ses_b".to_owned(), "brand.new".to_owned(), "evt_z".to_owned())]);
 }
+
+/// `ts` and `turn` come from the event only: a table of the shapes Kilo sends.
+#[test]
+fn ts_and_turn_come_from_the_event_only() {
+    let cases = [
+        (json!({"time": 1795306889837_u64}), Some(1_795_306_889_837.0), None),
+        (json!({"part": {"time": {"start": 10, "end": 20}}}), Some(20.0), None),
+        (json!({"part": {"time": {"start": 10}}}), Some(10.0), None),
+        (json!({"part": {"state": {"time": {"start": 10}}}}), None, None),
+        (json!({"info": {"time": {"created": 5, "completed": 9}}}), Some(9.0), None),
+        (json!({"info": {"time": {"created": 5, "updated": 7}}}), Some(7.0), None),
+        (json!({"info": {"time": {"created": 5}}}), Some(5.0), None),
+        (json!({"info": {"time": {"elapsed": 173}}}), None, None),
+        (json!({"time": -1, "turn": 3}), None, Some(3)),
+        (json!({"delta": "x", "turn": "3"}), None, None),
+    ];
+    for (props, ts, turn) in cases {
+        let mut p = props.as_object().cloned().unwrap();
+        p.insert("sessionID".into(), json!("ses_1"));
+        let raw = json!({"id": "evt_1", "type": "x.y", "properties": p});
+        let updates = KiloEventState::default().apply(raw);
+        let Some(EngineUpdate::Events { events, .. }) = updates.first() else {
+            panic!("no event for {props}")
+        };
+        assert_eq!((events[0].ts, events[0].turn), (ts, turn), "{props}");
+    }
+}
+
+/// In a real capture every `message.updated`, `session.updated` and `message.part.updated`
+/// carries a time; deltas carry none.
+#[test]
+fn captured_events_get_their_engine_time() {
+    let updates = replay("stream_text");
+    let events = updates.iter().filter_map(|u| match u {
+        EngineUpdate::Events { events, .. } => Some(events.iter()),
+        _ => None,
+    });
+    let mut timed = 0;
+    for e in events.flatten() {
+        match e.event_type.as_str() {
+            "message.updated" | "session.updated" | "message.part.updated" => {
+                assert!(e.ts.is_some_and(|t| t > 1.7e12), "{} has no time", e.id);
+                timed += 1;
+            }
+            "message.part.delta" => assert_eq!(e.ts, None),
+            _ => {}
+        }
+        assert_eq!(e.turn, None);
+    }
+    assert!(timed > 0);
+}

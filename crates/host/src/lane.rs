@@ -1,0 +1,103 @@
+//! One session's outgoing event lane: `bb_normalize`'s batcher (delta coalescing, flush
+//! cadence by priority, immediate flushes) around the webview's [`EngineEvent`]s.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent};
+use bb_protocol::v1::EngineEvent;
+use serde_json::{Map, Value};
+
+/// The envelope fields kept exactly as received, one per queued engine event: the batcher's
+/// event type holds a whole-millisecond `ts`, the webview's a float.
+#[derive(Debug, Clone, Copy)]
+struct Envelope {
+    ts: Option<f64>,
+    turn: Option<u64>,
+}
+
+/// A session's pending events and its flush schedule.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    engine: Engine,
+    batcher: Batcher,
+    envelopes: VecDeque<Envelope>,
+}
+
+impl Lane {
+    pub(crate) fn new(engine: Engine, priority: Priority) -> Self {
+        Self { engine, batcher: Batcher::new(priority), envelopes: VecDeque::new() }
+    }
+
+    pub(crate) fn set_priority(&mut self, priority: Priority) {
+        self.batcher.set_priority(priority);
+    }
+
+    /// Items waiting (a coalesced delta counts as one).
+    pub(crate) fn pending_len(&self) -> usize {
+        self.batcher.pending_len()
+    }
+
+    /// Deltas merged into an earlier one so far.
+    pub(crate) fn coalesced(&self) -> u64 {
+        self.batcher.coalesced()
+    }
+
+    /// Queues one event.
+    pub(crate) fn push(&mut self, now: Instant, event: EngineEvent) {
+        let EngineEvent { id, event_type, turn, ts, payload } = event;
+        self.envelopes.push_back(Envelope { ts, turn });
+        let mut raw = RawEvent::new(self.engine, event_type, Value::Object(payload)).with_id(id);
+        // The coalescing key uses the turn; one beyond i64 (never sent) just keys as "none".
+        raw.turn = turn.and_then(|t| i64::try_from(t).ok());
+        self.batcher.handle_event(now, Classified::new(raw));
+    }
+
+    /// When the pending events are due, if any are pending.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.batcher.poll_timeout()
+    }
+
+    /// The events to publish now, if they are due.
+    pub(crate) fn poll_flush(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+        let batch = self.batcher.poll_flush(now)?;
+        Some(self.webview_events(batch))
+    }
+
+    /// Everything pending, due or not.
+    pub(crate) fn flush_now(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+        let batch = self.batcher.flush_now(now)?;
+        Some(self.webview_events(batch))
+    }
+
+    /// A batch as webview events: one per item; a coalesced delta carries the id, turn and
+    /// ts of the last engine event merged into it, and that event's payload with the text
+    /// field holding the concatenated text of all of them.
+    fn webview_events(&mut self, batch: Batch) -> Vec<EngineEvent> {
+        batch
+            .items
+            .into_iter()
+            .map(|item| {
+                let merged = usize::try_from(item.event_count()).unwrap_or(usize::MAX);
+                let mut envelope = Envelope { ts: None, turn: None };
+                for _ in 0..merged {
+                    match self.envelopes.pop_front() {
+                        Some(e) => envelope = e,
+                        None => break,
+                    }
+                }
+                let RawEvent { id, kind, payload, .. } = item.event;
+                EngineEvent {
+                    id: id.unwrap_or_default(),
+                    event_type: kind,
+                    turn: envelope.turn,
+                    ts: envelope.ts,
+                    payload: match payload {
+                        Value::Object(map) => map,
+                        _ => Map::new(),
+                    },
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,201 @@
+//! Flush cadence by priority (selected session 33 ms, others 500 ms), immediate-flush
+//! classes, and the publish rate under a flood of deltas, in simulated time.
+
+use std::time::Duration;
+
+use bb_protocol::v1::{EngineEvent, V1Topic};
+use serde_json::{Map, Value, json};
+
+use super::{clock, drain, ev, ready_host, ready_host_of, run_to_idle, summary};
+use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn send(h: &mut Host, c: &FakeClock, session: &str, events: Vec<EngineEvent>) {
+    h.handle(Input::EngineEvents { session_id: session.into(), events }, c.now());
+}
+
+fn kilo(id: &str, kind: &str, properties: Value) -> EngineEvent {
+    let payload = match properties {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    EngineEvent { id: id.into(), event_type: kind.into(), turn: None, ts: None, payload }
+}
+
+fn kilo_delta(id: &str, text: &str) -> EngineEvent {
+    kilo(
+        id,
+        "message.part.delta",
+        json!({"sessionID": "s", "messageID": "m", "partID": "p", "field": "text", "delta": text}),
+    )
+}
+
+/// Two sessions, `a` selected: both publish their first event at once, then `a` waits out
+/// 33 ms and `b` 500 ms.
+#[test]
+fn cadence_follows_the_selected_session() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionSelected("a".into()), c.now());
+    drain(&mut h);
+    let t0 = c.now();
+    send(&mut h, &c, "a", vec![ev("a0")]);
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    assert_eq!(drain(&mut h).len(), 2, "first events leave at once");
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![ev("a1")]);
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    assert!(drain(&mut h).is_empty());
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(33)));
+    c.advance_to(t0 + ms(33));
+    h.handle_timeout(c.now());
+    assert_eq!(super::ids(&drain(&mut h), "a"), ["a1"]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(500)), "the background session waits 500 ms");
+    c.advance_to(t0 + ms(499));
+    h.handle_timeout(c.now());
+    assert!(drain(&mut h).is_empty());
+    c.advance_to(t0 + ms(500));
+    h.handle_timeout(c.now());
+    assert_eq!(super::ids(&drain(&mut h), "b"), ["b1"]);
+}
+
+/// Selecting a session moves its pending batch to the active cadence at once.
+#[test]
+fn selecting_a_session_speeds_up_its_pending_batch() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionSelected("a".into()), c.now());
+    let t0 = c.now();
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    c.advance(ms(1));
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(500)));
+    h.handle(Input::SessionSelected("b".into()), c.now());
+    // The state change flushed the batch (it must not overtake the events)...
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "b"), ["b0", "b1"]);
+    // ...and the session now runs at the active cadence.
+    c.advance(ms(2));
+    send(&mut h, &c, "b", vec![ev("b2")]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(1) + ms(33)));
+}
+
+/// While the webview is hidden every session runs at the background cadence.
+#[test]
+fn hidden_webview_uses_the_background_cadence() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionUpserted(summary("a")), c.now());
+    h.handle(Input::SessionSelected("a".into()), c.now());
+    h.handle(Input::Visibility(false), c.now());
+    let t0 = c.now();
+    send(&mut h, &c, "a", vec![ev("a0")]);
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![ev("a1")]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(500)));
+    h.handle(Input::Visibility(true), c.now());
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![ev("a2")]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(33)));
+}
+
+/// Permission requests, errors and run ends leave at once with everything before them,
+/// even from a background session inside its cadence.
+#[test]
+fn immediate_classes_flush_at_once() {
+    let kilo_cases = [
+        ("permission.asked", json!({"sessionID": "b", "id": "per_1"})),
+        ("session.error", json!({"sessionID": "b", "error": {"name": "x"}})),
+        ("session.idle", json!({"sessionID": "b"})),
+    ];
+    let bb_cases = [
+        ("permission_request", json!({"request_id": "p"})),
+        ("error", json!({"message": "x"})),
+        ("run_finished", json!({})),
+        ("completion", json!({})),
+    ];
+    let cases = kilo_cases
+        .into_iter()
+        .map(|(k, p)| (Engine::Kilo, k, p))
+        .chain(bb_cases.into_iter().map(|(k, p)| (Engine::BreadBoard, k, p)));
+    for (engine, kind, payload) in cases {
+        let c = clock();
+        let mut h = ready_host_of(engine, HostConfig::default(), &c);
+        h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+        h.handle(Input::SessionSelected("a".into()), c.now());
+        send(&mut h, &c, "b", vec![ev("b0")]);
+        c.advance(ms(1));
+        send(&mut h, &c, "b", vec![ev("b1")]);
+        drain(&mut h);
+        c.advance(ms(1));
+        send(&mut h, &c, "b", vec![kilo("urgent", kind, payload)]);
+        let out = drain(&mut h);
+        assert_eq!(super::ids(&out, "b"), ["b1", "urgent"], "{engine:?} {kind}");
+    }
+}
+
+/// Publishes per simulated second of one session under a delta every millisecond.
+fn flood_rate(selected: bool) -> (usize, String) {
+    let c = clock();
+    let mut h = ready_host_of(Engine::Kilo, HostConfig::default(), &c);
+    h.handle(Input::SessionsListed(vec![summary("s"), summary("other")]), c.now());
+    let chosen = if selected { "s" } else { "other" };
+    h.handle(Input::SessionSelected(chosen.into()), c.now());
+    drain(&mut h);
+    let mut publishes = 0;
+    let mut text = String::new();
+    let mut count = |out: Vec<V1Topic>, text: &mut String| {
+        for topic in out {
+            if let V1Topic::Events(batch) = topic {
+                publishes += 1;
+                for e in batch.events {
+                    text.push_str(e.payload.get("delta").and_then(Value::as_str).unwrap_or(""));
+                }
+            }
+        }
+    };
+    for i in 0..10_000 {
+        send(&mut h, &c, "s", vec![kilo_delta(&format!("e{i}"), "x")]);
+        count(drain(&mut h), &mut text);
+        c.advance(ms(1));
+        h.handle_timeout(c.now());
+        count(drain(&mut h), &mut text);
+    }
+    count(run_to_idle(&mut h, &c), &mut text);
+    (publishes, text)
+}
+
+#[test]
+fn a_flood_publishes_at_the_cadence() {
+    let (active, text) = flood_rate(true);
+    assert_eq!(text.len(), 10_000, "no delta text lost");
+    // 10 s of simulated time: the first delta at once, then one publish per 33 ms, and the
+    // rest at the end: about 30 a second.
+    assert!((300..=10_000 / 33 + 2).contains(&active), "{active} publishes in 10 s");
+    let (background, text) = flood_rate(false);
+    assert_eq!(text.len(), 10_000);
+    assert!((20..=21).contains(&background), "{background} publishes in 10 s");
+}
+
+/// A removed session's pending events still leave, before the state that drops it.
+#[test]
+fn a_removed_session_flushes_its_events_first() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionSelected("a".into()), c.now());
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    c.advance(ms(1));
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    drain(&mut h);
+    h.handle(Input::SessionRemoved("b".into()), c.now());
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "b"), ["b1"]);
+    assert!(matches!(out.last(), Some(V1Topic::State(s)) if s.sessions.len() == 1));
+    assert_eq!(h.poll_timeout(), None);
+}
