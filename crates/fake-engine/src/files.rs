@@ -116,7 +116,7 @@ pub fn snippet(
     let (mut content, mut truncated) = if mode_snippet {
         let head = head.unwrap_or(200);
         let tail = tail.unwrap_or(80);
-        if lines.len() <= head + tail {
+        if lines.len() <= head.saturating_add(tail) {
             (text.to_owned(), false)
         } else {
             let mut out: String = lines[..head].concat();
