@@ -135,11 +135,7 @@ pub fn snippet(
     };
     let max = max_bytes.unwrap_or(if mode_snippet { 80_000 } else { usize::MAX });
     if content.len() > max {
-        let mut cut = max;
-        while !content.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        content.truncate(cut);
+        content.truncate(content.floor_char_boundary(max));
         truncated = true;
     }
     (content, truncated)
