@@ -197,6 +197,15 @@ impl TransportError {
     }
 }
 
+/// Whether an engine id can stand as one path segment unchanged: 1 to 128 ASCII letters,
+/// digits, `_` or `-` (Kilo's `ses_…`/`per_…`, BreadBoard's UUIDs). Anything else could
+/// change the request path or add a query, so the clients refuse it before building one.
+pub fn is_path_segment(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// The engine transport port: moves requests and bytes, never parsed domain events.
 #[async_trait]
 pub trait EngineTransport: Send + Sync + fmt::Debug {
