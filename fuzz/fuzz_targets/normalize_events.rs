@@ -7,12 +7,14 @@ use bb_normalize::{Engine, PathFlavor, PathGuard, RawEvent, SessionView};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
-    // The first byte picks the engine, the rest is one JSON event per line.
+    // The first byte's bits pick the engine of each line (bit `i % 8` for line `i`), so
+    // streams mixing both engines' event kinds are covered; the rest is one JSON event per
+    // line.
     let Some((&pick, rest)) = input.split_first() else { return };
-    let engine = if pick & 1 == 0 { Engine::Kilo } else { Engine::BreadBoard };
     let text = String::from_utf8_lossy(rest);
     let mut view = SessionView::new();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
+        let engine = if (pick >> (i % 8)) & 1 == 0 { Engine::Kilo } else { Engine::BreadBoard };
         if let Ok(ev) = RawEvent::parse(engine, line, None) {
             view.apply_event(ev);
         }

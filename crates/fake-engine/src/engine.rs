@@ -192,9 +192,13 @@ impl Drop for RunningEngine {
 
 async fn auth(State(state): State<Arc<EngineState>>, request: Request, next: Next) -> Response {
     if let Some(token) = &state.config.token {
-        let expected = format!("Bearer {}", token.expose_secret());
-        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        if given != Some(expected.as_str()) {
+        // Compared in place: no copy of the token outlives its `SecretString`.
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.expose_secret()) {
             return ApiError::unauthorized().into_response();
         }
     }

@@ -116,7 +116,7 @@ pub fn snippet(
     let (mut content, mut truncated) = if mode_snippet {
         let head = head.unwrap_or(200);
         let tail = tail.unwrap_or(80);
-        if lines.len() <= head + tail {
+        if lines.len() <= head.saturating_add(tail) {
             (text.to_owned(), false)
         } else {
             let mut out: String = lines[..head].concat();
@@ -135,11 +135,7 @@ pub fn snippet(
     };
     let max = max_bytes.unwrap_or(if mode_snippet { 80_000 } else { usize::MAX });
     if content.len() > max {
-        let mut cut = max;
-        while !content.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        content.truncate(cut);
+        content.truncate(content.floor_char_boundary(max));
         truncated = true;
     }
     (content, truncated)

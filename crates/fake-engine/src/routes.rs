@@ -82,14 +82,8 @@ pub(crate) async fn create(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let body = parse_body(body)?;
-    let config_path = body
-        .get("config_path")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::missing_field("config_path", &body))?;
-    let task = body
-        .get("task")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::missing_field("task", &body))?;
+    let config_path = required_str(&body, "config_path")?;
+    let task = required_str(&body, "task")?;
     let workspace = body
         .get("workspace")
         .and_then(Value::as_str)
@@ -131,10 +125,7 @@ pub(crate) async fn input(
 ) -> Result<Response, ApiError> {
     let session = existing(&state, &id)?;
     let body = parse_body(body)?;
-    let content = body
-        .get("content")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::missing_field("content", &body))?;
+    let content = required_str(&body, "content")?;
     if content.trim().is_empty() {
         return Ok(quirk_internal_error());
     }
@@ -142,6 +133,11 @@ pub(crate) async fn input(
         return Err(ApiError::closed());
     }
     Ok((StatusCode::ACCEPTED, Json(json!({"status": "accepted"}))).into_response())
+}
+
+/// A string field of a request body; a missing one is the engine's 422.
+fn required_str<'a>(body: &'a Value, field: &str) -> Result<&'a str, ApiError> {
+    body.get(field).and_then(Value::as_str).ok_or_else(|| ApiError::missing_field(field, body))
 }
 
 fn accepted(detail: Value) -> Result<Response, ApiError> {
@@ -178,10 +174,7 @@ pub(crate) async fn command(
 ) -> Result<Response, ApiError> {
     let session = existing(&state, &id)?;
     let body = parse_body(body)?;
-    let command = body
-        .get("command")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::missing_field("command", &body))?;
+    let command = required_str(&body, "command")?;
     if command.trim().is_empty() {
         return Ok(quirk_internal_error());
     }

@@ -110,6 +110,14 @@ fn snippet_matches_the_captured_engine() {
 }
 
 #[test]
+fn snippet_line_counts_from_the_query_never_overflow() {
+    // `head_lines` and `tail_lines` come straight from the request's query string.
+    let text = "a\nb\nc\n";
+    assert_eq!(snippet(text, true, Some(usize::MAX), Some(1), None), (text.to_owned(), false));
+    assert_eq!(snippet(text, true, Some(1), Some(usize::MAX), None), (text.to_owned(), false));
+}
+
+#[test]
 fn contain_keeps_paths_inside() {
     let ws = Path::new("/ws");
     assert_eq!(contain(ws, "src/a.rs"), Some(ws.join("src/a.rs")));

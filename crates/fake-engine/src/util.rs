@@ -4,8 +4,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rand::Rng;
 
-/// Milliseconds since the Unix epoch.
-#[allow(clippy::disallowed_methods)]
+/// Time since the Unix epoch (the crate's one wall-clock read).
+#[allow(clippy::disallowed_methods)] // the fake engine's clock adapter
 pub(crate) fn wall_now() -> Duration {
     std::time::SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default()
 }

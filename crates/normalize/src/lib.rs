@@ -38,6 +38,8 @@
 //!   streams) and wildcards are invalid; device and volume paths (`\\.\`) are invalid.
 //!   The symlink-safe check needs the path lexically inside first, then compares the real
 //!   path of the longest existing prefix (rest appended) with the root's real path.
+//!   Paths longer than 4096 bytes ([`MAX_PATH_BYTES`]) are invalid: finding that prefix
+//!   resolves prefixes one by one, which must stay cheap for any engine-supplied path.
 //! - Redaction: key fragments `token`, `apikey`, `authorization`, `cookie`, `password`/
 //!   `passwd`, `secret`, `credential`, `privatekey`, `accesskey` (case, `-`, `_`, `.`
 //!   ignored); keys ending in `tokens` keep numbers (token usage). In URL queries `key`,
@@ -61,7 +63,9 @@ pub mod truncate;
 
 pub use batch::{Batch, Batcher, Priority};
 pub use class::{Classified, EventClass, classify};
-pub use contain::{Checked, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict};
+pub use contain::{
+    Checked, MAX_PATH_BYTES, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict,
+};
 pub use event::{Engine, EventError, RawEvent};
 pub use reduce::SessionView;
 pub use truncate::{BodyStore, Limits, Preview};

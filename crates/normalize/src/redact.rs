@@ -226,10 +226,7 @@ fn cap_line(s: &str, cap: usize) -> String {
         return s.to_owned();
     }
     const MARK: &str = ", …[truncated]";
-    let mut end = cap.saturating_sub(MARK.len());
-    while end > 0 && !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let mut end = s.floor_char_boundary(cap.saturating_sub(MARK.len()));
     if let Some(start) = s[..end].rfind(REDACTED.as_bytes()[0] as char)
         && s[start..].starts_with(REDACTED)
         && start + REDACTED.len() > end

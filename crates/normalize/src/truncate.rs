@@ -48,20 +48,6 @@ fn line_count(s: &str) -> usize {
     if s.is_empty() { 0 } else { s.lines().count() }
 }
 
-fn floor_char(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
-}
-
 /// Cuts `body` to the limits without storing it. Returns the preview with `body_ref` unset;
 /// `marker_ref` is the reference named inside the marker.
 pub fn truncate(body: &str, limits: Limits, marker_ref: Option<&str>) -> Preview {
@@ -91,7 +77,7 @@ pub fn truncate(body: &str, limits: Limits, marker_ref: Option<&str>) -> Preview
         0 => 0,
         n => body.match_indices('\n').nth(n - 1).map_or(body.len(), |(i, _)| i + 1),
     };
-    let head_end = floor_char(body, head_end.min(head_bytes));
+    let head_end = body.floor_char_boundary(head_end.min(head_bytes));
 
     // Tail: last `tail_lines` lines, then cut to `tail_bytes`, never overlapping the head.
     let trimmed = body.strip_suffix('\n').unwrap_or(body);
@@ -99,8 +85,9 @@ pub fn truncate(body: &str, limits: Limits, marker_ref: Option<&str>) -> Preview
     if tail_lines > 0 {
         tail_start = trimmed.rmatch_indices('\n').nth(tail_lines - 1).map_or(0, |(i, _)| i + 1);
     }
-    let tail_start =
-        ceil_char(body, tail_start.max(body.len().saturating_sub(tail_bytes))).max(head_end);
+    let tail_start = body
+        .ceil_char_boundary(tail_start.max(body.len().saturating_sub(tail_bytes)))
+        .max(head_end);
 
     let head = &body[..head_end];
     let tail = &body[tail_start..];

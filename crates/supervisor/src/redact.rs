@@ -31,10 +31,7 @@ impl LineRedactor {
         }
         let mut extra = dropped;
         if line.len() > self.max_len {
-            let mut cut = self.max_len;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = line.floor_char_boundary(self.max_len);
             extra += line.len() - cut;
             line.truncate(cut);
         }

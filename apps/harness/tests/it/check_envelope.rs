@@ -3,28 +3,15 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::run::{fixtures, output};
+
 /// Runs `bb-harness check-envelope` with `args`, feeding `stdin`; returns stdout lines.
-#[allow(clippy::disallowed_methods)] // the test drives the real binary
 fn check_envelope(args: &[&str], stdin: &[u8]) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb-harness"))
-        .arg("check-envelope")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child_stdin = child.stdin.take().unwrap();
-    let input = stdin.to_vec();
-    let writer = std::thread::spawn(move || child_stdin.write_all(&input));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
+    let args: Vec<&str> = ["check-envelope"].iter().chain(args).copied().collect();
+    let output = output(&args, stdin);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap().lines().map(str::to_owned).collect()
 }
@@ -42,7 +29,7 @@ fn raw_of(case: &Value) -> Vec<u8> {
 
 #[test]
 fn fixture_tables_through_the_binary() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/protocol");
+    let dir = fixtures().join("protocol");
     // (transport, max_bytes) → cases, each run of the binary gets one group as a stream.
     let mut groups: BTreeMap<(String, Option<u64>), Vec<Value>> = BTreeMap::new();
     let mut paths: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();

@@ -1,11 +1,9 @@
 //! `bb-harness sse-parse` against every vector in `fixtures/sse/` (comments are not printed).
 
-use std::io::Write as _;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::run::{fixtures, harness};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,32 +22,14 @@ fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
-#[allow(clippy::disallowed_methods)]
 fn sse_parse(stdin: &[u8]) -> (bool, Vec<Value>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb-harness"))
-        .arg("sse-parse")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    let input = stdin.to_vec();
-    // The child may stop reading early (an over-limit stream): a broken pipe is expected.
-    let writer = std::thread::spawn(move || drop(pipe.write_all(&input)));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let lines = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (out.status.success(), lines)
+    let (ok, stdout) = harness(&["sse-parse"], stdin);
+    (ok, stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
 }
 
 #[test]
 fn sse_parse_matches_every_vector() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/sse");
+    let dir = fixtures().join("sse");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -13,7 +13,9 @@ use super::wire::{
     Attachment, CommandAccepted, CreateSession, CreatedSession, FileContent, FileEntry, Health,
     SessionSummary, SnippetOptions,
 };
-use crate::transport::{EngineRequest, EngineResponse, EngineTransport, TransportError};
+use crate::transport::{
+    EngineRequest, EngineResponse, EngineTransport, TransportError, is_path_segment,
+};
 
 /// An answer to a permission request, in the engine's vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +63,7 @@ pub struct BreadboardClient {
 
 /// Checks that a session id can be a path segment (the engine's ids are UUIDs).
 pub(crate) fn segment(id: &str) -> Result<&str, BbError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if ok {
+    if is_path_segment(id) {
         Ok(id)
     } else {
         Err(BbError::InvalidRequest { status: 400, detail: format!("invalid session id {id:?}") })

@@ -9,7 +9,9 @@ use super::types::{
     CreateSession, Health, MessageWithParts, PermissionReply, PermissionRequest, PromptRequest,
     Session, StatusMap,
 };
-use crate::transport::{EngineRequest, EngineTransport, HttpMethod, TransportError};
+use crate::transport::{
+    EngineRequest, EngineTransport, HttpMethod, TransportError, is_path_segment,
+};
 
 /// Why a Kilo REST call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,10 +54,7 @@ pub struct KiloClient {
 
 /// Kilo ids are `ses_…`, `per_…`, `msg_…`: letters, digits, `_` and `-` only.
 fn checked_id<'a>(what: &'static str, id: &'a str) -> Result<&'a str, KiloError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok { Ok(id) } else { Err(KiloError::InvalidId { what, id: id.to_owned() }) }
+    if is_path_segment(id) { Ok(id) } else { Err(KiloError::InvalidId { what, id: id.to_owned() }) }
 }
 
 impl KiloClient {

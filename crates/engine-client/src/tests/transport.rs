@@ -1,11 +1,11 @@
-//! The HTTP transport keeps its secret out of `Debug`; Kilo events are routed from every
-//! place a session id can live.
+//! The HTTP transport keeps its secret out of `Debug`; only plain ids become path segments;
+//! Kilo events are routed from every place a session id can live.
 
 use secrecy::SecretString;
 use serde_json::json;
 
 use crate::kilo::KiloEvent;
-use crate::transport::{EngineAuth, HttpOptions, HttpTransport};
+use crate::transport::{EngineAuth, HttpOptions, HttpTransport, is_path_segment};
 
 #[test]
 fn debug_output_never_shows_the_secret() {
@@ -43,4 +43,15 @@ fn kilo_event_session_sources() {
     assert!(KiloEvent::parse("[1]").is_err());
     assert!(KiloEvent::parse("{\"type\": 3}").is_err());
     assert!(KiloEvent::parse("nope").is_err());
+}
+
+#[test]
+fn path_segments_are_plain_ids_only() {
+    let long = "a".repeat(129);
+    for ok in ["ses_01JX", "per-1", "0b6c4d2e-9f1a-4c55-8f62-3e0d8f1b2a77", &long[..128]] {
+        assert!(is_path_segment(ok), "{ok:?}");
+    }
+    for bad in ["", "..", "../config", "a/b", "a?x=1", "a#b", "a%2F", "é", " a", &long[..]] {
+        assert!(!is_path_segment(bad), "{bad:?}");
+    }
 }

@@ -5,7 +5,7 @@ use bb_fake_engine::EngineConfig;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use super::support::{create, input, read_events, start};
+use super::support::{create, create_with, input, read_events, start, summary};
 
 const WINDOW: &str = r#"{"error":"resume_window_exceeded","detail":"resume window exceeded or event id not found","path":null}"#;
 
@@ -220,14 +220,7 @@ async fn stop_ends_the_turn_at_the_next_event_and_keeps_the_session() {
     let kinds: Vec<_> = rest.iter().map(|e| e.data["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["task_event", "completion", "run_finished"]);
     assert_eq!(rest[1].data["payload"]["summary"]["reason"], "stopped_by_user");
-    let summary: Value = http
-        .get(format!("{url}/v1/sessions/{session}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let summary = summary(&http, url, &session).await;
     assert_eq!(summary["status"], "running");
 }
 
@@ -247,14 +240,7 @@ async fn an_unknown_event_type_fails_the_run_and_closes_the_session() {
     let last = events.last().unwrap();
     assert_eq!(last.data["type"], "error");
     assert_eq!(last.data["payload"]["message"], "'no_such_event_type' is not a valid EventType");
-    let summary: Value = http
-        .get(format!("{url}/v1/sessions/{session}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let summary = summary(&http, url, &session).await;
     assert_eq!(summary["status"], "failed");
     let closed = text(
         http.post(format!("{url}/v1/sessions/{session}/input"))
@@ -277,29 +263,13 @@ async fn a_oneshot_session_completes_and_ends_its_stream() {
     let http = reqwest::Client::new();
     let body =
         json!({"config_path": "c.yaml", "task": "", "metadata": {"cli_session_kind": "oneshot"}});
-    let created: Value = http
-        .post(format!("{url}/v1/sessions"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let session = created["session_id"].as_str().unwrap();
+    let session = create_with(&http, url, &body).await;
     let stream =
         http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
-    assert_eq!(input(&http, url, session, "do it").await, 202);
+    assert_eq!(input(&http, url, &session, "do it").await, 202);
     let (events, ended) = read_events(stream, |_| false).await;
     assert!(ended);
     assert_eq!(events.last().unwrap().data["type"], "run_finished");
-    let summary: Value = http
-        .get(format!("{url}/v1/sessions/{session}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let summary = summary(&http, url, &session).await;
     assert_eq!(summary["status"], "completed");
 }

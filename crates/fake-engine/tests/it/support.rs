@@ -18,10 +18,14 @@ pub(crate) async fn start(config: EngineConfig) -> RunningEngine {
 }
 
 pub(crate) async fn create(http: &reqwest::Client, url: &str) -> String {
-    let body = json!({"config_path": "c.yaml", "task": ""});
+    create_with(http, url, &json!({"config_path": "c.yaml", "task": ""})).await
+}
+
+/// Creates a session from `body`; its id.
+pub(crate) async fn create_with(http: &reqwest::Client, url: &str, body: &Value) -> String {
     let created: Value = http
         .post(format!("{url}/v1/sessions"))
-        .json(&body)
+        .json(body)
         .send()
         .await
         .unwrap()
@@ -39,6 +43,12 @@ pub(crate) async fn input(
 ) -> reqwest::StatusCode {
     let path = format!("{url}/v1/sessions/{session}/input");
     http.post(path).json(&json!({"content": content})).send().await.unwrap().status()
+}
+
+/// `GET /v1/sessions/{session}`: the session summary.
+pub(crate) async fn summary(http: &reqwest::Client, url: &str, session: &str) -> Value {
+    let path = format!("{url}/v1/sessions/{session}");
+    http.get(path).send().await.unwrap().json().await.unwrap()
 }
 
 /// One SSE event as framed on the wire.

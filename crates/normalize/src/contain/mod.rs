@@ -69,7 +69,19 @@ pub enum PathError {
     /// The resolver failed for a reason other than "missing".
     #[error("resolution failed: {0}")]
     ResolveFailed(String),
+    /// Longer than [`MAX_PATH_BYTES`].
+    #[error("path of {len} bytes is longer than {max}")]
+    TooLong {
+        /// The path's length in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
 }
+
+/// The longest path accepted, in bytes (Linux `PATH_MAX`). Checking resolves every prefix
+/// of a path, so the bound also bounds the work one engine-supplied path can cause.
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// The result of checking one path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,6 +1,6 @@
 //! Lexical path parsing and normalization for POSIX and Windows path flavors.
 
-use super::{PathError, PathFlavor};
+use super::{MAX_PATH_BYTES, PathError, PathFlavor};
 
 /// Where an absolute path starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +88,9 @@ pub(crate) fn parse(
     }
     if path.contains('\0') {
         return Err(PathError::NulByte);
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong { len: path.len(), max: MAX_PATH_BYTES });
     }
     match flavor {
         PathFlavor::Posix => parse_posix(path, base, collapse),

@@ -67,9 +67,9 @@ pub struct TextBlock {
     /// The error of a failed message (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Byte spans of the message's parts inside `text` (Kilo part ids).
+    /// Byte spans of `text`, in order: Kilo part ids, `None` for text written without one.
     #[serde(skip)]
-    pub(crate) parts: Vec<(String, usize)>,
+    pub(crate) parts: Vec<(Option<String>, usize)>,
 }
 
 /// Tool status.

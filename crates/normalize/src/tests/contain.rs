@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::jsonl;
-use crate::contain::{PathFlavor, PathGuard, Resolution, Resolver, Verdict, normalize};
+use crate::contain::{
+    MAX_PATH_BYTES, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict, normalize,
+};
 
 fn flavor(s: &str) -> PathFlavor {
     match s {
@@ -165,4 +167,19 @@ fn counter_counts_every_rejection() {
     let mut bad_root = PathGuard::new(PathFlavor::Posix, "relative");
     assert_eq!(bad_root.check("a").verdict, Verdict::Invalid);
     assert_eq!(bad_root.out_of_scope(), 1);
+}
+
+#[test]
+fn an_overlong_path_is_invalid_before_any_resolving() {
+    // Resolving walks every prefix of the path: an engine-supplied path of tens of
+    // thousands of components would cost minutes. Longer than PATH_MAX is refused.
+    let mut guard = PathGuard::new(PathFlavor::Posix, "/ws");
+    let long = "a/".repeat(20_000);
+    let c = guard.check_resolved(&long, &fs());
+    assert_eq!(c.verdict, Verdict::Invalid);
+    assert_eq!(c.error, Some(PathError::TooLong { len: 40_000, max: MAX_PATH_BYTES }));
+    assert_eq!(guard.check(&long).verdict, Verdict::Invalid);
+    assert_eq!(guard.out_of_scope(), 2);
+    let longest = "a/".repeat(MAX_PATH_BYTES / 2);
+    assert_eq!(guard.check_resolved(&longest, &fs()).verdict, Verdict::Inside);
 }

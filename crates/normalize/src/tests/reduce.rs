@@ -462,3 +462,27 @@ proptest! {
         prop_assert!(serde_json::to_string(&v).is_ok());
     }
 }
+
+#[test]
+fn mixed_part_and_id_less_text_on_one_block_never_panics() {
+    // A Kilo part holding a multi-byte char, then a BreadBoard delta for the same message
+    // (untracked text after the part), then the part rewritten: the part's byte range must
+    // still be found, not sliced mid-char.
+    let part = |text: &str| {
+        kilo(
+            "message.part.updated",
+            json!({"part": {"id": "p1", "messageID": "m1", "type": "text", "text": text}}),
+        )
+    };
+    let v = view([
+        part("é"),
+        bb("assistant_delta", json!({"message_id": "m1", "text": "a"})),
+        part("x"),
+        kilo(
+            "message.part.delta",
+            json!({"messageID": "m1", "partID": "p1", "field": "text", "delta": "y"}),
+        ),
+    ]);
+    assert_eq!(v.transcript.blocks.len(), 1);
+    assert_eq!(blocks(&v)[0]["text"], "xya");
+}

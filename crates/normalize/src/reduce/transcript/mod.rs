@@ -327,46 +327,46 @@ impl Transcript {
     }
 }
 
-/// Bytes of `text` not owned by a part; parts always follow them.
-fn untracked(b: &TextBlock) -> usize {
+/// Brings the spans up to date with `text`: text written without a part id (BreadBoard
+/// deltas, a whole-message replace) is only ever appended, so whatever the spans do not
+/// cover is one untracked span at the end.
+fn sync_spans(b: &mut TextBlock) {
     let tracked: usize = b.parts.iter().map(|(_, l)| l).sum();
-    b.text.len().saturating_sub(tracked)
+    if tracked > b.text.len() {
+        // Cannot happen while every write goes through here; never slice on a stale span.
+        b.parts.clear();
+        b.parts.push((None, b.text.len()));
+    } else if tracked < b.text.len() {
+        b.parts.push((None, b.text.len() - tracked));
+    }
 }
 
 fn set_part(b: &mut TextBlock, pid: &str, text: &str) {
-    let mut start = untracked(b);
-    for k in 0..b.parts.len() {
-        let (id, len) = &b.parts[k];
-        if id == pid {
-            let len = *len;
-            b.text.replace_range(start..start + len, text);
-            b.parts[k].1 = text.len();
+    sync_spans(b);
+    let mut start = 0;
+    for (id, len) in &mut b.parts {
+        if id.as_deref() == Some(pid) {
+            b.text.replace_range(start..start + *len, text);
+            *len = text.len();
             return;
         }
-        start += len;
+        start += *len;
     }
-    // A new part goes after the text the block already has (untracked text first).
     b.text.push_str(text);
-    b.parts.push((pid.to_owned(), text.len()));
+    b.parts.push((Some(pid.to_owned()), text.len()));
 }
 
 fn append_part(b: &mut TextBlock, pid: &str, delta: &str) {
-    if let Some((id, len)) = b.parts.last_mut()
-        && id == pid
-    {
-        b.text.push_str(delta);
-        *len += delta.len();
-        return;
-    }
-    let mut end = untracked(b);
-    for k in 0..b.parts.len() {
-        end += b.parts[k].1;
-        if b.parts[k].0 == pid {
+    sync_spans(b);
+    let mut end = 0;
+    for (id, len) in &mut b.parts {
+        end += *len;
+        if id.as_deref() == Some(pid) {
             b.text.insert_str(end, delta);
-            b.parts[k].1 += delta.len();
+            *len += delta.len();
             return;
         }
     }
     b.text.push_str(delta);
-    b.parts.push((pid.to_owned(), delta.len()));
+    b.parts.push((Some(pid.to_owned()), delta.len()));
 }
