@@ -77,7 +77,7 @@ impl KiloEventState {
         };
         let previous = self.seq.insert(session.to_owned(), seq);
         match previous {
-            Some(prev) if seq > prev + 1 => {
+            Some(prev) if seq > prev.saturating_add(1) => {
                 vec![EngineUpdate::GapDetected { session_id: Some(session.to_owned()) }]
             }
             _ => Vec::new(),

@@ -154,6 +154,10 @@ fn a_sync_sequence_jump_is_a_gap() {
     // After a reconnect the sequence starts over without a false gap.
     state.reset_stream();
     assert!(state.apply(sync(9)).is_empty());
+    // A jump to the top of the range is a gap; repeating the top value is neither a gap nor
+    // an overflow.
+    assert_eq!(state.apply(sync(u64::MAX)).len(), 1);
+    assert!(state.apply(sync(u64::MAX)).is_empty());
 }
 
 #[test]
