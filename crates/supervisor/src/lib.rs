@@ -31,6 +31,7 @@
 //!   supervisor stops and reports instead of looping.
 
 pub mod env;
+mod guard;
 pub mod kilo;
 pub mod redact;
 pub mod restart;
