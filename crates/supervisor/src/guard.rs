@@ -17,22 +17,27 @@
 //! misses only a process that rebuilds its environment from scratch (`env -i`) after leaving
 //! the group. The scan needs a `grep` with `-z` (GNU grep); without one only step 1 runs.
 //!
-//! On an orderly stop the group is stopped first, then the guard is SIGKILLed before its pipe
-//! closes, so it never signals a group id the system may have reused.
+//! Once the engine has exited and was reaped (orderly stop or crash), the bridge writes `sweep`
+//! to the pipe: the guard skips step 1 (the group id may be reused from then on; the bridge
+//! has already swept the group) and runs step 2 only, so detached tools do not outlive an
+//! orderly stop either. Dropped any other way, the guard is SIGKILLed before its pipe closes,
+//! so it never signals a group id the system may have reused.
 
-use std::io;
+use std::fs::File;
+use std::io::{self, Write};
 use std::process::Stdio;
 
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 
 /// The guard's interpreter.
 pub(crate) const GUARD_SHELL: &str = "/bin/sh";
-/// The environment variable marking the engine and everything it starts.
-pub(crate) const MARKER_VAR: &str = "BB_ENGINE_GUARD";
+/// The environment variable marking the engine and everything it starts (a fresh random
+/// value per spawn; not a secret).
+pub const MARKER_VAR: &str = "BB_ENGINE_GUARD";
 /// The guard's script: `$0` is the process group id, `$1` the marker entry `NAME=VALUE`.
 /// `kill -9 -PGID` is the form POSIX shells agree on (dash rejects `--` before it).
-const GUARD_SCRIPT: &str = r#"read _
-kill -9 -"$0" 2>/dev/null
+const GUARD_SCRIPT: &str = r#"read cmd
+[ "$cmd" = sweep ] || kill -9 -"$0" 2>/dev/null
 i=0
 while [ "$i" -lt 50 ]; do
   found=
@@ -49,8 +54,10 @@ done"#;
 pub(crate) struct GroupGuard {
     child: Child,
     pid: Option<u32>,
-    /// Held only to be closed: never written.
-    _pipe: ChildStdin,
+    /// The write end of the guard's stdin: closed when the bridge dies, `sweep` on request.
+    pipe: File,
+    /// Told to sweep: left to finish on its own instead of being disarmed on drop.
+    swept: bool,
 }
 
 impl GroupGuard {
@@ -75,13 +82,30 @@ impl GroupGuard {
         let pipe = child.stdin.take().ok_or_else(|| {
             io::Error::new(io::ErrorKind::BrokenPipe, "the group guard has no stdin pipe")
         })?;
+        let pipe = File::from(pipe.into_owned_fd()?);
         tracing::debug!(guard = pid, pgid, "engine group guard started");
-        Ok(Self { child, pid, _pipe: pipe })
+        Ok(Self { child, pid, pipe, swept: false })
+    }
+
+    /// The engine has exited and was reaped: the guard kills the marked processes left (not
+    /// the group) and exits by itself; the runtime reaps it. If it cannot be told, it is
+    /// disarmed instead.
+    pub(crate) fn sweep(mut self) {
+        // Six bytes into an empty pipe never block, even on a non-blocking descriptor.
+        match self.pipe.write_all(b"sweep\n") {
+            Ok(()) => {
+                tracing::debug!(guard = self.pid, "engine group guard sweeping");
+                self.swept = true;
+            }
+            Err(err) => {
+                tracing::warn!(guard = self.pid, %err, "cannot ask the engine group guard to sweep");
+            }
+        }
     }
 
     /// Stops the guard without it firing: SIGKILL while its pipe is still open. The process
     /// is reaped by the runtime once the handle is dropped.
-    pub(crate) fn disarm(&mut self) {
+    fn disarm(&mut self) {
         if let Err(err) = self.child.start_kill()
             && err.kind() != io::ErrorKind::InvalidInput
         {
@@ -93,7 +117,9 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         // Fields drop after this body: the kill is sent before the pipe closes.
-        self.disarm();
+        if !self.swept {
+            self.disarm();
+        }
     }
 }
 

@@ -13,7 +13,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::guard::{GUARD_SHELL, GroupGuard, MARKER_VAR, new_marker};
+pub use crate::guard::MARKER_VAR;
+use crate::guard::{GUARD_SHELL, GroupGuard, new_marker};
 use crate::redact::LineRedactor;
 use crate::spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
 
@@ -223,8 +224,8 @@ impl TokioProcess {
         kill_group(self.pid, signal);
     }
 
-    /// The engine has exited and was reaped: sweep whatever it left in its group, then disarm
-    /// the guard (the group is stopped, so it has nothing left to do).
+    /// The engine has exited and was reaped: sweep whatever it left in its group, then have
+    /// the guard sweep the marked processes that left the group (detached tools).
     fn record(&mut self, status: ExitStatus) -> ExitInfo {
         use std::os::unix::process::ExitStatusExt;
         let info = ExitInfo { code: status.code(), signal: status.signal() };
@@ -232,8 +233,8 @@ impl TokioProcess {
             tracing::info!(pid = self.pid, status = %info, "engine process exited");
             self.signal_group(libc::SIGKILL);
         }
-        if let Some(mut guard) = self.guard.take() {
-            guard.disarm();
+        if let Some(guard) = self.guard.take() {
+            guard.sweep();
         }
         self.exit = Some(info);
         info
@@ -288,7 +289,9 @@ impl Drop for TokioProcess {
                 _ => self.signal_group(libc::SIGKILL),
             }
         }
-        // Then the guard: disarmed by its own drop (killed before its pipe closes).
-        self.guard = None;
+        // Then the marked processes outside the group (the group itself is handled above).
+        if let Some(guard) = self.guard.take() {
+            guard.sweep();
+        }
     }
 }
