@@ -10,7 +10,7 @@
 //! 2. SIGKILLs every process whose environment holds the engine's marker variable
 //!    ([`MARKER_VAR`]`=<random per spawn>`, set in the engine's environment and inherited by
 //!    what it starts), repeating the `/proc` scan until a pass finds none (at most 50 passes),
-//!    so a process forked during a pass is caught by the next one.
+//!    so a process forked during a pass is caught by the next one (reads `/proc`: Linux).
 //!
 //! Step 2 exists because the Kilo engine starts its shell tools *detached* (`setsid`: a
 //! session and process group of their own), out of reach of the group signal. The marker
@@ -20,8 +20,8 @@
 //! Once the engine has exited and was reaped (orderly stop or crash), the bridge writes `sweep`
 //! to the pipe: the guard skips step 1 (the group id may be reused from then on; the bridge
 //! has already swept the group) and runs step 2 only, so detached tools do not outlive an
-//! orderly stop either. Dropped any other way, the guard is SIGKILLed before its pipe closes,
-//! so it never signals a group id the system may have reused.
+//! orderly stop either. If the guard cannot be told (the write fails), it is SIGKILLed before
+//! its pipe closes, so it never signals a group id the system may have reused.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -49,7 +49,8 @@ while [ "$i" -lt 50 ]; do
   i=$((i + 1))
 done"#;
 
-/// A running guard; dropping it disarms it (SIGKILL, then the pipe closes).
+/// A running guard; dropping it without a successful [`GroupGuard::sweep`] disarms it
+/// (SIGKILL, then the pipe closes).
 #[derive(Debug)]
 pub(crate) struct GroupGuard {
     child: Child,

@@ -202,7 +202,7 @@ struct TokioProcess {
     pid: Option<u32>,
     lines: mpsc::Receiver<OutputLine>,
     exit: Option<ExitInfo>,
-    /// Kills the group if the bridge dies; `None` once disarmed.
+    /// Kills the group and the marked processes if the bridge dies; `None` once told to sweep.
     guard: Option<GroupGuard>,
 }
 
