@@ -24,13 +24,21 @@
 //!   it dies with the thread that spawned it even when the bridge is killed with SIGKILL. The
 //!   death signal is tied to the spawning *thread*: spawn from a thread that lives as long as
 //!   the engine should (a tokio worker or the main thread, never a short-lived blocking
-//!   thread). Grandchildren the engine starts are reached by the group signal on an orderly
-//!   shutdown, not by the death signal.
+//!   thread). What the engine starts is reached by a *group guard* spawned with it (module
+//!   `guard`): a `/bin/sh` in a group of its own reading a pipe only the bridge holds. When the
+//!   bridge dies (SIGKILL included) the pipe closes and the guard SIGKILLs the engine's group
+//!   and then every process carrying the engine's per-spawn marker variable
+//!   [`tokio_spawner::MARKER_VAR`] — needed because Kilo 7.7.9 starts its shell tools
+//!   detached, in a session and group of their own. After the engine is reaped (orderly stop
+//!   or crash) the group is swept by the bridge and the guard is told to sweep the marked
+//!   processes only, never a group id that may have been reused. Only a descendant that left
+//!   the group *and* dropped its environment (`env -i`) escapes.
 //! * **Restarts.** [`restart::CrashHistory`] counts crashes in a sliding window: below the
 //!   limit it answers a doubling back-off delay, at the limit it opens the breaker and the
 //!   supervisor stops and reports instead of looping.
 
 pub mod env;
+mod guard;
 pub mod kilo;
 pub mod redact;
 pub mod restart;

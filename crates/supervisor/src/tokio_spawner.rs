@@ -1,6 +1,7 @@
 //! `TokioSpawner`: the process spawner port over `tokio::process` (the one place a process is
-//! created), with its own process group, a parent-death signal, and engine output forwarded to
-//! `tracing` redacted and line-capped.
+//! created), with its own process group, a parent-death signal, a group guard that kills the
+//! group when the bridge dies, and engine output forwarded to `tracing` redacted and
+//! line-capped.
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
@@ -12,6 +13,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
+pub use crate::guard::MARKER_VAR;
+use crate::guard::{GUARD_SHELL, GroupGuard, new_marker};
 use crate::redact::LineRedactor;
 use crate::spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
 
@@ -55,9 +58,25 @@ impl ProcessSpawner for TokioSpawner {
         for (name, value) in &spec.secret_env {
             cmd.env(name, value.expose_secret());
         }
+        let marker = new_marker();
+        cmd.env(MARKER_VAR, &marker);
         set_parent_death_signal(&mut cmd);
         let mut child = cmd.spawn()?;
         let pid = child.id();
+        let guard = match pid {
+            Some(pgid) => match GroupGuard::start(Command::new(GUARD_SHELL), pgid, &marker) {
+                Ok(guard) => guard,
+                Err(err) => {
+                    // The engine must not run unguarded: take it down before reporting.
+                    kill_group(pid, libc::SIGKILL);
+                    return Err(io::Error::new(
+                        err.kind(),
+                        format!("cannot start the engine group guard {GUARD_SHELL}: {err}"),
+                    ));
+                }
+            },
+            None => return Err(io::Error::other("the engine exited before it could be guarded")),
+        };
         let secrets: Vec<SecretString> = spec.secret_env.iter().map(|(_, v)| v.clone()).collect();
         let redactor = LineRedactor::new(secrets, self.max_line);
         let (tx, rx) = mpsc::channel(LINE_QUEUE);
@@ -82,7 +101,7 @@ impl ProcessSpawner for TokioSpawner {
             ));
         }
         tracing::info!(pid, program = %spec.program.display(), cwd = %spec.cwd.display(), "engine process started");
-        Ok(Box::new(TokioProcess { child, pid, lines: rx, exit: None }))
+        Ok(Box::new(TokioProcess { child, pid, lines: rx, exit: None, guard: Some(guard) }))
     }
 }
 
@@ -183,27 +202,39 @@ struct TokioProcess {
     pid: Option<u32>,
     lines: mpsc::Receiver<OutputLine>,
     exit: Option<ExitInfo>,
+    /// Kills the group and the marked processes if the bridge dies; `None` once told to sweep.
+    guard: Option<GroupGuard>,
+}
+
+/// Signals the process group `pid` leads (`process_group(0)` makes the child's pid its group id).
+fn kill_group(pid: Option<u32>, signal: i32) {
+    let Some(pgid) = pid.and_then(|p| i32::try_from(p).ok()) else { return };
+    // SAFETY: `kill` with a negative pid signals the process group we created for the child.
+    let rc = unsafe { libc::kill(-pgid, signal) };
+    if rc == -1 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ESRCH) {
+            tracing::warn!(pgid, signal, %err, "signalling the engine process group failed");
+        }
+    }
 }
 
 impl TokioProcess {
     fn signal_group(&self, signal: i32) {
-        let Some(pgid) = self.pid.and_then(|p| i32::try_from(p).ok()) else { return };
-        // SAFETY: `kill` with a negative pid signals the process group we created for the
-        // child (`process_group(0)` makes the child's pid its group id).
-        let rc = unsafe { libc::kill(-pgid, signal) };
-        if rc == -1 {
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::ESRCH) {
-                tracing::warn!(pgid, signal, %err, "signalling the engine process group failed");
-            }
-        }
+        kill_group(self.pid, signal);
     }
 
+    /// The engine has exited and was reaped: sweep whatever it left in its group, then have
+    /// the guard sweep the marked processes that left the group (detached tools).
     fn record(&mut self, status: ExitStatus) -> ExitInfo {
         use std::os::unix::process::ExitStatusExt;
         let info = ExitInfo { code: status.code(), signal: status.signal() };
         if self.exit.is_none() {
             tracing::info!(pid = self.pid, status = %info, "engine process exited");
+            self.signal_group(libc::SIGKILL);
+        }
+        if let Some(guard) = self.guard.take() {
+            guard.sweep();
         }
         self.exit = Some(info);
         info
@@ -230,11 +261,9 @@ impl EngineProcess for TokioProcess {
 
     async fn terminate(&mut self, grace: Duration) -> io::Result<ExitInfo> {
         if let Some(info) = self.exit {
-            self.signal_group(libc::SIGKILL);
             return Ok(info);
         }
         if let Some(status) = self.child.try_wait()? {
-            self.signal_group(libc::SIGKILL);
             return Ok(self.record(status));
         }
         self.signal_group(libc::SIGTERM);
@@ -246,16 +275,23 @@ impl EngineProcess for TokioProcess {
                 self.child.wait().await?
             }
         };
-        // Sweep whatever the engine left behind in its group.
-        self.signal_group(libc::SIGKILL);
         Ok(self.record(status))
     }
 }
 
 impl Drop for TokioProcess {
     fn drop(&mut self) {
-        if self.exit.is_none() && !matches!(self.child.try_wait(), Ok(Some(_))) {
-            self.signal_group(libc::SIGKILL);
+        if self.exit.is_none() {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    self.record(status);
+                }
+                _ => self.signal_group(libc::SIGKILL),
+            }
+        }
+        // Then the marked processes outside the group (the group itself is handled above).
+        if let Some(guard) = self.guard.take() {
+            guard.sweep();
         }
     }
 }

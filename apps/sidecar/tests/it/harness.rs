@@ -114,8 +114,9 @@ impl World {
         env
     }
 
-    /// Writes the engine config exactly as `engine-peer/run-engine.sh` does.
-    pub(crate) fn write_kilo_config(&self, mock_port: u16) {
+    /// Writes the engine config exactly as `engine-peer/run-engine.sh` does; `bash` is the
+    /// engine's permission for its shell tool (`"ask"` or `"allow"`).
+    pub(crate) fn write_kilo_config(&self, mock_port: u16, bash: &str) {
         let cfg = json!({
             "$schema": "https://app.kilo.ai/config.json",
             "model": "mock/mock-model",
@@ -128,7 +129,7 @@ impl World {
                 "options": {"baseURL": format!("http://127.0.0.1:{mock_port}/v1"), "apiKey": "mock-key"},
                 "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
                                           "limit": {"context": 128000, "output": 4096}}}}},
-            "permission": {"bash": "ask", "edit": "ask"},
+            "permission": {"bash": bash, "edit": "ask"},
             "enabled_providers": ["mock"],
             "snapshot": false
         });
@@ -420,14 +421,35 @@ pub(crate) fn children_of(pid: u32) -> Vec<u32> {
     out
 }
 
+/// Pids descending from `pid` (children, their children, …), in no particular order.
+pub(crate) fn descendants_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for child in children_of(parent) {
+            out.push(child);
+            frontier.push(child);
+        }
+    }
+    out
+}
+
 /// (ppid, state) from `/proc/PID/stat`.
 fn stat(pid: u32) -> Option<(u32, char)> {
+    let (ppid, state, _, _) = stat_ids(pid)?;
+    Some((ppid, state))
+}
+
+/// (ppid, state, process group, session) from `/proc/PID/stat`.
+pub(crate) fn stat_ids(pid: u32) -> Option<(u32, char, u32, u32)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &s[s.rfind(')')? + 2..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
-    Some((ppid, state))
+    let pgrp = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((ppid, state, pgrp, session))
 }
 
 /// Gone, or a zombie nobody reaped yet (it no longer runs or holds ports).

@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, cmdline, environ_names, environ_var, eventually, is_dead,
-    real_engine, streamed_text,
+    LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, environ_var, eventually,
+    is_dead, real_engine, stat_ids, streamed_text,
 };
 
 struct Kilo {
@@ -22,10 +22,15 @@ impl Kilo {
     /// Sidecar + engine + mock LLM, initialised and connected. `None` only when the real
     /// engine is explicitly opted out of.
     fn start() -> Option<Self> {
+        Self::start_with_bash("ask")
+    }
+
+    /// As [`Kilo::start`], with the engine's permission for its shell tool.
+    fn start_with_bash(bash: &str) -> Option<Self> {
         let bin = real_engine()?;
         let world = World::new();
         let mock = MockLlm::start(&world);
-        world.write_kilo_config(mock.port);
+        world.write_kilo_config(mock.port, bash);
         let project = world.path("project").display().to_string();
         let args =
             ["--workspace", &project, "--engine", "kilo", "--engine-bin", bin.to_str().unwrap()];
@@ -235,15 +240,40 @@ fn session_lifecycle_and_errors() {
     k.finish();
 }
 
-/// SIGKILL of the sidecar takes the engine with it (parent-death signal): no orphan.
+/// SIGKILL of the sidecar takes the engine with it (parent-death signal) and every process the
+/// engine started (the group guard): here a `sleep 600` run by the engine's shell tool.
 #[test]
 fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
-    let Some(mut k) = Kilo::start() else { return };
+    let Some(mut k) = Kilo::start_with_bash("allow") else { return };
     let engine = k.engine;
     assert!(!is_dead(engine));
+    let session = k.create_session();
+    k.send(&session, "Wait MOCK:bash:sleep%20600");
+    let mut tool = None;
+    eventually(LONG, "the engine's shell tool to run `sleep 600`", || {
+        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == "sleep 600");
+        tool.is_some()
+    });
+    let tool = tool.unwrap();
+    let _reaper = KillOnDrop(tool);
+    let ids = |p| stat_ids(p).map(|(_, _, pgrp, sid)| (pgrp, sid));
+    eprintln!("engine (pgrp, sid) {:?}; tool {:?}", ids(engine), ids(tool));
     // SAFETY: signalling our own child process.
     let rc = unsafe { libc::kill(i32::try_from(k.sidecar.child.id()).unwrap(), libc::SIGKILL) };
     assert_eq!(rc, 0);
     k.sidecar.child.wait().unwrap();
     eventually(Duration::from_secs(10), "the engine to die with the sidecar", || is_dead(engine));
+    eventually(Duration::from_secs(10), "the engine's tool process to die too", || is_dead(tool));
+}
+
+/// Kills a process left behind by a failed assertion, so a failing test leaks nothing.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if !is_dead(self.0) {
+            // SAFETY: a plain signal to a process this test found among the engine's.
+            unsafe { libc::kill(i32::try_from(self.0).unwrap_or(0), libc::SIGKILL) };
+        }
+    }
 }

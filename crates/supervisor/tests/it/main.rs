@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bb_supervisor::kilo::EngineEndpoint;
-use bb_supervisor::tokio_spawner::TokioSpawner;
+use bb_supervisor::tokio_spawner::{MARKER_VAR, TokioSpawner};
 use bb_supervisor::{
     EngineProcess, HealthProbe, KiloConfig, KiloSupervisor, OutputLine, ProbeError, ProcessSpawner,
     SpawnSpec, StartError,
@@ -64,13 +64,16 @@ async fn the_child_gets_exactly_its_env_and_the_secret_is_redacted() {
     assert_eq!(status.code, Some(0));
     let names: Vec<&str> =
         lines.iter().filter_map(|l| l.text.split_once('=').map(|(k, _)| k)).collect();
-    // What sh adds itself (PWD, SHLVL, _) aside, nothing but what was given.
+    // What sh adds itself (PWD, SHLVL, _) and the guard's marker aside, nothing but what was
+    // given.
     for name in &names {
         assert!(
-            ["PATH", "XDG_DATA_HOME", "KILO_SERVER_PASSWORD", "PWD", "SHLVL", "_"].contains(name),
+            ["PATH", "XDG_DATA_HOME", "KILO_SERVER_PASSWORD", "PWD", "SHLVL", "_", MARKER_VAR]
+                .contains(name),
             "unexpected {name}"
         );
     }
+    assert!(names.contains(&MARKER_VAR));
     assert!(names.contains(&"KILO_SERVER_PASSWORD"));
     assert!(
         lines.iter().all(|l| !l.text.contains("hunter2-secret")),
@@ -108,6 +111,52 @@ async fn terminate_stops_the_whole_group() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the engine's own child {grandchild} outlived the shutdown");
+}
+
+/// A process the engine started in a session of its own (as Kilo starts its shell tools) is
+/// out of reach of the group signal; the guard's marker sweep ends it after the stop.
+#[tokio::test]
+async fn terminate_also_ends_a_detached_descendant() {
+    let spawner = TokioSpawner::default();
+    let path = std::env::var("PATH").unwrap();
+    let script = "setsid sleep 300 & echo \"child $!\"; wait";
+    let mut p = spawner.spawn(sh(script, &[("PATH", &path)], None)).unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(10), p.next_line()).await.unwrap().unwrap();
+    let detached: u32 = line.text.strip_prefix("child ").unwrap().parse().unwrap();
+    let _reaper = KillOnDrop(detached);
+    for _ in 0..100 {
+        if session_of(detached) == Some(detached) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(session_of(detached), Some(detached), "not detached");
+    p.terminate(Duration::from_secs(5)).await.unwrap();
+    for _ in 0..200 {
+        if !alive(detached) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the engine's detached child {detached} outlived the shutdown");
+}
+
+/// The session id from `/proc/PID/stat`.
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Kills a process a failed assertion left behind.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            // SAFETY: a plain signal to the process this test started.
+            unsafe { libc::kill(i32::try_from(self.0).unwrap(), libc::SIGKILL) };
+        }
+    }
 }
 
 #[tokio::test]
