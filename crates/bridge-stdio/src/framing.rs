@@ -3,11 +3,14 @@
 use std::future::Future;
 
 use bb_protocol::v1::{V1Error, V1Response};
-use bb_protocol::{Limits, V1Message, decode_v1};
+use bb_protocol::{Limits, Rejection, V1Message, decode_v1};
 use bb_service::{Inbound, WebviewSink};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use crate::answer::{self, Refused};
+use crate::line::{Line, read_line};
 
 /// The running bridge tasks.
 #[derive(Debug)]
@@ -65,70 +68,47 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                 break;
             }
         };
-        match read {
-            Ok(true) => {}
-            Ok(false) => {
+        let line = match read {
+            Ok(Line::End) => {
                 tracing::info!("webview input closed");
                 break;
             }
+            Ok(line) => line,
             Err(err) => {
                 tracing::warn!(%err, "reading webview input failed");
                 break;
             }
-        }
+        };
         line_no += 1;
-        match decode_v1(&buf, &limits) {
-            Ok(V1Message::Request(request)) => {
-                if to_service.send(Inbound::Request(request)).await.is_err() {
-                    break;
+        let (rejection, refused) = match line {
+            Line::TooLong { len, id } => {
+                (Rejection::too_large(len, limits.max_bytes).answering(id), Refused::TooLong(len))
+            }
+            Line::Complete | Line::End => match decode_v1(&buf, &limits) {
+                Ok(V1Message::Request(request)) => {
+                    if to_service.send(Inbound::Request(request)).await.is_err() {
+                        break;
+                    }
+                    continue;
                 }
-            }
-            Ok(other) => {
-                let kind = if matches!(other, V1Message::Response(_)) { "res" } else { "evt" };
-                tracing::warn!(
-                    line = line_no,
-                    kind,
-                    "protocol violation: the webview may only send requests"
-                );
-            }
-            Err(rejection) => {
-                tracing::warn!(line = line_no, code = %rejection.code, detail = %rejection.detail, "protocol violation");
-                if let Some(response) = rejection.v1_response()
-                    && rejections.send(V1Message::Response(response)).await.is_err()
-                {
-                    break;
+                Ok(other) => {
+                    let kind = if matches!(other, V1Message::Response(_)) { "res" } else { "evt" };
+                    tracing::warn!(
+                        line = line_no,
+                        kind,
+                        "protocol violation: the webview may only send requests"
+                    );
+                    continue;
                 }
-            }
-        }
-    }
-}
-
-/// Reads one line into `buf` (terminator dropped), keeping at most `cap` bytes; the rest of
-/// an over-long line is consumed and discarded. `false` at end of input.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> std::io::Result<bool> {
-    buf.clear();
-    let mut any = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(any);
-        }
-        any = true;
-        let newline = available.iter().position(|&b| b == b'\n');
-        let take = newline.unwrap_or(available.len());
-        let keep = take.min(cap.saturating_sub(buf.len()));
-        buf.extend_from_slice(&available[..keep]);
-        let consumed = newline.map_or(available.len(), |p| p + 1);
-        reader.consume(consumed);
-        if newline.is_some() {
-            if buf.last() == Some(&b'\r') && buf.len() < cap {
-                buf.pop();
-            }
-            return Ok(true);
+                Err(rejection) => (answer::with_sniffed_id(rejection, &buf), Refused::Held(&buf)),
+            },
+        };
+        let answered = rejection.id.is_some();
+        tracing::warn!(line = line_no, code = %rejection.code, answered, "protocol violation");
+        if let Some(response) = answer::response(&rejection, refused, &limits)
+            && rejections.send(V1Message::Response(response)).await.is_err()
+        {
+            break;
         }
     }
 }

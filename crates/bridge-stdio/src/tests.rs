@@ -75,8 +75,77 @@ async fn an_over_long_line_is_skipped_and_the_next_one_served() {
     });
     let Some(Inbound::Request(req)) = sink.inbound.recv().await else { panic!("no request") };
     assert_eq!(req.id, "ok");
+    let answer = next_line(&mut p.from_bridge).await;
+    assert_eq!(answer["id"], "big");
+    assert_eq!(answer["error"]["code"], "payload_too_large");
+    assert_eq!(answer["error"]["details"]["limit"], "maxBytes");
+    assert_eq!(answer["error"]["details"]["max"], 1024);
     drop(writer.await.unwrap());
     assert!(sink.inbound.recv().await.is_none());
+}
+
+/// Each bad line whose id can be read gets exactly one error response naming the limit,
+/// in input order; lines without a readable id get none.
+#[tokio::test]
+async fn bad_lines_with_a_readable_id_get_exactly_one_answer() {
+    let (mut p, mut sink, _bridge) = pipes(Limits::default());
+    let huge = format!(
+        "{{\"v\":1,\"kind\":\"req\",\"id\":\"huge\",\"method\":\"bb.sendMessage\",\"params\":{{\"sessionId\":\"s\",\"text\":\"{}\"}}}}\n",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    let late = format!(
+        "{{\"params\":{{\"text\":\"{}\"}},\"v\":1,\"kind\":\"req\",\"method\":\"bb.init\",\"id\":\"late\"}}\n",
+        "y".repeat(2 * 1024 * 1024)
+    );
+    let deep = format!(
+        "{{\"v\":1,\"kind\":\"req\",\"id\":\"deep\",\"method\":\"bb.init\",\"params\":{{\"x\":{}{}}}}}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let mut utf8 =
+        b"{\"v\":1,\"kind\":\"req\",\"id\":\"utf8\",\"method\":\"bb.init\",\"params\":{\"x\":\""
+            .to_vec();
+    utf8.extend_from_slice(&[0xc3, 0x28, b'"', b'}', b'}', b'\n']);
+    let mut input = Vec::new();
+    for line in [huge.as_bytes(), late.as_bytes(), deep.as_bytes(), &utf8, b"{\"no\":\"id\"\n"] {
+        input.extend_from_slice(line);
+    }
+    input.extend_from_slice(b"{\"v\":1,\"kind\":\"req\",\"id\":\"ok\",\"method\":\"bb.init\"}\n");
+    let writer = tokio::spawn(async move {
+        p.to_bridge.write_all(&input).await.unwrap();
+        p.to_bridge
+    });
+    let expected = [
+        (
+            "huge",
+            "payload_too_large",
+            json!({"limit": "maxBytes", "max": 1024 * 1024, "size": huge.len() - 1}),
+        ),
+        (
+            "late",
+            "payload_too_large",
+            json!({"limit": "maxBytes", "max": 1024 * 1024, "size": late.len() - 1}),
+        ),
+        ("deep", "invalid_json", json!({"limit": "maxDepth", "max": 100})),
+        ("utf8", "invalid_json", json!({"encoding": "utf-8", "offset": utf8.len() - 6})),
+    ];
+    for (id, code, details) in expected {
+        let answer = next_line(&mut p.from_bridge).await;
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["ok"], false);
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["error"]["details"], details, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains("send"), "{answer}");
+    }
+    let Some(Inbound::Request(req)) = sink.inbound.recv().await else { panic!("no request") };
+    assert_eq!(req.id, "ok");
+    let p_to_bridge = writer.await.unwrap();
+    drop(p_to_bridge);
+    assert!(sink.inbound.recv().await.is_none());
+    drop(sink);
+    // Nothing else was written: one answer per readable id.
+    let rest = tokio::time::timeout(Duration::from_secs(5), p.from_bridge.next_line()).await;
+    assert!(matches!(rest, Ok(Ok(None))), "{rest:?}");
 }
 
 #[tokio::test]

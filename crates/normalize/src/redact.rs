@@ -1,5 +1,11 @@
 //! Secret redaction: sensitive keys (nested, headers, URL query strings) and values that look
 //! like credentials. Pure and idempotent; the log-line form is one line capped in bytes.
+//!
+//! In free text a redacted value is one token (a quoted string, `key=token`, or for
+//! `key: value` an optional auth scheme plus one token, continued through `; `-separated
+//! cookie pairs): the words after it are kept, so a log line stays readable
+//! (`Authorization: Bearer X now` → `Authorization: Bearer [REDACTED] now`). A value with
+//! spaces in it after `key:` loses only its first word to the redaction; secrets are tokens.
 
 use std::sync::LazyLock;
 
@@ -113,9 +119,16 @@ static KNOWN_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
 const TEXT_KEY: &str = r#"(?P<k>[A-Za-z0-9_.-]*(?:token|api[_.-]?key|authorization|cookie|passw(?:or)?d|secret|credential|private[_.-]?key|access[_.-]?key)[A-Za-z0-9_.-]*)(?P<q1>"?)"#;
 /// A quoted value (JSON inside text).
 const QUOTED: &str = r#""(?:[^"\\\n]|\\.)*""#;
-/// `key: value` (headers, YAML, JSON in text): the value runs to the end of the line.
+/// One unquoted value token of a `key: value` pair.
+const TOKEN: &str = r#"[^\s",};]+"#;
+/// `key: value` (headers, YAML, JSON in text): the value is a quoted string, or an optional
+/// auth scheme (`Bearer`, `Basic`, …, kept) and one token, continued through `;`-separated
+/// tokens (a cookie list). The words after it are kept: `Authorization: Bearer X now` keeps
+/// `now`.
 static KEY_COLON: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(r#"(?i){TEXT_KEY}(?P<sep>[ \t]*:[ \t]*)(?P<v>\[REDACTED\]|{QUOTED}|[^\r\n",}}]+)"#))
+    re(&format!(
+        r#"(?i){TEXT_KEY}(?P<sep>[ \t]*:[ \t]*)(?P<v>\[REDACTED\]|{QUOTED}|(?P<scheme>(?:bearer|basic|digest|token|negotiate|ntlm)[ \t]+)?{TOKEN}(?:;[ \t]*{TOKEN})*)"#
+    ))
 });
 /// `key=value` (env lines, query strings, cookies): the value is one token.
 static KEY_EQ: LazyLock<Regex> = LazyLock::new(|| {
@@ -163,12 +176,13 @@ pub fn redact_text(s: &str) -> String {
             || bare.ends_with(REDACTED)
             || (k.to_ascii_lowercase().ends_with("tokens")
                 && bare.chars().all(|ch| ch.is_ascii_digit()));
+        let scheme = c.name("scheme").map_or("", |m| m.as_str());
         if keep {
             c[0].to_owned()
         } else if v.starts_with('"') {
             format!("{k}{}{}\"{REDACTED}\"", &c["q1"], &c["sep"])
         } else {
-            format!("{k}{}{}{REDACTED}", &c["q1"], &c["sep"])
+            format!("{k}{}{}{scheme}{REDACTED}", &c["q1"], &c["sep"])
         }
     };
     let out = KEY_COLON.replace_all(&out, pair);

@@ -18,6 +18,10 @@
 //!   anything else, so an oversized message is `payload_too_large` even if it is not JSON.
 //! - Nesting deeper than [`Limits::max_depth`] (default 100) is `invalid_json`, found by an
 //!   iterative pre-scan before parsing; the parser never recurses past it.
+//! - A message the decoder cannot read an id from (too long, too deep, not UTF-8, not JSON)
+//!   may still be a request: [`IdSniffer`] reads its top-level `kind` and `id` from the raw
+//!   bytes, fed in chunks (a bridge never holds an over-long line whole), so the sender still
+//!   gets its error response ([`Rejection::answering`]).
 //! - Not UTF-8, empty, whitespace-only or not JSON: `invalid_json`. JSON but not an object:
 //!   `invalid_envelope`.
 //! - v1: `v` is checked before `kind`. Missing or non-numeric `v` (including the string
@@ -53,6 +57,7 @@ mod macros;
 mod marker;
 mod reject;
 pub mod schema;
+mod sniff;
 pub mod typescript;
 pub mod v1;
 mod verdict;
@@ -61,6 +66,7 @@ pub mod ws;
 pub use limits::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Limits};
 pub use marker::{EventTag, EvtTag, ProtocolV1, ReqTag, RequestTag, ResTag, ResponseTag};
 pub use reject::{RejectCode, Rejection};
+pub use sniff::{IdSniffer, MAX_SNIFFED_ID_BYTES, sniff_request_id};
 pub use v1::{V1Message, decode_v1};
 pub use verdict::{Message, Transport, UnknownTransport, Verdict, decode};
 pub use ws::{WsMessage, decode_ws};

@@ -33,18 +33,24 @@ impl Limits {
     /// Checks the byte length, then scans the nesting depth without recursion.
     pub(crate) fn precheck(&self, raw: &[u8]) -> Result<(), Rejection> {
         if raw.len() > self.max_bytes {
-            return Err(Rejection::new(
-                RejectCode::PayloadTooLarge,
-                format!("message is {} bytes, limit is {}", raw.len(), self.max_bytes),
-            ));
+            return Err(Rejection::too_large(raw.len() as u64, self.max_bytes));
         }
-        if nesting_depth_exceeds(raw, self.max_depth) {
+        if self.depth_exceeded(raw) {
             return Err(Rejection::new(
                 RejectCode::InvalidJson,
-                format!("nesting deeper than {} levels", self.max_depth),
+                format!(
+                    "nesting deeper than {} levels (the maxDepth limit); send flatter params",
+                    self.max_depth
+                ),
             ));
         }
         Ok(())
+    }
+
+    /// Whether `raw` nests arrays/objects deeper than [`Limits::max_depth`] (the check behind
+    /// a nesting `invalid_json`), so a bridge can name the limit in its answer.
+    pub fn depth_exceeded(&self, raw: &[u8]) -> bool {
+        nesting_depth_exceeds(raw, self.max_depth)
     }
 }
 

@@ -79,4 +79,25 @@ impl Rejection {
         self.id = id.map(str::to_owned);
         self
     }
+
+    /// `payload_too_large` for a message of `size` bytes over the byte limit `max`: what
+    /// [`crate::decode_v1`] answers, also for a bridge that measured a line without holding it.
+    pub fn too_large(size: u64, max: usize) -> Self {
+        Rejection::new(
+            RejectCode::PayloadTooLarge,
+            format!(
+                "message is {size} bytes, over the maxBytes limit of {max}; send large content \
+                 in smaller parts (an attachment, or several messages)"
+            ),
+        )
+    }
+
+    /// The same rejection, answering request `id` when the decoder could not read one (the
+    /// bridge read it with [`crate::IdSniffer`]). An id the decoder read is kept.
+    pub fn answering(mut self, id: Option<String>) -> Self {
+        if self.id.is_none() {
+            self.id = id;
+        }
+        self
+    }
 }

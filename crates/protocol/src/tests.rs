@@ -215,3 +215,5 @@ fn reject_codes_round_trip() {
         assert_eq!(RejectCode::from_code(code.as_str()), Some(code));
     }
 }
+
+mod sniff;

@@ -137,3 +137,33 @@ proptest! {
         prop_assert_eq!(redact_log_line(&line, cap), line);
     }
 }
+
+/// Plain words that are no credential and name no secret.
+fn word() -> impl Strategy<Value = String> {
+    "[a-z]{2,10}".prop_filter("not a sensitive word or auth scheme", |w| {
+        !is_sensitive_key(w)
+            && !["bearer", "basic", "digest", "token", "negotiate", "ntlm"].contains(&w.as_str())
+    })
+}
+
+proptest! {
+    /// A redacted credential takes only itself: the words after it survive, in order.
+    #[test]
+    fn words_after_a_redacted_value_are_kept(
+        secret in "[A-Za-z0-9._~+/=-]{1,40}",
+        (key, scheme) in prop_oneof![
+            Just(("Authorization: ", "Bearer ")),
+            Just(("Proxy-Authorization: ", "Basic ")),
+            Just(("password: ", "")),
+            Just(("token: ", "")),
+            Just(("api_key=", "")),
+        ],
+        words in proptest::collection::vec(word(), 1..5),
+    ) {
+        let tail = words.join(" ");
+        let text = format!("{key}{scheme}{secret} {tail}");
+        let out = redact_text(&text);
+        prop_assert!(out.ends_with(&format!("{REDACTED} {tail}")), "{} -> {}", text, out);
+        prop_assert_eq!(redact_text(&out), out.clone());
+    }
+}
