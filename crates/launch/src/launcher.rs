@@ -194,7 +194,7 @@ impl Launcher {
                     username: args.engine_username.clone(),
                     password,
                 };
-                adapter.reconnect(endpoint).await.map_err(LaunchError::Attach)?;
+                adapter.reconnect(endpoint.into()).await.map_err(LaunchError::Attach)?;
                 None
             }
             None => {

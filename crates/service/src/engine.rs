@@ -225,12 +225,10 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         unsupported(self.name(), "bb.downloadArtifact")
     }
 
-    /// Points the adapter at a restarted engine (new URL and credentials) and resumes its
-    /// event stream. Engines the bridge does not supervise keep the default.
-    async fn reconnect(
-        &self,
-        _endpoint: bb_supervisor::kilo::EngineEndpoint,
-    ) -> Result<(), EngineError> {
+    /// Points the adapter at a (restarted) engine (new URL and credentials) and resumes its
+    /// event stream. The endpoint is engine-neutral; an adapter refuses one it cannot speak
+    /// to with `invalid_request`. Engines the bridge does not supervise keep the default.
+    async fn reconnect(&self, _endpoint: crate::Endpoint) -> Result<(), EngineError> {
         unsupported(self.name(), "reconnect")
     }
 

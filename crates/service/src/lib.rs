@@ -34,12 +34,14 @@
 
 pub mod breadboard;
 mod clock;
+mod endpoint;
 pub mod engine;
 pub mod kilo;
 mod service;
 pub mod sink;
 
 pub use clock::SystemClock;
+pub use endpoint::Endpoint;
 pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,

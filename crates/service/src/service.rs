@@ -247,7 +247,7 @@ impl Service {
                 let adapter = self.adapter.clone();
                 let endpoint = engine.endpoint;
                 return vec![Box::pin(async move {
-                    Completion::Bound(adapter.reconnect(endpoint).await)
+                    Completion::Bound(adapter.reconnect(endpoint.into()).await)
                 })];
             }
             Event::Completed(Completion::Started(Err(err))) => {

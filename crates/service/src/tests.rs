@@ -3,6 +3,7 @@
 //! BreadBoard mapping (`tests/breadboard.rs`).
 
 mod breadboard;
+mod endpoint;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -35,18 +35,18 @@ use bb_engine_client::kilo::{
     CreateSession, KiloClient, KiloRouterHandle, PromptRequest, RouterOptions, Session,
     spawn_router,
 };
-use bb_engine_client::transport::{EngineTransport, HttpOptions};
+use bb_engine_client::transport::{EngineAuth, EngineTransport, HttpOptions, HttpTransport};
 use bb_protocol::v1::{
     Capabilities, ConnectionStatus, CreateSessionParams, EngineInfo, EngineKind, EngineStatus,
     InitResult, ListSessionsResult, SendMessageParams, SendMessageResult, SessionAck,
     SessionParams, SessionSummary,
 };
-use bb_supervisor::kilo::EngineEndpoint;
 use tokio::task::JoinHandle;
 
 pub use probe::KiloProbe;
 pub use pump::REHYDRATED_EVENT;
 
+use crate::Endpoint;
 use crate::engine::{EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel};
 use errors::{checked_session_id, map};
 
@@ -240,8 +240,14 @@ impl EngineAdapter for KiloAdapter {
         Ok(SessionAck { session_id: params.session_id })
     }
 
-    async fn reconnect(&self, endpoint: EngineEndpoint) -> Result<(), EngineError> {
-        let transport = probe::transport_for(&endpoint, self.options)
+    async fn reconnect(&self, endpoint: Endpoint) -> Result<(), EngineError> {
+        let Endpoint::Http { base_url, auth } = endpoint;
+        if matches!(auth, EngineAuth::Bearer(_)) {
+            return Err(EngineError::InvalidRequest(
+                "a Kilo server takes Basic auth or none, not a bearer token".into(),
+            ));
+        }
+        let transport = HttpTransport::new(&base_url, auth, self.options)
             .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
         self.bind(Arc::new(transport));
         Ok(())
