@@ -1,7 +1,8 @@
 //! `bb-sidecar`: the stdio bridge binary. One webview speaks v1 JSON Lines on stdin/stdout;
 //! one engine serves the workspace, either spawned and supervised by the sidecar or attached
 //! to by URL, or (the default) the offline demo: a fake BreadBoard engine in-process playing
-//! a recorded turn. Logs go to stderr; stdout carries only envelopes. The engine flags and
+//! a recorded turn. Logs go to stderr, every line redacted (`bb-logging`); stdout carries only
+//! envelopes. The engine flags and
 //! the engine setup live in `bb-launch`, shared with `bb-gateway`.
 
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use bb_launch::{EngineArgs, EngineParts, Launcher};
 use bb_protocol::Limits;
 use bb_service::{Service, SystemClock};
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 /// The stdio sidecar: a webview speaks the v1 envelope as JSON Lines on stdin/stdout (one
 /// envelope per line); the sidecar drives one engine for the workspace. Logs go to stderr
@@ -26,13 +26,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
+    bb_logging::init();
     // The service loop runs on this (main) thread: the engine is spawned from it, and its
     // parent-death signal is tied to the spawning thread.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
