@@ -4,6 +4,7 @@
 
 mod breadboard;
 mod endpoint;
+mod restart;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

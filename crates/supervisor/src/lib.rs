@@ -47,6 +47,8 @@ pub mod tokio_spawner;
 
 pub use kilo::{HealthProbe, KiloConfig, KiloSupervisor, ProbeError, RunningEngine, StartError};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
+#[cfg(any(test, feature = "mock"))]
+pub use spawn::MockProcessSpawner;
 pub use spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
 pub use tokio_spawner::TokioSpawner;
 

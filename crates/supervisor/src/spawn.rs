@@ -90,7 +90,9 @@ pub trait EngineProcess: Send + fmt::Debug {
     async fn terminate(&mut self, grace: Duration) -> io::Result<ExitInfo>;
 }
 
-/// Starts engine processes.
+/// Starts engine processes. With the `mock` feature (and in this crate's tests) mockall
+/// generates `MockProcessSpawner`, for tests where the sequence of spawns is under test.
+#[cfg_attr(any(test, feature = "mock"), mockall::automock)]
 pub trait ProcessSpawner: Send + Sync + fmt::Debug {
     /// Spawns one process as described.
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn EngineProcess>>;
