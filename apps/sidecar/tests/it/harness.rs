@@ -249,6 +249,13 @@ impl Sidecar {
         stdin.flush().unwrap();
     }
 
+    /// Writes raw bytes (no terminator added): for input that is not UTF-8.
+    pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }

@@ -13,3 +13,4 @@ mod faults;
 mod harness;
 mod kilo;
 mod protocol;
+mod robustness;
