@@ -37,6 +37,7 @@ mod clock;
 mod endpoint;
 pub mod engine;
 pub mod kilo;
+mod order;
 mod service;
 pub mod sink;
 

@@ -4,6 +4,7 @@
 
 mod breadboard;
 mod endpoint;
+mod order;
 mod restart;
 
 use std::sync::{Arc, Mutex};
