@@ -4,6 +4,7 @@
 
 mod breadboard;
 mod endpoint;
+mod metrics;
 mod order;
 mod restart;
 

@@ -1,0 +1,203 @@
+//! `Metrics`: the bridge's counters, answered by `bb.command {command: "metrics"}`. Pure:
+//! the loop reports what it sees (requests, responses, what it writes, engine lifecycle) with
+//! `now` passed in.
+//!
+//! Names follow the Kilo backend plan's telemetry table (`kilo.cli.*`) and mean the same for
+//! every engine:
+//!
+//! * `kilo.cli.chat.ttft_ms` — from a `bb.sendMessage` to the first
+//!   `transcript.assistant_stream` item of that session written to a webview: last, p50, p95
+//!   and max over the last 256 turns, and the count.
+//! * `kilo.cli.sse.reconnect_count` — the engine event stream went from connected to
+//!   connecting.
+//! * `kilo.cli.sse.auth_failures` — calls or starts refused with `engine_auth`.
+//! * `kilo.cli.session.rehydrate_fail_count` — sessions whose continuity was lost (a gap the
+//!   engine could not fill, a failed rebuild).
+//! * `kilo.cli.adapter.unknown_event_type` — items written with class `unknown_event`.
+//! * `kilo.cli.server.crash_count` — exits or failed starts of the supervised engine.
+//! * `kilo.cli.permissions.prompt_count` — `permission.request` items written.
+//! * `kilo.cli.security.out_of_scope_path_attempt_count` — calls answered
+//!   `path_outside_workspace`.
+//! * `kilo.cli.tools.write.allow_count` / `deny_count` — `bb.approvePermission` answers
+//!   (`allow_once`/`allow_rule` vs `deny`) the engine accepted. The bridge does not know which
+//!   permissions are writes, so every permission answer counts.
+//!
+//! Under `bridge`: requests, error responses by code, events written, engine restarts,
+//! breaker trips and rehydrated sessions. `kilo.cli.credentials.insecure_storage_detected`
+//! is not reported: the bridge stores no credentials.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+/// Turns kept for the time-to-first-token percentiles.
+const TTFT_SAMPLES: usize = 256;
+
+/// The counters.
+#[derive(Debug, Default)]
+pub(crate) struct Metrics {
+    requests: u64,
+    errors: BTreeMap<String, u64>,
+    events: u64,
+    unknown_events: u64,
+    permission_prompts: u64,
+    permission_allows: u64,
+    permission_denies: u64,
+    out_of_scope_paths: u64,
+    reconnects: u64,
+    auth_failures: u64,
+    continuity_lost: u64,
+    rehydrations: u64,
+    crashes: u64,
+    restarts: u64,
+    breaker_trips: u64,
+    connected: bool,
+    /// Sessions with a `bb.sendMessage` awaiting its first assistant text.
+    sent_at: HashMap<String, Instant>,
+    ttft_ms: VecDeque<f64>,
+    ttft_count: u64,
+}
+
+impl Metrics {
+    /// A request arrived.
+    pub(crate) fn request(&mut self) {
+        self.requests += 1;
+    }
+
+    /// A `bb.sendMessage` for `session_id` was dispatched at `now`.
+    pub(crate) fn message_sent(&mut self, session_id: &str, now: Instant) {
+        self.sent_at.insert(session_id.to_owned(), now);
+    }
+
+    /// A `bb.approvePermission` answer was accepted.
+    pub(crate) fn permission_answered(&mut self, allowed: bool) {
+        if allowed {
+            self.permission_allows += 1;
+        } else {
+            self.permission_denies += 1;
+        }
+    }
+
+    /// An error response with `code` was written.
+    pub(crate) fn error(&mut self, code: &str) {
+        *self.errors.entry(code.to_owned()).or_default() += 1;
+        match code {
+            "engine_auth" => self.auth_failures += 1,
+            "path_outside_workspace" => self.out_of_scope_paths += 1,
+            _ => {}
+        }
+    }
+
+    /// Event items of `session_id` with these classes were written at `now`.
+    pub(crate) fn events_written<'a>(
+        &mut self,
+        session_id: &str,
+        classes: impl IntoIterator<Item = &'a str>,
+        now: Instant,
+    ) {
+        for class in classes {
+            self.events += 1;
+            match class {
+                "unknown_event" => self.unknown_events += 1,
+                "permission.request" => self.permission_prompts += 1,
+                "transcript.assistant_stream" => {
+                    if let Some(sent) = self.sent_at.remove(session_id) {
+                        let ms = now.saturating_duration_since(sent).as_secs_f64() * 1000.0;
+                        if self.ttft_ms.len() == TTFT_SAMPLES {
+                            self.ttft_ms.pop_front();
+                        }
+                        self.ttft_ms.push_back(ms);
+                        self.ttft_count += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The engine link is connected (`true`) or not; a drop after a connection counts as a
+    /// reconnect.
+    pub(crate) fn connection(&mut self, connected: bool) {
+        if self.connected && !connected {
+            self.reconnects += 1;
+        }
+        self.connected = connected;
+    }
+
+    /// Continuity of a session (or of all) was lost.
+    pub(crate) fn continuity_lost(&mut self) {
+        self.continuity_lost += 1;
+    }
+
+    /// A session was rebuilt after a reconnect.
+    pub(crate) fn rehydrated(&mut self) {
+        self.rehydrations += 1;
+    }
+
+    /// The supervised engine exited or failed to start.
+    pub(crate) fn crash(&mut self, auth: bool) {
+        self.crashes += 1;
+        self.connected = false;
+        if auth {
+            self.auth_failures += 1;
+        }
+    }
+
+    /// A (re)start of the supervised engine began.
+    pub(crate) fn restart(&mut self) {
+        self.restarts += 1;
+    }
+
+    /// The crash-loop breaker opened.
+    pub(crate) fn breaker_tripped(&mut self) {
+        self.breaker_trips += 1;
+    }
+
+    /// Reconnects so far (for `bb/connection` diagnostics).
+    pub(crate) fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
+    /// The counters as `bb.command metrics` returns them.
+    pub(crate) fn snapshot(&self) -> Value {
+        let mut sorted: Vec<f64> = self.ttft_ms.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let ttft = json!({
+            "count": self.ttft_count,
+            "last": self.ttft_ms.back(),
+            "p50": percentile(&sorted, 50),
+            "p95": percentile(&sorted, 95),
+            "max": sorted.last(),
+        });
+        json!({
+            "kilo.cli.chat.ttft_ms": ttft,
+            "kilo.cli.sse.reconnect_count": self.reconnects,
+            "kilo.cli.sse.auth_failures": self.auth_failures,
+            "kilo.cli.session.rehydrate_fail_count": self.continuity_lost,
+            "kilo.cli.adapter.unknown_event_type": self.unknown_events,
+            "kilo.cli.server.crash_count": self.crashes,
+            "kilo.cli.permissions.prompt_count": self.permission_prompts,
+            "kilo.cli.security.out_of_scope_path_attempt_count": self.out_of_scope_paths,
+            "kilo.cli.tools.write.allow_count": self.permission_allows,
+            "kilo.cli.tools.write.deny_count": self.permission_denies,
+            "bridge": {
+                "requests": self.requests,
+                "errors": self.errors,
+                "events": self.events,
+                "engineRestarts": self.restarts,
+                "breakerTrips": self.breaker_trips,
+                "rehydrations": self.rehydrations,
+            },
+        })
+    }
+}
+
+/// Nearest-rank percentile of sorted samples.
+fn percentile(sorted: &[f64], p: usize) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
