@@ -9,8 +9,10 @@
 )]
 
 mod breadboard;
+mod breaker;
 mod faults;
 mod harness;
 mod kilo;
+mod ordering;
 mod protocol;
 mod robustness;
