@@ -42,9 +42,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (sink, to_service, from_service) = bb_service::sink::channels();
-    let rejections = sink.outbound.clone();
-    let reader =
-        tokio::spawn(read_loop(BufReader::new(reader), to_service, rejections, limits, shutdown));
+    let reader = tokio::spawn(read_loop(BufReader::new(reader), to_service, limits, shutdown));
     let writer = tokio::spawn(write_loop(writer, from_service, limits));
     (sink, Bridge { reader, writer })
 }
@@ -52,7 +50,6 @@ where
 async fn read_loop<R: AsyncBufRead + Unpin>(
     mut reader: R,
     to_service: mpsc::Sender<Inbound>,
-    rejections: mpsc::Sender<V1Message>,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
@@ -105,8 +102,9 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         };
         let answered = rejection.id.is_some();
         tracing::warn!(line = line_no, code = %rejection.code, answered, "protocol violation");
+        // The answer takes its turn in the service, after the responses to earlier requests.
         if let Some(response) = answer::response(&rejection, refused, &limits)
-            && rejections.send(V1Message::Response(response)).await.is_err()
+            && to_service.send(Inbound::Rejected(response)).await.is_err()
         {
             break;
         }

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use bb_protocol::v1::{V1Call, V1Error, V1Response};
 use bb_protocol::{Limits, V1Message};
-use bb_service::Inbound;
+use bb_service::{Inbound, WebviewSink};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
 
 use crate::spawn_io;
 
@@ -18,11 +19,34 @@ struct Pipes {
     from_bridge: tokio::io::Lines<BufReader<DuplexStream>>,
 }
 
-fn pipes(limits: Limits) -> (Pipes, bb_service::WebviewSink, crate::Bridge) {
+/// The service's side, as a test sees it: requests, and a sender of envelopes. A relay task
+/// plays the service's part for refused lines, writing their answers in turn.
+struct Relayed {
+    inbound: mpsc::Receiver<Inbound>,
+    outbound: mpsc::Sender<V1Message>,
+}
+
+fn pipes(limits: Limits) -> (Pipes, Relayed, crate::Bridge) {
     let (to_bridge, bridge_in) = tokio::io::duplex(1 << 16);
     let (bridge_out, from_bridge) = tokio::io::duplex(1 << 16);
     let (sink, bridge) = spawn_io(bridge_in, bridge_out, limits, std::future::pending());
-    (Pipes { to_bridge, from_bridge: BufReader::new(from_bridge).lines() }, sink, bridge)
+    let WebviewSink { mut inbound, outbound } = sink;
+    let (tx, rx) = mpsc::channel(16);
+    let relay_out = outbound.clone();
+    tokio::spawn(async move {
+        while let Some(msg) = inbound.recv().await {
+            match msg {
+                Inbound::Rejected(response) => {
+                    let _ = relay_out.send(V1Message::Response(response)).await;
+                }
+                other => {
+                    let _ = tx.send(other).await;
+                }
+            }
+        }
+    });
+    let relayed = Relayed { inbound: rx, outbound };
+    (Pipes { to_bridge, from_bridge: BufReader::new(from_bridge).lines() }, relayed, bridge)
 }
 
 async fn next_line(lines: &mut tokio::io::Lines<BufReader<DuplexStream>>) -> Value {

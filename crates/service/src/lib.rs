@@ -37,6 +37,7 @@ mod clock;
 mod endpoint;
 pub mod engine;
 pub mod kilo;
+mod lifecycle;
 mod metrics;
 mod order;
 mod service;

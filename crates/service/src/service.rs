@@ -10,7 +10,7 @@ use bb_host::{Clock, Engine, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Event, V1Method, V1Request,
-    V1Response, VisibilityResult,
+    V1Response, V1Topic, VisibilityResult,
 };
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
@@ -22,7 +22,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::lifecycle::EngineLife;
+use crate::order::{RequestOrder, Ticket};
 use crate::sink::{Inbound, WebviewSink};
+
+mod requests;
+use requests::CallNote;
 
 type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
 
@@ -39,15 +44,19 @@ pub struct ServiceConfig {
     pub call_timeout: Duration,
     /// Grace between TERM and KILL when the supervised engine is stopped.
     pub stop_grace: Duration,
+    /// After the webview's input closes, how long requests in flight may take before they
+    /// are answered with an error.
+    pub eof_grace: Duration,
 }
 
 impl Default for ServiceConfig {
-    /// Host defaults, 60 s per engine call, 5 s stop grace.
+    /// Host defaults, 60 s per engine call, 5 s stop grace, 10 s end-of-input grace.
     fn default() -> Self {
         Self {
             host: HostConfig::default(),
             call_timeout: Duration::from_secs(60),
             stop_grace: Duration::from_secs(5),
+            eof_grace: Duration::from_secs(10),
         }
     }
 }
@@ -82,7 +91,13 @@ impl Supervision {
 /// What finished in the background.
 enum Completion {
     /// An engine call answered.
-    Call { id: String, method: V1Method, outcome: Result<(Value, Vec<Input>), EngineError> },
+    Call {
+        ticket: Ticket,
+        id: String,
+        method: V1Method,
+        note: CallNote,
+        outcome: Result<(Value, Vec<Input>), EngineError>,
+    },
     /// A (re)start attempt of the supervised engine finished.
     Started(Result<RunningEngine, StartError>),
     /// The adapter was pointed at a freshly started engine.
@@ -116,7 +131,15 @@ pub struct Service {
     gave_up: bool,
     /// Requests held while the supervised engine starts, answered once it is bound (or
     /// failed for good).
-    held: VecDeque<V1Request>,
+    held: VecDeque<(Ticket, V1Request)>,
+    /// The webview's requests in their order.
+    order: RequestOrder,
+    /// Restarts, the breaker, diagnostics and counters.
+    life: EngineLife,
+    /// When the webview's input closed, the end of the grace for what is in flight.
+    closing: Option<Instant>,
+    /// Envelopes waiting in the webview's outbound queue, at the last drain.
+    queue_depth: u64,
 }
 
 impl Service {
@@ -143,6 +166,10 @@ impl Service {
             engine_bound: supervision_absent,
             gave_up: false,
             held: VecDeque::new(),
+            order: RequestOrder::new(),
+            life: EngineLife::default(),
+            closing: None,
+            queue_depth: 0,
         }
     }
 
@@ -158,11 +185,17 @@ impl Service {
             if let Err(err) = self.drain(&outbound).await {
                 break Err(err);
             }
-            let deadline = [self.host.poll_timeout(), self.restart_at].into_iter().flatten().min();
+            if self.finished() {
+                break Ok(());
+            }
+            let deadline = [self.host.poll_timeout(), self.restart_at, self.closing]
+                .into_iter()
+                .flatten()
+                .min();
             let event = tokio::select! {
-                msg = inbound.recv() => match msg {
+                msg = inbound.recv(), if self.closing.is_none() => match msg {
                     Some(msg) => Event::Webview(msg),
-                    None => break Ok(()),
+                    None => { self.input_closed(self.clock.now()); continue; }
                 },
                 Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
                 update = next_update(&mut self.updates) => match update {
@@ -184,15 +217,10 @@ impl Service {
         let now = self.clock.now();
         match event {
             Event::Webview(Inbound::Request(req)) => {
-                // While the supervised engine (re)starts, engine calls wait for it (bb.init
-                // answers at once with the engine's status); the call timeout starts when the
-                // call is dispatched.
-                let waiting = !self.engine_bound && !self.gave_up;
-                if waiting && req.call.method() != V1Method::Init && self.held.len() < MAX_HELD {
-                    self.held.push_back(req);
-                    return Vec::new();
-                }
-                return vec![self.call(req)];
+                return self.on_request(req, now, outbound).await;
+            }
+            Event::Webview(Inbound::Rejected(response)) => {
+                self.on_rejected(response, outbound).await;
             }
             Event::Webview(Inbound::Visibility(visible)) => {
                 self.host.handle(Input::Visibility(visible), now)
@@ -205,9 +233,9 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                return self.engine_down(why, now).await;
+                return self.engine_down(why, now, outbound).await;
             }
-            Event::Completed(Completion::Call { id, method, outcome }) => {
+            Event::Completed(Completion::Call { ticket, id, method, note, outcome }) => {
                 let response = match outcome {
                     Ok((result, inputs)) => {
                         let select_new = method == V1Method::CreateSession
@@ -224,6 +252,7 @@ impl Service {
                                 self.host.handle(Input::SessionSelected(id), now);
                             }
                         }
+                        self.note_success(&note);
                         V1Response::success(id, result)
                     }
                     Err(err) => {
@@ -231,47 +260,49 @@ impl Service {
                         V1Response::failure(id, err.to_wire())
                     }
                 };
-                // The response goes out before what it caused (bb.init → state). A webview
-                // that called bb.init listens from now on, even if the call failed.
+                // The response goes out (in its turn) before what it caused (bb.init →
+                // state). A webview that called bb.init listens from now on, even if the call
+                // failed.
                 let ready = method == V1Method::Init;
-                if outbound.send(V1Message::Response(response)).await.is_err() {
-                    tracing::debug!("webview gone before a response could be sent");
-                }
+                let tasks = self.respond(ticket, response, now, outbound).await;
                 if ready {
                     self.host.handle(Input::WebviewReady, now);
                 }
+                return tasks;
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
                 tracing::info!(url = %engine.endpoint.base_url, version = %engine.version, pid = engine.process.pid(), "engine ready");
+                let endpoint = crate::Endpoint::from(engine.endpoint);
+                self.life.started(engine.process.pid(), endpoint.port());
                 self.process = Some(engine.process);
                 let adapter = self.adapter.clone();
-                let endpoint = engine.endpoint;
                 return vec![Box::pin(async move {
-                    Completion::Bound(adapter.reconnect(endpoint.into()).await)
+                    Completion::Bound(adapter.reconnect(endpoint).await)
                 })];
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                return self.engine_down(err.to_string(), now).await;
+                return self.engine_down(err.to_string(), now, outbound).await;
             }
             Event::Completed(Completion::Bound(Ok(()))) => {
                 self.engine_bound = true;
-                return self.release_held();
+                return self.release_held(now, outbound).await;
             }
             Event::Completed(Completion::Bound(Err(err))) => {
                 tracing::warn!(%err, "binding to the started engine failed");
                 self.gave_up = true;
-                self.set_connection(connection(
-                    ConnectionStatus::Error,
-                    None,
-                    Some(err.to_string()),
-                ));
-                return self.release_held();
+                let payload = self.life.tripped(err.to_string(), false);
+                self.set_connection(payload);
+                return self.release_held(now, outbound).await;
             }
             Event::Tick => {
                 self.host.handle_timeout(now);
+                if self.closing.is_some_and(|at| at <= now) {
+                    self.grace_expired(outbound).await;
+                }
                 if self.restart_at.is_some_and(|at| at <= now) {
                     self.restart_at = None;
+                    self.life.start_began();
                     return self.start_task().into_iter().collect();
                 }
             }
@@ -279,29 +310,40 @@ impl Service {
         Vec::new()
     }
 
-    fn call(&self, req: V1Request) -> Task {
-        call_task(self.adapter.clone(), req.id, req.call, self.config.call_timeout)
+    fn call(&self, ticket: Ticket, req: V1Request) -> Task {
+        call_task(self.adapter.clone(), ticket, req.id, req.call, self.config.call_timeout)
     }
 
-    /// Dispatches the held requests, in arrival order.
-    fn release_held(&mut self) -> Vec<Task> {
-        let held: Vec<V1Request> = self.held.drain(..).collect();
-        held.into_iter().map(|req| self.call(req)).collect()
+    /// Starts the held requests, in arrival order (dispatched, or answered at once when the
+    /// breaker opened).
+    async fn release_held(
+        &mut self,
+        now: Instant,
+        outbound: &mpsc::Sender<V1Message>,
+    ) -> Vec<Task> {
+        let held: Vec<(Ticket, V1Request)> = self.held.drain(..).collect();
+        self.start_requests(held, now, outbound).await
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
         let input = match update {
             EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error }) => {
+                self.life.engine_connection(status);
                 self.set_connection(connection(status, retry_count, last_error));
                 return;
             }
             EngineUpdate::GapDetected { session_id } => {
-                let mut payload = self.connection.clone();
+                self.life.gap(session_id.as_deref(), self.clock.wall_ms());
+                let mut payload = self.decorated(self.connection.clone());
                 payload.session_id = session_id;
                 payload.gap_detected = Some(true);
                 Input::Connection(payload)
             }
             EngineUpdate::Events { session_id, events } => {
+                self.life.events_arrived(now);
+                for _ in events.iter().filter(|e| e.event_type == crate::kilo::REHYDRATED_EVENT) {
+                    self.life.metrics.rehydrated();
+                }
                 Input::EngineEvents { session_id, events }
             }
             EngineUpdate::SessionUpserted(s) => Input::SessionUpserted(s),
@@ -318,13 +360,19 @@ impl Service {
     }
 
     fn set_connection(&mut self, payload: ConnectionPayload) {
+        let payload = self.decorated(payload);
         self.connection = payload.clone();
         self.host.handle(Input::Connection(payload), self.clock.now());
     }
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
+    async fn engine_down(
+        &mut self,
+        why: String,
+        now: Instant,
+        outbound: &mpsc::Sender<V1Message>,
+    ) -> Vec<Task> {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
             return Vec::new();
@@ -339,18 +387,16 @@ impl Service {
                 tracing::info!(?after, crashes, "restarting the engine");
                 self.restart_at = Some(now + after);
                 let retries = u64::try_from(crashes).unwrap_or(u64::MAX);
-                self.set_connection(connection(
-                    ConnectionStatus::Connecting,
-                    Some(retries),
-                    Some(why),
-                ));
+                let payload = self.life.restarting(retries, why);
+                self.set_connection(payload);
             }
             decision @ RestartDecision::GiveUp { .. } => {
                 let message = format!("{why}; {}", bb_supervisor::kilo::describe(&decision));
                 tracing::error!("{message}");
                 self.gave_up = true;
-                self.set_connection(connection(ConnectionStatus::Error, None, Some(message)));
-                return self.release_held();
+                let payload = self.life.tripped(message, true);
+                self.set_connection(payload);
+                return self.release_held(now, outbound).await;
             }
         }
         Vec::new()
@@ -364,9 +410,17 @@ impl Service {
 
     async fn drain(&mut self, outbound: &mpsc::Sender<V1Message>) -> Result<(), ServiceError> {
         while let Some(topic) = self.host.poll_output() {
+            if let V1Topic::Events(batch) = &topic {
+                let now = self.clock.now();
+                self.life.events_flushed(now);
+                let classes = batch.events.iter().map(|e| e.class.as_str());
+                self.life.metrics.events_written(&batch.session_id, classes, now);
+            }
             let message = V1Message::Event(V1Event::new(topic));
             outbound.send(message).await.map_err(|_| ServiceError::WebviewClosed)?;
         }
+        let queued = outbound.max_capacity().saturating_sub(outbound.capacity());
+        self.queue_depth = u64::try_from(queued).unwrap_or(u64::MAX);
         Ok(())
     }
 
@@ -425,8 +479,15 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 }
 
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
-fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout: Duration) -> Task {
+fn call_task(
+    adapter: Arc<dyn EngineAdapter>,
+    ticket: Ticket,
+    id: String,
+    call: V1Call,
+    timeout: Duration,
+) -> Task {
     let method = call.method();
+    let note = CallNote::of(&call);
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
@@ -470,7 +531,7 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
         };
         let outcome =
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
-        Completion::Call { id, method, outcome }
+        Completion::Call { ticket, id, method, note, outcome }
     })
 }
 

@@ -18,6 +18,9 @@ pub enum Inbound {
     Request(V1Request),
     /// The webview was hidden (`false`) or shown (`true`).
     Visibility(bool),
+    /// The bridge refused a line that was a request with a readable id: the error response
+    /// owed for it, sent in its turn (after the responses to earlier requests).
+    Rejected(bb_protocol::v1::V1Response),
 }
 
 /// The service's side of a webview connection. The inbound channel closing means the

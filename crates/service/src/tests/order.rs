@@ -64,8 +64,8 @@ fn immediate_answers_take_their_turn_and_abandon_answers_everything_once() {
     order.admit(change("queued"));
     let due = order.abandon(|id| V1Response::failure(id, bb_protocol::v1::V1Error::new("x", "y")));
     assert_eq!(res_ids(&due), ["slow", "rejected", "queued"]);
-    assert_eq!(due[0].ok, false);
-    assert_eq!(due[1].ok, true);
+    assert!(!due[0].ok);
+    assert!(due[1].ok);
     // A late completion of an abandoned request releases nothing twice.
     let (due, started) = order.complete(slow[0].0, ok("slow"));
     assert!(due.is_empty() && started.is_empty());
