@@ -30,7 +30,7 @@ fn pipes(limits: Limits) -> (Pipes, Relayed, crate::Bridge) {
     let (to_bridge, bridge_in) = tokio::io::duplex(1 << 16);
     let (bridge_out, from_bridge) = tokio::io::duplex(1 << 16);
     let (sink, bridge) = spawn_io(bridge_in, bridge_out, limits, std::future::pending());
-    let WebviewSink { mut inbound, outbound } = sink;
+    let WebviewSink { mut inbound, outbound, .. } = sink;
     let (tx, rx) = mpsc::channel(16);
     let relay_out = outbound.clone();
     tokio::spawn(async move {

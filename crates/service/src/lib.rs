@@ -34,6 +34,8 @@
 
 pub mod breadboard;
 mod clock;
+mod connections;
+mod delivery;
 mod endpoint;
 pub mod engine;
 pub mod kilo;
@@ -50,7 +52,7 @@ pub use engine::{
     update_channel,
 };
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
-pub use sink::{Inbound, MemoryWebview, WebviewSink, memory};
+pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 
 #[cfg(test)]
 mod tests;

@@ -33,28 +33,36 @@ pub(crate) fn changes_state(method: V1Method) -> bool {
 }
 
 #[derive(Debug)]
-struct Slot {
+struct Slot<T> {
     id: String,
     state_change: bool,
-    response: Option<V1Response>,
+    response: Option<(V1Response, T)>,
 }
 
-/// The order of one connection's requests.
-#[derive(Debug, Default)]
-pub(crate) struct RequestOrder {
+/// The order of one connection's requests. `T` travels with each response until it is
+/// released (what the loop applies once the response is out).
+#[derive(Debug)]
+pub(crate) struct RequestOrder<T = ()> {
     next: u64,
-    slots: BTreeMap<Ticket, Slot>,
+    slots: BTreeMap<Ticket, Slot<T>>,
     waiting: VecDeque<(Ticket, V1Request)>,
     running_reads: usize,
     running_change: bool,
 }
 
-impl RequestOrder {
-    /// An empty order.
-    pub(crate) fn new() -> Self {
-        Self::default()
+impl<T: Default> Default for RequestOrder<T> {
+    fn default() -> Self {
+        Self {
+            next: 0,
+            slots: BTreeMap::new(),
+            waiting: VecDeque::new(),
+            running_reads: 0,
+            running_change: false,
+        }
     }
+}
 
+impl<T: Default> RequestOrder<T> {
     fn ticket(&mut self, id: String, state_change: bool) -> Ticket {
         let ticket = Ticket(self.next);
         self.next += 1;
@@ -71,10 +79,10 @@ impl RequestOrder {
 
     /// Takes a turn for an answer given without a call (a rejected line); returns the
     /// responses now due, in order.
-    pub(crate) fn answer_now(&mut self, response: V1Response) -> Vec<V1Response> {
+    pub(crate) fn answer_now(&mut self, response: V1Response) -> Vec<(V1Response, T)> {
         let ticket = self.ticket(response.id.clone(), false);
         if let Some(slot) = self.slots.get_mut(&ticket) {
-            slot.response = Some(response);
+            slot.response = Some((response, T::default()));
         }
         self.release()
     }
@@ -85,7 +93,8 @@ impl RequestOrder {
         &mut self,
         ticket: Ticket,
         response: V1Response,
-    ) -> (Vec<V1Response>, Vec<(Ticket, V1Request)>) {
+        extra: T,
+    ) -> (Vec<(V1Response, T)>, Vec<(Ticket, V1Request)>) {
         if let Some(slot) = self.slots.get_mut(&ticket)
             && slot.response.is_none()
         {
@@ -94,7 +103,7 @@ impl RequestOrder {
             } else {
                 self.running_reads = self.running_reads.saturating_sub(1);
             }
-            slot.response = Some(response);
+            slot.response = Some((response, extra));
         }
         let due = self.release();
         (due, self.start_ready())
@@ -107,19 +116,19 @@ impl RequestOrder {
 
     /// Answers every unanswered request with `error(id)` (the connection is closing and the
     /// grace ran out); returns every response still owed, in order.
-    pub(crate) fn abandon(&mut self, error: impl Fn(&str) -> V1Response) -> Vec<V1Response> {
+    pub(crate) fn abandon(&mut self, error: impl Fn(&str) -> V1Response) -> Vec<(V1Response, T)> {
         self.waiting.clear();
         self.running_reads = 0;
         self.running_change = false;
         for slot in self.slots.values_mut() {
             if slot.response.is_none() {
-                slot.response = Some(error(&slot.id));
+                slot.response = Some((error(&slot.id), T::default()));
             }
         }
         self.release()
     }
 
-    fn release(&mut self) -> Vec<V1Response> {
+    fn release(&mut self) -> Vec<(V1Response, T)> {
         let mut due = Vec::new();
         while let Some(mut first) = self.slots.first_entry() {
             match first.get_mut().response.take() {

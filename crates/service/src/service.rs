@@ -1,16 +1,15 @@
 //! The service loop: one closed event enum handled in order by one function.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_host::{Clock, Engine, Host, HostConfig, Input};
-use bb_protocol::V1Message;
+use bb_host::{Clock, ConnId, Engine, Host, HostConfig, Input};
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Event, V1Method, V1Request,
-    V1Response, V1Topic, VisibilityResult,
+    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Method, V1Request, V1Response,
+    V1Topic, VisibilityResult,
 };
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
@@ -21,13 +20,14 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::connections::{ConnEvent, Connections, Refused};
 use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
 use crate::lifecycle::EngineLife;
-use crate::order::{RequestOrder, Ticket};
+use crate::order::Ticket;
 use crate::sink::{Inbound, WebviewSink};
 
 mod requests;
-use requests::CallNote;
+use requests::{CallNote, Order};
 
 type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
 
@@ -44,7 +44,7 @@ pub struct ServiceConfig {
     pub call_timeout: Duration,
     /// Grace between TERM and KILL when the supervised engine is stopped.
     pub stop_grace: Duration,
-    /// After the webview's input closes, how long requests in flight may take before they
+    /// After a webview's input closes, how long its requests in flight may take before they
     /// are answered with an error.
     pub eof_grace: Duration,
 }
@@ -90,13 +90,16 @@ impl Supervision {
 
 /// What finished in the background.
 enum Completion {
-    /// An engine call answered.
+    /// An engine call answered; `after` is applied once the response is out, whatever the
+    /// outcome.
     Call {
+        conn: ConnId,
         ticket: Ticket,
+        note: CallNote,
         id: String,
         method: V1Method,
-        note: CallNote,
         outcome: Result<(Value, Vec<Input>), EngineError>,
+        after: Vec<Input>,
     },
     /// A (re)start attempt of the supervised engine finished.
     Started(Result<RunningEngine, StartError>),
@@ -106,7 +109,8 @@ enum Completion {
 
 /// Everything the loop reacts to, in the order it happens.
 enum Event {
-    Webview(Inbound),
+    Accepted(WebviewSink),
+    Webview(ConnId, ConnEvent),
     Engine(EngineUpdate),
     Child(std::io::Result<ExitInfo>),
     Completed(Completion),
@@ -131,15 +135,14 @@ pub struct Service {
     gave_up: bool,
     /// Requests held while the supervised engine starts, answered once it is bound (or
     /// failed for good).
-    held: VecDeque<(Ticket, V1Request)>,
-    /// The webview's requests in their order.
-    order: RequestOrder,
+    held: VecDeque<(ConnId, Ticket, V1Request)>,
+    conns: Connections,
+    /// Each connection's requests in their order.
+    orders: HashMap<ConnId, Order>,
+    /// Connections whose input closed, with the end of their grace.
+    closing: BTreeMap<ConnId, Instant>,
     /// Restarts, the breaker, diagnostics and counters.
     life: EngineLife,
-    /// When the webview's input closed, the end of the grace for what is in flight.
-    closing: Option<Instant>,
-    /// Envelopes waiting in the webview's outbound queue, at the last drain.
-    queue_depth: u64,
 }
 
 impl Service {
@@ -166,37 +169,42 @@ impl Service {
             engine_bound: supervision_absent,
             gave_up: false,
             held: VecDeque::new(),
-            order: RequestOrder::new(),
+            conns: Connections::new(),
+            orders: HashMap::new(),
+            closing: BTreeMap::new(),
             life: EngineLife::default(),
-            closing: None,
-            queue_depth: 0,
         }
     }
 
-    /// Runs until the webview's inbound side closes, then stops the engine.
-    pub async fn run(mut self, sink: WebviewSink) -> Result<(), ServiceError> {
-        let WebviewSink { mut inbound, outbound } = sink;
+    /// Serves every webview connection received on `connections` (each with its own tabs,
+    /// sequence numbers and visibility) until that channel is closed and no connection is
+    /// left, then stops the engine.
+    pub async fn run(
+        mut self,
+        mut connections: mpsc::Receiver<WebviewSink>,
+    ) -> Result<(), ServiceError> {
         let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
         if let Some(start) = self.start_task() {
             self.set_connection(connection(ConnectionStatus::Connecting, None, None));
             tasks.push(start);
         }
-        let result = loop {
-            if let Err(err) = self.drain(&outbound).await {
-                break Err(err);
+        let mut accepting = true;
+        loop {
+            self.drain();
+            if !accepting && self.conns.is_empty() {
+                break;
             }
-            if self.finished() {
-                break Ok(());
-            }
-            let deadline = [self.host.poll_timeout(), self.restart_at, self.closing]
+            let deadline = [self.host.poll_timeout(), self.restart_at, self.closing_deadline()]
                 .into_iter()
                 .flatten()
                 .min();
             let event = tokio::select! {
-                msg = inbound.recv(), if self.closing.is_none() => match msg {
-                    Some(msg) => Event::Webview(msg),
-                    None => { self.input_closed(self.clock.now()); continue; }
+                biased;
+                sink = connections.recv(), if accepting => match sink {
+                    Some(sink) => Event::Accepted(sink),
+                    None => { accepting = false; continue; }
                 },
+                Some((conn, report)) = self.conns.next() => Event::Webview(conn, report),
                 Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
                 update = next_update(&mut self.updates) => match update {
                     Some(update) => Event::Engine(update),
@@ -205,26 +213,23 @@ impl Service {
                 exit = wait_child(&mut self.process) => Event::Child(exit),
                 () = sleep_until(deadline) => Event::Tick,
             };
-            tasks.extend(self.handle(event, &outbound).await);
-        };
+            tasks.extend(self.handle(event).await);
+        }
         drop(tasks);
         self.shutdown().await;
-        result
+        Ok(())
     }
 
     /// Handles one event; may hand back tasks for the loop to own.
-    async fn handle(&mut self, event: Event, outbound: &mpsc::Sender<V1Message>) -> Vec<Task> {
+    async fn handle(&mut self, event: Event) -> Vec<Task> {
         let now = self.clock.now();
         match event {
-            Event::Webview(Inbound::Request(req)) => {
-                return self.on_request(req, now, outbound).await;
+            Event::Accepted(sink) => {
+                let conn = self.conns.accept(sink);
+                tracing::info!(conn, "webview connected");
+                self.host.handle(Input::Opened(conn), now);
             }
-            Event::Webview(Inbound::Rejected(response)) => {
-                self.on_rejected(response, outbound).await;
-            }
-            Event::Webview(Inbound::Visibility(visible)) => {
-                self.host.handle(Input::Visibility(visible), now)
-            }
+            Event::Webview(conn, report) => return self.on_webview(conn, report, now),
             Event::Engine(update) => self.on_update(update, now),
             Event::Child(exit) => {
                 self.process = None;
@@ -233,26 +238,35 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                return self.engine_down(why, now, outbound).await;
+                return self.engine_down(why, now).await;
             }
-            Event::Completed(Completion::Call { ticket, id, method, note, outcome }) => {
+            Event::Completed(Completion::Call {
+                conn,
+                ticket,
+                note,
+                id,
+                method,
+                outcome,
+                after,
+            }) => {
                 let response = match outcome {
                     Ok((result, inputs)) => {
                         let select_new = method == V1Method::CreateSession
-                            && self.host.active_session().is_none();
+                            && self.host.active_session(conn).is_none();
                         for input in inputs {
                             let created = match &input {
-                                Input::SessionUpserted(s) if select_new => {
-                                    Some(s.session_id.clone())
+                                Input::SessionUsed { session_id, tab_id, .. } if select_new => {
+                                    Some((session_id.clone(), tab_id.clone()))
                                 }
                                 _ => None,
                             };
                             self.host.handle(input, now);
-                            if let Some(id) = created {
-                                self.host.handle(Input::SessionSelected(id), now);
+                            if let Some((session_id, tab_id)) = created {
+                                let select = Input::SessionSelected { conn, session_id, tab_id };
+                                self.host.handle(select, now);
                             }
                         }
-                        self.note_success(&note);
+                        self.note_success(note);
                         V1Response::success(id, result)
                     }
                     Err(err) => {
@@ -261,14 +275,9 @@ impl Service {
                     }
                 };
                 // The response goes out (in its turn) before what it caused (bb.init →
-                // state). A webview that called bb.init listens from now on, even if the call
-                // failed.
-                let ready = method == V1Method::Init;
-                let tasks = self.respond(ticket, response, now, outbound).await;
-                if ready {
-                    self.host.handle(Input::WebviewReady, now);
-                }
-                return tasks;
+                // state). A webview that called bb.init listens from then on, even if the
+                // call failed.
+                return self.respond(conn, ticket, response, after, now);
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
                 tracing::info!(url = %engine.endpoint.base_url, version = %engine.version, pid = engine.process.pid(), "engine ready");
@@ -282,24 +291,22 @@ impl Service {
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                return self.engine_down(err.to_string(), now, outbound).await;
+                return self.engine_down(err.to_string(), now).await;
             }
             Event::Completed(Completion::Bound(Ok(()))) => {
                 self.engine_bound = true;
-                return self.release_held(now, outbound).await;
+                return self.release_held(now);
             }
             Event::Completed(Completion::Bound(Err(err))) => {
                 tracing::warn!(%err, "binding to the started engine failed");
                 self.gave_up = true;
                 let payload = self.life.tripped(err.to_string(), false);
                 self.set_connection(payload);
-                return self.release_held(now, outbound).await;
+                return self.release_held(now);
             }
             Event::Tick => {
                 self.host.handle_timeout(now);
-                if self.closing.is_some_and(|at| at <= now) {
-                    self.grace_expired(outbound).await;
-                }
+                self.graces_expired(now);
                 if self.restart_at.is_some_and(|at| at <= now) {
                     self.restart_at = None;
                     self.life.start_began();
@@ -310,19 +317,46 @@ impl Service {
         Vec::new()
     }
 
-    fn call(&self, ticket: Ticket, req: V1Request) -> Task {
-        call_task(self.adapter.clone(), ticket, req.id, req.call, self.config.call_timeout)
+    /// A report of one webview connection.
+    fn on_webview(&mut self, conn: ConnId, report: ConnEvent, now: Instant) -> Vec<Task> {
+        match report {
+            ConnEvent::Inbound(Inbound::Request(req)) => return self.on_request(conn, req, now),
+            ConnEvent::Inbound(Inbound::Rejected(response)) => {
+                self.on_rejected(conn, response, now);
+            }
+            ConnEvent::InputClosed => self.input_closed(conn, now),
+            ConnEvent::Inbound(Inbound::Visibility(visible)) => {
+                self.host.handle(Input::visibility(conn, visible), now);
+            }
+            ConnEvent::Closed => self.close_conn(conn, now),
+            ConnEvent::Written(n) => {
+                for (session, event) in self.conns.on_written(conn, n) {
+                    self.adapter.delivered(&session, &event);
+                }
+            }
+            ConnEvent::Writable => {
+                if self.conns.on_writable(conn) {
+                    self.host.handle(Input::Stalled { conn, stalled: false }, now);
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn call(&self, conn: ConnId, ticket: Ticket, req: V1Request) -> Task {
+        let timeout = self.config.call_timeout;
+        call_task(self.adapter.clone(), conn, ticket, req.id, req.call, timeout)
     }
 
     /// Starts the held requests, in arrival order (dispatched, or answered at once when the
     /// breaker opened).
-    async fn release_held(
-        &mut self,
-        now: Instant,
-        outbound: &mpsc::Sender<V1Message>,
-    ) -> Vec<Task> {
-        let held: Vec<(Ticket, V1Request)> = self.held.drain(..).collect();
-        self.start_requests(held, now, outbound).await
+    fn release_held(&mut self, now: Instant) -> Vec<Task> {
+        let held: Vec<(ConnId, Ticket, V1Request)> = self.held.drain(..).collect();
+        let mut tasks = Vec::new();
+        for (conn, ticket, req) in held {
+            tasks.extend(self.start_requests(conn, vec![(ticket, req)], now));
+        }
+        tasks
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
@@ -367,12 +401,7 @@ impl Service {
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    async fn engine_down(
-        &mut self,
-        why: String,
-        now: Instant,
-        outbound: &mpsc::Sender<V1Message>,
-    ) -> Vec<Task> {
+    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
             return Vec::new();
@@ -396,7 +425,7 @@ impl Service {
                 self.gave_up = true;
                 let payload = self.life.tripped(message, true);
                 self.set_connection(payload);
-                return self.release_held(now, outbound).await;
+                return self.release_held(now);
             }
         }
         Vec::new()
@@ -408,20 +437,36 @@ impl Service {
         Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
     }
 
-    async fn drain(&mut self, outbound: &mpsc::Sender<V1Message>) -> Result<(), ServiceError> {
-        while let Some(topic) = self.host.poll_output() {
-            if let V1Topic::Events(batch) = &topic {
+    /// Hands every topic the host core has ready to its connection, without waiting: a
+    /// topic that does not fit goes back and stalls that connection only.
+    fn drain(&mut self) {
+        while let Some((conn, topic)) = self.host.poll_output() {
+            let written = match &topic {
+                V1Topic::Events(batch) => Some((
+                    batch.session_id.clone(),
+                    batch.events.iter().map(|e| e.class.clone()).collect::<Vec<_>>(),
+                )),
+                _ => None,
+            };
+            let sent = self.conns.send_topic(conn, topic);
+            if let (Ok(_), Some((session, classes))) = (&sent, written) {
                 let now = self.clock.now();
                 self.life.events_flushed(now);
-                let classes = batch.events.iter().map(|e| e.class.as_str());
-                self.life.metrics.events_written(&batch.session_id, classes, now);
+                self.life.metrics.events_written(&session, classes.iter().map(String::as_str), now);
             }
-            let message = V1Message::Event(V1Event::new(topic));
-            outbound.send(message).await.map_err(|_| ServiceError::WebviewClosed)?;
+            match sent {
+                Ok(marks) => {
+                    for (session, event) in marks {
+                        self.adapter.delivered(&session, &event);
+                    }
+                }
+                Err(Refused::Full(topic)) => self.host.push_back_front(conn, *topic),
+                Err(Refused::Closed) => {
+                    let now = self.clock.now();
+                    self.close_conn(conn, now);
+                }
+            }
         }
-        let queued = outbound.max_capacity().saturating_sub(outbound.capacity());
-        self.queue_depth = u64::try_from(queued).unwrap_or(u64::MAX);
-        Ok(())
     }
 
     async fn shutdown(&mut self) {
@@ -481,6 +526,7 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
 fn call_task(
     adapter: Arc<dyn EngineAdapter>,
+    conn: ConnId,
     ticket: Ticket,
     id: String,
     call: V1Call,
@@ -488,21 +534,27 @@ fn call_task(
 ) -> Task {
     let method = call.method();
     let note = CallNote::of(&call);
+    let after = crate::delivery::after_response(conn, &call);
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
                 V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
                 V1Call::CreateSession(p) => {
+                    let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;
-                    (to_value(&s)?, vec![Input::SessionUpserted(s)])
+                    let session_id = s.session_id.clone();
+                    let used = Input::SessionUsed { conn, session_id, tab_id };
+                    (to_value(&s)?, vec![Input::SessionUpserted(s), used])
                 }
                 V1Call::ListSessions(_) => {
                     let r = adapter.list_sessions().await?;
                     (to_value(&r)?, vec![Input::SessionsListed(r.sessions)])
                 }
                 V1Call::SelectSession(p) => {
+                    let tab_id = p.tab_id.clone();
                     let r = adapter.select_session(p).await?;
-                    (to_value(&r)?, vec![Input::SessionSelected(r.session_id)])
+                    let session_id = r.session_id.clone();
+                    (to_value(&r)?, vec![Input::SessionSelected { conn, session_id, tab_id }])
                 }
                 V1Call::DeleteSession(p) => {
                     let r = adapter.delete_session(p).await?;
@@ -524,14 +576,14 @@ fn call_task(
                 }
                 V1Call::Visibility(p) => (
                     to_value(&VisibilityResult { visible: p.visible })?,
-                    vec![Input::Visibility(p.visible)],
+                    vec![Input::visibility(conn, p.visible)],
                 ),
             };
             Ok(done)
         };
         let outcome =
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
-        Completion::Call { ticket, id, method, note, outcome }
+        Completion::Call { conn, ticket, note, id, method, outcome, after }
     })
 }
 

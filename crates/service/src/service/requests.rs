@@ -1,10 +1,12 @@
-//! The loop's request path: every request takes its turn in the connection's
+//! The loop's request path: every request takes its turn in its connection's
 //! [`RequestOrder`](crate::order::RequestOrder), is answered by the bridge itself (its own
 //! `bb.command`s, the open breaker), held while the engine starts, or dispatched; responses
-//! leave in request order; at end of input what is in flight is answered within a grace.
+//! leave in request order, each followed by what it caused; when a connection's input
+//! closes, what is in flight is answered within a grace before the connection is closed.
 
 use std::time::Instant;
 
+use bb_host::{ConnId, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     CommandResult, ConnectionPayload, PermissionDecision, V1Call, V1Error, V1Method, V1Request,
@@ -12,107 +14,105 @@ use bb_protocol::v1::{
 };
 use bb_supervisor::CrashHistory;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use super::{Completion, MAX_HELD, Service, Task};
 use crate::engine::EngineError;
 use crate::lifecycle::{BridgeCommand, bridge_command};
-use crate::order::Ticket;
+use crate::order::{RequestOrder, Ticket};
+
+/// A connection's order: each response carries the host inputs to apply once it is out.
+pub(super) type Order = RequestOrder<Vec<Input>>;
 
 impl Service {
     /// A request arrived: it takes its turn; what may start now starts.
-    pub(super) async fn on_request(
-        &mut self,
-        req: V1Request,
-        now: Instant,
-        outbound: &mpsc::Sender<V1Message>,
-    ) -> Vec<Task> {
+    pub(super) fn on_request(&mut self, conn: ConnId, req: V1Request, now: Instant) -> Vec<Task> {
         self.life.metrics.request();
-        let start = self.order.admit(req);
-        self.start_requests(start, now, outbound).await
+        let start = self.orders.entry(conn).or_default().admit(req);
+        self.start_requests(conn, start, now)
     }
 
     /// The bridge refused a line: its answer takes its turn.
-    pub(super) async fn on_rejected(
-        &mut self,
-        response: V1Response,
-        outbound: &mpsc::Sender<V1Message>,
-    ) {
+    pub(super) fn on_rejected(&mut self, conn: ConnId, response: V1Response, now: Instant) {
         self.life.metrics.request();
-        let due = self.order.answer_now(response);
-        self.send_responses(due, outbound).await;
+        let due = self.orders.entry(conn).or_default().answer_now(response);
+        self.send_due(conn, due, now);
     }
 
     /// Starts requests whose turn came: answers, holds or dispatches each.
-    pub(super) async fn start_requests(
+    pub(super) fn start_requests(
         &mut self,
+        conn: ConnId,
         mut start: Vec<(Ticket, V1Request)>,
         now: Instant,
-        outbound: &mpsc::Sender<V1Message>,
     ) -> Vec<Task> {
         let mut tasks = Vec::new();
         while !start.is_empty() {
             let mut next = Vec::new();
             for (ticket, req) in start {
-                match self.start_one(ticket, req, now) {
-                    Started::Task(task) => tasks.push(task),
-                    Started::Held => {}
-                    Started::Answered(ticket, response) => {
-                        let (due, more) = self.order.complete(ticket, response);
-                        self.send_responses(due, outbound).await;
-                        next.extend(more);
-                    }
-                    Started::Restart(ticket, response, task) => {
+                let answered = match self.start_one(conn, ticket, req, now) {
+                    Started::Task(task) => {
                         tasks.push(task);
-                        let (due, more) = self.order.complete(ticket, response);
-                        self.send_responses(due, outbound).await;
-                        next.extend(more);
+                        continue;
                     }
-                }
+                    Started::Held => continue,
+                    Started::Answered(response) => response,
+                    Started::Restart(response, task) => {
+                        tasks.push(task);
+                        response
+                    }
+                };
+                next.extend(self.complete(conn, ticket, answered, Vec::new(), now));
             }
             start = next;
         }
         tasks
     }
 
-    fn start_one(&mut self, ticket: Ticket, req: V1Request, now: Instant) -> Started {
+    fn start_one(&mut self, conn: ConnId, ticket: Ticket, req: V1Request, now: Instant) -> Started {
         if let Some((command, session_id)) = bridge_command(&req.call) {
             return match command {
                 BridgeCommand::Metrics => {
-                    let result = self.life.metrics_result(session_id, self.queue_depth);
-                    Started::Answered(ticket, success(req.id, &result))
+                    let depth = self.conns.queue_depth();
+                    let result = self.life.metrics_result(session_id, depth);
+                    Started::Answered(success(req.id, &result))
                 }
-                BridgeCommand::EngineRestart => self.engine_restart(ticket, req.id, session_id),
+                BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
             };
+        }
+        if let Some(response) = crate::delivery::bridge_answer(&self.host, &req) {
+            return Started::Answered(response);
         }
         let method = req.call.method();
         if method != V1Method::Init
             && let Some(err) = self.life.unavailable()
         {
-            return Started::Answered(ticket, V1Response::failure(req.id, err.to_wire()));
+            return Started::Answered(V1Response::failure(req.id, err.to_wire()));
+        }
+        for input in crate::delivery::on_dispatch(conn, &req) {
+            self.host.handle(input, now);
         }
         // While the supervised engine (re)starts, engine calls wait for it (bb.init answers
         // at once with the engine's status); the call timeout starts when it is dispatched.
         let waiting = !self.engine_bound && !self.gave_up;
         if waiting && method != V1Method::Init && self.held.len() < MAX_HELD {
-            self.held.push_back((ticket, req));
+            self.held.push_back((conn, ticket, req));
             return Started::Held;
         }
         if let V1Call::SendMessage(p) = &req.call {
             self.life.metrics.message_sent(&p.session_id, now);
         }
-        Started::Task(self.call(ticket, req))
+        Started::Task(self.call(conn, ticket, req))
     }
 
     /// `bb.command {command: "engine.restart"}`.
-    fn engine_restart(&mut self, ticket: Ticket, id: String, session_id: String) -> Started {
+    fn engine_restart(&mut self, id: String, session_id: String) -> Started {
         let Some(supervision) = self.supervision.as_mut() else {
             let err = EngineError::InvalidRequest(
                 "the bridge did not start this engine (it is attached by URL); restart it where \
                  it runs"
                     .into(),
             );
-            return Started::Answered(ticket, V1Response::failure(id, err.to_wire()));
+            return Started::Answered(V1Response::failure(id, err.to_wire()));
         };
         let starting = !self.engine_bound && !self.gave_up && self.restart_at.is_none();
         if starting {
@@ -120,7 +120,7 @@ impl Service {
                 session_id,
                 output: Some(json!({"restarting": true, "alreadyStarting": true})),
             };
-            return Started::Answered(ticket, success(id, &result));
+            return Started::Answered(success(id, &result));
         }
         supervision.history = CrashHistory::new(supervision.history.policy());
         let supervisor = supervision.supervisor.clone();
@@ -145,71 +145,127 @@ impl Service {
             Completion::Started(supervisor.start().await)
         });
         let result = CommandResult { session_id, output: Some(json!({"restarting": true})) };
-        Started::Restart(ticket, success(id, &result), task)
+        Started::Restart(success(id, &result), task)
     }
 
-    /// A call finished: its response takes its turn; what may start now starts.
-    pub(super) async fn respond(
+    /// A call of `conn` finished: its response takes its turn (then `after` is applied);
+    /// what may start now starts.
+    pub(super) fn respond(
         &mut self,
+        conn: ConnId,
         ticket: Ticket,
         response: V1Response,
+        after: Vec<Input>,
         now: Instant,
-        outbound: &mpsc::Sender<V1Message>,
     ) -> Vec<Task> {
-        let (due, start) = self.order.complete(ticket, response);
-        self.send_responses(due, outbound).await;
-        self.start_requests(start, now, outbound).await
+        let start = self.complete(conn, ticket, response, after, now);
+        self.start_requests(conn, start, now)
     }
 
-    async fn send_responses(&mut self, due: Vec<V1Response>, outbound: &mpsc::Sender<V1Message>) {
-        for response in due {
+    fn complete(
+        &mut self,
+        conn: ConnId,
+        ticket: Ticket,
+        response: V1Response,
+        after: Vec<Input>,
+        now: Instant,
+    ) -> Vec<(Ticket, V1Request)> {
+        let Some(order) = self.orders.get_mut(&conn) else { return Vec::new() };
+        let (due, start) = order.complete(ticket, response, after);
+        self.send_due(conn, due, now);
+        start
+    }
+
+    /// Sends responses now due, each followed by what it caused; closes a connection whose
+    /// input closed once everything is answered.
+    fn send_due(&mut self, conn: ConnId, due: Vec<(V1Response, Vec<Input>)>, now: Instant) {
+        for (response, after) in due {
             if let Some(error) = &response.error {
                 self.life.metrics.error(&error.code);
             }
-            if outbound.send(V1Message::Response(response)).await.is_err() {
-                tracing::debug!("webview gone before a response could be sent");
+            if !self.conns.send_response(conn, V1Message::Response(response)) {
+                self.host.handle(Input::Stalled { conn, stalled: true }, now);
+            }
+            for input in after {
+                self.host.handle(input, now);
+            }
+        }
+        if self.closing.contains_key(&conn) && self.unanswered(conn) == 0 {
+            self.close_conn(conn, now);
+        }
+    }
+
+    fn unanswered(&self, conn: ConnId) -> usize {
+        self.orders.get(&conn).map_or(0, RequestOrder::unanswered)
+    }
+
+    /// The input of `conn` closed: it closes once what is in flight is answered, at the
+    /// latest after the grace.
+    pub(super) fn input_closed(&mut self, conn: ConnId, now: Instant) {
+        let in_flight = self.unanswered(conn);
+        if in_flight == 0 {
+            self.close_conn(conn, now);
+            return;
+        }
+        let grace = self.config.eof_grace;
+        tracing::info!(
+            conn,
+            in_flight,
+            ?grace,
+            "webview input closed; answering what is in flight"
+        );
+        self.closing.insert(conn, now + grace);
+    }
+
+    /// Forgets a connection.
+    pub(super) fn close_conn(&mut self, conn: ConnId, now: Instant) {
+        tracing::info!(conn, "webview disconnected");
+        self.closing.remove(&conn);
+        self.orders.remove(&conn);
+        self.held.retain(|(c, _, _)| *c != conn);
+        self.conns.close(conn);
+        self.host.handle(Input::Closed(conn), now);
+    }
+
+    /// The earliest end of a closing connection's grace.
+    pub(super) fn closing_deadline(&self) -> Option<Instant> {
+        self.closing.values().min().copied()
+    }
+
+    /// Connections whose grace ran out: everything still unanswered gets an error, then the
+    /// connection closes.
+    pub(super) fn graces_expired(&mut self, now: Instant) {
+        let expired: Vec<ConnId> =
+            self.closing.iter().filter(|(_, at)| **at <= now).map(|(c, _)| *c).collect();
+        let grace = self.config.eof_grace;
+        for conn in expired {
+            self.held.retain(|(c, _, _)| *c != conn);
+            let due = self.orders.get_mut(&conn).map(|order| {
+                order.abandon(|id| {
+                    let message = format!(
+                        "the webview closed its input and the engine did not answer within \
+                         {grace:?}; the request may or may not have taken effect"
+                    );
+                    V1Response::failure(id, V1Error::new("engine_timeout", message))
+                })
+            });
+            self.send_due(conn, due.unwrap_or_default(), now);
+            if self.closing.contains_key(&conn) {
+                self.close_conn(conn, now);
             }
         }
     }
 
-    /// The webview's input closed: answer what is in flight within the grace.
-    pub(super) fn input_closed(&mut self, now: Instant) {
-        let in_flight = self.order.unanswered();
-        if in_flight > 0 {
-            tracing::info!(in_flight, grace = ?self.config.eof_grace, "webview input closed; answering what is in flight");
-        }
-        self.closing = Some(now + self.config.eof_grace);
-    }
-
-    /// Whether the loop may end: input closed and every request answered.
-    pub(super) fn finished(&self) -> bool {
-        self.closing.is_some() && self.order.unanswered() == 0
-    }
-
-    /// The grace after end of input ran out: everything still unanswered gets an error.
-    pub(super) async fn grace_expired(&mut self, outbound: &mpsc::Sender<V1Message>) {
-        self.held.clear();
-        let grace = self.config.eof_grace;
-        let due = self.order.abandon(|id| {
-            let message = format!(
-                "the webview closed its input and the engine did not answer within {grace:?}; \
-                 the request may or may not have taken effect"
-            );
-            V1Response::failure(id, V1Error::new("engine_timeout", message))
-        });
-        self.send_responses(due, outbound).await;
-    }
-
     /// Counts a permission answer the engine accepted.
-    pub(super) fn note_success(&mut self, call: &CallNote) {
-        if let CallNote::Permission(allowed) = call {
-            self.life.metrics.permission_answered(*allowed);
+    pub(super) fn note_success(&mut self, note: CallNote) {
+        if let CallNote::Permission(allowed) = note {
+            self.life.metrics.permission_answered(allowed);
         }
     }
 
     /// The `bb/connection` payload with diagnostics.
     pub(super) fn decorated(&self, payload: ConnectionPayload) -> ConnectionPayload {
-        self.life.decorate(payload, self.queue_depth)
+        self.life.decorate(payload, self.conns.queue_depth())
     }
 }
 
@@ -236,8 +292,8 @@ impl CallNote {
 enum Started {
     Task(Task),
     Held,
-    Answered(Ticket, V1Response),
-    Restart(Ticket, V1Response, Task),
+    Answered(V1Response),
+    Restart(V1Response, Task),
 }
 
 fn success<T: serde::Serialize>(id: String, result: &T) -> V1Response {

@@ -200,7 +200,7 @@ fn start(spawner: MockProcessSpawner) -> Running {
         Arc::new(TokioClock),
         Some(Supervision::new(supervisor)),
     );
-    Running { webview, service: tokio::spawn(service.run(sink)), engine }
+    Running { webview, service: tokio::spawn(service.run(crate::sink::single(sink))), engine }
 }
 
 async fn send(w: &MemoryWebview, id: &str, call: V1Call) {
