@@ -104,7 +104,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         tracing::warn!(line = line_no, code = %rejection.code, answered, "protocol violation");
         // The answer takes its turn in the service, after the responses to earlier requests.
         if let Some(response) = answer::response(&rejection, refused, &limits)
-            && to_service.send(Inbound::Rejected(response)).await.is_err()
+            && to_service.send(Inbound::Rejected(Box::new(response))).await.is_err()
         {
             break;
         }

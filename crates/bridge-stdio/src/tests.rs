@@ -37,7 +37,7 @@ fn pipes(limits: Limits) -> (Pipes, Relayed, crate::Bridge) {
         while let Some(msg) = inbound.recv().await {
             match msg {
                 Inbound::Rejected(response) => {
-                    let _ = relay_out.send(V1Message::Response(response)).await;
+                    let _ = relay_out.send(V1Message::Response(*response)).await;
                 }
                 other => {
                     let _ = tx.send(other).await;

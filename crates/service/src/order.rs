@@ -16,6 +16,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use bb_protocol::v1::{V1Method, V1Request, V1Response};
 
+/// Responses now due, in request order, each with what travels with it.
+pub(crate) type Due<T> = Vec<(V1Response, T)>;
+/// Requests that may start now, with their tickets.
+pub(crate) type Start = Vec<(Ticket, V1Request)>;
+
 /// A request's place in its connection's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Ticket(u64);
@@ -94,7 +99,7 @@ impl<T: Default> RequestOrder<T> {
         ticket: Ticket,
         response: V1Response,
         extra: T,
-    ) -> (Vec<(V1Response, T)>, Vec<(Ticket, V1Request)>) {
+    ) -> (Due<T>, Start) {
         if let Some(slot) = self.slots.get_mut(&ticket)
             && slot.response.is_none()
         {

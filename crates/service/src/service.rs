@@ -322,7 +322,7 @@ impl Service {
         match report {
             ConnEvent::Inbound(Inbound::Request(req)) => return self.on_request(conn, req, now),
             ConnEvent::Inbound(Inbound::Rejected(response)) => {
-                self.on_rejected(conn, response, now);
+                self.on_rejected(conn, *response, now);
             }
             ConnEvent::InputClosed => self.input_closed(conn, now),
             ConnEvent::Inbound(Inbound::Visibility(visible)) => {

@@ -32,7 +32,7 @@ pub enum Inbound {
     Visibility(bool),
     /// The bridge refused a line that was a request with a readable id: the error response
     /// owed for it, sent in its turn (after the responses to earlier requests).
-    Rejected(bb_protocol::v1::V1Response),
+    Rejected(Box<bb_protocol::v1::V1Response>),
 }
 
 /// The service's side of a webview connection. The inbound channel closing means the
