@@ -23,9 +23,31 @@
 //!   held, in order; each call's timeout starts when it is dispatched) and `bb.init` answers at
 //!   once, reporting `starting`. Once the breaker opens, held and new calls answer
 //!   `engine_unavailable`.
-//! * Engine exits count towards the crash-loop breaker; a start that fails counts too. Once
-//!   the breaker opens, `bb/connection` reports `error` with the reason and the service keeps
-//!   answering requests with `engine_unavailable` until the webview closes.
+//! * Every request with a readable id gets exactly one response, in request order per
+//!   connection (module `order`): a response waits for the responses to earlier requests; a
+//!   state change (`bb.createSession`, `bb.selectSession`, `bb.deleteSession`,
+//!   `bb.sendMessage`, `bb.stop`) starts only after every earlier request finished and
+//!   nothing later starts before it finishes; other requests run together. A line the bridge
+//!   refused (`Inbound::Rejected`) takes its turn like any request. What a response causes
+//!   (`bb.init` readiness and replay) is applied when the response goes out.
+//! * When a connection's input closes (end of stdin), what is in flight or held for a
+//!   starting engine is still answered; after `ServiceConfig::eof_grace` (10 s) the rest is
+//!   answered `engine_timeout` ("may or may not have taken effect"), then the connection
+//!   closes and, when it was the last, the engine is stopped.
+//! * Engine exits count towards the crash-loop breaker; a start that fails counts too. A
+//!   pending restart shows as `bb/connection` `connecting` with `restarting: true`, the
+//!   `attempt` and the exit as `lastError`. Once the breaker opens, `bb/connection` reports
+//!   `error`, `restarting: false` and the reason, and every call but `bb.init` answers
+//!   `engine_unavailable` with that reason and what to do, without reaching the adapter,
+//!   until `bb.command {command: "engine.restart"}` (module `lifecycle`) clears the crash
+//!   history and starts the engine again. `engine.restart` on a running engine replaces it
+//!   (its stop is no crash); on an attached engine it answers `invalid_request`.
+//! * `bb.command {command: "metrics"}` answers the Kilo backend plan's telemetry counters
+//!   (`kilo.cli.*`, module `metrics`), the bridge's own (`bridge`), the breaker and the
+//!   diagnostics. `bb/connection` carries `diagnostics` (engine pid and port, reconnects,
+//!   last gap, outbound queue depth over all connections, last flush latency = arrival of the
+//!   oldest unwritten engine event to the hand-over of the batch) as of its emission: it is
+//!   sent on connection changes, not as a stream; `metrics` has the current values.
 //! * The host core is built for the adapter's engine kind, which decides which events are
 //!   deltas that coalesce (ACP events are matched as Kilo's, so none do).
 //! * Kilo events carry `ts` only from the event itself (`properties.time`, a part's

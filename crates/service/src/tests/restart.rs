@@ -269,3 +269,60 @@ async fn crashes_further_apart_than_the_window_keep_restarting() {
     drop(run.webview);
     run.service.await.unwrap().unwrap();
 }
+
+/// The next response, skipping events.
+async fn response(w: &mut MemoryWebview, id: &str) -> bb_protocol::v1::V1Response {
+    loop {
+        if let V1Message::Response(r) = w.from_service.recv().await.expect("the service ended")
+            && r.id == id
+        {
+            return r;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_the_breaker_calls_answer_its_reason_until_engine_restart() {
+    let life = Duration::from_secs(2);
+    let (mock, spawned) = spawner(vec![life, life, life, Duration::from_secs(3600)]);
+    let mut run = start(mock);
+    send(&run.webview, "init", V1Call::Init(Default::default())).await;
+    let open = connection(&mut run.webview, |c| c.status == ConnectionStatus::Error).await;
+    assert_eq!(open.restarting, Some(false), "{open:?}");
+    send(&run.webview, "list", V1Call::ListSessions(Default::default())).await;
+    let refused = response(&mut run.webview, "list").await;
+    let error = refused.error.unwrap();
+    assert_eq!(error.code, "engine_unavailable");
+    assert!(error.message.contains("crash loop") && error.message.contains("engine.restart"));
+    // An hour on, still three spawns: nothing restarts on its own.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(spawned.lock().unwrap().len(), 3);
+    let restart = bb_protocol::v1::CommandParams {
+        session_id: String::new(),
+        command: "engine.restart".into(),
+        args: None,
+    };
+    send(&run.webview, "restart", V1Call::Command(restart)).await;
+    let restarted = response(&mut run.webview, "restart").await;
+    assert!(restarted.ok, "{restarted:?}");
+    let back = connection(&mut run.webview, |c| c.restarting == Some(true)).await;
+    assert_eq!(back.status, ConnectionStatus::Connecting);
+    while run.engine.bound.lock().unwrap().len() < 4 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    send(&run.webview, "list2", V1Call::ListSessions(Default::default())).await;
+    assert!(response(&mut run.webview, "list2").await.ok);
+    let metrics = bb_protocol::v1::CommandParams {
+        session_id: String::new(),
+        command: "metrics".into(),
+        args: None,
+    };
+    send(&run.webview, "m", V1Call::Command(metrics)).await;
+    let m = response(&mut run.webview, "m").await.result.unwrap();
+    assert_eq!(m["output"]["kilo.cli.server.crash_count"], 3, "{m}");
+    assert_eq!(m["output"]["bridge"]["breakerTrips"], 1, "{m}");
+    assert_eq!(m["output"]["diagnostics"]["enginePid"], 1003, "{m}");
+    assert_eq!(m["output"]["diagnostics"]["enginePort"], 4003, "{m}");
+    drop(run.webview);
+    run.service.await.unwrap().unwrap();
+}
