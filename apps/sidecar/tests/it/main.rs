@@ -9,6 +9,7 @@
 )]
 
 mod breadboard;
+mod delivery;
 mod faults;
 mod harness;
 mod kilo;
