@@ -13,4 +13,5 @@ mod delivery;
 mod faults;
 mod harness;
 mod kilo;
+mod kilo_size;
 mod protocol;
