@@ -39,17 +39,29 @@ fn body_get(k: &mut Kilo, session: &str, reference: &str) -> String {
     }
 }
 
+/// A mock directive calling the write tool with `content` (percent-encoded: the directive
+/// is one whitespace- and quote-free token).
+fn write_directive(path: &str, content: &str) -> String {
+    let args = json!({"filePath": path, "content": content}).to_string();
+    let encoded = args
+        .replace('%', "%25")
+        .replace('"', "%22")
+        .replace('\\', "%5C")
+        .replace('\'', "%27")
+        .replace(' ', "%20");
+    format!("MOCK:tool:write:{encoded}")
+}
+
 #[test]
 fn a_huge_tool_result_is_truncated_with_a_ref_and_nothing_around_it_is_lost() {
-    // The edit tool's result carries the file before and after the edit: 2 × 1.5 MB.
-    let world = World::new();
-    let big: String = (0..100_000).map(|i| format!("line {i:06} of the big file\n")).collect();
-    std::fs::write(world.path("project/big.txt"), format!("hello\n{big}")).unwrap();
-    let Some(mut k) = Kilo::start_in(world, "allow", "allow") else { return };
+    // The write tool's result carries the content it wrote and the diff of the new file:
+    // well over 1.5 MB in one event.
+    let Some(mut k) = Kilo::start_in(World::new(), "allow", "allow") else { return };
     let session = k.create_session();
     k.send(&session, "Before MOCK:text:first%20answer");
     k.sidecar.session_events_until(&session, "session.turn.close", LONG);
-    k.send(&session, "Edit it MOCK:edit:big.txt");
+    let content: String = (0..30_000).map(|i| format!("line-{i:06}-of-the-big-file\n")).collect();
+    k.send(&session, &format!("Write it {}", write_directive("big.txt", &content)));
     k.sidecar.session_events_until(&session, "session.turn.close", LONG);
     k.send(&session, "After MOCK:text:still%20here");
     k.sidecar.session_events_until(&session, "session.turn.close", LONG);
@@ -61,9 +73,12 @@ fn a_huge_tool_result_is_truncated_with_a_ref_and_nothing_around_it_is_lost() {
     assert!(!truncated.is_empty(), "the big tool result is marked truncated");
     let t = &truncated[0]["truncated"];
     assert!(t["totalBytes"].as_u64().unwrap() > 1_500_000, "{t}");
+    assert_eq!(truncated[0]["class"], "tool.result");
     let full = body_get(&mut k, &session, t["ref"].as_str().unwrap());
     assert_eq!(full.len() as u64, t["totalBytes"].as_u64().unwrap());
-    assert!(full.contains("line 099999 of the big file"), "the whole body");
+    assert!(full.contains("line-029999-of-the-big-file"), "the whole body");
+    let written = std::fs::read_to_string(k.world.path("project/big.txt")).unwrap();
+    assert_eq!(written, content, "the engine wrote the file");
     // The text before and after the tool result is all there.
     let text: String = all
         .iter()
