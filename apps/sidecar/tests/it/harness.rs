@@ -116,6 +116,7 @@ impl World {
 
     /// Writes the engine config exactly as `engine-peer/run-engine.sh` does; `bash` is the
     /// engine's permission for its shell tool (`"ask"` or `"allow"`).
+    #[allow(dead_code)] // for tests that set only the shell tool's permission
     pub(crate) fn write_kilo_config(&self, mock_port: u16, bash: &str) {
         self.write_kilo_config_with(mock_port, bash, "ask");
     }
