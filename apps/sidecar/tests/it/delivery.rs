@@ -207,3 +207,32 @@ fn hidden_across_ten_thousand_events_then_shown_delivers_each_once_in_order() {
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
+
+#[test]
+fn bb_state_reports_the_engines_own_session_status() {
+    let world = World::new();
+    let script = [
+        json!({"type": "assistant.message.delta", "payload": {"delta": "working"}}).to_string(),
+        json!({"type": "no_such_event_type", "payload": {}}).to_string(),
+    ]
+    .join("\n");
+    let (_rt, _engine, mut sidecar) = attached(&world, script);
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    // The engine fails the run on the unknown event type; its listing says so.
+    let mut status = Value::Null;
+    eventually(WAIT, "the engine to fail the run", || {
+        status = sidecar.ok("bb.listSessions", json!({}))["sessions"][0]["status"].clone();
+        status == "failed"
+    });
+    let state = sidecar.state(WAIT, "the failed session in bb/state", |s| {
+        s["sessions"].as_array().is_some_and(|l| {
+            l.iter().any(|x| x["sessionId"] == session.as_str() && x["status"] == "failed")
+        })
+    });
+    assert_eq!(state["running"], false, "running comes from the events: the run ended");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
