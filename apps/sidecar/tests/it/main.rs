@@ -10,9 +10,11 @@
 
 mod breadboard;
 mod breaker;
+mod delivery;
 mod faults;
 mod harness;
 mod kilo;
+mod kilo_size;
 mod ordering;
 mod protocol;
 mod robustness;
