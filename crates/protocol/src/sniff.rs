@@ -7,8 +7,9 @@
 /// readable: such a request gets no response, only a log line.
 pub const MAX_SNIFFED_ID_BYTES: usize = 1024;
 
-/// Longest top-level key remembered while sniffing (`kind` is the longest one that matters).
-const MAX_KEY_BYTES: usize = 8;
+/// Longest top-level key remembered while sniffing, in raw bytes (`kind` written with every
+/// letter escaped, `\u006b\u0069\u006e\u0064`, is 24).
+const MAX_KEY_BYTES: usize = 32;
 
 /// Which top-level field a value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,15 +91,10 @@ impl IdSniffer {
     /// The request id, when the message reads as a request (`"kind": "req"`) with a string
     /// id of at most [`MAX_SNIFFED_ID_BYTES`] that is valid UTF-8 JSON.
     pub fn request_id(&self) -> Option<String> {
-        if self.kind.as_deref() != Some(b"req".as_slice()) {
+        if unescape(self.kind.as_deref()?).as_deref() != Some("req") {
             return None;
         }
-        let raw = self.id.as_ref()?;
-        let mut quoted = Vec::with_capacity(raw.len() + 2);
-        quoted.push(b'"');
-        quoted.extend_from_slice(raw);
-        quoted.push(b'"');
-        serde_json::from_slice::<String>(&quoted).ok()
+        unescape(self.id.as_deref()?)
     }
 
     fn step(&mut self, b: u8) {
@@ -169,9 +165,10 @@ impl IdSniffer {
         self.in_string = false;
         match std::mem::replace(&mut self.capture, Capture::None) {
             Capture::Key(key, over) => {
-                self.field = match (over, key.as_slice()) {
-                    (false, b"id") => Field::Id,
-                    (false, b"kind") => Field::Kind,
+                let key = if over { None } else { unescape(&key) };
+                self.field = match key.as_deref() {
+                    Some("id") => Field::Id,
+                    Some("kind") => Field::Kind,
                     _ => Field::Other,
                 };
                 self.expect = Expect::Colon;
@@ -196,6 +193,18 @@ impl IdSniffer {
             Field::Other => {}
         }
     }
+}
+
+/// The text of a JSON string literal's raw contents (escapes resolved), if valid.
+fn unescape(raw: &[u8]) -> Option<String> {
+    if !raw.contains(&b'\\') {
+        return std::str::from_utf8(raw).ok().map(str::to_owned);
+    }
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    serde_json::from_slice::<String>(&quoted).ok()
 }
 
 fn keep(buf: &mut Vec<u8>, over: &mut bool, b: u8, cap: usize) {

@@ -41,6 +41,8 @@ fn reads_the_id_of_requests_the_decoder_refuses() {
         (b"", None),
         (br#"{"kind":"req","identity":"no","id":"yes"}"#, Some("yes")),
         (br#"{"kind":"req","id":"\ud800"}"#, None),
+        (br#"{"\u006b\u0069\u006e\u0064":"r\u0065q","\u0069d":"esc"}"#, Some("esc")),
+        (br#"{"kind":"req","id":"tab\there"}"#, Some("tab\there")),
     ];
     for (raw, expected) in cases {
         check(raw, expected);
