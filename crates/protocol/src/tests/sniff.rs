@@ -109,3 +109,26 @@ proptest! {
         }
     }
 }
+
+/// The decode fuzz corpus: on every v1 request the decoder accepts, the sniffer reads the
+/// same id, whole or split anywhere.
+#[test]
+fn the_sniffer_agrees_with_the_decoder_on_the_fuzz_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/decode");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        let Some((_, raw)) = data.split_first() else { continue };
+        let Ok(crate::V1Message::Request(req)) = decode_v1(raw, &Limits::default()) else {
+            continue;
+        };
+        for split in [0, raw.len() / 2, raw.len()] {
+            let mut sniffer = IdSniffer::new();
+            sniffer.push(&raw[..split]);
+            sniffer.push(&raw[split..]);
+            assert_eq!(sniffer.request_id().as_deref(), Some(req.id.as_str()));
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "the corpus holds v1 requests");
+}
