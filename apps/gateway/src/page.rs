@@ -31,9 +31,14 @@ pub(crate) struct PageState {
     pub(crate) settings: Value,
 }
 
-/// `/` (the page, token required) and `/assets/*` (its static files, no secrets in them).
+/// `/` (the page, token required), `/assets/*` (its static files, no secrets in them) and
+/// an empty `/favicon.ico` (browsers ask for one).
 pub(crate) fn router(state: Arc<PageState>) -> Router {
-    Router::new().route("/", get(index)).route("/assets/{name}", get(asset)).with_state(state)
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/{name}", get(asset))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+        .with_state(state)
 }
 
 async fn index(

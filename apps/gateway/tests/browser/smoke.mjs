@@ -36,6 +36,9 @@ const watch = (page, label) => {
     if (m.type() === 'error') consoleErrors.push(`${label}: ${m.text()}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`${label}: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400 && r.status() !== 403) consoleErrors.push(`${label}: HTTP ${r.status()} for ${r.url().replace(/token=[^&]*/, 'token=…')}`);
+  });
 };
 
 try {
