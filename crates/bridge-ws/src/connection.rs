@@ -24,7 +24,10 @@ pub const CLOSE_UNAVAILABLE: u16 = 1011;
 /// What the reader asks the writer to send besides the service's envelopes.
 enum Local {
     Message(WsMessage),
+    /// Close with this code and reason, then stop.
     Close(u16, String),
+    /// The peer closed (the WebSocket layer answered the closing handshake): stop.
+    End,
 }
 
 /// Serves one authenticated connection until either side closes.
@@ -39,7 +42,7 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     }
     let (local_tx, mut local_rx) = mpsc::channel::<Local>(64);
     let limits = state.limits;
-    let reader = read_loop(ws_rx, to_service, local_tx, state.clone());
+    let reader = tokio::spawn(read_loop(ws_rx, to_service, local_tx, state.clone()));
     let writer = async move {
         loop {
             let line = tokio::select! {
@@ -55,7 +58,7 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
                         let _ = ws_tx.send(Message::Close(Some(frame))).await;
                         break;
                     }
-                    None => continue,
+                    Some(Local::End) | None => break,
                 },
             };
             let Some(line) = line else { continue };
@@ -66,10 +69,10 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
         }
         let _ = ws_tx.close().await;
     };
-    tokio::select! {
-        () = reader => {},
-        () = writer => {},
-    }
+    // The writer runs until the reader says the connection ended (after queueing a close
+    // frame when the gateway closes it), the runtime drops the connection, or a write fails.
+    writer.await;
+    reader.abort();
     tracing::info!("webview connection closed");
 }
 
@@ -88,17 +91,28 @@ fn encode(message: WsMessage, limits: &Limits) -> Option<String> {
 }
 
 async fn read_loop(
-    mut ws_rx: futures_util::stream::SplitStream<WebSocket>,
+    ws_rx: futures_util::stream::SplitStream<WebSocket>,
     to_service: mpsc::Sender<Inbound>,
     local: mpsc::Sender<Local>,
+    state: Arc<WsState>,
+) {
+    read_messages(ws_rx, to_service, &local, state).await;
+    let _ = local.send(Local::End).await;
+}
+
+async fn read_messages(
+    mut ws_rx: futures_util::stream::SplitStream<WebSocket>,
+    to_service: mpsc::Sender<Inbound>,
+    local: &mpsc::Sender<Local>,
     state: Arc<WsState>,
 ) {
     while let Some(frame) = ws_rx.next().await {
         let raw: Vec<u8> = match frame {
             Ok(Message::Text(text)) => text.as_str().as_bytes().to_vec(),
             Ok(Message::Binary(bytes)) => bytes.to_vec(),
-            Ok(Message::Close(_)) => break,
-            Ok(Message::Ping(_) | Message::Pong(_)) => continue,
+            // Reading on lets the WebSocket layer complete the closing handshake; the stream
+            // then ends.
+            Ok(Message::Close(_) | Message::Ping(_) | Message::Pong(_)) => continue,
             Err(err) => {
                 // Over-long messages and frames end here (tungstenite's capacity limits),
                 // as do protocol errors: the connection is closed with a reason.
@@ -113,12 +127,12 @@ async fn read_loop(
                 };
                 tracing::warn!(%err, "closing a webview connection");
                 let _ = local.send(Local::Close(code, reason)).await;
-                break;
+                return;
             }
         };
         match decode_ws(&raw, &state.limits) {
             Ok(WsMessage::Request(request)) => {
-                if !dispatch(request, &to_service, &local, &state).await {
+                if !dispatch(request, &to_service, local, &state).await {
                     break;
                 }
             }

@@ -146,13 +146,13 @@ async fn echo_route(
     }
 }
 
-/// Echoes text and binary messages back; pings are answered by the WebSocket layer.
+/// Echoes text and binary messages back; pings and the closing handshake are answered by
+/// the WebSocket layer (reading on after a close lets it send the reply).
 async fn echo(mut socket: WebSocket) {
     while let Some(Ok(message)) = socket.recv().await {
         let reply = match message {
             Message::Text(_) | Message::Binary(_) => message,
-            Message::Close(_) => break,
-            Message::Ping(_) | Message::Pong(_) => continue,
+            Message::Close(_) | Message::Ping(_) | Message::Pong(_) => continue,
         };
         if socket.send(reply).await.is_err() {
             break;
