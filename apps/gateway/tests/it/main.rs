@@ -3,8 +3,17 @@
 //! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
 //! real Chromium and WebSocket conformance (kosoku).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::print_stdout
+)]
+
 mod admission;
 mod browser;
+mod cli;
 mod conformance;
 mod harness;
 mod rpc;
