@@ -33,6 +33,11 @@ pub(crate) struct Gateway {
 
 impl Gateway {
     pub(crate) fn start(extra: &[&str]) -> Self {
+        Self::start_with(extra, &[])
+    }
+
+    /// A gateway on a fresh workspace (`notes.txt` in it) with extra flags and environment.
+    pub(crate) fn start_with(extra: &[&str], env: &[(String, String)]) -> Self {
         let workspace = tempfile::tempdir().unwrap();
         std::fs::write(workspace.path().join("notes.txt"), "hello\n").unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_bb-gateway"))
@@ -40,6 +45,7 @@ impl Gateway {
             .arg(workspace.path())
             .args(extra)
             .env("RUST_LOG", "debug")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(workspace.path().join("gateway.log")).unwrap())
             .spawn()

@@ -16,4 +16,5 @@ mod browser;
 mod cli;
 mod conformance;
 mod harness;
+mod kilo;
 mod rpc;
