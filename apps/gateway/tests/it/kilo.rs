@@ -43,6 +43,8 @@ impl Drop for MockLlm {
     }
 }
 
+// The child is owned by `MockLlm`, whose drop kills and reaps it.
+#[allow(clippy::zombie_processes)]
 fn mock_llm(dir: &std::path::Path) -> MockLlm {
     let port_file = dir.join("mock.port");
     let child = Command::new("python3")
