@@ -59,6 +59,21 @@ impl Gateway {
         Gateway { child, addr: addr.to_owned(), token: query.to_owned(), line, workspace }
     }
 
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "the gateway did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Everything the gateway logged so far.
     pub(crate) fn logs(&self) -> String {
         std::fs::read_to_string(self.workspace.path().join("gateway.log")).unwrap_or_default()
