@@ -298,9 +298,15 @@ function applyEvent(store, view, ev) {
     case 'connection':
       view.run.info = `${ev.type}`;
       return;
-    default:
+    case 'unknown_event':
       store.debug.push({ type: ev.type, cls, event: ev });
       if (store.debug.length > DEBUG_CAP) store.debug.shift();
       store.debugRev += 1;
+      return;
+    default:
+      // Known classes this page has no lane for (checkpoints, skills, rewards, log links):
+      // counted in the run lane.
+      view.run.other = (view.run.other ?? 0) + 1;
+      view.run.rev += 1;
   }
 }

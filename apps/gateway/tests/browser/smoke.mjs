@@ -116,7 +116,9 @@ try {
   const b = await context.newPage();
   watch(b, 'B');
   await b.goto(url);
-  await b.getByTestId('new-session').click();
+  // Keyboard only: focus the button and press Enter.
+  await b.getByTestId('new-session').focus();
+  await b.keyboard.press('Enter');
   await b.locator('[data-testid=session][aria-current=true]').waitFor({ timeout: T });
   const sessionB = await b.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id');
   expect(sessionB !== sessionA, 'the second page has its own session');
@@ -157,6 +159,7 @@ try {
   expect(outcome === 'refused', `a foreign Origin is refused (got ${outcome})`);
   console.log('ok foreign origin refused');
 
+  console.log(`debug drawer: ${await a.getByTestId('debug-drawer').locator('summary').textContent()}`);
   expect(cspViolations.length === 0, `no CSP violations, got ${cspViolations.join('; ')}`);
   const unexpected = consoleErrors.filter((e) => !/403|WebSocket connection/.test(e));
   expect(unexpected.length === 0, `no page errors, got ${unexpected.join('; ')}`);
