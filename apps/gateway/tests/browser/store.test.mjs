@@ -78,3 +78,15 @@ test('a declared resync replaces the session from its view and says so', () => {
   assert.equal(view.run.status, 'running');
   assert.equal(store.notices.at(-1).kind, 'resync');
 });
+
+test('todos and task events fill the tasks tree, children under their parent', () => {
+  const store = createStore();
+  applyEvents(store, { sessionId: 's', events: [
+    ev('1', 'todo_update', { todos: [{ id: 't1', content: 'Write Makefile', status: 'in_progress' }, { id: 't2', content: 'Run make', status: 'pending' }] }),
+    ev('2', 'task_event', { task: { task_id: 't3', parent_id: 't1', title: 'Check flags', status: 'completed' } }),
+  ] });
+  const tasks = store.views.get('s').tasks;
+  assert.deepEqual([...tasks.keys()], ['t1', 't2', 't3']);
+  assert.equal(tasks.get('t3').parent, 't1');
+  assert.equal(tasks.get('t1').status, 'in_progress');
+});
