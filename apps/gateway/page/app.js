@@ -186,5 +186,7 @@ const view = new View(document.getElementById('app'), store, actions);
 document.addEventListener('visibilitychange', () => {
   rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
 });
+// For diagnostics from the devtools console (and the browser test): the page's own objects.
+window.__bb = { rpc, store };
 rpc.connect();
 view.render();

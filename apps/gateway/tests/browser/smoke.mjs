@@ -112,6 +112,17 @@ try {
   expect(selected === sessionA, 'the same session is selected after reload');
   await step(a, 'reloaded');
 
+  // 6b. a dropped connection: the banner says so, the page reconnects and asks only for what
+  // it missed (nothing is duplicated)
+  const itemsBefore = await a.getByTestId('transcript').locator(':scope > *').count();
+  await a.evaluate(() => window.__bb.rpc.socket.close());
+  await a.getByTestId('banner').filter({ hasText: 'reconnecting' }).waitFor({ timeout: T });
+  await step(a, 'reconnecting');
+  await a.getByTestId('banner').waitFor({ state: 'hidden', timeout: T });
+  await a.getByTestId('engine').filter({ hasText: 'breadboard' }).waitFor({ timeout: T });
+  expect((await a.getByTestId('transcript').locator(':scope > *').count()) === itemsBefore, 'the transcript is intact after a reconnect');
+  await step(a, 'reconnected');
+
   // 7. a second page on a second session: no cross-talk
   const b = await context.newPage();
   watch(b, 'B');
