@@ -12,6 +12,7 @@
 )]
 
 mod admission;
+mod breadboard;
 mod browser;
 mod cli;
 mod conformance;
