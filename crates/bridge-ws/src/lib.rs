@@ -29,6 +29,19 @@
 //!   page.
 //! * When `WsState::stopping` turns `true`, every connection closes with 1001; a connection
 //!   that arrives after the runtime is gone is closed with 1011.
+//!
+//! # Choices (where the specs are silent)
+//!
+//! * A request without `Origin` is admitted (non-browser clients hold the token; browsers
+//!   always send `Origin`); `null` and any origin not listed are refused.
+//! * The page itself needs the token too, so the token only reaches whoever was given the URL.
+//! * Binary messages are decoded like text ones (UTF-8 JSON); there is one message limit for
+//!   both, enforced as the WebSocket frame and message limit.
+//! * `shell.openPath` in the headless platform opens a contained, existing path with
+//!   `xdg-open`; no opener answers `unsupported`, a missing file `not_found`.
+//! * Platform and ACP requests run beside the reader, so a dialog waiting for the user never
+//!   holds up `bb.*` requests; their responses may overtake earlier `bb.*` responses (ids
+//!   match them).
 
 mod acp;
 mod connection;
