@@ -226,6 +226,12 @@ impl Host {
         self.fitter.body(body_ref)
     }
 
+    /// The most bytes any one tab's ring holds (bounded by `max_buffered_bytes`, unless a
+    /// single message is larger, which is then the only one kept).
+    pub fn buffered_bytes(&self) -> usize {
+        self.tabs.max_ring_bytes()
+    }
+
     /// Last `seq` assigned per tab.
     pub fn tab_positions(&self) -> BTreeMap<String, u64> {
         self.tabs.positions()

@@ -309,6 +309,11 @@ impl Tabs {
         }
     }
 
+    /// The most bytes any one tab's ring holds.
+    pub(crate) fn max_ring_bytes(&self) -> usize {
+        self.tabs.values().map(|t| t.ring_bytes).max().unwrap_or(0)
+    }
+
     /// Last `seq` sent per tab (for tests and diagnostics).
     pub(crate) fn positions(&self) -> BTreeMap<String, u64> {
         self.tabs.iter().map(|(id, t)| (id.clone(), t.next_seq - 1)).collect()

@@ -3,6 +3,7 @@
 
 mod cadence;
 mod coalesce;
+mod delivery;
 
 use std::time::{Duration, Instant};
 

@@ -10,6 +10,28 @@ use serde_json::Value;
 /// The `bb.command` the bridge answers itself: the full body behind a truncated item's `ref`.
 pub const BODY_GET: &str = "body.get";
 
+/// Bytes of body per `body.get` page: escaped as a JSON string it stays well under the
+/// message limit.
+pub(crate) const BODY_PAGE_BYTES: usize = 256 * 1024;
+
+/// One page of a body from `offset` (bytes, moved back to a character boundary):
+/// `{text, offset, totalBytes, nextOffset?}`. The body is the JSON text of the item's full
+/// payload (or of the full string, for a resync view): concatenate the pages, then parse.
+fn page(body: &str, offset: usize) -> Value {
+    let start = body.floor_char_boundary(offset.min(body.len()));
+    let end = body.floor_char_boundary(start.saturating_add(BODY_PAGE_BYTES).min(body.len()));
+    let end =
+        if end == start && start < body.len() { body.ceil_char_boundary(start + 1) } else { end };
+    let mut out = serde_json::Map::new();
+    out.insert("text".into(), Value::String(body[start..end].to_owned()));
+    out.insert("offset".into(), Value::from(start as u64));
+    out.insert("totalBytes".into(), Value::from(body.len() as u64));
+    if end < body.len() {
+        out.insert("nextOffset".into(), Value::from(end as u64));
+    }
+    Value::Object(out)
+}
+
 /// Inputs applied when a request is dispatched, before any of its events can arrive.
 pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
     match &req.call {
@@ -53,9 +75,10 @@ pub(crate) fn bridge_answer(host: &Host, req: &V1Request) -> Option<V1Response> 
         );
         return Some(V1Response::failure(&req.id, error));
     };
+    let offset = p.args.as_ref().and_then(|a| a.get("offset")).and_then(Value::as_u64).unwrap_or(0);
     let response = match host.body(reference) {
         Some(body) => {
-            let output = serde_json::from_str(body).unwrap_or(Value::String(body.to_owned()));
+            let output = page(body, usize::try_from(offset).unwrap_or(usize::MAX));
             let result = CommandResult { session_id: p.session_id.clone(), output: Some(output) };
             V1Response::success_with(&req.id, &result).unwrap_or_else(|e| {
                 V1Response::failure(&req.id, V1Error::new("internal_error", e.to_string()))

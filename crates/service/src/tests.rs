@@ -28,6 +28,8 @@ use crate::{Service, ServiceConfig, SystemClock};
 pub(super) struct FakeEngine {
     pub(super) updates: UpdateSender,
     pub(super) sessions: Mutex<Vec<String>>,
+    /// What the runtime reported delivered: (session, event id).
+    pub(super) delivered: Mutex<Vec<(String, String)>>,
 }
 
 #[async_trait]
@@ -113,12 +115,20 @@ impl EngineAdapter for FakeEngine {
     async fn stop(&self, p: SessionParams) -> Result<SessionAck, EngineError> {
         Ok(SessionAck { session_id: p.session_id })
     }
+
+    fn delivered(&self, session_id: &str, event_id: &str) {
+        self.delivered.lock().unwrap().push((session_id.to_owned(), event_id.to_owned()));
+    }
 }
 
 fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
 {
     let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine { updates: tx.clone(), sessions: Mutex::new(Vec::new()) });
+    let engine = Arc::new(FakeEngine {
+        updates: tx.clone(),
+        sessions: Mutex::new(Vec::new()),
+        delivered: Mutex::new(Vec::new()),
+    });
     let (sink, webview) = memory();
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };

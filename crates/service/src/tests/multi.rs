@@ -25,12 +25,21 @@ fn connection(capacity: usize) -> (WebviewSink, MemoryWebview) {
 }
 
 fn runtime() -> mpsc::Sender<WebviewSink> {
+    runtime_with().0
+}
+
+fn runtime_with() -> (mpsc::Sender<WebviewSink>, Arc<FakeEngine>) {
     let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine { updates: tx, sessions: Mutex::new(Vec::new()) });
-    let service = Service::new(ServiceConfig::default(), engine, rx, Arc::new(SystemClock), None);
+    let engine = Arc::new(FakeEngine {
+        updates: tx,
+        sessions: Mutex::new(Vec::new()),
+        delivered: Mutex::new(Vec::new()),
+    });
+    let adapter = engine.clone();
+    let service = Service::new(ServiceConfig::default(), adapter, rx, Arc::new(SystemClock), None);
     let (conn_tx, conn_rx) = mpsc::channel(4);
     tokio::spawn(service.run(conn_rx));
-    conn_tx
+    (conn_tx, engine)
 }
 
 async fn call(w: &MemoryWebview, id: &str, call: V1Call) {
@@ -174,4 +183,64 @@ async fn a_connection_that_stops_reading_holds_no_one_back() {
         }
     }
     assert_eq!(text, words.concat(), "every delta once, in order");
+}
+
+#[tokio::test]
+async fn delivery_is_reported_only_once_the_bridge_wrote_the_events() {
+    let (conns, engine) = runtime_with();
+    let (mut sink, mut w) = connection(256);
+    let (ack_tx, ack_rx) = tokio::sync::watch::channel(0u64);
+    sink.written = Some(ack_rx);
+    conns.send(sink).await.unwrap();
+    call(&w, "init", V1Call::Init(Default::default())).await;
+    call(&w, "c", V1Call::CreateSession(Default::default())).await;
+    // Read everything the runtime hands over, counting envelopes, but acknowledge nothing.
+    let mut handed = 0;
+    let session = loop {
+        let msg = w.from_service.recv().await.unwrap();
+        handed += 1;
+        if let V1Message::Response(r) = msg
+            && r.id == "c"
+        {
+            break r.result.unwrap()["sessionId"].as_str().unwrap().to_owned();
+        }
+    };
+    call(&w, "s", send(&session, "a b c")).await;
+    let mut last_id = None;
+    let mut items = 0;
+    let mut response = false;
+    while items < 3 || !response {
+        let msg = tokio::time::timeout(Duration::from_secs(10), w.from_service.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        handed += 1;
+        match msg {
+            V1Message::Event(e) => {
+                if let V1Topic::Events(p) = e.topic {
+                    items += p.events.len();
+                    last_id = p.events.last().map(|e| e.id.clone());
+                }
+            }
+            V1Message::Response(r) => response |= r.id == "s",
+            _ => {}
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        engine.delivered.lock().unwrap().is_empty(),
+        "nothing is delivered before it is written"
+    );
+    ack_tx.send(handed).unwrap();
+    let want = (session.clone(), last_id.unwrap());
+    for _ in 0..100 {
+        if engine.delivered.lock().unwrap().contains(&want) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "the last written event was never reported delivered: {:?}",
+        engine.delivered.lock().unwrap()
+    );
 }
