@@ -48,14 +48,30 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     let reader = tokio::spawn(read_loop(ws_rx, to_service, local_tx, state.clone()));
     let writer = async move {
         loop {
+            // Biased: a close the reader queued goes out before the runtime's end of the
+            // connection is noticed (which would close without a code).
             let line = tokio::select! {
+                biased;
                 () = async { drop(stopping.wait_for(|stop| *stop).await) } => {
                     let frame = CloseFrame { code: CLOSE_GOING_AWAY, reason: "the gateway is stopping".into() };
                     let _ = ws_tx.send(Message::Close(Some(frame))).await;
                     break;
                 }
+                local = local_rx.recv() => match local {
+                    Some(Local::Message(message)) => encode(message, &limits),
+                    Some(Local::Close(code, reason)) => {
+                        let frame = CloseFrame { code, reason: reason.into() };
+                        let _ = ws_tx.send(Message::Close(Some(frame))).await;
+                        break;
+                    }
+                    Some(Local::End) | None => break,
+                },
                 message = from_service.recv() => {
-                    let Some(message) = message else { break };
+                    let Some(message) = message else {
+                        let frame = CloseFrame { code: CLOSE_UNAVAILABLE, reason: "the runtime stopped serving this connection".into() };
+                        let _ = ws_tx.send(Message::Close(Some(frame))).await;
+                        break;
+                    };
                     // The runtime learns an envelope was written (or dropped) once this
                     // iteration is over.
                     let line = to_ws(message).and_then(|m| encode(m, &limits));
@@ -71,15 +87,6 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
                     }
                     continue;
                 }
-                local = local_rx.recv() => match local {
-                    Some(Local::Message(message)) => encode(message, &limits),
-                    Some(Local::Close(code, reason)) => {
-                        let frame = CloseFrame { code, reason: reason.into() };
-                        let _ = ws_tx.send(Message::Close(Some(frame))).await;
-                        break;
-                    }
-                    Some(Local::End) | None => break,
-                },
             };
             let Some(line) = line else { continue };
             if let Err(err) = ws_tx.send(Message::Text(line.into())).await {

@@ -146,7 +146,8 @@ async fn an_oversized_message_closes_only_its_connection() {
             other => panic!("expected a close frame, got {other:?}"),
         }
     };
-    let frame = close.expect("a close frame with a code");
+    let frame =
+        close.unwrap_or_else(|| panic!("a close frame without a code; log:\n{}", gw.logs()));
     assert_eq!(u16::from(frame.code), 1009);
     assert!(frame.reason.contains("4096"), "{}", frame.reason);
 
