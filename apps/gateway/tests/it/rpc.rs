@@ -192,16 +192,33 @@ async fn two_connections_see_only_their_own_sessions_events() {
                 .is_some_and(|v| v.iter().any(|ev| ev["type"] == "permission_request"))
     })
     .await;
-    // Both see each other's session listed, never each other's events.
+    // Both see each other's session listed, never each other's conversation: no message,
+    // tool, permission or run event of the other window's session reaches a window.
     b.call("bl", "bb.listSessions", json!({}), &mut eb).await;
     a.call("al", "bb.listSessions", json!({}), &mut ea).await;
-    let sessions_with_events = |events: &[Value]| -> std::collections::BTreeSet<String> {
+    let conversation = |class: &str| {
+        ["transcript.", "tool.", "permission.", "run.", "turn."]
+            .iter()
+            .any(|p| class.starts_with(p))
+    };
+    let foreign = |events: &[Value], own: &str| -> Vec<String> {
         events_of(events, "bb/events")
-            .map(|e| e["payload"]["sessionId"].as_str().unwrap().to_owned())
+            .filter(|e| e["payload"]["sessionId"] != own)
+            .flat_map(|e| e["payload"]["events"].as_array().unwrap().iter())
+            .filter(|ev| conversation(ev["class"].as_str().unwrap_or_default()))
+            .map(|ev| ev["type"].as_str().unwrap_or_default().to_owned())
             .collect()
     };
-    assert_eq!(sessions_with_events(&ea), [sa.clone()].into());
-    assert_eq!(sessions_with_events(&eb), [sb.clone()].into());
+    assert_eq!(foreign(&ea, &sa), Vec::<String>::new(), "window A saw B's conversation");
+    assert_eq!(foreign(&eb, &sb), Vec::<String>::new(), "window B saw A's conversation");
+    // Each window did see its own conversation.
+    let own = |events: &[Value], session: &str| {
+        events_of(events, "bb/events")
+            .filter(|e| e["payload"]["sessionId"] == session)
+            .flat_map(|e| e["payload"]["events"].as_array().unwrap().iter())
+            .any(|ev| ev["type"] == "assistant.message.delta")
+    };
+    assert!(own(&ea, &sa) && own(&eb, &sb));
 }
 
 #[tokio::test(flavor = "multi_thread")]
