@@ -178,6 +178,8 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError>;
 
     /// `bb.sendMessage`: starts a turn; the reply streams as [`EngineUpdate::Events`].
+    /// Returns once the turn started, never at its end: the bridge runs a connection's state
+    /// changes one at a time, so a send that waited for the reply would hold back `bb.stop`.
     async fn send_message(
         &self,
         params: SendMessageParams,
