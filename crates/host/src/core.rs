@@ -85,6 +85,15 @@ pub enum Input {
         /// The tab, when the webview named one.
         tab_id: Option<String>,
     },
+    /// The webview named a tab (in a request still in flight): from now on it is a webview
+    /// that uses tabs, so sessions no tab shows wait for their tab instead of going to its
+    /// implicit tab.
+    TabNamed {
+        /// The connection.
+        conn: ConnId,
+        /// The tab.
+        tab_id: String,
+    },
     /// The webview used a session without selecting it (created it while another one was
     /// selected, sent a message to it): its events go to the webview from now on.
     SessionUsed {
@@ -308,13 +317,17 @@ impl Host {
             }
             Input::SessionSelected { conn, session_id, tab_id } => {
                 self.entry(&session_id);
-                self.use_session(conn, &session_id, tab_id.as_deref());
+                self.use_session(conn, &session_id, tab_id.as_deref(), now);
                 self.conn_mut(conn).active = Some(session_id);
                 self.refresh_priorities();
                 self.state_dirty = true;
             }
+            Input::TabNamed { conn, tab_id } => {
+                self.conn_mut(conn);
+                self.tabs.attach(&tab_id, conn, true);
+            }
             Input::SessionUsed { conn, session_id, tab_id } => {
-                self.use_session(conn, &session_id, tab_id.as_deref());
+                self.use_session(conn, &session_id, tab_id.as_deref(), now);
             }
             Input::MessageSent { session_id, message_id } => {
                 self.entry(&session_id).message_id = Some(message_id);
@@ -437,12 +450,14 @@ impl Host {
         self.sessions.entry(id.to_owned()).or_default()
     }
 
-    fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>) {
+    fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>, now: Instant) {
         self.conn_mut(conn);
         match tab {
             Some(tab) => self.tabs.bind(conn, tab, session),
             None => self.tabs.bind_implicit(conn, session),
         }
+        // The tab may have been handed the session's early messages.
+        self.became_deliverable(conn, now);
     }
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
@@ -539,8 +554,11 @@ impl Host {
             return;
         }
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        let targets = self.tabs.targets(id, &open);
+        let (targets, claimed) = self.tabs.targets(id, &open);
         for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
+            if !claimed {
+                self.tabs.keep_early(&payload, bytes);
+            }
             for tab in &targets {
                 let Some(message) = self.tabs.record(tab, payload.clone(), bytes) else { continue };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
