@@ -85,13 +85,15 @@ mod clock;
 mod conn;
 mod core;
 mod fit;
+mod input;
 mod lane;
 mod tabs;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
-pub use core::{Host, HostConfig, Input};
+pub use core::{Host, HostConfig};
 pub use fit::BODY_STORE_BYTES;
+pub use input::Input;
 pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]
