@@ -11,6 +11,7 @@ use bb_protocol::v1::{
 
 use crate::conn::Conn;
 use crate::fit::Fitter;
+use crate::input::Input;
 use crate::lane::Lane;
 use crate::tabs::{ConnId, RingLimits, Tabs, implicit_tab};
 
@@ -42,112 +43,6 @@ impl Default for HostConfig {
             max_message_bytes: bb_protocol::DEFAULT_MAX_BYTES - 4096,
             max_detached_tabs: 32,
         }
-    }
-}
-
-/// Everything the host core reacts to. Inputs naming a `conn` concern that webview
-/// connection (it is opened implicitly by the first input naming it); the others are
-/// engine-wide.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Input {
-    /// A webview connection opened.
-    Opened(ConnId),
-    /// A webview connection closed; its tabs stay for a reattach.
-    Closed(ConnId),
-    /// The webview completed `bb.init`: it is ready to receive. `last_seen` (tab → last
-    /// `seq` it saw) asks for what each tab missed.
-    WebviewReady {
-        /// The connection.
-        conn: ConnId,
-        /// `bb.init({lastSeen})`.
-        last_seen: BTreeMap<String, u64>,
-    },
-    /// The webview was hidden (`false`) or shown (`true`).
-    Visibility {
-        /// The connection.
-        conn: ConnId,
-        /// Whether it is visible.
-        visible: bool,
-    },
-    /// The runtime could not hand the connection more (`true`) or can again (`false`).
-    Stalled {
-        /// The connection.
-        conn: ConnId,
-        /// Whether it is stalled.
-        stalled: bool,
-    },
-    /// The webview selected a session (in a tab, or its implicit tab).
-    SessionSelected {
-        /// The connection.
-        conn: ConnId,
-        /// The session.
-        session_id: String,
-        /// The tab, when the webview named one.
-        tab_id: Option<String>,
-    },
-    /// The webview used a session without selecting it (created it while another one was
-    /// selected, sent a message to it): its events go to the webview from now on.
-    SessionUsed {
-        /// The connection.
-        conn: ConnId,
-        /// The session.
-        session_id: String,
-        /// The tab, when the webview named one.
-        tab_id: Option<String>,
-    },
-    /// The webview sent a message with a `messageId`: the session's events carry it until the
-    /// run ends.
-    MessageSent {
-        /// The session.
-        session_id: String,
-        /// The webview's message id.
-        message_id: String,
-    },
-    /// The engine's full session list (replaces what is known, keeps run state).
-    SessionsListed(Vec<SessionSummary>),
-    /// A session was created or changed.
-    SessionUpserted(SessionSummary),
-    /// A session was deleted.
-    SessionRemoved(String),
-    /// A session started or finished running.
-    SessionRunning {
-        /// The session.
-        session_id: String,
-        /// Whether a turn is in progress.
-        running: bool,
-    },
-    /// A session's pending permission requests.
-    PendingPermissions {
-        /// The session.
-        session_id: String,
-        /// How many wait for an answer.
-        count: u64,
-    },
-    /// Engine events of one session, in engine order.
-    EngineEvents {
-        /// The session.
-        session_id: String,
-        /// The events.
-        events: Vec<EngineEvent>,
-    },
-    /// The engine connection changed.
-    Connection(ConnectionPayload),
-}
-
-impl Input {
-    /// `bb.init` without `lastSeen` on `conn`.
-    pub fn ready(conn: ConnId) -> Self {
-        Input::WebviewReady { conn, last_seen: BTreeMap::new() }
-    }
-
-    /// `bb.visibility` on `conn`.
-    pub fn visibility(conn: ConnId, visible: bool) -> Self {
-        Input::Visibility { conn, visible }
-    }
-
-    /// `bb.selectSession` without a tab on `conn`.
-    pub fn select(conn: ConnId, session_id: impl Into<String>) -> Self {
-        Input::SessionSelected { conn, session_id: session_id.into(), tab_id: None }
     }
 }
 
@@ -308,13 +203,17 @@ impl Host {
             }
             Input::SessionSelected { conn, session_id, tab_id } => {
                 self.entry(&session_id);
-                self.use_session(conn, &session_id, tab_id.as_deref());
+                self.use_session(conn, &session_id, tab_id.as_deref(), now);
                 self.conn_mut(conn).active = Some(session_id);
                 self.refresh_priorities();
                 self.state_dirty = true;
             }
+            Input::TabNamed { conn, tab_id } => {
+                self.conn_mut(conn);
+                self.tabs.attach(&tab_id, conn, true);
+            }
             Input::SessionUsed { conn, session_id, tab_id } => {
-                self.use_session(conn, &session_id, tab_id.as_deref());
+                self.use_session(conn, &session_id, tab_id.as_deref(), now);
             }
             Input::MessageSent { session_id, message_id } => {
                 self.entry(&session_id).message_id = Some(message_id);
@@ -437,12 +336,14 @@ impl Host {
         self.sessions.entry(id.to_owned()).or_default()
     }
 
-    fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>) {
+    fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>, now: Instant) {
         self.conn_mut(conn);
         match tab {
             Some(tab) => self.tabs.bind(conn, tab, session),
             None => self.tabs.bind_implicit(conn, session),
         }
+        // The tab may have been handed the session's early messages.
+        self.became_deliverable(conn, now);
     }
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
@@ -539,8 +440,11 @@ impl Host {
             return;
         }
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        let targets = self.tabs.targets(id, &open);
+        let (targets, claimed) = self.tabs.targets(id, &open);
         for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
+            if !claimed {
+                self.tabs.keep_early(&payload, bytes);
+            }
             for tab in &targets {
                 let Some(message) = self.tabs.record(tab, payload.clone(), bytes) else { continue };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };

@@ -20,10 +20,15 @@
 //!   leaves its previous session, another tab of the same connection showing the session
 //!   gives it up). Two connections may show the same session. A connection that never names
 //!   a tab gets one implicit tab, `implicit-<conn>` ([`implicit_tab`]), which shows every
-//!   session that connection created, selected or messaged without naming a tab, plus every
-//!   session no tab of any connection shows (so a single webview that knows nothing of tabs
-//!   sees every session's events, as before). So two connections never see each other's
-//!   sessions unless they select them.
+//!   session that connection created, selected or messaged without naming a tab; a
+//!   connection that never named a tab also gets every session no tab shows (so a single
+//!   webview that knows nothing of tabs sees every session's events, as before). Messages of
+//!   a session no tab shows yet (a new session streaming before the `bb.createSession` that
+//!   binds it has answered) are also kept, within the ring bounds, and handed to the first
+//!   tab that binds it, before anything newer (a declared resync if some were dropped).
+//!   A connection that names a tab (`TabNamed`, when the request is dispatched) no longer
+//!   gets unbound sessions. So two webviews that use tabs never see each other's sessions
+//!   unless they select them.
 //! * **seq and rings.** Every `bb/events` message carries `tabId` and a per-tab `seq` (from
 //!   1, +1 per message, never reused). Each tab keeps a ring of what it was sent, bounded by
 //!   `max_buffered_events` messages and `max_buffered_bytes` serialized bytes (the newest
@@ -80,13 +85,15 @@ mod clock;
 mod conn;
 mod core;
 mod fit;
+mod input;
 mod lane;
 mod tabs;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
-pub use core::{Host, HostConfig, Input};
+pub use core::{Host, HostConfig};
 pub use fit::BODY_STORE_BYTES;
+pub use input::Input;
 pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]

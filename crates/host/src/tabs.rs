@@ -107,12 +107,23 @@ impl Tab {
     }
 }
 
+/// Messages of a session no tab showed yet (e.g. events a new session streams before the
+/// `bb.createSession` that binds it has answered), handed to the first tab that shows it.
+#[derive(Debug, Default)]
+struct Early {
+    messages: VecDeque<(EventsPayload, usize)>,
+    bytes: usize,
+    /// Some were dropped for the bound: the first tab gets a resync instead.
+    lost: bool,
+}
+
 /// Every tab, and which tabs show each session.
 #[derive(Debug)]
 pub(crate) struct Tabs {
     limits: RingLimits,
     tabs: HashMap<String, Tab>,
     by_session: HashMap<String, BTreeSet<String>>,
+    early: HashMap<String, Early>,
     detach_clock: u64,
 }
 
@@ -121,7 +132,13 @@ pub(crate) type CatchUp = Vec<EventsPayload>;
 
 impl Tabs {
     pub(crate) fn new(limits: RingLimits) -> Self {
-        Tabs { limits, tabs: HashMap::new(), by_session: HashMap::new(), detach_clock: 0 }
+        Tabs {
+            limits,
+            tabs: HashMap::new(),
+            by_session: HashMap::new(),
+            early: HashMap::new(),
+            detach_clock: 0,
+        }
     }
 
     pub(crate) fn get(&self, tab: &str) -> Option<&Tab> {
@@ -132,6 +149,7 @@ impl Tabs {
     pub(crate) fn attach(&mut self, tab_id: &str, conn: ConnId, explicit: bool) -> &mut Tab {
         let tab = self.tabs.entry(tab_id.to_owned()).or_insert_with(|| Tab::new(conn, explicit));
         tab.conn = Some(conn);
+        tab.explicit |= explicit;
         tab
     }
 
@@ -161,6 +179,44 @@ impl Tabs {
             tab.sessions.insert(session.to_owned());
         }
         self.by_session.entry(session.to_owned()).or_default().insert(tab_id.to_owned());
+        self.hand_early(tab_id, session);
+    }
+
+    /// Keeps a message of a session no tab shows, for the first tab that will.
+    pub(crate) fn keep_early(&mut self, payload: &EventsPayload, bytes: usize) {
+        let limits = self.limits;
+        let early = self.early.entry(payload.session_id.clone()).or_default();
+        early.messages.push_back((payload.clone(), bytes));
+        early.bytes += bytes;
+        while early.messages.len() > limits.messages.max(1) || early.bytes > limits.bytes {
+            let Some((_, b)) = early.messages.pop_front() else { break };
+            early.bytes -= b;
+            early.lost = true;
+        }
+    }
+
+    /// Records the session's early messages for a tab that starts showing it (unless the
+    /// tab was already sent them); `lost` ones make the tab lag behind its ring, so its
+    /// catch-up is a declared resync.
+    fn hand_early(&mut self, tab_id: &str, session: &str) {
+        let seen = self.tabs.get(tab_id).is_some_and(|t| t.seen.contains(session));
+        if seen {
+            return;
+        }
+        let Some(early) = self.early.remove(session) else { return };
+        let limits = self.limits;
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
+        if early.lost {
+            // A message stands for what was dropped: one the tab was never handed.
+            tab.seen.insert(session.to_owned());
+            tab.next_seq += 1;
+            tab.ring.clear();
+            tab.ring_bytes = 0;
+            return;
+        }
+        for (payload, bytes) in early.messages {
+            tab.record(payload, bytes, tab_id, limits);
+        }
     }
 
     /// Routes `session` to the connection's implicit tab, unless a tab of the connection
@@ -177,7 +233,8 @@ impl Tabs {
         }
         let id = implicit_tab(conn);
         self.attach(&id, conn, false).sessions.insert(session.to_owned());
-        self.by_session.entry(session.to_owned()).or_default().insert(id);
+        self.by_session.entry(session.to_owned()).or_default().insert(id.clone());
+        self.hand_early(&id, session);
     }
 
     fn unbind(&mut self, tab_id: &str, session: &str) {
@@ -194,6 +251,7 @@ impl Tabs {
 
     /// A session is gone: no tab shows it any more.
     pub(crate) fn remove_session(&mut self, session: &str) {
+        self.early.remove(session);
         for tab in self.by_session.remove(session).into_iter().flatten() {
             if let Some(t) = self.tabs.get_mut(&tab) {
                 t.sessions.remove(session);
@@ -205,11 +263,20 @@ impl Tabs {
     }
 
     /// The tabs `session`'s events go to: the tabs bound to it, or, when none is, the
-    /// implicit tab of every open connection in `open`.
-    pub(crate) fn targets(&self, session: &str, open: &[ConnId]) -> Vec<String> {
+    /// implicit tab of every open connection in `open` that never named a tab (a webview
+    /// that knows nothing of tabs sees every session, as before). `None` when no tab shows
+    /// the session: the caller keeps the message for the first tab that will.
+    pub(crate) fn targets(&self, session: &str, open: &[ConnId]) -> (Vec<String>, bool) {
         match self.by_session.get(session) {
-            Some(tabs) if !tabs.is_empty() => tabs.iter().cloned().collect(),
-            _ => open.iter().map(|c| implicit_tab(*c)).collect(),
+            Some(tabs) if !tabs.is_empty() => (tabs.iter().cloned().collect(), true),
+            _ => {
+                let tabless = open
+                    .iter()
+                    .filter(|c| !self.tabs.values().any(|t| t.explicit && t.conn == Some(**c)))
+                    .map(|c| implicit_tab(*c))
+                    .collect();
+                (tabless, false)
+            }
         }
     }
 

@@ -34,6 +34,14 @@ fn page(body: &str, offset: usize) -> Value {
 
 /// Inputs applied when a request is dispatched, before any of its events can arrive.
 pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
+    let named = match &req.call {
+        V1Call::CreateSession(p) => p.tab_id.clone(),
+        V1Call::SelectSession(p) => p.tab_id.clone(),
+        _ => None,
+    };
+    if let Some(tab_id) = named {
+        return vec![Input::TabNamed { conn, tab_id }];
+    }
     match &req.call {
         V1Call::SendMessage(p) => {
             let mut inputs =

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Sidecar, World, eventually};
 
-const WAIT: Duration = Duration::from_secs(60);
+const WAIT: Duration = Duration::from_secs(120);
 
 /// Reads `bb/events` messages (whole payloads) until one holds an event of type `until`.
 fn messages_until(sidecar: &mut Sidecar, until: &str) -> Vec<Value> {

@@ -376,3 +376,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn events_before_the_binding_reach_the_tab_that_binds_the_session() {
+    let c = clock();
+    let mut h = host(&c, config());
+    h.handle(Input::ready(1), c.now());
+    bind(&mut h, &c, 0, "t", "other");
+    // A new session streams before `bb.createSession` has answered and bound it.
+    push(&mut h, &c, "new", &names("n", 2));
+    let out = settle(&mut h, &c);
+    assert!(batches(&out, 0).is_empty(), "a webview using tabs sees no unclaimed session");
+    assert_eq!(event_ids(&batches(&out, 1)), ["n0", "n1"], "a tab-less webview sees it");
+    bind(&mut h, &c, 0, "t2", "new");
+    push(&mut h, &c, "new", &names("m", 1));
+    let out = batches(&settle(&mut h, &c), 0);
+    assert_eq!(event_ids(&out), ["n0", "n1", "m0"], "the early events first, once");
+    assert!(out.iter().all(|p| p.tab_id.as_deref() == Some("t2")));
+    assert_eq!(seqs(&out), (1..=out.len() as u64).collect::<Vec<_>>());
+}
