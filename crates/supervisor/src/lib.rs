@@ -47,7 +47,9 @@ pub mod tokio_spawner;
 
 pub use kilo::{HealthProbe, KiloConfig, KiloSupervisor, ProbeError, RunningEngine, StartError};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
-pub use spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
+pub use spawn::{
+    ChildStdio, EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec,
+};
 pub use tokio_spawner::TokioSpawner;
 
 #[cfg(test)]
