@@ -74,6 +74,8 @@ pub(crate) struct Connection {
     /// Dropping or sending stops the agent.
     stop: Mutex<Option<oneshot::Sender<()>>>,
     pub(crate) init: InitializeResponse,
+    /// The agent's pid (also its process group id).
+    pub(crate) pid: Option<u32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -118,6 +120,7 @@ impl Connection {
                 reason: "the spawner gave no stdio pipes".to_owned(),
             });
         };
+        let pid = process.pid();
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (closed_tx, closed) = watch::channel(None);
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -165,6 +168,7 @@ impl Connection {
             closed,
             stop: Mutex::new(Some(stop_tx)),
             init: InitializeResponse::new(ProtocolVersion::V1),
+            pid,
         };
         let request = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(ClientCapabilities::default())

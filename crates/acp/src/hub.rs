@@ -166,6 +166,11 @@ impl AcpHub {
         Ok(())
     }
 
+    /// The agent's process id (its process group id too), for diagnostics.
+    pub fn agent_pid(&self, connection_id: &str) -> Result<Option<u32>, AcpError> {
+        Ok(self.entry(connection_id)?.0.pid)
+    }
+
     /// The connection's status (`ready` or `closed`).
     pub fn status(&self, connection_id: &str) -> Result<AcpConnectionStatus, AcpError> {
         let (conn, _) = self.entry(connection_id)?;
