@@ -3,6 +3,7 @@
 
 mod cadence;
 mod coalesce;
+mod permissions;
 
 use std::time::{Duration, Instant};
 
