@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
+use crate::Clock;
+
 use crate::permissions::{
     AnswerError, AnswerOutcome, PermissionConfig, Permissions, RequestKey, RequestKind,
     RequestState,
@@ -34,7 +36,7 @@ enum Step {
 }
 
 fn check(name: &str, steps: Vec<Step>) {
-    let now = Instant::now();
+    let now = super::clock().now();
     let mut p = Permissions::new(PermissionConfig::default());
     for (i, step) in steps.into_iter().enumerate() {
         let at = format!("{name}: step {i} {step:?}");
@@ -178,7 +180,7 @@ fn permission_table() {
 
 #[test]
 fn pending_requests_expire_at_their_deadline() {
-    let t0 = Instant::now();
+    let t0 = super::clock().now();
     let ttl = Duration::from_secs(30);
     let mut p = Permissions::new(PermissionConfig { pending_ttl: Some(ttl), ..Default::default() });
     p.raised(key("s", "p1"), RequestKind::Exec, t0);
@@ -196,7 +198,7 @@ fn pending_requests_expire_at_their_deadline() {
 
 #[test]
 fn finished_entries_are_bounded() {
-    let now = Instant::now();
+    let now = super::clock().now();
     let mut p = Permissions::new(PermissionConfig { keep_finished: 2, ..Default::default() });
     for r in ["a", "b", "c"] {
         p.raised(key("s", r), RequestKind::Read, now);
@@ -235,7 +237,7 @@ proptest! {
     /// and at most one answer per request reaches the engine.
     #[test]
     fn count_matches_open_set_and_answers_are_unique(ops in proptest::collection::vec(op(), 0..60)) {
-        let now = Instant::now();
+        let now = super::clock().now();
         let mut p = Permissions::new(PermissionConfig::default());
         let k = |s: u8, r: u8| key(&format!("s{s}"), &format!("r{r}"));
         let mut shown = BTreeSet::new();
