@@ -163,11 +163,20 @@ impl KiloClient {
         self.call("POST /session", EngineRequest::post("/session", body)).await
     }
 
-    /// `POST /session/:id/prompt_async` with raw parts (text and file parts).
-    pub async fn prompt_parts(&self, id: &str, parts: Vec<Value>) -> Result<(), KiloError> {
+    /// `POST /session/:id/prompt_async` with raw parts (text and file parts) and an
+    /// optional model (`providerID`, `modelID`).
+    pub async fn prompt_parts(
+        &self,
+        id: &str,
+        parts: Vec<Value>,
+        model: Option<(&str, &str)>,
+    ) -> Result<(), KiloError> {
         let id = checked_id("session", id)?;
-        let request =
-            EngineRequest::post(format!("/session/{id}/prompt_async"), json!({ "parts": parts }));
+        let mut body = json!({ "parts": parts });
+        if let Some((provider, model)) = model {
+            body["model"] = json!({ "providerID": provider, "modelID": model });
+        }
+        let request = EngineRequest::post(format!("/session/{id}/prompt_async"), body);
         self.call_empty(request).await
     }
 }
