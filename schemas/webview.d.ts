@@ -395,6 +395,51 @@ export type Truncation = {
   totalBytes: number;
 };
 
+/** A typed v1 request body: the method name and its params. */
+export type V1Call = ({
+  method: "bb.init";
+  params?: InitParams;
+} | {
+  method: "bb.createSession";
+  params?: CreateSessionParams;
+} | {
+  method: "bb.listSessions";
+  params?: NoParams;
+} | {
+  method: "bb.selectSession";
+  params: SessionParams;
+} | {
+  method: "bb.deleteSession";
+  params: SessionParams;
+} | {
+  method: "bb.sendMessage";
+  params: SendMessageParams;
+} | {
+  method: "bb.stop";
+  params: SessionParams;
+} | {
+  method: "bb.command";
+  params: CommandParams;
+} | {
+  method: "bb.approvePermission";
+  params: ApprovePermissionParams;
+} | {
+  method: "bb.listFiles";
+  params: ListFilesParams;
+} | {
+  method: "bb.readFileSnippet";
+  params: ReadFileSnippetParams;
+} | {
+  method: "bb.openDiff";
+  params: OpenDiffParams;
+} | {
+  method: "bb.downloadArtifact";
+  params: DownloadArtifactParams;
+} | {
+  method: "bb.visibility";
+  params: VisibilityParams;
+});
+
 /** The error of a failed v1 response: `{code, message, details?}`. */
 export type V1Error = {
   code: string;
@@ -491,6 +536,36 @@ export type VisibilityResult = {
   visible: boolean;
 };
 
+/** A typed WebSocket request body: the method name and its params. */
+export type WsCall = ({
+  method: "dialog.open";
+  params?: DialogOpenParams;
+} | {
+  method: "shell.openPath";
+  params: OpenPathParams;
+} | {
+  method: "acp_connect";
+  params: AcpConnectParams;
+} | {
+  method: "acp_disconnect";
+  params: AcpDisconnectParams;
+} | {
+  method: "acp_session_new";
+  params: AcpSessionNewParams;
+} | {
+  method: "acp_session_load";
+  params: AcpSessionLoadParams;
+} | {
+  method: "acp_session_prompt";
+  params: AcpSessionPromptParams;
+} | {
+  method: "acp_session_cancel";
+  params: AcpSessionCancelParams;
+} | {
+  method: "acp_permission_reply";
+  params: AcpPermissionReplyParams;
+});
+
 /** The error of a failed WebSocket response: `{message, code?, data?}`. */
 export type WsError = {
   message: string;
@@ -519,6 +594,15 @@ export type WsEvent = {
 } | {
   event: "acp-terminal-output";
   payload: Record<string, unknown>;
+} | {
+  event: "bb/connection";
+  payload: ConnectionPayload;
+} | {
+  event: "bb/state";
+  payload: StatePayload;
+} | {
+  event: "bb/events";
+  payload: EventsPayload;
 });
 
 /** Any WebSocket message. */
@@ -528,34 +612,7 @@ export type WsMessage = (WsRequest | WsResponse | WsEvent);
 export type WsRequest = {
   type: "request";
   id: string;
-} & ({
-  method: "dialog.open";
-  params?: DialogOpenParams;
-} | {
-  method: "shell.openPath";
-  params: OpenPathParams;
-} | {
-  method: "acp_connect";
-  params: AcpConnectParams;
-} | {
-  method: "acp_disconnect";
-  params: AcpDisconnectParams;
-} | {
-  method: "acp_session_new";
-  params: AcpSessionNewParams;
-} | {
-  method: "acp_session_load";
-  params: AcpSessionLoadParams;
-} | {
-  method: "acp_session_prompt";
-  params: AcpSessionPromptParams;
-} | {
-  method: "acp_session_cancel";
-  params: AcpSessionCancelParams;
-} | {
-  method: "acp_permission_reply";
-  params: AcpPermissionReplyParams;
-});
+} & (WsCall | V1Call);
 
 /** A WebSocket response: `{type: "response", id, ok, result?, error?}`. Built through
  * [`WsResponse::success`] / [`WsResponse::failure`], `ok` always agrees with which of

@@ -46,7 +46,7 @@ fn unknown_method_keeps_the_request_id_and_builds_the_reply() {
     assert_eq!(value["ok"], false);
     assert_eq!(value["error"]["code"], "unknown_method");
 
-    let rejection = ws(r#"{"type":"request","id":"w1","method":"bb.init"}"#).unwrap_err();
+    let rejection = ws(r#"{"type":"request","id":"w1","method":"bb.nope"}"#).unwrap_err();
     assert_eq!(rejection.code, RejectCode::UnknownMethod);
     let reply = rejection.ws_response().unwrap();
     assert_eq!(reply.id, "w1");

@@ -114,7 +114,7 @@ impl From<&Message> for Verdict {
             Message::V1(V1Message::Response(r)) => Verdict::Response { id: r.id.clone() },
             Message::V1(V1Message::Event(e)) => Verdict::Event { topic: e.topic.name().to_owned() },
             Message::Ws(WsMessage::Request(r)) => {
-                Verdict::Request { method: r.call.method().as_str().to_owned() }
+                Verdict::Request { method: r.call.method_name().to_owned() }
             }
             Message::Ws(WsMessage::Response(r)) => Verdict::Response { id: r.id.clone() },
             Message::Ws(WsMessage::Event(e)) => Verdict::Event { topic: e.event.name().to_owned() },

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::envelope::{WsError, WsEvent, WsMessage, WsMethod, WsRequest, WsResponse};
+use super::envelope::{
+    WsAnyMethod, WsError, WsEvent, WsMessage, WsRequest, WsRequestCall, WsResponse,
+};
 use super::events::WsEventKind;
 use crate::decode::{
     envelope, params_object, parse_object, required_str, response_parts, type_name,
@@ -15,7 +17,8 @@ use crate::reject::{RejectCode, Rejection};
 ///
 /// Checks, in order: byte length (`payload_too_large`), nesting depth and JSON syntax
 /// (`invalid_json`), object shape and `type` (`invalid_envelope`), then the type's fields.
-/// For requests: `id`, `method` (`unknown_method`), params (`invalid_params`). There is no
+/// For requests: `id`, `method` (`unknown_method`; the WebSocket methods and the v1 `bb.*`
+/// methods are known), params (`invalid_params`). There is no
 /// version field, so `unsupported_version` never occurs here. The rejection carries the
 /// request id whenever the message is a `request` with a string id.
 pub fn decode_ws(raw: &[u8], limits: &Limits) -> Result<WsMessage, Rejection> {
@@ -39,13 +42,21 @@ fn decode_object(obj: &mut Map<String, Value>) -> Result<WsMessage, Rejection> {
 fn decode_request(obj: &mut Map<String, Value>) -> Result<WsRequest, Rejection> {
     let id = required_str(obj, "id")?.to_owned();
     let method_name = required_str(obj, "method")?;
-    let method = WsMethod::from_name(method_name).ok_or_else(|| {
+    let method = WsAnyMethod::from_name(method_name).ok_or_else(|| {
         Rejection::new(RejectCode::UnknownMethod, format!("unknown method `{method_name}`"))
     })?;
     let params = params_object(obj.remove("params"))?;
-    let call = method
-        .parse_params(params)
-        .map_err(|e| Rejection::new(RejectCode::InvalidParams, format!("{method}: {e}")))?;
+    let invalid = |name: &str, e: serde_json::Error| {
+        Rejection::new(RejectCode::InvalidParams, format!("{name}: {e}"))
+    };
+    let call = match method {
+        WsAnyMethod::Ws(m) => {
+            WsRequestCall::Ws(m.parse_params(params).map_err(|e| invalid(m.as_str(), e))?)
+        }
+        WsAnyMethod::Bb(m) => {
+            WsRequestCall::Bb(m.parse_params(params).map_err(|e| invalid(m.as_str(), e))?)
+        }
+    };
     Ok(WsRequest { kind: RequestTag, id, call })
 }
 
@@ -71,9 +82,11 @@ fn decode_event(obj: &mut Map<String, Value>) -> Result<WsEvent, Rejection> {
         }
         None => return Err(envelope("missing `payload`")),
     };
-    let event = WsEventKind::from_parts(&name, payload)
-        .ok_or_else(|| envelope(format!("unknown event `{name}`")))?;
-    Ok(WsEvent { kind: EventTag, event })
+    match WsEventKind::from_parts(&name, payload) {
+        None => Err(envelope(format!("unknown event `{name}`"))),
+        Some(Err(e)) => Err(envelope(format!("payload does not match `{name}`: {e}"))),
+        Some(Ok(event)) => Ok(WsEvent { kind: EventTag, event }),
+    }
 }
 
 impl WsMessage {

@@ -10,6 +10,7 @@ use super::results::*;
 use crate::macros::define_calls;
 use crate::marker::{EventTag, RequestTag, ResponseTag};
 use crate::reject::Rejection;
+use crate::v1::{V1Call, V1Method};
 
 define_calls! {
     /// A typed WebSocket request body: the method name and its params.
@@ -36,6 +37,58 @@ define_calls! {
     AcpPermissionReply = "acp_permission_reply" => AcpPermissionReplyParams, ();
 }
 
+/// What a WebSocket request asks for: one of the WebSocket methods (platform routing and
+/// ACP) or one of the v1 `bb.*` methods with its v1 params, so one page speaks to either
+/// transport.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WsRequestCall {
+    /// `dialog.open`, `shell.openPath`, `acp_*`.
+    Ws(WsCall),
+    /// A `bb.*` method of v1.
+    Bb(V1Call),
+}
+
+/// The method of a WebSocket request: a WebSocket method or a v1 `bb.*` method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WsAnyMethod {
+    /// A WebSocket method.
+    Ws(WsMethod),
+    /// A v1 method.
+    Bb(V1Method),
+}
+
+impl WsAnyMethod {
+    /// The method with this wire name on the WebSocket transport.
+    pub fn from_name(name: &str) -> Option<Self> {
+        WsMethod::from_name(name)
+            .map(WsAnyMethod::Ws)
+            .or_else(|| V1Method::from_name(name).map(WsAnyMethod::Bb))
+    }
+}
+
+impl WsRequestCall {
+    /// The method name on the wire.
+    pub fn method_name(&self) -> &'static str {
+        match self {
+            WsRequestCall::Ws(call) => call.method().as_str(),
+            WsRequestCall::Bb(call) => call.method().as_str(),
+        }
+    }
+}
+
+impl From<WsCall> for WsRequestCall {
+    fn from(call: WsCall) -> Self {
+        WsRequestCall::Ws(call)
+    }
+}
+
+impl From<V1Call> for WsRequestCall {
+    fn from(call: V1Call) -> Self {
+        WsRequestCall::Bb(call)
+    }
+}
+
 /// A WebSocket request: `{type: "request", id, method, params}`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct WsRequest {
@@ -46,7 +99,7 @@ pub struct WsRequest {
     pub id: String,
     /// Method and params.
     #[serde(flatten)]
-    pub call: WsCall,
+    pub call: WsRequestCall,
 }
 
 /// The error of a failed WebSocket response: `{message, code?, data?}`.
@@ -107,8 +160,8 @@ pub enum WsMessage {
 
 impl WsRequest {
     /// A request with this id.
-    pub fn new(id: impl Into<String>, call: WsCall) -> Self {
-        WsRequest { kind: RequestTag, id: id.into(), call }
+    pub fn new(id: impl Into<String>, call: impl Into<WsRequestCall>) -> Self {
+        WsRequest { kind: RequestTag, id: id.into(), call: call.into() }
     }
 }
 

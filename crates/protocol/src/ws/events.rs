@@ -1,9 +1,12 @@
-//! The WebSocket event names. Their payloads are JSON objects whose fields the transport spec
-//! leaves open, so they are carried as objects.
+//! The WebSocket event names. The spec's own events carry JSON objects whose fields it
+//! leaves open, so they are carried as objects; the v1 topics (`bb/connection`, `bb/state`,
+//! `bb/events`) are events here too, with their exact v1 payloads.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use crate::v1::{ConnectionPayload, EventsPayload, StatePayload, V1Topic};
 
 /// An event payload: any JSON object.
 pub type WsPayload = Map<String, Value>;
@@ -30,17 +33,39 @@ pub enum WsEventKind {
     /// ACP terminal output (reserved).
     #[serde(rename = "acp-terminal-output")]
     AcpTerminalOutput(WsPayload),
+    /// The v1 `bb/connection` topic.
+    #[serde(rename = "bb/connection")]
+    BbConnection(ConnectionPayload),
+    /// The v1 `bb/state` topic.
+    #[serde(rename = "bb/state")]
+    BbState(StatePayload),
+    /// The v1 `bb/events` topic.
+    #[serde(rename = "bb/events")]
+    BbEvents(EventsPayload),
+}
+
+impl From<V1Topic> for WsEventKind {
+    fn from(topic: V1Topic) -> Self {
+        match topic {
+            V1Topic::Connection(p) => WsEventKind::BbConnection(p),
+            V1Topic::State(p) => WsEventKind::BbState(p),
+            V1Topic::Events(p) => WsEventKind::BbEvents(p),
+        }
+    }
 }
 
 impl WsEventKind {
     /// Every event name.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 9] = [
         "session-data",
         "scan-progress",
         "acp-session-update",
         "acp-session-state",
         "acp-permission-request",
         "acp-terminal-output",
+        "bb/connection",
+        "bb/state",
+        "bb/events",
     ];
 
     /// The event name on the wire.
@@ -52,31 +77,27 @@ impl WsEventKind {
             WsEventKind::AcpSessionState(_) => "acp-session-state",
             WsEventKind::AcpPermissionRequest(_) => "acp-permission-request",
             WsEventKind::AcpTerminalOutput(_) => "acp-terminal-output",
+            WsEventKind::BbConnection(_) => "bb/connection",
+            WsEventKind::BbState(_) => "bb/state",
+            WsEventKind::BbEvents(_) => "bb/events",
         }
     }
 
-    /// The event with this name and payload; `None` for an unknown name.
-    pub fn from_parts(name: &str, payload: WsPayload) -> Option<Self> {
-        Some(match name {
+    /// The event with this name and payload; `None` for an unknown name, an error when a
+    /// v1 topic's payload does not match it.
+    pub fn from_parts(name: &str, payload: WsPayload) -> Option<Result<Self, serde_json::Error>> {
+        let typed = || Value::Object(payload.clone());
+        Some(Ok(match name {
             "session-data" => WsEventKind::SessionData(payload),
             "scan-progress" => WsEventKind::ScanProgress(payload),
             "acp-session-update" => WsEventKind::AcpSessionUpdate(payload),
             "acp-session-state" => WsEventKind::AcpSessionState(payload),
             "acp-permission-request" => WsEventKind::AcpPermissionRequest(payload),
             "acp-terminal-output" => WsEventKind::AcpTerminalOutput(payload),
+            "bb/connection" | "bb/state" | "bb/events" => {
+                return V1Topic::parse(name, typed()).map(|r| r.map(WsEventKind::from));
+            }
             _ => return None,
-        })
-    }
-
-    /// The payload.
-    pub fn payload(&self) -> &WsPayload {
-        match self {
-            WsEventKind::SessionData(p)
-            | WsEventKind::ScanProgress(p)
-            | WsEventKind::AcpSessionUpdate(p)
-            | WsEventKind::AcpSessionState(p)
-            | WsEventKind::AcpPermissionRequest(p)
-            | WsEventKind::AcpTerminalOutput(p) => p,
-        }
+        }))
     }
 }

@@ -7,7 +7,10 @@ mod params;
 mod results;
 
 pub use decode::decode_ws;
-pub use envelope::{WsCall, WsError, WsEvent, WsMessage, WsMethod, WsRequest, WsResponse};
+pub use envelope::{
+    WsAnyMethod, WsCall, WsError, WsEvent, WsMessage, WsMethod, WsRequest, WsRequestCall,
+    WsResponse,
+};
 pub use events::*;
 pub use params::*;
 pub use results::*;

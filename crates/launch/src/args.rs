@@ -1,0 +1,72 @@
+//! The engine flags, shared verbatim by every bridge binary (`#[command(flatten)]`).
+
+use std::path::PathBuf;
+
+use bb_supervisor::kilo::USERNAME;
+use clap::{Args, ValueEnum};
+
+/// The engine behind the bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineKind {
+    /// The Kilo CLI server (`kilo serve`).
+    Kilo,
+    /// A BreadBoard CLI-bridge engine at --engine-url.
+    Breadboard,
+    /// Offline demo: a fake BreadBoard engine in-process plays a recorded turn (streamed
+    /// reply, a tool call, a permission prompt and its diff) for every message.
+    Demo,
+}
+
+/// Which engine to drive and how to reach or start it.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// The workspace directory: the spawned engine's working directory and project root.
+    /// Required when the bridge spawns the engine.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Which engine to drive.
+    #[arg(long, value_enum, value_name = "KIND", default_value = "demo")]
+    pub engine: EngineKind,
+
+    /// Spawn and supervise this engine executable (default: `kilo` from PATH). The engine
+    /// gets a fresh password through its environment, an allow-listed environment (PATH,
+    /// HOME, XDG_*, LANG/LC_*, TZ, KILO_*), its own process group, and dies with the bridge.
+    #[arg(long, value_name = "PATH", conflicts_with = "engine_url")]
+    pub engine_bin: Option<PathBuf>,
+
+    /// Attach to an engine already running at this loopback URL instead of spawning one.
+    #[arg(long, value_name = "URL")]
+    pub engine_url: Option<String>,
+
+    /// With --engine-url: the environment variable holding the engine's password (never pass
+    /// a password as an argument). Without it, the engine is assumed unsecured.
+    #[arg(long, value_name = "VAR", requires = "engine_url")]
+    pub engine_password_env: Option<String>,
+
+    /// BreadBoard: the environment variable holding the engine's bearer token (never pass a
+    /// token as an argument). Without it, the engine is assumed unsecured.
+    #[arg(long, value_name = "VAR", requires = "engine_url")]
+    pub engine_token_env: Option<String>,
+
+    /// BreadBoard: the agent config path for sessions the webview creates without one.
+    #[arg(long, value_name = "PATH")]
+    pub engine_config: Option<String>,
+
+    /// BreadBoard: where stream positions, downloaded artifacts and diffs are kept
+    /// (default: `<workspace or cwd>/.bb-bridge/state`; the demo uses a temporary dir).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// With --engine-url: the Basic-auth username.
+    #[arg(long, value_name = "NAME", default_value = USERNAME, requires = "engine_url")]
+    pub engine_username: String,
+
+    /// Seconds to wait for a spawned engine to become healthy.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub start_timeout: u64,
+
+    /// Seconds between SIGTERM and SIGKILL when stopping a spawned engine.
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub stop_grace: u64,
+}

@@ -1,0 +1,230 @@
+//! Builds the engine adapter (and, in spawn mode, its supervision) from [`EngineArgs`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bb_engine_client::breadboard::BreadboardClient;
+use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
+use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
+use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
+use bb_service::kilo::{KiloAdapter, KiloProbe};
+use bb_service::{
+    EngineAdapter, EngineError, ServiceConfig, Supervision, SystemClock, UpdateReceiver,
+};
+use bb_supervisor::kilo::EngineEndpoint;
+use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
+use secrecy::SecretString;
+
+use crate::args::{EngineArgs, EngineKind};
+
+/// The recorded demo turn, compiled in so the demo works from any directory, offline.
+const DEMO_TURN: &str = include_str!("../../../fixtures/demo/breadboard_demo.jsonl");
+
+/// Why the engine could not be set up. Every message says what to do next.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// A flag the chosen engine needs is missing.
+    #[error("{0}")]
+    Missing(&'static str),
+    /// The workspace (or the current directory) cannot be used.
+    #[error("workspace {path}: {source}")]
+    Workspace {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The workspace is not a directory.
+    #[error("workspace {0} is not a directory")]
+    NotADirectory(PathBuf),
+    /// A secret's environment variable cannot be read.
+    #[error("reading the engine secret from ${var}: {source} (export it, or drop the flag)")]
+    SecretEnv {
+        /// The variable named by the flag.
+        var: String,
+        /// Why.
+        source: std::env::VarError,
+    },
+    /// The temporary state directory or the demo engine could not be set up.
+    #[error("starting the demo engine: {0}")]
+    Demo(std::io::Error),
+    /// The engine URL is unusable.
+    #[error("engine URL: {0}")]
+    EngineUrl(String),
+    /// Attaching to a running engine failed.
+    #[error("attaching to the engine: {0}")]
+    Attach(EngineError),
+}
+
+/// One engine adapter ready for a service: the adapter, its updates and, when the bridge
+/// spawns the engine, the supervision that starts it.
+#[derive(Debug)]
+pub struct EngineParts {
+    /// The adapter.
+    pub adapter: Arc<dyn EngineAdapter>,
+    /// Its update stream.
+    pub updates: UpdateReceiver,
+    /// Spawn mode: how to start and restart the engine.
+    pub supervision: Option<Supervision>,
+}
+
+/// The resolved engine setup; owns the in-process demo engine and its temporary state
+/// directory for as long as it lives.
+#[derive(Debug)]
+pub struct Launcher {
+    args: EngineArgs,
+    root: PathBuf,
+    state_dir: PathBuf,
+    breadboard_url: Option<(String, Option<String>)>,
+    _demo: Option<RunningEngine>,
+    _demo_state: Option<tempfile::TempDir>,
+}
+
+impl Launcher {
+    /// Resolves the workspace and state directory and, for `--engine demo`, starts the
+    /// in-process demo engine on a loopback port.
+    pub async fn start(args: EngineArgs) -> Result<Self, LaunchError> {
+        let root = match &args.workspace {
+            Some(w) => std::fs::canonicalize(w)
+                .map_err(|source| LaunchError::Workspace { path: w.clone(), source })?,
+            None => std::env::current_dir()
+                .map_err(|source| LaunchError::Workspace { path: ".".into(), source })?,
+        };
+        // The demo's sessions live only as long as the bridge: its state goes to a
+        // temporary directory (removed at exit) unless one is named.
+        let demo_state = match (&args.state_dir, args.engine) {
+            (None, EngineKind::Demo) => Some(tempfile::tempdir().map_err(LaunchError::Demo)?),
+            _ => None,
+        };
+        let state_dir = match (&args.state_dir, &demo_state) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(temp)) => temp.path().to_path_buf(),
+            (None, None) => root.join(".bb-bridge").join("state"),
+        };
+        let mut demo = None;
+        let breadboard_url = match args.engine {
+            EngineKind::Demo => {
+                let engine = FakeEngine::new(EngineConfig {
+                    default_workspace: root.clone(),
+                    scripts: vec![ScriptSource::Inline(DEMO_TURN.to_owned())],
+                    ..EngineConfig::default()
+                });
+                let running =
+                    engine.serve(([127, 0, 0, 1], 0).into()).await.map_err(LaunchError::Demo)?;
+                tracing::info!(
+                    url = running.url(),
+                    "demo engine (offline fake BreadBoard) serving"
+                );
+                let url = running.url().to_owned();
+                demo = Some(running);
+                let config = Some(args.engine_config.clone().unwrap_or_else(|| "demo".into()));
+                Some((url, config))
+            }
+            EngineKind::Breadboard => {
+                let Some(url) = args.engine_url.clone() else {
+                    return Err(LaunchError::Missing(
+                        "--engine breadboard needs --engine-url URL (or use --engine demo)",
+                    ));
+                };
+                Some((url, args.engine_config.clone()))
+            }
+            EngineKind::Kilo => None,
+        };
+        Ok(Self { args, root, state_dir, breadboard_url, _demo: demo, _demo_state: demo_state })
+    }
+
+    /// The engine flags this launcher was built from.
+    pub fn args(&self) -> &EngineArgs {
+        &self.args
+    }
+
+    /// The workspace root: `--workspace` canonicalized, else the current directory.
+    pub fn workspace_root(&self) -> &std::path::Path {
+        &self.root
+    }
+
+    /// The service settings the flags imply.
+    pub fn service_config(&self) -> ServiceConfig {
+        ServiceConfig {
+            stop_grace: Duration::from_secs(self.args.stop_grace),
+            ..ServiceConfig::default()
+        }
+    }
+
+    /// Builds an engine adapter for the configured engine (attaching to it when it runs
+    /// elsewhere; in spawn mode the returned supervision starts it).
+    pub async fn engine(&self) -> Result<EngineParts, LaunchError> {
+        match &self.breadboard_url {
+            Some((url, config)) => self.breadboard(url, config.clone()),
+            None => self.kilo().await,
+        }
+    }
+
+    fn breadboard(&self, url: &str, config: Option<String>) -> Result<EngineParts, LaunchError> {
+        let auth = match (&self.args.engine_token_env, self.args.engine) {
+            (Some(var), EngineKind::Breadboard) => EngineAuth::Bearer(secret_env(var)?),
+            _ => EngineAuth::None,
+        };
+        let transport = HttpTransport::new(url, auth, HttpOptions::default())
+            .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
+        let mut bb = BreadboardConfig::new(self.state_dir.clone());
+        bb.default_config_path = config;
+        bb.workspace = match self.args.engine {
+            EngineKind::Demo => None,
+            _ => self.args.workspace.as_ref().map(|_| self.root.clone()),
+        };
+        let client = BreadboardClient::new(Arc::new(transport));
+        let (adapter, updates) = BreadboardAdapter::new(client, bb, Arc::new(SystemClock));
+        Ok(EngineParts { adapter, updates, supervision: None })
+    }
+
+    async fn kilo(&self) -> Result<EngineParts, LaunchError> {
+        let args = &self.args;
+        let (adapter, updates) = KiloAdapter::new();
+        let supervision = match &args.engine_url {
+            Some(url) => {
+                let password = match &args.engine_password_env {
+                    Some(var) => Some(secret_env(var)?),
+                    None => None,
+                };
+                let endpoint = EngineEndpoint {
+                    base_url: url.clone(),
+                    username: args.engine_username.clone(),
+                    password,
+                };
+                adapter.reconnect(endpoint).await.map_err(LaunchError::Attach)?;
+                None
+            }
+            None => {
+                if args.workspace.is_none() {
+                    return Err(LaunchError::Missing(
+                        "--workspace DIR is required when the bridge spawns the engine (or give --engine-url)",
+                    ));
+                }
+                if !self.root.is_dir() {
+                    return Err(LaunchError::NotADirectory(self.root.clone()));
+                }
+                let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
+                let mut kilo = KiloConfig::new(program, self.root.clone());
+                kilo.parent_env = std::env::vars_os().collect();
+                kilo.start_timeout = Duration::from_secs(args.start_timeout);
+                kilo.stop_grace = Duration::from_secs(args.stop_grace);
+                let supervisor = KiloSupervisor::new(
+                    kilo,
+                    Arc::new(TokioSpawner::default()),
+                    Arc::new(KiloProbe),
+                );
+                Some(Supervision::new(supervisor))
+            }
+        };
+        Ok(EngineParts { adapter, updates, supervision })
+    }
+}
+
+fn secret_env(var: &str) -> Result<SecretString, LaunchError> {
+    std::env::var(var)
+        .map(SecretString::from)
+        .map_err(|source| LaunchError::SecretEnv { var: var.to_owned(), source })
+}
