@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use bb_normalize::{Engine, Priority};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventsPayload, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, EventsPayload, SessionSummary, StatePayload, V1Topic,
 };
 
 use crate::lane::Lane;
@@ -372,18 +372,22 @@ impl Host {
         self.publish(id, events);
     }
 
-    fn publish(&mut self, id: &str, events: Vec<EngineEvent>) {
+    fn publish(&mut self, id: &str, events: Vec<EventItem>) {
         if events.is_empty() {
             return;
         }
         let max = self.config.max_batch.max(1);
         let mut rest = events.into_iter().peekable();
         while rest.peek().is_some() {
-            let chunk: Vec<EngineEvent> = rest.by_ref().take(max).collect();
+            let chunk: Vec<EventItem> = rest.by_ref().take(max).collect();
             self.held_events += chunk.len();
             self.out.push_back(V1Topic::Events(EventsPayload {
                 session_id: id.to_owned(),
                 events: chunk,
+                tab_id: None,
+                seq: None,
+                resync: None,
+                view: None,
             }));
         }
         self.enforce_hold_limit();
@@ -446,6 +450,9 @@ impl Host {
                 retry_count: None,
                 last_error: None,
                 gap_detected: None,
+                attempt: None,
+                restarting: None,
+                diagnostics: None,
             });
             payload.gap_detected = Some(true);
             self.out.push_front(V1Topic::Connection(payload));

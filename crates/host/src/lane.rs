@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent};
-use bb_protocol::v1::EngineEvent;
+use bb_protocol::v1::{EngineEvent, EventItem};
 use serde_json::{Map, Value};
 
 /// The envelope fields kept exactly as received, one per queued engine event: the batcher's
@@ -59,13 +59,13 @@ impl Lane {
     }
 
     /// The events to publish now, if they are due.
-    pub(crate) fn poll_flush(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+    pub(crate) fn poll_flush(&mut self, now: Instant) -> Option<Vec<EventItem>> {
         let batch = self.batcher.poll_flush(now)?;
         Some(self.webview_events(batch))
     }
 
     /// Everything pending, due or not.
-    pub(crate) fn flush_now(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+    pub(crate) fn flush_now(&mut self, now: Instant) -> Option<Vec<EventItem>> {
         let batch = self.batcher.flush_now(now)?;
         Some(self.webview_events(batch))
     }
@@ -73,7 +73,7 @@ impl Lane {
     /// A batch as webview events: one per item; a coalesced delta carries the id, turn and
     /// ts of the last engine event merged into it, and that event's payload with the text
     /// field holding the concatenated text of all of them.
-    fn webview_events(&mut self, batch: Batch) -> Vec<EngineEvent> {
+    fn webview_events(&mut self, batch: Batch) -> Vec<EventItem> {
         batch
             .items
             .into_iter()
@@ -86,8 +86,9 @@ impl Lane {
                         None => break,
                     }
                 }
+                let class = item.class.as_str();
                 let RawEvent { id, kind, payload, .. } = item.event;
-                EngineEvent {
+                let event = EngineEvent {
                     id: id.unwrap_or_default(),
                     event_type: kind,
                     turn: envelope.turn,
@@ -96,7 +97,8 @@ impl Lane {
                         Value::Object(map) => map,
                         _ => Map::new(),
                     },
-                }
+                };
+                EventItem::new(event, class)
             })
             .collect()
     }

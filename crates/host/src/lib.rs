@@ -37,6 +37,7 @@
 mod clock;
 mod core;
 mod lane;
+pub mod permissions;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};

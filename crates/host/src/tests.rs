@@ -3,6 +3,7 @@
 
 mod cadence;
 mod coalesce;
+mod permissions;
 
 use std::time::{Duration, Instant};
 
@@ -263,6 +264,7 @@ fn connection_flushes_pending_events_first() {
         retry_count: None,
         last_error: Some("gone".into()),
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn.clone()), c.now());
     let out = drain(&mut h);
@@ -280,6 +282,7 @@ fn reinit_resends_connection_and_state() {
         retry_count: None,
         last_error: None,
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn), c.now());
     drain(&mut h);
@@ -324,6 +327,7 @@ fn repeated_connection_updates_are_sent_once() {
         retry_count: None,
         last_error: None,
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn.clone()), c.now());
     h.handle(Input::Connection(conn.clone()), c.now());

@@ -36,6 +36,7 @@ pub mod breadboard;
 mod clock;
 pub mod engine;
 pub mod kilo;
+pub mod permits;
 mod service;
 pub mod sink;
 

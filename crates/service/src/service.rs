@@ -10,7 +10,7 @@ use bb_host::{Clock, Engine, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Event, V1Method, V1Request,
-    V1Response,
+    V1Response, VisibilityResult,
 };
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
@@ -386,7 +386,16 @@ fn connection(
     retry_count: Option<u64>,
     last_error: Option<String>,
 ) -> ConnectionPayload {
-    ConnectionPayload { status, session_id: None, retry_count, last_error, gap_detected: None }
+    ConnectionPayload {
+        status,
+        session_id: None,
+        retry_count,
+        last_error,
+        gap_detected: None,
+        attempt: None,
+        restarting: None,
+        diagnostics: None,
+    }
 }
 
 async fn next_update(updates: &mut Option<UpdateReceiver>) -> Option<EngineUpdate> {
@@ -452,6 +461,10 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
                 V1Call::DownloadArtifact(p) => {
                     (to_value(&adapter.download_artifact(p).await?)?, Vec::new())
                 }
+                V1Call::Visibility(p) => (
+                    to_value(&VisibilityResult { visible: p.visible })?,
+                    vec![Input::Visibility(p.visible)],
+                ),
             };
             Ok(done)
         };

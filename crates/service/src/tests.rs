@@ -202,6 +202,7 @@ async fn send_streams_events_in_order_then_idle_state() {
         session_id: sid.clone(),
         text: "a b c d e".into(),
         attachment_ids: None,
+        message_id: None,
     };
     request(&w, "3", V1Call::SendMessage(params)).await;
     let mut ids = Vec::new();
@@ -215,7 +216,7 @@ async fn send_streams_events_in_order_then_idle_state() {
             V1Message::Event(e) => match e.topic {
                 V1Topic::Events(batch) => {
                     assert_eq!(batch.session_id, sid);
-                    ids.extend(batch.events.into_iter().map(|e| e.id));
+                    ids.extend(batch.events.into_iter().map(|e| e.event.id));
                 }
                 V1Topic::State(s) if s.running == Some(false) && ids.len() == 5 => {
                     assert_eq!(s.active_session_id.as_deref(), Some(sid.as_str()));
@@ -235,7 +236,12 @@ async fn send_streams_events_in_order_then_idle_state() {
 #[tokio::test]
 async fn engine_errors_carry_stable_codes() {
     let (mut w, service, _tx) = start();
-    request(&w, "1", V1Call::DeleteSession(SessionParams { session_id: "ses_x".into() })).await;
+    request(
+        &w,
+        "1",
+        V1Call::DeleteSession(SessionParams { session_id: "ses_x".into(), ..Default::default() }),
+    )
+    .await;
     let (res, _) = until_response(&mut w, "1").await;
     assert_eq!(res["error"]["code"], "session_not_found");
     request(
@@ -252,7 +258,15 @@ async fn engine_errors_carry_stable_codes() {
     assert_eq!(res["error"]["code"], "not_supported");
     assert_eq!(res["error"]["message"], "bb.command is not supported by the fake engine");
     // Default select: unknown session → session_not_found.
-    request(&w, "3", V1Call::SelectSession(SessionParams { session_id: "ses_nope".into() })).await;
+    request(
+        &w,
+        "3",
+        V1Call::SelectSession(SessionParams {
+            session_id: "ses_nope".into(),
+            ..Default::default()
+        }),
+    )
+    .await;
     let (res, _) = until_response(&mut w, "3").await;
     assert_eq!(res["error"]["code"], "session_not_found");
     drop(w);

@@ -56,7 +56,7 @@ fn summary(update: &KiloUpdate) -> String {
         KiloUpdate::Reconnecting { attempt, last_error, .. } => {
             format!("reconnecting {attempt}: {last_error}")
         }
-        KiloUpdate::Rehydrated { session_id, messages, status, permissions } => format!(
+        KiloUpdate::Rehydrated { session_id, messages, status, permissions, .. } => format!(
             "rehydrated {session_id} msgs={} status={} perms={}",
             messages.len(),
             status.kind,

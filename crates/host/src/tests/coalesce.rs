@@ -52,6 +52,7 @@ fn events_of(topics: Vec<V1Topic>) -> Vec<EngineEvent> {
         .into_iter()
         .filter_map(|t| if let V1Topic::Events(b) = t { Some(b.events) } else { None })
         .flatten()
+        .map(|item| item.event)
         .collect()
 }
 
