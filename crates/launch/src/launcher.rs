@@ -130,7 +130,7 @@ impl Launcher {
                 };
                 Some((url, args.engine_config.clone()))
             }
-            EngineKind::Kilo => None,
+            EngineKind::Kilo | EngineKind::Acp => None,
         };
         Ok(Self { args, root, state_dir, breadboard_url, _demo: demo, _demo_state: demo_state })
     }
@@ -156,6 +156,9 @@ impl Launcher {
     /// Builds an engine adapter for the configured engine (attaching to it when it runs
     /// elsewhere; in spawn mode the returned supervision starts it).
     pub async fn engine(&self) -> Result<EngineParts, LaunchError> {
+        if self.args.engine == EngineKind::Acp {
+            return self.acp().await;
+        }
         match &self.breadboard_url {
             Some((url, config)) => self.breadboard(url, config.clone()),
             None => self.kilo().await,
@@ -220,6 +223,27 @@ impl Launcher {
             }
         };
         Ok(EngineParts { adapter, updates, supervision })
+    }
+}
+
+impl Launcher {
+    /// `--engine acp -- CMD…`: the agent is started (and `initialize`d) now, in the
+    /// workspace; it is not restarted when it exits (the webview sees `bb/connection` error).
+    async fn acp(&self) -> Result<EngineParts, LaunchError> {
+        if self.args.agent_command.first().is_none_or(String::is_empty) {
+            return Err(LaunchError::Missing(
+                "--engine acp needs the agent command after `--`, e.g. `--engine acp -- kilo acp`",
+            ));
+        }
+        let policy = bb_acp::LaunchPolicy::from_process_env(self.root.clone(), self.args.trusted);
+        let (adapter, updates) = bb_acp::sidebar::AcpAdapter::start(
+            policy,
+            Arc::new(TokioSpawner::default()),
+            self.args.agent_command.clone(),
+        )
+        .await
+        .map_err(LaunchError::Attach)?;
+        Ok(EngineParts { adapter, updates, supervision: None })
     }
 }
 

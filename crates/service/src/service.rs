@@ -474,11 +474,11 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
     })
 }
 
-/// Which engine's event types the host coalesces. An ACP agent's events are matched against
-/// Kilo's types: none of them is a Kilo delta, so they pass through unmerged.
+/// Which engine's event types the host classifies and coalesces (ACP chunks do not merge).
 fn normalize_engine(kind: EngineKind) -> Engine {
     match kind {
         EngineKind::Breadboard => Engine::BreadBoard,
-        EngineKind::Kilo | EngineKind::Acp => Engine::Kilo,
+        EngineKind::Kilo => Engine::Kilo,
+        EngineKind::Acp => Engine::Acp,
     }
 }

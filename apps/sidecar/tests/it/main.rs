@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 
+mod acp;
 mod breadboard;
 mod faults;
 mod harness;
