@@ -160,19 +160,38 @@ impl Launcher {
             return self.acp().await;
         }
         match &self.breadboard_url {
-            Some((url, config)) => self.breadboard(url, config.clone()),
+            Some((url, config)) => self.breadboard(url, config.clone(), self.state_dir.clone()),
             None => self.kilo().await,
         }
     }
 
-    fn breadboard(&self, url: &str, config: Option<String>) -> Result<EngineParts, LaunchError> {
+    /// Like [`Launcher::engine`], for one of several webview connections that each drive
+    /// their own adapter: a BreadBoard adapter keeps its stream positions under
+    /// `<state dir>/connections/<n>`, so a new connection replays the engine's ring from the
+    /// start instead of resuming where another connection stopped.
+    pub async fn engine_for_connection(&self, n: u64) -> Result<EngineParts, LaunchError> {
+        match &self.breadboard_url {
+            Some((url, config)) => {
+                let dir = self.state_dir.join("connections").join(n.to_string());
+                self.breadboard(url, config.clone(), dir)
+            }
+            None => self.kilo().await,
+        }
+    }
+
+    fn breadboard(
+        &self,
+        url: &str,
+        config: Option<String>,
+        state_dir: PathBuf,
+    ) -> Result<EngineParts, LaunchError> {
         let auth = match (&self.args.engine_token_env, self.args.engine) {
             (Some(var), EngineKind::Breadboard) => EngineAuth::Bearer(secret_env(var)?),
             _ => EngineAuth::None,
         };
         let transport = HttpTransport::new(url, auth, HttpOptions::default())
             .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
-        let mut bb = BreadboardConfig::new(self.state_dir.clone());
+        let mut bb = BreadboardConfig::new(state_dir);
         bb.default_config_path = config;
         bb.workspace = match self.args.engine {
             EngineKind::Demo => None,

@@ -98,14 +98,14 @@ fn a_reply_streams_permissions_are_answered_and_stop_cancels() {
     let end = events.iter().find(|e| e["type"] == "turn_ended").unwrap();
     assert_eq!(end["payload"]["stopReason"], "end_turn");
     let chunk = events.iter().find(|e| e["type"] == "agent_message_chunk").unwrap();
-    if let Some(class) = chunk.get("class") {
-        assert_eq!(class, "transcript.assistant_stream");
-    }
+    assert_eq!(chunk["class"], "transcript.assistant_stream", "{chunk}");
 
     // Approved.
     a.send(&session, "Run it MOCK:bash:echo%20zebra77");
     let events = a.permission(&session);
     let id = last_request_id(&events);
+    let asked = events.iter().rev().find(|e| e["type"] == "request_permission").unwrap();
+    assert_eq!(asked["class"], "permission.request", "{asked}");
     a.sidecar.ok(
         "bb.approvePermission",
         json!({"sessionId": session, "requestId": id, "decision": "allow_once"}),
@@ -124,6 +124,8 @@ fn a_reply_streams_permissions_are_answered_and_stop_cancels() {
     a.send(&session, "Run it MOCK:bash:echo%20yak78");
     let events = a.permission(&session);
     let id = last_request_id(&events);
+    let asked = events.iter().rev().find(|e| e["type"] == "request_permission").unwrap();
+    assert_eq!(asked["class"], "permission.request", "{asked}");
     a.sidecar.ok(
         "bb.approvePermission",
         json!({"sessionId": session, "requestId": id, "decision": "deny"}),

@@ -1,0 +1,10 @@
+//! End-to-end tests of the built `bb-gateway`: the URL line, the page and its headers,
+//! admission (token, Origin, Host), the WebSocket envelope with the `bb.*` methods, the
+//! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
+//! real Chromium and WebSocket conformance (kosoku).
+
+mod admission;
+mod browser;
+mod conformance;
+mod harness;
+mod rpc;
