@@ -33,7 +33,7 @@ mod guard;
 mod platform;
 mod server;
 
-pub use acp::{AcpHandler, AcpUnavailable};
+pub use acp::{AcpConnectionPort, AcpHandler, AcpUnavailable};
 pub use connection::{CLOSE_TOO_BIG, CLOSE_UNAVAILABLE};
 pub use convert::to_ws;
 pub use guard::{OriginPolicy, fresh_token, host_allowed, token_matches};
