@@ -53,6 +53,11 @@ impl Gateway {
         Gateway { child, addr: addr.to_owned(), token: query.to_owned(), line, workspace }
     }
 
+    /// The gateway's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the gateway logged so far.
     pub(crate) fn logs(&self) -> String {
         std::fs::read_to_string(self.workspace.path().join("gateway.log")).unwrap_or_default()

@@ -3,6 +3,7 @@
 //! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
 //! real Chromium and WebSocket conformance (kosoku).
 
+mod acp;
 mod admission;
 mod browser;
 mod conformance;
