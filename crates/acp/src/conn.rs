@@ -350,13 +350,13 @@ impl Connection {
             else {
                 return Err(AcpError::PermissionNotPending(key));
             };
-            if let PermissionOutcome::Selected { option_id } = outcome {
-                if !s.pending[at].option_ids.contains(option_id) {
-                    return Err(AcpError::InvalidParams(format!(
-                        "option {option_id:?} is not one of the offered options {:?}",
-                        s.pending[at].option_ids
-                    )));
-                }
+            if let PermissionOutcome::Selected { option_id } = outcome
+                && !s.pending[at].option_ids.contains(option_id)
+            {
+                return Err(AcpError::InvalidParams(format!(
+                    "option {option_id:?} is not one of the offered options {:?}",
+                    s.pending[at].option_ids
+                )));
             }
             s.pending.remove(at)
         };

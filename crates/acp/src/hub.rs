@@ -205,7 +205,7 @@ impl AcpHub {
 }
 
 fn connection_info(conn: &Connection) -> AcpConnectionInfo {
-    let protocol_version = serde_json::to_value(&conn.init.protocol_version)
+    let protocol_version = serde_json::to_value(conn.init.protocol_version)
         .map(|v| match v {
             Value::String(s) => s,
             other => other.to_string(),

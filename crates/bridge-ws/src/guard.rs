@@ -57,7 +57,7 @@ impl OriginPolicy {
             None => true,
             Some(origin) => {
                 let origin = origin.to_ascii_lowercase();
-                self.allowed.iter().any(|a| *a == origin)
+                self.allowed.contains(&origin)
             }
         }
     }

@@ -83,6 +83,7 @@ fn v1_messages_map_to_ws_messages() {
         retry_count: None,
         last_error: None,
         gap_detected: None,
+        ..ConnectionPayload::default()
     };
     let event = to_ws(V1Message::Event(V1Event::new(V1Topic::Connection(payload)))).unwrap();
     assert_eq!(

@@ -2,8 +2,6 @@
 //! connect, a streamed reply, a permission, a cancel, isolation between connections, and no
 //! agent left once the WebSocket closes.
 
-#![allow(clippy::disallowed_methods)] // the test setup starts the mock LLM and engine.sh
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -3,6 +3,14 @@
 //! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
 //! real Chromium and WebSocket conformance (kosoku).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::type_complexity
+)]
+
 mod acp;
 mod admission;
 mod browser;
