@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::super::blocks::{Block, ToolBlock, ToolStatus};
 use super::{Transcript, one_line};
-use crate::event::RawEvent;
+use crate::event::{Engine, RawEvent};
 use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
 use crate::truncate::{BodyStore, Limits, truncate};
 
@@ -176,6 +176,9 @@ struct ToolFacts {
 impl ToolFacts {
     fn call(ev: &RawEvent) -> Self {
         let p = &ev.payload;
+        if ev.engine == Engine::Acp {
+            return Self::acp(p);
+        }
         if let Some(part) = p.get("part") {
             return Self::kilo(part);
         }
@@ -203,6 +206,9 @@ impl ToolFacts {
 
     fn result(ev: &RawEvent) -> Self {
         let p = &ev.payload;
+        if ev.engine == Engine::Acp {
+            return Self::acp(p);
+        }
         if let Some(part) = p.get("part") {
             return Self::kilo(part);
         }
@@ -247,6 +253,12 @@ impl ToolFacts {
             error,
             failed,
         }
+    }
+
+    fn acp(p: &Value) -> Self {
+        let (call_id, tool, title, input, output, failed) = super::acp::acp_tool(p);
+        let error = if failed { output.as_deref().map(one_line) } else { None };
+        Self { call_id, tool, title, input, output, error, failed, ..Self::default() }
     }
 
     fn kilo(part: &Value) -> Self {
