@@ -9,8 +9,8 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -29,6 +29,8 @@ use crate::event::{AcpEvent, AcpEventKind};
 /// project on its first session). Prompts are not bounded: a turn takes as long as it takes
 /// and is ended with a cancel.
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(120);
+/// Pages of `session/list` read for one listing.
+pub const MAX_LIST_PAGES: usize = 20;
 /// Grace between SIGTERM and SIGKILL when a connection is closed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How long a failed call waits for the process watcher to say why the agent is gone.
@@ -265,6 +267,27 @@ impl Connection {
         let request: LoadSessionRequest =
             from_json(json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}))?;
         self.call_bounded("session/load", request).await
+    }
+
+    /// `session/list`, every page (at most [`MAX_LIST_PAGES`]), when the agent offers it;
+    /// `None` when it does not.
+    pub(crate) async fn list_sessions(&self, cwd: String) -> Result<Option<Vec<Value>>, AcpError> {
+        if self.init.agent_capabilities.session_capabilities.list.is_none() {
+            return Ok(None);
+        }
+        let mut sessions = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let request: ListSessionsRequest = from_json(json!({"cwd": cwd, "cursor": cursor}))?;
+            let page = self.call_bounded("session/list", request).await?;
+            sessions.extend(page.sessions.iter().filter_map(|s| serde_json::to_value(s).ok()));
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                return Ok(Some(sessions));
+            }
+        }
+        tracing::warn!(connection = %self.id, pages = MAX_LIST_PAGES, "session/list has more pages than read; the rest is not listed");
+        Ok(Some(sessions))
     }
 
     /// `session/prompt`: resolves when the turn ends. Reports `running` then `idle`.

@@ -112,6 +112,18 @@ impl AcpHub {
         Ok((id, serde_json::to_value(&answer).unwrap_or(Value::Null)))
     }
 
+    /// The agent's own `session/list` for a directory (default: the connection's cwd), as
+    /// JSON `SessionInfo` objects; `None` when the agent does not offer it.
+    pub async fn list_sessions(
+        &self,
+        connection_id: &str,
+        cwd: Option<&str>,
+    ) -> Result<Option<Vec<Value>>, AcpError> {
+        let (conn, default) = self.entry(connection_id)?;
+        let cwd = self.session_cwd(cwd, default)?;
+        conn.list_sessions(cwd).await
+    }
+
     /// `acp_session_load`: the agent replays the session as updates, then answers.
     pub async fn session_load(&self, params: AcpSessionLoadParams) -> Result<(), AcpError> {
         let (conn, cwd) = self.entry(&params.connection_id)?;
@@ -169,6 +181,16 @@ impl AcpHub {
     /// The agent's process id (its process group id too), for diagnostics.
     pub fn agent_pid(&self, connection_id: &str) -> Result<Option<u32>, AcpError> {
         Ok(self.entry(connection_id)?.0.pid)
+    }
+
+    /// The error a call on this connection gets now, if it is closed (or unknown).
+    pub fn closed_error(&self, connection_id: &str) -> Option<AcpError> {
+        match self.entry(connection_id) {
+            Err(err) => Some(err),
+            Ok((conn, _)) => conn
+                .closed_reason()
+                .map(|reason| AcpError::Closed { id: connection_id.to_owned(), reason }),
+        }
     }
 
     /// The connection's status (`ready` or `closed`).

@@ -54,7 +54,7 @@ mod hub;
 pub mod sidebar;
 mod spawn;
 
-pub use conn::{SETUP_TIMEOUT, STOP_GRACE};
+pub use conn::{MAX_LIST_PAGES, SETUP_TIMEOUT, STOP_GRACE};
 pub use error::AcpError;
 pub use event::{AcpEvent, AcpEventKind};
 pub use hub::{AcpHub, EVENT_CAPACITY};

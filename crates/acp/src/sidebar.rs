@@ -5,7 +5,8 @@
 //! the background and streams); `bb.stop` → `session/cancel`; `bb.approvePermission` → the
 //! answer to the agent's `session/request_permission`, through the runtime's permission
 //! table and workspace trust (`bb_service::permits`); `bb.listSessions` → the sessions this
-//! bridge opened. Everything else is `not_supported`.
+//! bridge opened, then those the agent's `session/list` names for the workspace (when it
+//! offers it; at most 20 pages). Everything else is `not_supported`.
 //!
 //! Events: every `session/update` is one event whose `type` is its `sessionUpdate` kind
 //! (payload = the update); the bridge adds `request_permission {requestId, toolCall,
@@ -206,7 +207,21 @@ impl EngineAdapter for AcpAdapter {
     }
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
-        Ok(ListSessionsResult { sessions: lock(&self.state).sessions.clone() })
+        let listed = self.hub.list_sessions(&self.conn, None).await.map_err(engine_error)?;
+        let mut sessions = lock(&self.state).sessions.clone();
+        for info in listed.into_iter().flatten() {
+            let Some(id) = info.get("sessionId").and_then(Value::as_str) else { continue };
+            if sessions.iter().any(|s| s.session_id == id) {
+                continue;
+            }
+            sessions.push(SessionSummary {
+                session_id: id.to_owned(),
+                title: info.get("title").and_then(Value::as_str).map(str::to_owned),
+                status: None,
+                updated_at: None,
+            });
+        }
+        Ok(ListSessionsResult { sessions })
     }
 
     async fn delete_session(&self, _params: SessionParams) -> Result<SessionAck, EngineError> {
@@ -224,6 +239,9 @@ impl EngineAdapter for AcpAdapter {
             ));
         }
         self.known(&params.session_id)?;
+        if let Some(err) = self.hub.closed_error(&self.conn) {
+            return Err(engine_error(err));
+        }
         let hub = self.hub.clone();
         let prompt = AcpSessionPromptParams {
             connection_id: self.conn.clone(),

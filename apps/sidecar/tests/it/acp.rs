@@ -181,3 +181,37 @@ fn acp_without_an_agent_command_says_how_to_give_one() {
     assert!(!status.success());
     assert!(sidecar.stderr().contains("-- kilo acp"), "{}", sidecar.stderr());
 }
+
+#[test]
+fn an_agent_crash_mid_turn_is_reported_on_the_connection_topic() {
+    let world = World::new();
+    let project = world.path("project").display().to_string();
+    let script = crate::harness::repo_root().join("fixtures/acp/fake_agent.py");
+    let script = script.to_str().unwrap();
+    let args = ["--workspace", &project, "--engine", "acp", "--", "python3", script, "crash"];
+    let mut sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    // Everything up to both the connection error and the session's `agent_exited`.
+    let (mut events, mut conn, mut exited) = (Vec::new(), None, false);
+    sidecar.wait_event(LONG, "bb/connection error and agent_exited", |m| {
+        if m["topic"] == "bb/connection" && m["payload"]["status"] == "error" {
+            conn = Some(m["payload"].clone());
+        }
+        if m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str() {
+            for e in m["payload"]["events"].as_array().unwrap() {
+                exited |= e["type"] == "agent_exited";
+                events.push(e.clone());
+            }
+        }
+        conn.is_some() && exited
+    });
+    let conn = conn.unwrap();
+    assert!(conn["lastError"].as_str().unwrap().contains("exit code 3"), "{conn}");
+    assert_eq!(text_of(&events), "about to crash");
+    let after = sidecar.call("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
+    assert_eq!(after["error"]["code"], "engine_unavailable", "{after}");
+    assert!(after["error"]["message"].as_str().unwrap().contains("exit code 3"), "{after}");
+}

@@ -257,6 +257,10 @@ async fn load_replays_a_session_and_dropping_the_hub_stops_the_agent() {
         })
         .collect();
     assert!(replayed.contains("remember the walrus"), "history replayed: {replayed}");
+    // Kilo offers `session/list`: the session is in it.
+    let listed =
+        k.hub.list_sessions(&k.conn, None).await.unwrap().expect("kilo offers session/list");
+    assert!(listed.iter().any(|s| s["sessionId"] == session.as_str()), "{listed:#?}");
 
     let pid = k.hub.agent_pid(&k.conn).unwrap().unwrap();
     drop(k.hub);
