@@ -17,10 +17,14 @@ const saved = (key, fallback) => {
 const save = (key, value) => sessionStorage.setItem(key, JSON.stringify(value));
 const newId = () => (globalThis.crypto?.randomUUID ? crypto.randomUUID() : `id-${Date.now()}-${Math.random()}`);
 
-// This browser tab's identity survives reloads (sessionStorage is per tab).
+// This browser tab's identity survives reloads (sessionStorage is per tab), so the gateway
+// can hand a reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the
+// last delivery index applied): after a reload it holds nothing, so it asks from 0 and the
+// gateway replays the tab (or resyncs it from the session's view); after a dropped
+// connection it asks only for what it missed.
 const tabId = saved('bb.tabId', null) ?? newId();
 save('bb.tabId', tabId);
-const lastSeen = saved('bb.lastSeen', {});
+const lastSeen = { [tabId]: 0 };
 
 const refresh = () => view.schedule();
 const failure = (sessionId, err) => {
@@ -140,8 +144,11 @@ function onEvent(name, payload) {
     case 'bb/events':
       applyEvents(store, payload);
       if (payload.tabId && typeof payload.seq === 'number') {
-        lastSeen[payload.tabId] = payload.seq;
-        save('bb.lastSeen', lastSeen);
+        const had = lastSeen[payload.tabId] ?? 0;
+        if (payload.seq > had + 1 && !payload.resync) {
+          addNotice(store, 'gap', `Delivery gap: messages ${had + 1}–${payload.seq - 1} for this tab never arrived; reload to resynchronize.`);
+        }
+        lastSeen[payload.tabId] = Math.max(had, payload.seq);
       }
       break;
     default:
@@ -179,5 +186,7 @@ const view = new View(document.getElementById('app'), store, actions);
 document.addEventListener('visibilitychange', () => {
   rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
 });
+// For diagnostics from the devtools console (and the browser test): the page's own objects.
+window.__bb = { rpc, store };
 rpc.connect();
 view.render();

@@ -133,7 +133,11 @@ export function applyEvents(store, payload) {
     view.tasks.clear();
     view.run = { status: 'idle', turn: null, diffs: [], summary: null, rev: 0 };
     view.rev += 1;
-    addNotice(store, 'resync', 'This page fell behind and was resynchronized: the transcript restarts from the session state.');
+    view.tasksRev += 1;
+    fromView(view, payload.view ?? {});
+    addNotice(store, 'resync', payload.view?.omitted
+      ? 'This page fell behind and the session state was too large to resend: only new events are shown from here on.'
+      : 'This page fell behind and was resynchronized from the session state: streamed details before this point are summarized.');
   }
   for (const ev of payload.events ?? []) {
     if (ev.id && view.seen.has(ev.id)) continue;
@@ -144,6 +148,44 @@ export function applyEvents(store, payload) {
     applyEvent(store, view, ev);
   }
   view.lastSeq = payload.seq ?? view.lastSeq;
+}
+
+/** Rebuilds a session view from the bridge's reduced view model (sent with a resync). */
+function fromView(view, model) {
+  for (const b of model.transcript?.blocks ?? []) {
+    const key = `view:${b.blockId}`;
+    switch (b.kind) {
+      case 'user':
+        upsert(view, key, () => ({ kind: 'user', text: b.text?.text ?? '' }));
+        break;
+      case 'assistant':
+      case 'reasoning':
+        upsert(view, key, () => ({ kind: b.kind, text: b.text ?? '', streaming: b.status === 'streaming' }));
+        break;
+      case 'tool': {
+        const out = b.output ? { text: b.output.text, cut: b.output.truncated } : null;
+        upsert(view, key, () => ({ kind: 'tool', name: b.tool ?? 'tool', status: b.status, summary: b.summary ?? b.title ?? null, args: b.input ? { text: b.input.text } : null, result: out, ref: b.output?.bodyRef ?? null }));
+        break;
+      }
+      case 'approval': {
+        const state = b.state?.state ?? b.state;
+        const decision = b.state?.decision ?? b.decision;
+        const item = upsert(view, `perm:${b.requestId ?? b.blockId}`, () => ({ kind: 'permission', requestId: b.requestId }));
+        item.title = b.approval ?? 'permission';
+        item.tool = b.tool ?? '';
+        item.detail = b.summary ?? (b.patterns ?? []).join(', ');
+        item.state = state === 'pending' ? 'pending' : `answered: ${decision ?? 'done'}`;
+        break;
+      }
+      default:
+        upsert(view, key, () => ({ kind: 'error', text: b.text?.text ?? b.text ?? b.message ?? JSON.stringify(b) }));
+    }
+  }
+  const run = model.run ?? {};
+  view.run.status = run.state ?? view.run.status;
+  view.run.turn = run.turn ?? null;
+  view.run.summary = run.summary?.reason ?? null;
+  view.run.rev += 1;
 }
 
 function applyEvent(store, view, ev) {
@@ -256,9 +298,15 @@ function applyEvent(store, view, ev) {
     case 'connection':
       view.run.info = `${ev.type}`;
       return;
-    default:
+    case 'unknown_event':
       store.debug.push({ type: ev.type, cls, event: ev });
       if (store.debug.length > DEBUG_CAP) store.debug.shift();
       store.debugRev += 1;
+      return;
+    default:
+      // Known classes this page has no lane for (checkpoints, skills, rewards, log links):
+      // counted in the run lane.
+      view.run.other = (view.run.other ?? 0) + 1;
+      view.run.rev += 1;
   }
 }

@@ -222,6 +222,7 @@ export class View {
     const status = this.store.running ? 'running' : r.status;
     this.run.replaceChildren(
       el('p', { 'data-testid': 'run-status' }, `Status: ${status}${r.turn ? ` · turn ${r.turn}` : ''}${r.summary ? ` · ${r.summary}` : ''}`),
+      r.other ? el('p', { class: 'empty' }, `${r.other} other run event(s) (checkpoints, skills, logs)`) : null,
       ...r.diffs.map((d) => el('details', { class: 'diff', 'data-testid': 'diff' }, el('summary', {}, d.file || 'diff'), el('pre', {}, d.unified))),
     );
   }

@@ -73,6 +73,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("listening on 127.0.0.1:{} (try another --port)", args.port))?;
     let port = listener.local_addr()?.port();
     let (connections, incoming) = mpsc::channel(16);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     let ws = Arc::new(WsState {
         token: bb_bridge_ws::fresh_token(),
         port,
@@ -85,11 +86,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         )),
         connections,
         echo: args.echo_route,
+        stopping,
     });
     let settings = serde_json::json!({});
     let app = bb_bridge_ws::router(ws.clone())
         .merge(page::router(Arc::new(page::PageState { ws: ws.clone(), settings })));
-    tokio::spawn(runtime::serve_connections(launcher.clone(), incoming));
+    let runtime = tokio::spawn(runtime::serve_connections(launcher.clone(), incoming));
 
     tracing::info!(port, "gateway listening on 127.0.0.1");
     let mut out = std::io::stdout().lock();
@@ -97,9 +99,32 @@ async fn run(args: Args) -> anyhow::Result<()> {
     out.flush()?;
     drop(out);
 
-    axum::serve(listener, app).with_graceful_shutdown(terminate_signal()).await?;
+    // Serving ends on SIGTERM/SIGINT, or when the runtime fails (then its error is the exit
+    // reason). Open WebSockets are not waited for: the runtime is stopped, which stops the
+    // engine it started.
+    let mut runtime = runtime;
+    let stopped = tokio::select! {
+        served = axum::serve(listener, app).with_graceful_shutdown(terminate_signal()) => {
+            served.map_err(anyhow::Error::from)
+        }
+        ended = &mut runtime => match ended {
+            Ok(Ok(())) => Err(anyhow::anyhow!("the runtime stopped")),
+            Ok(Err(err)) => Err(err),
+            Err(err) => Err(err.into()),
+        },
+    };
+    // Open connections close with 1001; once they and the server are gone the connection
+    // channel closes and the runtime stops the engine it started.
+    let _ = stop.send(true);
+    drop(ws);
+    if !runtime.is_finished() {
+        let grace = Duration::from_secs(launcher.args().stop_grace + 5);
+        if tokio::time::timeout(grace, &mut runtime).await.is_err() {
+            tracing::warn!("the runtime did not stop in time; exiting anyway");
+        }
+    }
     tracing::info!("stopping; bye");
-    Ok(())
+    stopped
 }
 
 /// Resolves on SIGTERM or SIGINT.

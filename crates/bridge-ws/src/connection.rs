@@ -23,6 +23,8 @@ use crate::server::WsState;
 pub const CLOSE_TOO_BIG: u16 = 1009;
 /// WebSocket close code: the server cannot serve the connection.
 pub const CLOSE_UNAVAILABLE: u16 = 1011;
+/// WebSocket close code: the server is going away.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
 
 /// What the reader asks the writer to send besides the service's envelopes.
 enum Local {
@@ -36,7 +38,7 @@ enum Local {
 /// Serves one authenticated connection until either side closes.
 pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     let (mut ws_tx, ws_rx) = socket.split();
-    let (sink, to_service, mut from_service) = bb_service::sink::channels();
+    let (sink, to_service, mut from_service, ack) = bb_service::sink::channels_with_ack();
     if state.connections.send(sink).await.is_err() {
         let frame =
             CloseFrame { code: CLOSE_UNAVAILABLE, reason: "the gateway is stopping".into() };
@@ -45,6 +47,7 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     }
     let (local_tx, mut local_rx) = mpsc::channel::<Local>(64);
     let limits = state.limits;
+    let mut stopping = state.stopping.clone();
     let AcpConnectionPort { handler: acp, events: acp_events } = state
         .acp
         .open_connection()
@@ -54,11 +57,28 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     let writer = async move {
         loop {
             let line = tokio::select! {
-                message = from_service.recv() => match message.and_then(to_ws) {
-                    Some(message) => encode(message, &limits),
-                    None if from_service.is_closed() => break,
-                    None => continue,
-                },
+                () = async { drop(stopping.wait_for(|stop| *stop).await) } => {
+                    let frame = CloseFrame { code: CLOSE_GOING_AWAY, reason: "the gateway is stopping".into() };
+                    let _ = ws_tx.send(Message::Close(Some(frame))).await;
+                    break;
+                }
+                message = from_service.recv() => {
+                    let Some(message) = message else { break };
+                    // The runtime learns an envelope was written (or dropped) once this
+                    // iteration is over.
+                    let line = to_ws(message).and_then(|m| encode(m, &limits));
+                    let Some(line) = line else {
+                        ack.wrote();
+                        continue;
+                    };
+                    let sent = ws_tx.send(Message::Text(line.into())).await;
+                    ack.wrote();
+                    if let Err(err) = sent {
+                        tracing::debug!(%err, "writing to the webview failed; closing the connection");
+                        break;
+                    }
+                    continue;
+                }
                 Some(event) = next_acp_event(&mut acp_events) => {
                     encode(WsMessage::Event(WsEvent::new(event)), &limits)
                 }

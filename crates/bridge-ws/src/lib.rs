@@ -24,7 +24,11 @@
 //!   a wrong shape becomes `internal_error`); if the runtime is gone the request is answered
 //!   with `engine_unavailable`.
 //! * An outbound envelope that fails validation is not sent: a response becomes an
-//!   `internal_error` response, an event is dropped and logged.
+//!   `internal_error` response, an event is dropped and logged. Every envelope taken from the
+//!   runtime is acknowledged once written (or dropped), so the runtime knows what reached the
+//!   page.
+//! * When `WsState::stopping` turns `true`, every connection closes with 1001; a connection
+//!   that arrives after the runtime is gone is closed with 1011.
 
 mod acp;
 mod connection;
@@ -34,7 +38,7 @@ mod platform;
 mod server;
 
 pub use acp::{AcpConnectionPort, AcpHandler, AcpUnavailable};
-pub use connection::{CLOSE_TOO_BIG, CLOSE_UNAVAILABLE};
+pub use connection::{CLOSE_GOING_AWAY, CLOSE_TOO_BIG, CLOSE_UNAVAILABLE};
 pub use convert::to_ws;
 pub use guard::{OriginPolicy, fresh_token, host_allowed, token_matches};
 pub use platform::{HeadlessPlatform, Platform};

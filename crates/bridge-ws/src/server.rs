@@ -43,6 +43,8 @@ pub struct WsState {
     pub connections: mpsc::Sender<WebviewSink>,
     /// Serve the `/echo` route (conformance testing only).
     pub echo: bool,
+    /// Turns `true` when the gateway stops: every connection closes with 1001.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Why a request was refused. The body names the check, never the token.

@@ -77,14 +77,8 @@ fn v1_messages_map_to_ws_messages() {
         failed.to_line(&limits).unwrap(),
         r#"{"type":"response","id":"r2","ok":false,"error":{"message":"no such session","code":"session_not_found","data":{"sessionId":"s1"}}}"#
     );
-    let payload = ConnectionPayload {
-        status: ConnectionStatus::Connected,
-        session_id: None,
-        retry_count: None,
-        last_error: None,
-        gap_detected: None,
-        ..ConnectionPayload::default()
-    };
+    let payload =
+        ConnectionPayload { status: ConnectionStatus::Connected, ..ConnectionPayload::default() };
     let event = to_ws(V1Message::Event(V1Event::new(V1Topic::Connection(payload)))).unwrap();
     assert_eq!(
         event.to_line(&limits).unwrap(),

@@ -35,13 +35,18 @@
 //!   answer needs the user too).
 
 mod clock;
+mod conn;
 mod core;
+mod fit;
 mod lane;
 pub mod permissions;
+mod tabs;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
 pub use core::{Host, HostConfig, Input};
+pub use fit::BODY_STORE_BYTES;
+pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]
 mod tests;

@@ -165,20 +165,6 @@ impl Launcher {
         }
     }
 
-    /// Like [`Launcher::engine`], for one of several webview connections that each drive
-    /// their own adapter: a BreadBoard adapter keeps its stream positions under
-    /// `<state dir>/connections/<n>`, so a new connection replays the engine's ring from the
-    /// start instead of resuming where another connection stopped.
-    pub async fn engine_for_connection(&self, n: u64) -> Result<EngineParts, LaunchError> {
-        match &self.breadboard_url {
-            Some((url, config)) => {
-                let dir = self.state_dir.join("connections").join(n.to_string());
-                self.breadboard(url, config.clone(), dir)
-            }
-            None => self.kilo().await,
-        }
-    }
-
     fn breadboard(
         &self,
         url: &str,

@@ -34,6 +34,8 @@
 
 pub mod breadboard;
 mod clock;
+mod connections;
+mod delivery;
 pub mod engine;
 pub mod kilo;
 pub mod permits;
@@ -41,12 +43,13 @@ mod service;
 pub mod sink;
 
 pub use clock::SystemClock;
+pub use delivery::BODY_GET;
 pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,
 };
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
-pub use sink::{Inbound, MemoryWebview, WebviewSink, memory};
+pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 
 #[cfg(test)]
 mod tests;

@@ -25,9 +25,9 @@ use crate::{Service, ServiceConfig, SystemClock};
 /// A fake engine: sessions in memory; `send_message` streams three events through the
 /// update channel and finishes the turn.
 #[derive(Debug)]
-struct FakeEngine {
-    updates: UpdateSender,
-    sessions: Mutex<Vec<String>>,
+pub(super) struct FakeEngine {
+    pub(super) updates: UpdateSender,
+    pub(super) sessions: Mutex<Vec<String>>,
 }
 
 #[async_trait]
@@ -123,7 +123,7 @@ fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceE
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
     let service = Service::new(config, engine, rx, Arc::new(SystemClock), None);
-    (webview, tokio::spawn(service.run(sink)), tx)
+    (webview, tokio::spawn(service.run(crate::sink::single(sink))), tx)
 }
 
 async fn request(w: &MemoryWebview, id: &str, call: V1Call) {
@@ -291,3 +291,4 @@ fn error_codes_are_stable() {
 }
 
 mod kilo_events;
+mod multi;

@@ -112,11 +112,24 @@ try {
   expect(selected === sessionA, 'the same session is selected after reload');
   await step(a, 'reloaded');
 
+  // 6b. a dropped connection: the banner says so, the page reconnects and asks only for what
+  // it missed (nothing is duplicated)
+  const itemsBefore = await a.getByTestId('transcript').locator(':scope > *').count();
+  await a.evaluate(() => window.__bb.rpc.socket.close());
+  await a.getByTestId('banner').filter({ hasText: 'reconnecting' }).waitFor({ timeout: T });
+  await step(a, 'reconnecting');
+  await a.getByTestId('banner').waitFor({ state: 'hidden', timeout: T });
+  await a.getByTestId('engine').filter({ hasText: 'breadboard' }).waitFor({ timeout: T });
+  expect((await a.getByTestId('transcript').locator(':scope > *').count()) === itemsBefore, 'the transcript is intact after a reconnect');
+  await step(a, 'reconnected');
+
   // 7. a second page on a second session: no cross-talk
   const b = await context.newPage();
   watch(b, 'B');
   await b.goto(url);
-  await b.getByTestId('new-session').click();
+  // Keyboard only: focus the button and press Enter.
+  await b.getByTestId('new-session').focus();
+  await b.keyboard.press('Enter');
   await b.locator('[data-testid=session][aria-current=true]').waitFor({ timeout: T });
   const sessionB = await b.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id');
   expect(sessionB !== sessionA, 'the second page has its own session');
@@ -157,6 +170,7 @@ try {
   expect(outcome === 'refused', `a foreign Origin is refused (got ${outcome})`);
   console.log('ok foreign origin refused');
 
+  console.log(`debug drawer: ${await a.getByTestId('debug-drawer').locator('summary').textContent()}`);
   expect(cspViolations.length === 0, `no CSP violations, got ${cspViolations.join('; ')}`);
   const unexpected = consoleErrors.filter((e) => !/403|WebSocket connection/.test(e));
   expect(unexpected.length === 0, `no page errors, got ${unexpected.join('; ')}`);

@@ -87,7 +87,9 @@ async fn websocket_upgrades_need_the_token_an_allowed_origin_and_a_loopback_host
     let gw = Gateway::start(&["--allow-origin", "https://ide.example"]);
     let port = gw.addr.strip_prefix("127.0.0.1:").unwrap();
     let own = format!("http://127.0.0.1:{port}");
-    let cases: Vec<(&str, String, Option<String>, Option<String>, Option<u16>)> = vec![
+    // (case, token, Origin, Host, refusal status)
+    type Case = (&'static str, String, Option<String>, Option<String>, Option<u16>);
+    let cases: Vec<Case> = vec![
         ("no origin (a non-browser client)", gw.token.clone(), None, None, None),
         ("own origin", gw.token.clone(), Some(own.clone()), None, None),
         ("tauri", gw.token.clone(), Some("tauri://localhost".into()), None, None),

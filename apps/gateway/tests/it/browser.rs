@@ -55,3 +55,16 @@ fn the_sidebar_page_works_in_a_real_browser() {
     assert!(stdout.contains("all browser checks passed"), "{stdout}");
     assert!(shots.join("05-approved-and-finished.png").is_file());
 }
+
+#[test]
+fn the_page_reducers_hold_their_rules() {
+    let dir = repo_root().join("apps/gateway/tests/browser");
+    let out = Command::new("node")
+        .args(["--test", "store.test.mjs"])
+        .current_dir(&dir)
+        .output()
+        .expect("node runs (it is needed for the page tests)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("# pass 6") && stdout.contains("# fail 0"), "{stdout}");
+}

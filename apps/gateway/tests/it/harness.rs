@@ -33,6 +33,11 @@ pub(crate) struct Gateway {
 
 impl Gateway {
     pub(crate) fn start(extra: &[&str]) -> Self {
+        Self::start_with(extra, &[])
+    }
+
+    /// A gateway on a fresh workspace (`notes.txt` in it) with extra flags and environment.
+    pub(crate) fn start_with(extra: &[&str], env: &[(String, String)]) -> Self {
         let workspace = tempfile::tempdir().unwrap();
         std::fs::write(workspace.path().join("notes.txt"), "hello\n").unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_bb-gateway"))
@@ -40,6 +45,7 @@ impl Gateway {
             .arg(workspace.path())
             .args(extra)
             .env("RUST_LOG", "debug")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(workspace.path().join("gateway.log")).unwrap())
             .spawn()
@@ -56,6 +62,21 @@ impl Gateway {
     /// The gateway's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "the gateway did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Everything the gateway logged so far.

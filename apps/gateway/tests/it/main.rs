@@ -8,12 +8,16 @@
     clippy::expect_used,
     clippy::disallowed_methods,
     clippy::print_stderr,
+    clippy::print_stdout,
     clippy::type_complexity
 )]
 
 mod acp;
 mod admission;
+mod breadboard;
 mod browser;
+mod cli;
 mod conformance;
 mod harness;
+mod kilo;
 mod rpc;

@@ -202,3 +202,23 @@ async fn two_connections_see_only_their_own_sessions_events() {
     assert_eq!(sessions_with_events(&ea), [sa.clone()].into());
     assert_eq!(sessions_with_events(&eb), [sb.clone()].into());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_closes_open_connections_with_1001_and_exits_cleanly() {
+    let mut gw = Gateway::start(&[]);
+    let mut c = gw.connect().await;
+    let mut events = Vec::new();
+    assert_eq!(c.call("i1", "bb.init", json!({}), &mut events).await["ok"], true);
+    let status = tokio::task::block_in_place(|| gw.terminate());
+    assert!(status.success(), "exit status {status:?}");
+    use futures_util::StreamExt;
+    let frame = loop {
+        match tokio::time::timeout(crate::harness::WAIT, c.ws.next()).await.unwrap() {
+            Some(Ok(tokio_tungstenite::tungstenite::Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    assert_eq!(u16::from(frame.expect("a close code").code), 1001);
+    assert!(gw.logs().contains("stopping; bye"), "{}", gw.logs());
+}
