@@ -61,10 +61,19 @@ impl Transcript {
     }
 }
 
-/// What an ACP tool call or update says: (call id, kind, title, input, output, failed).
-pub(super) fn acp_tool(
-    p: &Value,
-) -> (Option<String>, Option<String>, Option<String>, Option<String>, Option<String>, bool) {
+/// What an ACP tool call or update says.
+pub(super) struct AcpTool {
+    pub(super) call_id: Option<String>,
+    /// The tool call's `kind` (`execute`, `edit`, `read`, …).
+    pub(super) kind: Option<String>,
+    pub(super) title: Option<String>,
+    pub(super) input: Option<String>,
+    pub(super) output: Option<String>,
+    pub(super) failed: bool,
+}
+
+/// Reads an ACP `tool_call` / `tool_call_update` object.
+pub(super) fn acp_tool(p: &Value) -> AcpTool {
     let output = at(p, &["rawOutput"]).and_then(as_text).or_else(|| {
         let parts: Vec<String> = p
             .get("content")
@@ -75,12 +84,12 @@ pub(super) fn acp_tool(
             .collect();
         (!parts.is_empty()).then(|| parts.join("\n"))
     });
-    (
-        string_at(p, &[&["toolCallId"]]),
-        string_at(p, &[&["kind"]]),
-        string_at(p, &[&["title"]]),
-        at(p, &["rawInput"]).and_then(as_text),
+    AcpTool {
+        call_id: string_at(p, &[&["toolCallId"]]),
+        kind: string_at(p, &[&["kind"]]),
+        title: string_at(p, &[&["title"]]),
+        input: at(p, &["rawInput"]).and_then(as_text),
         output,
-        str_at(p, &[&["status"]]) == Some("failed"),
-    )
+        failed: str_at(p, &[&["status"]]) == Some("failed"),
+    }
 }

@@ -256,9 +256,18 @@ impl ToolFacts {
     }
 
     fn acp(p: &Value) -> Self {
-        let (call_id, tool, title, input, output, failed) = super::acp::acp_tool(p);
-        let error = if failed { output.as_deref().map(one_line) } else { None };
-        Self { call_id, tool, title, input, output, error, failed, ..Self::default() }
+        let t = super::acp::acp_tool(p);
+        let error = if t.failed { t.output.as_deref().map(one_line) } else { None };
+        Self {
+            call_id: t.call_id,
+            tool: t.kind,
+            title: t.title,
+            input: t.input,
+            output: t.output,
+            error,
+            failed: t.failed,
+            ..Self::default()
+        }
     }
 
     fn kilo(part: &Value) -> Self {
