@@ -66,6 +66,12 @@ pub struct EngineArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub start_timeout: u64,
 
+    /// Trust the workspace from the start: approving a permission request that writes or
+    /// runs commands is refused (`workspace_untrusted`) until the workspace is trusted, here
+    /// or by the webview (`bb.init({workspaceTrusted: true})`).
+    #[arg(long)]
+    pub trusted: bool,
+
     /// Seconds between SIGTERM and SIGKILL when stopping a spawned engine.
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     pub stop_grace: u64,

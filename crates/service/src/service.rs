@@ -430,7 +430,12 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
-                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
+                V1Call::Init(p) => {
+                    if let Some(trusted) = p.workspace_trusted {
+                        adapter.set_workspace_trusted(trusted);
+                    }
+                    (to_value(&adapter.init().await?)?, Vec::new())
+                }
                 V1Call::CreateSession(p) => {
                     let s = adapter.create_session(p).await?;
                     (to_value(&s)?, vec![Input::SessionUpserted(s)])
