@@ -95,14 +95,18 @@ fn diff_fork_revert_mcp_and_commands() {
         "bb.approvePermission",
         json!({"sessionId": session, "requestId": id, "decision": "allow_once"}),
     );
-    let events = k.sidecar.session_events_until(&session, "session.turn.close", LONG);
+    k.sidecar.session_events_until(&session, "session.turn.close", LONG);
     assert!(k.world.path("project/new.txt").is_file(), "the write did not happen");
-    let user_message = events
+    let user_message = k
+        .sidecar
+        .seen
         .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
         .find(|e| e["type"] == "message.updated" && e["payload"]["info"]["role"] == "user")
-        .and_then(|e| e["payload"]["info"]["id"].as_str())
-        .unwrap()
-        .to_owned();
+        .and_then(|e| e["payload"]["info"]["id"].as_str().map(str::to_owned))
+        .expect("the user message was delivered");
 
     k.sidecar.ok("bb.openDiff", json!({"sessionId": session, "filePath": "new.txt"}));
     let diff = k.sidecar.wait_event(LONG, "the bridge.diff event", |m| {
