@@ -291,3 +291,4 @@ fn error_codes_are_stable() {
 }
 
 mod kilo_events;
+mod kilo_faults;
