@@ -2,7 +2,7 @@
 //! count always equals the open set and nothing is answered twice.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use proptest::prelude::*;
 

@@ -129,7 +129,7 @@ pub(super) async fn list(
             entries.push(FileEntry {
                 name: entry.file_name().to_string_lossy().into_owned(),
                 path: relative(&root, &real_root, &dir.join(entry.file_name())),
-                size: (kind == FileKind::File).then(|| meta.len()),
+                size: (kind == FileKind::File).then_some(meta.len()),
                 kind,
             });
         }
