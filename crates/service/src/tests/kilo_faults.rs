@@ -195,3 +195,100 @@ async fn oversized_and_malformed_bodies_are_errors_not_memory() {
     assert_eq!(err.code(), "engine_error");
     assert!(err.to_string().contains("unexpected shape"), "{err}");
 }
+
+/// A failed rebuild is a hard error on that session (a `bb.session.rebuild_failed` event
+/// with a Retry, and a gap); `bb.command retry` rebuilds it.
+#[tokio::test]
+async fn a_failed_rebuild_is_an_error_until_retry_rebuilds() {
+    let server = MockServer::start().await;
+    let sse = "data: {\"type\":\"server.connected\",\"properties\":{}}\n\n";
+    Mock::given(method("GET"))
+        .and(path("/event"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/session/ses_a/message"))
+        .respond_with(ResponseTemplate::new(500))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    let ok = [
+        ("/session/status", json!({})),
+        ("/question", json!([])),
+        ("/permission", json!([])),
+        ("/session/ses_a/message", json!([])),
+        ("/session/ses_a", json!({"id": SES, "title": "t", "time": {"created": 1, "updated": 2}})),
+    ];
+    for (route, body) in ok {
+        Mock::given(method("GET"))
+            .and(path(route))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .mount(&server)
+            .await;
+    }
+    let (adapter, mut updates) = adapter(&server, 1 << 20).await;
+    let mut saw_gap = false;
+    let failed = async {
+        while let Some(update) = updates.recv().await {
+            match update {
+                EngineUpdate::GapDetected { session_id: Some(s) } if s == SES => saw_gap = true,
+                EngineUpdate::Events { events, .. }
+                    if events[0].event_type == crate::kilo::REBUILD_FAILED_EVENT =>
+                {
+                    return events[0].payload.clone();
+                }
+                _ => {}
+            }
+        }
+        panic!("updates ended");
+    };
+    let payload = tokio::time::timeout(Duration::from_secs(20), failed).await.unwrap();
+    assert!(saw_gap, "the failed rebuild flagged no gap");
+    assert_eq!(payload["retry"]["command"], "retry");
+    let retried = adapter
+        .command(bb_protocol::v1::CommandParams {
+            session_id: SES.into(),
+            command: "retry".into(),
+            args: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(retried.output.unwrap()["retried"], "rebuild");
+    let rebuilt = async {
+        while let Some(update) = updates.recv().await {
+            if let EngineUpdate::Events { events, .. } = update
+                && events[0].event_type == crate::kilo::REHYDRATED_EVENT
+            {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), rebuilt).await.unwrap();
+}
+
+/// Binding a restarted engine cancels the old engine's requests (the count drops to 0) and
+/// flags a gap on every tracked session at the first connection.
+#[tokio::test]
+async fn an_engine_restart_cancels_requests_and_flags_every_session() {
+    let server = engine().await;
+    let (adapter, mut updates) = adapter(&server, 1 << 20).await;
+    until_pending(&mut updates, 1).await;
+    let transport = HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default());
+    adapter.bind(Arc::new(transport.unwrap()));
+    let mut cancelled = false;
+    let wait = async {
+        while let Some(update) = updates.recv().await {
+            match update {
+                EngineUpdate::PendingPermissions { count: 0, .. } => cancelled = true,
+                EngineUpdate::GapDetected { session_id: Some(s) } if cancelled && s == SES => {
+                    return;
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("a gap on the session");
+    let err = adapter.approve_permission(approve(PermissionDecision::Deny)).await.unwrap_err();
+    assert_eq!(err.code(), "permission_not_pending");
+}
