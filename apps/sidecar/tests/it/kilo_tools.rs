@@ -149,3 +149,56 @@ fn diff_fork_revert_mcp_and_commands() {
     }
     k.finish();
 }
+
+/// A missing engine binary stops the sidecar at once with an error naming `--engine-bin`
+/// and `scripts/engine.sh`; no start is attempted, so there is no crash loop.
+#[test]
+fn a_missing_engine_binary_is_a_clear_error() {
+    let world = crate::harness::World::new();
+    let project = world.path("project").display().to_string();
+    let missing = world.path("no/such/kilo").display().to_string();
+    let args = ["--workspace", &project, "--engine", "kilo", "--engine-bin", &missing];
+    let mut sidecar =
+        crate::harness::Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
+    let status = sidecar.wait_exit(std::time::Duration::from_secs(30));
+    assert!(!status.success());
+    let stderr = sidecar.stderr();
+    for needle in ["--engine-bin", "scripts/engine.sh", &missing] {
+        assert!(stderr.contains(needle), "{needle} not in:\n{stderr}");
+    }
+    assert!(!stderr.contains("restarting"), "{stderr}");
+}
+
+/// A prompt sent while a turn runs is queued by the engine (`session.queue.changed` says so
+/// on `bb/events`); the queue is bounded (`queue_full`); `bb.stop` ends the turn.
+#[test]
+fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
+    let Some(mut k) = Kilo::start() else { return };
+    let session = k.create_session();
+    k.send(&session, "Go slowly MOCK:slow");
+    k.sidecar.state(LONG, "running", |s| s["running"] == true);
+    k.send(&session, "MOCK:text:next");
+    let queued = k.sidecar.wait_event(LONG, "session.queue.changed", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["events"].as_array().unwrap().iter().any(|e| {
+                e["type"] == "session.queue.changed"
+                    && e["payload"]["queued"].as_array().is_some_and(|q| !q.is_empty())
+            })
+    });
+    assert_eq!(queued["payload"]["sessionId"], session.as_str());
+    let mut refused = None;
+    for i in 0..bb_service::kilo::MAX_QUEUED + 1 {
+        let res = k.sidecar.call(
+            "bb.sendMessage",
+            json!({"sessionId": session, "text": format!("MOCK:text:more{i}")}),
+        );
+        if res["ok"] == false {
+            refused = Some(res);
+            break;
+        }
+    }
+    let refused = refused.expect("the queue has a bound");
+    assert_eq!(refused["error"]["code"], "queue_full", "{refused}");
+    k.sidecar.ok("bb.stop", json!({"sessionId": session}));
+    k.finish();
+}
