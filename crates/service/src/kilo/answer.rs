@@ -202,7 +202,6 @@ fn outcome(result: &Result<bool, EngineError>, raw_404: bool) -> AnswerOutcome {
 /// checked, bounded, the table told how it went.
 pub(super) async fn answer(
     adapter: &KiloAdapter,
-    client: &KiloClient,
     session: &str,
     request: &str,
     approve: bool,
@@ -218,7 +217,6 @@ pub(super) async fn answer(
     };
     adapter.shared.permits.done(session, request, outcome(&result, not_found));
     let _ = adapter.updates.send(adapter.shared.permits.count_update(session)).await;
-    let _ = client;
     match result {
         Ok(_) => Ok(()),
         Err(_) if not_found => Err(EngineError::refused(
@@ -244,7 +242,7 @@ pub(super) async fn approve(
                  bb.approvePermission can only deny (reject) it",
             ));
         }
-        answer(adapter, client, session, request, false, client.reject_question(request)).await?;
+        answer(adapter, session, request, false, client.reject_question(request)).await?;
     } else {
         let reply = match params.decision {
             PermissionDecision::AllowOnce => PermissionReply::Once,
@@ -252,7 +250,7 @@ pub(super) async fn approve(
             PermissionDecision::Deny => PermissionReply::Reject,
         };
         let call = client.reply_permission(request, reply, None);
-        answer(adapter, client, session, request, approve, call).await?;
+        answer(adapter, session, request, approve, call).await?;
     }
     Ok(SessionAck { session_id: params.session_id })
 }
