@@ -154,6 +154,11 @@ impl Permits {
         self.lock().get(&self.key(session, request)).map(|e| e.state)
     }
 
+    /// The sessions with an open request.
+    pub fn sessions_with_open(&self) -> Vec<String> {
+        self.lock().sessions_with_open(self.engine, &self.directory)
+    }
+
     /// Whether a session has an open request.
     pub fn has_open(&self, session: &str) -> bool {
         !self.lock().open_of(self.engine, &self.directory, session).is_empty()

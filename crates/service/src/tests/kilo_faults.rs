@@ -292,3 +292,60 @@ async fn an_engine_restart_cancels_requests_and_flags_every_session() {
     let err = adapter.approve_permission(approve(PermissionDecision::Deny)).await.unwrap_err();
     assert_eq!(err.code(), "permission_not_pending");
 }
+
+/// A session the webview never opened still has its requests re-listed after a reconnect:
+/// shown once, counted, and closed when the engine no longer lists them.
+#[tokio::test]
+async fn requests_of_untracked_sessions_are_relisted_too() {
+    let server = MockServer::start().await;
+    let sse = "data: {\"type\":\"server.connected\",\"properties\":{}}\n\n";
+    Mock::given(method("GET"))
+        .and(path("/event"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let other = json!({"id": "per_9", "sessionID": "ses_b", "permission": "edit"});
+    Mock::given(method("GET"))
+        .and(path("/permission"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([other])))
+        .up_to_n_times(3)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/permission"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/question"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    let (adapter, mut updates) = KiloAdapter::new();
+    let transport = HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default());
+    adapter.bind(Arc::new(transport.unwrap()));
+    let mut shown = Vec::new();
+    let mut counts = Vec::new();
+    let wait = async {
+        while let Some(update) = updates.recv().await {
+            match update {
+                EngineUpdate::Events { session_id, events } => {
+                    assert_eq!(session_id, "ses_b");
+                    shown.extend(events.into_iter().map(|e| e.payload["id"].clone()));
+                }
+                EngineUpdate::PendingPermissions { session_id, count } => {
+                    assert_eq!(session_id, "ses_b");
+                    counts.push(count);
+                    if count == 0 {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("listed, then gone");
+    assert_eq!(shown, [json!("per_9")]);
+    assert_eq!(counts.first(), Some(&1));
+    assert_eq!(counts.last(), Some(&0));
+}
