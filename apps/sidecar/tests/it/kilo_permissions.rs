@@ -150,3 +150,37 @@ fn stop_cancels_a_pending_permission_and_a_question_is_answered_once() {
     assert_eq!(shown_ids(&k.sidecar.seen, "question.asked"), [question]);
     k.finish();
 }
+
+/// The engine is SIGKILLed with a permission pending: the sidecar restarts it, the request
+/// is cancelled (count 0, a late answer is `permission_not_pending`), every session the
+/// webview opened is flagged with a gap, and the session works again.
+#[test]
+fn an_engine_crash_cancels_pending_requests_and_flags_every_session() {
+    let Some(mut k) = Kilo::start() else { return };
+    let a = k.create_session();
+    let b = k.create_session();
+    k.send(&a, "Run it MOCK:bash:echo%20crash45");
+    let request = asked(&mut k.sidecar, &a, "permission.asked");
+    count(&mut k.sidecar, 1);
+    // SAFETY: signalling the engine process this test's sidecar started.
+    let rc = unsafe { libc::kill(i32::try_from(k.engine).unwrap(), libc::SIGKILL) };
+    assert_eq!(rc, 0);
+    let mut flagged = std::collections::BTreeSet::new();
+    while flagged.len() < 2 {
+        let gap = k.sidecar.wait_event(LONG, "a gap on both sessions", |m| {
+            m["topic"] == "bb/connection" && m["payload"]["gapDetected"] == true
+        });
+        if let Some(s) = gap["payload"]["sessionId"].as_str()
+            && (s == a || s == b)
+        {
+            flagged.insert(s.to_owned());
+        }
+    }
+    count(&mut k.sidecar, 0);
+    let late = approve(&mut k.sidecar, &a, &request, "deny");
+    assert_eq!(error_code(&late), "permission_not_pending", "{late}");
+    k.send(&a, "MOCK:text:after%20the%20crash");
+    let events = k.sidecar.session_events_until(&a, "session.turn.close", LONG);
+    assert!(crate::harness::streamed_text(&events).contains("after the crash"));
+    k.finish();
+}

@@ -52,7 +52,10 @@
 //!   router; the snapshot reaches the webview as a bridge-made `bb.session.rehydrated` event
 //!   (`payload: {sessionID, status, messages, permissions, questions}`, id
 //!   `bb-rehydrate-N`) ahead of the live events, permissions and questions raised meanwhile
-//!   are shown once, and every tracked session is flagged with a gap. The event stream never
+//!   are shown once (as `permission.asked` / `question.asked` with id `bb-relisted-<id>`),
+//!   and every tracked session is flagged with a gap. Requests of sessions the webview never
+//!   opened are re-listed from `GET /permission` and `GET /question` too. Binding a
+//!   restarted engine cancels the old engine's open requests (they died with it). The event stream never
 //!   gives up while the engine runs (back-off capped at 5 s, attempts unbounded; only refused
 //!   credentials stop it).
 //! * Engine error bodies never reach the webview: what goes out is a stable code and a
