@@ -397,6 +397,16 @@ impl EngineAdapter for KiloAdapter {
         self.shared.permits.set_trusted(trusted);
     }
 
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.shared.permits.counters;
+        vec![
+            ("permissions.prompt_count", c.prompts.load(Ordering::Relaxed)),
+            ("tools.write.allow_count", c.write_allow.load(Ordering::Relaxed)),
+            ("tools.write.deny_count", c.write_deny.load(Ordering::Relaxed)),
+            ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
+        ]
+    }
+
     async fn shutdown(&self) {
         self.lock().take();
     }
