@@ -202,3 +202,24 @@ fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
     k.sidecar.ok("bb.stop", json!({"sessionId": session}));
     k.finish();
 }
+
+/// `bb.createSession` with a checked model, a permission mode and a task: the task is the
+/// first prompt. An unknown model lists the engine's; `acceptEdits` needs trust.
+#[test]
+fn create_session_with_model_mode_and_task() {
+    let Some(mut k) = Kilo::start() else { return };
+    let created = k.sidecar.ok(
+        "bb.createSession",
+        json!({"model": "mock/mock-model", "permissionMode": "ask",
+               "task": "Say it MOCK:text:from%20the%20task"}),
+    );
+    let session = created["sessionId"].as_str().unwrap().to_owned();
+    let events = k.sidecar.session_events_until(&session, "session.turn.close", LONG);
+    assert!(crate::harness::streamed_text(&events).contains("from the task"));
+    let wrong = k.sidecar.call("bb.createSession", json!({"model": "mock/none"}));
+    assert_eq!(wrong["error"]["code"], "invalid_params");
+    assert!(wrong["error"]["message"].as_str().unwrap().contains("mock/mock-model"), "{wrong}");
+    let untrusted = k.sidecar.call("bb.createSession", json!({"permissionMode": "acceptEdits"}));
+    assert_eq!(untrusted["error"]["code"], "workspace_untrusted", "{untrusted}");
+    k.finish();
+}
