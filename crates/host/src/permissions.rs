@@ -347,6 +347,17 @@ impl Permissions {
         u64::try_from(n).unwrap_or(u64::MAX)
     }
 
+    /// The sessions of an engine instance with an open request.
+    pub fn sessions_with_open(&self, engine: &str, directory: &str) -> Vec<String> {
+        let mut sessions: Vec<String> = self
+            .open_keys()
+            .filter(|k| k.engine == engine && k.directory == directory)
+            .map(|k| k.session)
+            .collect();
+        sessions.dedup();
+        sessions
+    }
+
     /// The open requests of one session, in key order.
     pub fn open_of(&self, engine: &str, directory: &str, session: &str) -> Vec<RequestKey> {
         self.open_keys()

@@ -69,15 +69,16 @@ pub struct EngineArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub start_timeout: u64,
 
+    /// Trust the workspace from the start: approving a permission request that writes or
+    /// runs commands is refused (`workspace_untrusted`) until the workspace is trusted, here
+    /// or by the webview (`bb.init({workspaceTrusted: true})`). With `--engine acp` and the
+    /// gateway's `acp_connect`, an agent's cwd may also leave the workspace.
+    #[arg(long)]
+    pub trusted: bool,
+
     /// Seconds between SIGTERM and SIGKILL when stopping a spawned engine.
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     pub stop_grace: u64,
-
-    /// Trust the workspace from the start: approving requests that write or run commands is
-    /// allowed (otherwise refused with `workspace_untrusted`), and an ACP agent's cwd may
-    /// leave the workspace.
-    #[arg(long)]
-    pub trusted: bool,
 
     /// `--engine acp`: the agent's command and arguments, after `--`. It runs in the
     /// workspace with the allow-listed environment, its own process group, and dies with the

@@ -8,7 +8,7 @@ use bb_engine_client::breadboard::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
 use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
-use bb_service::kilo::{KiloAdapter, KiloProbe};
+use bb_service::kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
     EngineAdapter, EngineError, ServiceConfig, Supervision, SystemClock, UpdateReceiver,
 };
@@ -53,6 +53,13 @@ pub enum LaunchError {
     /// The engine URL is unusable.
     #[error("engine URL: {0}")]
     EngineUrl(String),
+    /// The engine executable cannot be found or run.
+    #[error(
+        "the engine executable {0} was not found or is not executable: install it with \
+         `bash scripts/engine.sh` (prints its path) and pass --engine-bin PATH, or put `kilo` \
+         on PATH"
+    )]
+    EngineBinary(PathBuf),
     /// Attaching to a running engine failed.
     #[error("attaching to the engine: {0}")]
     Attach(EngineError),
@@ -190,7 +197,11 @@ impl Launcher {
 
     async fn kilo(&self) -> Result<EngineParts, LaunchError> {
         let args = &self.args;
-        let (adapter, updates) = KiloAdapter::new();
+        let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
+            workspace: Some(self.root.clone()),
+            trusted: args.trusted,
+            ..KiloOptions::default()
+        });
         let supervision = match &args.engine_url {
             Some(url) => {
                 let password = match &args.engine_password_env {
@@ -215,6 +226,10 @@ impl Launcher {
                     return Err(LaunchError::NotADirectory(self.root.clone()));
                 }
                 let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
+                // A missing binary is a clear error now, not a crash loop later.
+                if find_executable(&program).is_none() {
+                    return Err(LaunchError::EngineBinary(program));
+                }
                 let mut kilo = KiloConfig::new(program, self.root.clone());
                 kilo.parent_env = std::env::vars_os().collect();
                 kilo.start_timeout = Duration::from_secs(args.start_timeout);
@@ -250,6 +265,20 @@ impl Launcher {
         .map_err(LaunchError::Attach)?;
         Ok(EngineParts { adapter, updates, supervision: None })
     }
+}
+
+/// The executable a spawn of `program` would run: a path with a `/` as given, else the first
+/// match on `PATH`.
+fn find_executable(program: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 {
+        return runnable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| runnable(p))
 }
 
 fn secret_env(var: &str) -> Result<SecretString, LaunchError> {

@@ -255,6 +255,13 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// without permission requests ignore it.
     fn set_workspace_trusted(&self, _trusted: bool) {}
 
+    /// The engine's telemetry counters, by the spec's names (`bb.command metrics` adds them):
+    /// Kilo reports `permissions.prompt_count`, `tools.write.allow_count`,
+    /// `tools.write.deny_count` and `security.out_of_scope_path_attempt_count`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}
 

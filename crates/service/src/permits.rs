@@ -34,6 +34,9 @@ pub struct Permits {
     engine: &'static str,
     directory: String,
     table: Mutex<Permissions>,
+    /// `--trusted`: cannot be revoked by a webview.
+    cli_trusted: bool,
+    /// The webview's `bb.init({workspaceTrusted})`.
     trusted: AtomicBool,
     clock: Arc<dyn Clock>,
     /// Telemetry.
@@ -52,7 +55,8 @@ impl Permits {
             engine,
             directory,
             table: Mutex::new(Permissions::new(PermissionConfig::default())),
-            trusted: AtomicBool::new(trusted),
+            cli_trusted: trusted,
+            trusted: AtomicBool::new(false),
             clock,
             counters: PermitCounters::default(),
         }
@@ -72,12 +76,12 @@ impl Permits {
         }
     }
 
-    /// Whether the workspace is trusted.
+    /// Whether the workspace is trusted: `--trusted`, or the webview's latest word.
     pub fn trusted(&self) -> bool {
-        self.trusted.load(Ordering::Relaxed)
+        self.cli_trusted || self.trusted.load(Ordering::Relaxed)
     }
 
-    /// Trust (or distrust) the workspace.
+    /// The webview trusts (or no longer trusts) the workspace; `--trusted` stays.
     pub fn set_trusted(&self, trusted: bool) {
         self.trusted.store(trusted, Ordering::Relaxed);
     }
@@ -148,6 +152,11 @@ impl Permits {
     /// The state of one request.
     pub fn state(&self, session: &str, request: &str) -> Option<RequestState> {
         self.lock().get(&self.key(session, request)).map(|e| e.state)
+    }
+
+    /// The sessions with an open request.
+    pub fn sessions_with_open(&self) -> Vec<String> {
+        self.lock().sessions_with_open(self.engine, &self.directory)
     }
 
     /// Whether a session has an open request.

@@ -508,7 +508,12 @@ fn call_task(
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
-                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
+                V1Call::Init(p) => {
+                    if let Some(trusted) = p.workspace_trusted {
+                        adapter.set_workspace_trusted(trusted);
+                    }
+                    (to_value(&adapter.init().await?)?, Vec::new())
+                }
                 V1Call::CreateSession(p) => {
                     let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;

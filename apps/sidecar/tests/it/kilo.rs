@@ -9,31 +9,43 @@ use crate::harness::{
     is_dead, real_engine, stat_ids, streamed_text,
 };
 
-struct Kilo {
-    world: World,
+pub(crate) struct Kilo {
+    pub(crate) world: World,
     _mock: MockLlm,
-    sidecar: Sidecar,
+    pub(crate) sidecar: Sidecar,
     /// The engine process and the password the sidecar gave it (read from its environment).
-    engine: u32,
+    pub(crate) engine: u32,
     password: String,
 }
 
 impl Kilo {
     /// Sidecar + engine + mock LLM, initialised and connected. `None` only when the real
     /// engine is explicitly opted out of.
-    fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         Self::start_with_bash("ask")
     }
 
     /// As [`Kilo::start`], with the engine's permission for its shell tool.
     fn start_with_bash(bash: &str) -> Option<Self> {
+        Self::start_with(bash, &[])
+    }
+
+    /// As [`Kilo::start_with_bash`], with more sidecar flags (`--trusted`).
+    pub(crate) fn start_with(bash: &str, extra: &[&str]) -> Option<Self> {
         let bin = real_engine()?;
         let world = World::new();
         let mock = MockLlm::start(&world);
         world.write_kilo_config(mock.port, bash);
         let project = world.path("project").display().to_string();
-        let args =
-            ["--workspace", &project, "--engine", "kilo", "--engine-bin", bin.to_str().unwrap()];
+        let mut args = vec![
+            "--workspace",
+            &project,
+            "--engine",
+            "kilo",
+            "--engine-bin",
+            bin.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
         let mut sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
         let init = sidecar.ok("bb.init", json!({}));
         assert_eq!(init["protocolVersion"], 1);
@@ -48,19 +60,19 @@ impl Kilo {
         Some(Self { world, _mock: mock, sidecar, engine, password })
     }
 
-    fn create_session(&mut self) -> String {
+    pub(crate) fn create_session(&mut self) -> String {
         let created = self.sidecar.ok("bb.createSession", json!({}));
         created["sessionId"].as_str().unwrap().to_owned()
     }
 
-    fn send(&mut self, session: &str, text: &str) {
+    pub(crate) fn send(&mut self, session: &str, text: &str) {
         let sent = self.sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": text}));
         assert_eq!(sent["sessionId"], session);
     }
 
     /// Closes stdin, expects exit 0 and the engine gone, and checks the password never
     /// appeared on stdout (every line read) nor in the log.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.sidecar.close_stdin();
         let status = self.sidecar.wait_exit(Duration::from_secs(60));
         let stderr = self.sidecar.stderr();
@@ -193,8 +205,8 @@ fn two_sessions_stream_at_once_without_cross_talk() {
     k.finish();
 }
 
-/// Session lifecycle: list, select, delete, and clear errors for unknown sessions and
-/// methods this engine lacks.
+/// Session lifecycle: list, select, delete, and clear errors for unknown sessions, commands,
+/// models, modes and paths.
 #[test]
 fn session_lifecycle_and_errors() {
     let Some(mut k) = Kilo::start() else { return };
@@ -229,9 +241,10 @@ fn session_lifecycle_and_errors() {
             json!({"sessionId": "../../global/health", "text": "x"}),
             "session_not_found",
         ),
-        ("bb.command", json!({"sessionId": a, "command": "compact"}), "not_supported"),
-        ("bb.listFiles", json!({"sessionId": a, "path": "."}), "not_supported"),
-        ("bb.createSession", json!({"model": "other/model"}), "invalid_request"),
+        ("bb.command", json!({"sessionId": a, "command": "no-such-command"}), "unknown_command"),
+        ("bb.listFiles", json!({"sessionId": a, "path": "../"}), "path_outside_workspace"),
+        ("bb.createSession", json!({"model": "other/model"}), "invalid_params"),
+        ("bb.createSession", json!({"permissionMode": "yolo"}), "invalid_params"),
     ] {
         let res = k.sidecar.call(method, params);
         assert_eq!(res["ok"], false, "{method}: {res}");

@@ -13,4 +13,6 @@ mod breadboard;
 mod faults;
 mod harness;
 mod kilo;
+mod kilo_permissions;
+mod kilo_tools;
 mod protocol;

@@ -252,13 +252,14 @@ impl Router {
         if sessions.is_empty() {
             return Ok(());
         }
+        let status = self.client.status().await;
+        let permissions = self.client.permissions().await;
         // An engine without the question route (opencode) has no questions to rebuild.
         let questions = match self.client.questions().await {
             Err(KiloError::Transport(TransportError::Http { status: 404, .. })) => Ok(Vec::new()),
             other => other,
         };
-        let shared = match (self.client.status().await, self.client.permissions().await, questions)
-        {
+        let shared = match (status, permissions, questions) {
             (Ok(status), Ok(permissions), Ok(questions)) => Ok((status, permissions, questions)),
             (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => Err(err),
         };

@@ -150,10 +150,12 @@ async fn drop_mid_event_reconnects_and_rehydrates_before_live_events() {
             "/event",
             "/session/status",
             "/permission",
+            "/question",
             "/session/ses_a/message",
             "/event",
             "/session/status",
             "/permission",
+            "/question",
             "/session/ses_a/message",
         ]
     );

@@ -202,7 +202,6 @@ fn outcome(result: &Result<bool, EngineError>, raw_404: bool) -> AnswerOutcome {
 /// checked, bounded, the table told how it went.
 pub(super) async fn answer(
     adapter: &KiloAdapter,
-    client: &KiloClient,
     session: &str,
     request: &str,
     approve: bool,
@@ -218,7 +217,6 @@ pub(super) async fn answer(
     };
     adapter.shared.permits.done(session, request, outcome(&result, not_found));
     let _ = adapter.updates.send(adapter.shared.permits.count_update(session)).await;
-    let _ = client;
     match result {
         Ok(_) => Ok(()),
         Err(_) if not_found => Err(EngineError::refused(
@@ -244,7 +242,7 @@ pub(super) async fn approve(
                  bb.approvePermission can only deny (reject) it",
             ));
         }
-        answer(adapter, client, session, request, false, client.reject_question(request)).await?;
+        answer(adapter, session, request, false, client.reject_question(request)).await?;
     } else {
         let reply = match params.decision {
             PermissionDecision::AllowOnce => PermissionReply::Once,
@@ -252,7 +250,7 @@ pub(super) async fn approve(
             PermissionDecision::Deny => PermissionReply::Reject,
         };
         let call = client.reply_permission(request, reply, None);
-        answer(adapter, client, session, request, approve, call).await?;
+        answer(adapter, session, request, approve, call).await?;
     }
     Ok(SessionAck { session_id: params.session_id })
 }
@@ -265,21 +263,34 @@ pub(super) async fn open_diff(
     let id = checked_session_id(&params.session_id)?;
     let diffs = client.diff(id).await.map_err(|e| map(e, Some(id)))?;
     let wanted = params.file_path.trim_start_matches("./");
-    let Some(diff) = diffs.into_iter().find(|d| {
-        d.file == wanted || d.file.ends_with(&format!("/{wanted}")) || wanted.ends_with(&d.file)
-    }) else {
+    let same = |file: &str| {
+        !file.is_empty()
+            && (file == wanted
+                || file.ends_with(&format!("/{wanted}"))
+                || wanted.ends_with(&format!("/{file}")))
+    };
+    let mut payload = Map::new();
+    payload.insert("sessionID".into(), json!(id));
+    if let Some(diff) = diffs.into_iter().find(|d| same(&d.file)) {
+        payload.insert("file".into(), json!(diff.file));
+        payload.insert("patch".into(), json!(diff.patch));
+        payload.insert("additions".into(), json!(diff.additions));
+        payload.insert("deletions".into(), json!(diff.deletions));
+        payload.insert("status".into(), json!(diff.status));
+    } else if let Some(patch) = adapter
+        .shared
+        .with(id, |f| f.seen_diffs.iter().find(|(file, _)| same(file)).map(|(_, d)| d.clone()))
+    {
+        // The engine keeps no diff (snapshots off): the one its tool events showed.
+        payload.insert("file".into(), json!(wanted));
+        payload.insert("patch".into(), json!(patch));
+        payload.insert("source".into(), json!("tool"));
+    } else {
         return Err(EngineError::refused(
             "diff_not_found",
             format!("the session has no change to {}", params.file_path),
         ));
-    };
-    let mut payload = Map::new();
-    payload.insert("sessionID".into(), json!(id));
-    payload.insert("file".into(), json!(diff.file));
-    payload.insert("patch".into(), json!(diff.patch));
-    payload.insert("additions".into(), json!(diff.additions));
-    payload.insert("deletions".into(), json!(diff.deletions));
-    payload.insert("status".into(), json!(diff.status));
+    }
     let n = adapter.shared.with(id, |f| {
         f.diffs_sent += 1;
         f.diffs_sent

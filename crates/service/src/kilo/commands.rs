@@ -127,13 +127,13 @@ pub(super) async fn run(
                 .and_then(|a| serde_json::from_value(a.clone()).ok())
                 .ok_or_else(|| invalid_params("question.reply needs args.answers: [[label, …], …] (one list per question)"))?;
             let call = client.reply_question(&request, answers);
-            answer::answer(adapter, client, id, &request, true, call).await?;
+            answer::answer(adapter, id, &request, true, call).await?;
             json!(true)
         }
         "question.reject" => {
             let request = required(&args, "requestId", command)?.to_owned();
             let call = client.reject_question(&request);
-            answer::answer(adapter, client, id, &request, false, call).await?;
+            answer::answer(adapter, id, &request, false, call).await?;
             json!(true)
         }
         "retry" => {

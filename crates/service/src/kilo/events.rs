@@ -243,6 +243,14 @@ impl KiloEventState {
                 ]
             }
             "permission.asked" | "question.asked" => {
+                let meta = p.get("metadata");
+                let file = meta.and_then(|m| m.get("filepath").or_else(|| m.get("filePath")));
+                let diff = meta.and_then(|m| m.get("diff"));
+                if let (Some(Value::String(file)), Some(Value::String(diff))) = (file, diff) {
+                    self.shared.with(session_id, |f| {
+                        f.seen_diffs.insert(file.clone(), diff.clone());
+                    });
+                }
                 vec![self.shared.permits.count_update(session_id)]
             }
             "permission.replied" | "question.replied" | "question.rejected" => {
@@ -263,6 +271,13 @@ impl KiloEventState {
             part.pointer("/state/status").and_then(Value::as_str),
             Some("pending" | "running")
         );
+        let file = part.pointer("/state/input/filePath").and_then(Value::as_str);
+        let diff = part.pointer("/state/metadata/diff").and_then(Value::as_str);
+        if let (Some(file), Some(diff)) = (file, diff) {
+            self.shared.with(session_id, |f| {
+                f.seen_diffs.insert(file.to_owned(), diff.to_owned());
+            });
+        }
         self.shared.with(session_id, |f| {
             if open {
                 f.tools.insert(call.to_owned());

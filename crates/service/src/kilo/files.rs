@@ -105,6 +105,26 @@ fn kind(meta: &Metadata) -> FileKind {
     }
 }
 
+/// [`list`] for tests: a listing of `params.path` under `root`.
+#[cfg(test)]
+pub(crate) async fn list_in(
+    adapter: &KiloAdapter,
+    root: PathBuf,
+    params: bb_protocol::v1::ListFilesParams,
+) -> Result<ListFilesResult, EngineError> {
+    list(adapter, root, params.path).await
+}
+
+/// [`snippet`] for tests.
+#[cfg(test)]
+pub(crate) async fn snippet_in(
+    adapter: &KiloAdapter,
+    root: PathBuf,
+    params: ReadFileSnippetParams,
+) -> Result<FileSnippetResult, EngineError> {
+    snippet(adapter, root, params).await
+}
+
 pub(super) async fn list(
     adapter: &KiloAdapter,
     root: PathBuf,

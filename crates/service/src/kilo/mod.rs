@@ -52,7 +52,10 @@
 //!   router; the snapshot reaches the webview as a bridge-made `bb.session.rehydrated` event
 //!   (`payload: {sessionID, status, messages, permissions, questions}`, id
 //!   `bb-rehydrate-N`) ahead of the live events, permissions and questions raised meanwhile
-//!   are shown once, and every tracked session is flagged with a gap. The event stream never
+//!   are shown once (as `permission.asked` / `question.asked` with id `bb-relisted-<id>`),
+//!   and every tracked session is flagged with a gap. Requests of sessions the webview never
+//!   opened are re-listed from `GET /permission` and `GET /question` too. Binding a
+//!   restarted engine cancels the old engine's open requests (they died with it). The event stream never
 //!   gives up while the engine runs (back-off capped at 5 s, attempts unbounded; only refused
 //!   credentials stop it).
 //! * Engine error bodies never reach the webview: what goes out is a stable code and a
@@ -392,6 +395,16 @@ impl EngineAdapter for KiloAdapter {
 
     fn set_workspace_trusted(&self, trusted: bool) {
         self.shared.permits.set_trusted(trusted);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.shared.permits.counters;
+        vec![
+            ("permissions.prompt_count", c.prompts.load(Ordering::Relaxed)),
+            ("tools.write.allow_count", c.write_allow.load(Ordering::Relaxed)),
+            ("tools.write.deny_count", c.write_deny.load(Ordering::Relaxed)),
+            ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
+        ]
     }
 
     async fn shutdown(&self) {

@@ -49,6 +49,7 @@ pub(crate) async fn run(
             KiloUpdate::Connected { reconnects } => {
                 state.reset_stream();
                 let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
+                out.extend(relist_untracked(&shared, &client).await);
                 if reconnects > 0 || std::mem::take(&mut restarted) {
                     out.push(EngineUpdate::GapDetected { session_id: None });
                     out.extend(
@@ -167,6 +168,49 @@ pub(crate) async fn run(
             act(&client, action).await;
         }
     }
+}
+
+/// Re-lists the requests of sessions the router does not rebuild (not tracked: the webview
+/// never opened them, but their requests count): new ones are shown once, vanished ones are
+/// closed. A failed listing leaves the table as it is (logged; the next reconnect retries).
+async fn relist_untracked(shared: &Shared, client: &KiloClient) -> Vec<EngineUpdate> {
+    let (permissions, questions) = match (client.permissions().await, client.questions().await) {
+        (Ok(p), Ok(q)) => (p, q),
+        (Ok(p), Err(_)) => (p, Vec::new()),
+        (Err(err), _) => {
+            tracing::warn!(%err, "re-listing permission requests after a reconnect failed");
+            return Vec::new();
+        }
+    };
+    let tracked = shared.tracked();
+    let mut sessions = shared.permits.sessions_with_open();
+    sessions.extend(permissions.iter().map(|p| p.session_id.clone()));
+    sessions.extend(questions.iter().map(|q| q.session_id.clone()));
+    sessions.sort();
+    sessions.dedup();
+    let mut out = Vec::new();
+    for session in sessions.into_iter().filter(|s| !tracked.contains(s)) {
+        let mine = permissions.iter().filter(|p| p.session_id == session);
+        let asks = questions.iter().filter(|q| q.session_id == session);
+        let mut listed: Vec<(String, RequestKind)> =
+            mine.clone().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
+        listed.extend(asks.clone().map(|q| (q.id.clone(), RequestKind::Question)));
+        let new = shared.permits.relisted(&session, listed);
+        let mut events = Vec::new();
+        for p in mine.filter(|p| new.contains(&p.id)) {
+            let body = serde_json::to_value(PermissionView::from(p)).unwrap_or_default();
+            events.push(asked("permission.asked", &format!("bb-relisted-{}", p.id), body));
+        }
+        for q in asks.filter(|q| new.contains(&q.id)) {
+            let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
+            events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
+        }
+        if !events.is_empty() {
+            out.push(EngineUpdate::Events { session_id: session.clone(), events });
+        }
+        out.push(shared.permits.count_update(&session));
+    }
+    out
 }
 
 /// Makes one engine call the event mapping asked for; failures are logged (the turn is

@@ -26,6 +26,9 @@ pub(crate) struct Flags {
     pub(crate) last_prompt: Option<Vec<Value>>,
     /// The model chosen at creation (`providerID`, `modelID`), sent with every prompt.
     pub(crate) model: Option<(String, String)>,
+    /// The latest diff per file the session's tool and permission events showed (the
+    /// engine's diff route is empty when its snapshots are off).
+    pub(crate) seen_diffs: HashMap<String, String>,
     /// `bridge.diff` events sent (their ids count up).
     pub(crate) diffs_sent: u64,
 }
