@@ -38,6 +38,11 @@
 //!   the list) or `acp_session_cancel` answers it `cancelled`; while a cancelled turn is
 //!   still running, new permission requests of that session are answered `cancelled` at
 //!   once. An answer is reported as `acp-session-state {state: "permission_settled"}`.
+//! * **Listing.** `AcpHub::list_sessions` reads the agent's `session/list` (when its
+//!   `sessionCapabilities.list` says it has one), following `nextCursor` for at most
+//!   [`MAX_LIST_PAGES`] pages; a longer listing is cut there and logged.
+//! * **Ids.** Connection ids are random version-4 UUIDs. A permission request is named by the
+//!   agent's own JSON-RPC id (number or string), as the agent sent it.
 //! * **Timeouts.** `initialize`, `session/new` and `session/load` get 120 s; prompts are
 //!   unbounded (a turn ends by itself or by a cancel).
 //! * **Events.** `acp-session-update {connectionId, sessionId, update}` (the update untouched),
