@@ -130,17 +130,65 @@ async fn wait_gone(pid: u32) {
     panic!("process {pid} is still alive");
 }
 
-/// Reads until the response to `id` (bounded by LONG), collecting events.
-async fn response(c: &mut crate::harness::Client, id: &str, events: &mut Vec<Value>) -> Value {
-    tokio::time::timeout(LONG, c.response(id, events)).await.expect("a response in time")
+/// The next message, waiting up to LONG (an agent's start or turn on a loaded machine can
+/// take longer than the harness's per-message wait).
+async fn next_long(c: &mut crate::harness::Client) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let msg = tokio::time::timeout(LONG, c.ws.next())
+            .await
+            .expect("a message in time")
+            .expect("the connection stays open")
+            .expect("a valid frame");
+        match msg {
+            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+            Message::Close(frame) => panic!("closed: {frame:?}"),
+            _ => continue,
+        }
+    }
 }
 
+/// Reads until the response to `id` (or takes it from what was already read), collecting
+/// everything else.
+async fn response(c: &mut crate::harness::Client, id: &str, events: &mut Vec<Value>) -> Value {
+    if let Some(at) = events.iter().position(|m| m["type"] == "response" && m["id"] == id) {
+        return events.remove(at);
+    }
+    loop {
+        let msg = next_long(c).await;
+        if msg["type"] == "response" && msg["id"] == id {
+            return msg;
+        }
+        events.push(msg);
+    }
+}
+
+/// Reads until an event satisfies `pred`, collecting everything.
 async fn event(
     c: &mut crate::harness::Client,
     events: &mut Vec<Value>,
     pred: impl Fn(&Value) -> bool,
 ) -> Value {
-    tokio::time::timeout(LONG, c.event_until(events, pred)).await.expect("the event in time")
+    loop {
+        let msg = next_long(c).await;
+        events.push(msg.clone());
+        if pred(&msg) {
+            return msg;
+        }
+    }
+}
+
+/// Sends a request and reads until its response.
+async fn call(
+    c: &mut crate::harness::Client,
+    id: &str,
+    method: &str,
+    params: Value,
+    events: &mut Vec<Value>,
+) -> Value {
+    c.send(id, method, params).await;
+    response(c, id, events).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -171,7 +219,7 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
         .next()
         .expect("the agent is the gateway's child");
 
-    let new = a.call("n1", "acp_session_new", json!({"connectionId": conn}), &mut ev_a).await;
+    let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev_a).await;
     let session = new["result"].as_str().unwrap_or_else(|| panic!("{new}")).to_owned();
 
     // A streamed reply; the response is the turn's end.
@@ -206,7 +254,7 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
     let asked = event(&mut a, &mut ev_a, |e| e["event"] == "acp-permission-request").await;
     let options = asked["payload"]["options"].as_array().unwrap().len();
     assert_eq!(options, 3, "{asked}");
-    let reply = a.call("r1", "acp_permission_reply", json!({"connectionId": conn, "sessionId": session,
+    let reply = call(&mut a, "r1", "acp_permission_reply", json!({"connectionId": conn, "sessionId": session,
         "requestId": asked["payload"]["requestId"], "outcome": {"outcome": "selected", "optionId": "once"}}), &mut ev_a).await;
     assert_eq!(reply["ok"], true, "{reply}");
     let end = response(&mut a, "p2", &mut ev_a).await;
@@ -240,7 +288,8 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
     assert_eq!(end["result"]["stopReason"], "cancelled", "{end}");
 
     // The other connection saw none of it and cannot use A's agent.
-    let foreign = b.call("b1", "acp_session_new", json!({"connectionId": conn}), &mut ev_b).await;
+    let foreign =
+        call(&mut b, "b1", "acp_session_new", json!({"connectionId": conn}), &mut ev_b).await;
     assert_eq!(foreign["error"]["code"], "acp_connection_not_found", "{foreign}");
     assert!(
         ev_b.iter().all(|e| !e["event"].as_str().unwrap_or_default().starts_with("acp-")),
