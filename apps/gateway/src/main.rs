@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bb_bridge_ws::{AcpUnavailable, HeadlessPlatform, OriginPolicy, WsState};
+use bb_bridge_ws::{HeadlessPlatform, OriginPolicy, WsState};
 use bb_launch::{EngineArgs, Launcher};
 use bb_protocol::Limits;
 use clap::Parser;
 use secrecy::ExposeSecret;
 use tokio::sync::mpsc;
 
+mod acp;
 mod page;
 mod runtime;
 
@@ -72,7 +73,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         origins: OriginPolicy::new(port, &args.allow_origin),
         limits: Limits { max_bytes: args.max_message_bytes, ..Limits::default() },
         platform: Arc::new(HeadlessPlatform::new(launcher.workspace_root().to_path_buf())),
-        acp: Arc::new(AcpUnavailable),
+        acp: Arc::new(acp::GatewayAcp::new(
+            launcher.workspace_root().to_path_buf(),
+            launcher.args().trusted,
+        )),
         connections,
         echo: args.echo_route,
         stopping,

@@ -6,13 +6,16 @@ use std::sync::Arc;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use bb_protocol::v1::V1Request;
-use bb_protocol::ws::{WsCall, WsError, WsMessage, WsRequest, WsRequestCall, WsResponse};
+use bb_protocol::ws::{
+    WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsRequest, WsRequestCall, WsResponse,
+};
 use bb_protocol::{Limits, decode_ws};
 use bb_service::Inbound;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::acp::{AcpConnectionPort, AcpHandler};
 use crate::convert::to_ws;
 use crate::server::WsState;
 
@@ -45,7 +48,12 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     let (local_tx, mut local_rx) = mpsc::channel::<Local>(64);
     let limits = state.limits;
     let mut stopping = state.stopping.clone();
-    let reader = tokio::spawn(read_loop(ws_rx, to_service, local_tx, state.clone()));
+    let AcpConnectionPort { handler: acp, events: acp_events } = state
+        .acp
+        .open_connection()
+        .unwrap_or_else(|| AcpConnectionPort { handler: state.acp.clone(), events: None });
+    let mut acp_events = acp_events;
+    let reader = tokio::spawn(read_loop(ws_rx, to_service, local_tx, state.clone(), acp.clone()));
     let writer = async move {
         loop {
             // Biased: a close the reader queued goes out before the runtime's end of the
@@ -87,6 +95,9 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
                     }
                     continue;
                 }
+                Some(event) = next_acp_event(&mut acp_events) => {
+                    encode(WsMessage::Event(WsEvent::new(event)), &limits)
+                }
             };
             let Some(line) = line else { continue };
             if let Err(err) = ws_tx.send(Message::Text(line.into())).await {
@@ -100,7 +111,23 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
     // frame when the gateway closes it), the runtime drops the connection, or a write fails.
     writer.await;
     reader.abort();
+    // The connection's agents end with it.
+    acp.close().await;
     tracing::info!("webview connection closed");
+}
+
+/// The next ACP event of this connection; pends forever when it has none (or no more).
+async fn next_acp_event(events: &mut Option<mpsc::Receiver<WsEventKind>>) -> Option<WsEventKind> {
+    match events {
+        Some(rx) => match rx.recv().await {
+            Some(event) => Some(event),
+            None => {
+                *events = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
 }
 
 /// Validates an outbound message; an invalid response becomes an `internal_error` response,
@@ -122,8 +149,9 @@ async fn read_loop(
     to_service: mpsc::Sender<Inbound>,
     local: mpsc::Sender<Local>,
     state: Arc<WsState>,
+    acp: Arc<dyn AcpHandler>,
 ) {
-    read_messages(ws_rx, to_service, &local, state).await;
+    read_messages(ws_rx, to_service, &local, state, acp).await;
     let _ = local.send(Local::End).await;
 }
 
@@ -132,6 +160,7 @@ async fn read_messages(
     to_service: mpsc::Sender<Inbound>,
     local: &mpsc::Sender<Local>,
     state: Arc<WsState>,
+    acp: Arc<dyn AcpHandler>,
 ) {
     while let Some(frame) = ws_rx.next().await {
         let raw: Vec<u8> = match frame {
@@ -159,7 +188,7 @@ async fn read_messages(
         };
         match decode_ws(&raw, &state.limits) {
             Ok(WsMessage::Request(request)) => {
-                if !dispatch(request, &to_service, local, &state).await {
+                if !dispatch(request, &to_service, local, &state, &acp).await {
                     break;
                 }
             }
@@ -186,6 +215,7 @@ async fn dispatch(
     to_service: &mpsc::Sender<Inbound>,
     local: &mpsc::Sender<Local>,
     state: &Arc<WsState>,
+    acp: &Arc<dyn AcpHandler>,
 ) -> bool {
     let WsRequest { id, call, .. } = request;
     match call {
@@ -208,8 +238,9 @@ async fn dispatch(
             // beside the reader and answer when done.
             let local = local.clone();
             let state = state.clone();
+            let acp = acp.clone();
             tokio::spawn(async move {
-                let response = answer(id, call, &state).await;
+                let response = answer(id, call, &state, acp.as_ref()).await;
                 let _ = local.send(Local::Message(WsMessage::Response(response))).await;
             });
             true
@@ -217,7 +248,7 @@ async fn dispatch(
     }
 }
 
-async fn answer(id: String, call: WsCall, state: &WsState) -> WsResponse {
+async fn answer(id: String, call: WsCall, state: &WsState, acp: &dyn AcpHandler) -> WsResponse {
     let method = call.method();
     let outcome = match call {
         WsCall::DialogOpen(params) => state
@@ -228,7 +259,7 @@ async fn answer(id: String, call: WsCall, state: &WsState) -> WsResponse {
         WsCall::ShellOpenPath(params) => {
             state.platform.open_path(params).await.map(|()| Value::Null)
         }
-        acp => state.acp.call(acp).await,
+        other => acp.call(other).await,
     };
     match outcome {
         Ok(result) => match method.check_result(&result) {

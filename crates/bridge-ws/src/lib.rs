@@ -50,7 +50,7 @@ mod guard;
 mod platform;
 mod server;
 
-pub use acp::{AcpHandler, AcpUnavailable};
+pub use acp::{AcpConnectionPort, AcpHandler, AcpUnavailable};
 pub use connection::{CLOSE_GOING_AWAY, CLOSE_TOO_BIG, CLOSE_UNAVAILABLE};
 pub use convert::to_ws;
 pub use guard::{OriginPolicy, fresh_token, host_allowed, token_matches};

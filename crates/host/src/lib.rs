@@ -87,6 +87,7 @@ mod core;
 mod fit;
 mod input;
 mod lane;
+pub mod permissions;
 mod tabs;
 
 pub use bb_normalize::Engine;

@@ -4,6 +4,7 @@
 mod cadence;
 mod coalesce;
 mod delivery;
+mod permissions;
 
 use std::time::{Duration, Instant};
 

@@ -15,6 +15,9 @@ pub enum EngineKind {
     /// Offline demo: a fake BreadBoard engine in-process plays a recorded turn (streamed
     /// reply, a tool call, a permission prompt and its diff) for every message.
     Demo,
+    /// Any Agent Client Protocol agent, started with the command given after `--`
+    /// (e.g. `--engine acp -- kilo acp`).
+    Acp,
 }
 
 /// Which engine to drive and how to reach or start it.
@@ -66,7 +69,20 @@ pub struct EngineArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub start_timeout: u64,
 
+    /// Trust the workspace from the start: approving a permission request that writes or
+    /// runs commands is refused (`workspace_untrusted`) until the workspace is trusted, here
+    /// or by the webview (`bb.init({workspaceTrusted: true})`). With `--engine acp` and the
+    /// gateway's `acp_connect`, an agent's cwd may also leave the workspace.
+    #[arg(long)]
+    pub trusted: bool,
+
     /// Seconds between SIGTERM and SIGKILL when stopping a spawned engine.
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     pub stop_grace: u64,
+
+    /// `--engine acp`: the agent's command and arguments, after `--`. It runs in the
+    /// workspace with the allow-listed environment, its own process group, and dies with the
+    /// bridge.
+    #[arg(last = true, value_name = "AGENT_COMMAND")]
+    pub agent_command: Vec<String>,
 }

@@ -8,7 +8,7 @@ use bb_engine_client::breadboard::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
 use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
-use bb_service::kilo::{KiloAdapter, KiloProbe};
+use bb_service::kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
     EngineAdapter, EngineError, ServiceConfig, Supervision, SystemClock, UpdateReceiver,
 };
@@ -53,6 +53,13 @@ pub enum LaunchError {
     /// The engine URL is unusable.
     #[error("engine URL: {0}")]
     EngineUrl(String),
+    /// The engine executable cannot be found or run.
+    #[error(
+        "the engine executable {0} was not found or is not executable: install it with \
+         `bash scripts/engine.sh` (prints its path) and pass --engine-bin PATH, or put `kilo` \
+         on PATH"
+    )]
+    EngineBinary(PathBuf),
     /// Attaching to a running engine failed.
     #[error("attaching to the engine: {0}")]
     Attach(EngineError),
@@ -130,7 +137,7 @@ impl Launcher {
                 };
                 Some((url, args.engine_config.clone()))
             }
-            EngineKind::Kilo => None,
+            EngineKind::Kilo | EngineKind::Acp => None,
         };
         Ok(Self { args, root, state_dir, breadboard_url, _demo: demo, _demo_state: demo_state })
     }
@@ -156,6 +163,9 @@ impl Launcher {
     /// Builds an engine adapter for the configured engine (attaching to it when it runs
     /// elsewhere; in spawn mode the returned supervision starts it).
     pub async fn engine(&self) -> Result<EngineParts, LaunchError> {
+        if self.args.engine == EngineKind::Acp {
+            return self.acp().await;
+        }
         match &self.breadboard_url {
             Some((url, config)) => self.breadboard(url, config.clone(), self.state_dir.clone()),
             None => self.kilo().await,
@@ -187,7 +197,11 @@ impl Launcher {
 
     async fn kilo(&self) -> Result<EngineParts, LaunchError> {
         let args = &self.args;
-        let (adapter, updates) = KiloAdapter::new();
+        let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
+            workspace: Some(self.root.clone()),
+            trusted: args.trusted,
+            ..KiloOptions::default()
+        });
         let supervision = match &args.engine_url {
             Some(url) => {
                 let password = match &args.engine_password_env {
@@ -212,6 +226,10 @@ impl Launcher {
                     return Err(LaunchError::NotADirectory(self.root.clone()));
                 }
                 let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
+                // A missing binary is a clear error now, not a crash loop later.
+                if find_executable(&program).is_none() {
+                    return Err(LaunchError::EngineBinary(program));
+                }
                 let mut kilo = KiloConfig::new(program, self.root.clone());
                 kilo.parent_env = std::env::vars_os().collect();
                 kilo.start_timeout = Duration::from_secs(args.start_timeout);
@@ -226,6 +244,41 @@ impl Launcher {
         };
         Ok(EngineParts { adapter, updates, supervision })
     }
+}
+
+impl Launcher {
+    /// `--engine acp -- CMD…`: the agent is started (and `initialize`d) now, in the
+    /// workspace; it is not restarted when it exits (the webview sees `bb/connection` error).
+    async fn acp(&self) -> Result<EngineParts, LaunchError> {
+        if self.args.agent_command.first().is_none_or(String::is_empty) {
+            return Err(LaunchError::Missing(
+                "--engine acp needs the agent command after `--`, e.g. `--engine acp -- kilo acp`",
+            ));
+        }
+        let policy = bb_acp::LaunchPolicy::from_process_env(self.root.clone(), self.args.trusted);
+        let (adapter, updates) = bb_acp::sidebar::AcpAdapter::start(
+            policy,
+            Arc::new(TokioSpawner::default()),
+            self.args.agent_command.clone(),
+        )
+        .await
+        .map_err(LaunchError::Attach)?;
+        Ok(EngineParts { adapter, updates, supervision: None })
+    }
+}
+
+/// The executable a spawn of `program` would run: a path with a `/` as given, else the first
+/// match on `PATH`.
+fn find_executable(program: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 {
+        return runnable(program).then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| runnable(p))
 }
 
 fn secret_env(var: &str) -> Result<SecretString, LaunchError> {

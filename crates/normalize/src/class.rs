@@ -148,6 +148,35 @@ pub fn classify(ev: &RawEvent) -> EventClass {
     match ev.engine {
         Engine::BreadBoard => classify_breadboard(&ev.kind, &ev.payload),
         Engine::Kilo => classify_kilo(&ev.kind, &ev.payload),
+        Engine::Acp => classify_acp(&ev.kind, &ev.payload),
+    }
+}
+
+/// Agent Client Protocol: the `session/update` kinds (`sessionUpdate`), plus the events the
+/// bridge makes for what ACP says outside updates (`request_permission`,
+/// `permission_settled`, `turn_started`, `turn_ended`, `turn_error`, `agent_exited`).
+pub fn classify_acp(kind: &str, payload: &Value) -> EventClass {
+    use EventClass as C;
+    match kind {
+        "user_message_chunk" => C::UserMessage,
+        "agent_message_chunk" => C::AssistantStream,
+        "agent_thought_chunk" => C::ReasoningStream,
+        "tool_call" | "tool_call_update" => match str_at(payload, &[&["status"]]) {
+            Some("completed" | "failed") => C::ToolResult,
+            _ => C::ToolCall,
+        },
+        "plan" => C::TaskTodo,
+        "available_commands_update"
+        | "current_mode_update"
+        | "config_option_update"
+        | "session_info_update"
+        | "usage_update" => C::SessionInfo,
+        "request_permission" => C::PermissionRequest,
+        "permission_settled" => C::PermissionResponse,
+        "turn_started" => C::TurnStart,
+        "turn_ended" => C::RunFinished,
+        "turn_error" | "agent_exited" => C::RunErrorOrGap,
+        _ => C::Unknown,
     }
 }
 

@@ -12,6 +12,9 @@ pub enum Engine {
     /// The BreadBoard engine: `{id, seq, type, session_id, turn, timestamp, payload}` envelopes.
     #[serde(rename = "breadboard")]
     BreadBoard,
+    /// An Agent Client Protocol agent: each event is one `session/update` object (its kind
+    /// in `sessionUpdate`) or a bridge-made turn/permission event (its kind in `type`).
+    Acp,
 }
 
 /// One engine event before classification. Ids are carried untouched.
@@ -101,6 +104,7 @@ impl RawEvent {
         let mut ev = match engine {
             Engine::BreadBoard => from_breadboard(obj)?,
             Engine::Kilo => from_kilo(obj)?,
+            Engine::Acp => from_acp(obj)?,
         };
         if ev.id.is_none() {
             ev.id = sse_id.map(str::to_owned);
@@ -131,6 +135,23 @@ fn from_breadboard(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> 
         ts,
         payload: obj.remove("payload").unwrap_or(Value::Null),
         kind,
+    })
+}
+
+fn from_acp(obj: Map<String, Value>) -> Result<RawEvent, EventError> {
+    let kind = take_str(&obj, "sessionUpdate")
+        .or_else(|| take_str(&obj, "type"))
+        .ok_or(EventError::MissingType)?;
+    let session_id = take_str(&obj, "sessionId");
+    Ok(RawEvent {
+        id: take_str(&obj, "id"),
+        engine: Engine::Acp,
+        kind,
+        session_id,
+        seq: None,
+        turn: None,
+        ts: None,
+        payload: Value::Object(obj),
     })
 }
 

@@ -1,6 +1,7 @@
 //! Unit tests of the pure core: tables from `fixtures/normalize/`, rule tests and property
 //! tests, one module per area.
 
+mod acp;
 mod batch;
 mod class;
 mod contain;

@@ -46,9 +46,24 @@ pub enum EngineError {
     /// The engine answered with an error or something unexpected (`engine_error`).
     #[error("engine error: {0}")]
     Engine(String),
+    /// The bridge refused the call with its own stable code (`permission_not_pending`,
+    /// `workspace_untrusted`, `unknown_command`, `invalid_params`, `path_outside_workspace`,
+    /// `file_not_found`, `queue_full`, …).
+    #[error("{message}")]
+    Refused {
+        /// The stable wire code.
+        code: &'static str,
+        /// What happened and what to do next.
+        message: String,
+    },
 }
 
 impl EngineError {
+    /// A refusal with the bridge's own code.
+    pub fn refused(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Refused { code, message: message.into() }
+    }
+
     /// The stable wire code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -59,6 +74,7 @@ impl EngineError {
             EngineError::Unavailable(_) => "engine_unavailable",
             EngineError::Timeout => "engine_timeout",
             EngineError::Engine(_) => "engine_error",
+            EngineError::Refused { code, .. } => code,
         }
     }
 
@@ -232,6 +248,18 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// to with `invalid_request`. Engines the bridge does not supervise keep the default.
     async fn reconnect(&self, _endpoint: crate::Endpoint) -> Result<(), EngineError> {
         unsupported(self.name(), "reconnect")
+    }
+
+    /// Whether the workspace is trusted (from `--trusted` or `bb.init`): while it is not,
+    /// approving a request that writes or executes answers `workspace_untrusted`. Engines
+    /// without permission requests ignore it.
+    fn set_workspace_trusted(&self, _trusted: bool) {}
+
+    /// The engine's telemetry counters, by the spec's names (`bb.command metrics` adds them):
+    /// Kilo reports `permissions.prompt_count`, `tools.write.allow_count`,
+    /// `tools.write.deny_count` and `security.out_of_scope_path_attempt_count`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
     }
 
     /// Stops background work (event streams) before the bridge exits.

@@ -95,6 +95,7 @@ pub mod kilo;
 mod lifecycle;
 mod metrics;
 mod order;
+pub mod permits;
 mod service;
 pub mod sink;
 

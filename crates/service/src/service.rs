@@ -538,7 +538,12 @@ fn call_task(
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
-                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
+                V1Call::Init(p) => {
+                    if let Some(trusted) = p.workspace_trusted {
+                        adapter.set_workspace_trusted(trusted);
+                    }
+                    (to_value(&adapter.init().await?)?, Vec::new())
+                }
                 V1Call::CreateSession(p) => {
                     let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;
@@ -587,11 +592,11 @@ fn call_task(
     })
 }
 
-/// Which engine's event types the host coalesces. An ACP agent's events are matched against
-/// Kilo's types: none of them is a Kilo delta, so they pass through unmerged.
+/// Which engine's event types the host classifies and coalesces (ACP chunks do not merge).
 fn normalize_engine(kind: EngineKind) -> Engine {
     match kind {
         EngineKind::Breadboard => Engine::BreadBoard,
-        EngineKind::Kilo | EngineKind::Acp => Engine::Kilo,
+        EngineKind::Kilo => Engine::Kilo,
+        EngineKind::Acp => Engine::Acp,
     }
 }

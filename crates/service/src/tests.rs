@@ -305,4 +305,6 @@ fn error_codes_are_stable() {
 }
 
 mod kilo_events;
+mod kilo_faults;
+mod kilo_files;
 mod multi;

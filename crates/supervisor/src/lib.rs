@@ -49,7 +49,9 @@ pub use kilo::{HealthProbe, KiloConfig, KiloSupervisor, ProbeError, RunningEngin
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
 #[cfg(any(test, feature = "mock"))]
 pub use spawn::MockProcessSpawner;
-pub use spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
+pub use spawn::{
+    ChildStdio, EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec,
+};
 pub use tokio_spawner::TokioSpawner;
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use secrecy::SecretString;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Everything needed to start one engine process. The child's environment is cleared first;
 /// it receives exactly `env` and `secret_env`, nothing else from the parent.
@@ -88,6 +89,26 @@ pub trait EngineProcess: Send + fmt::Debug {
     async fn wait(&mut self) -> io::Result<ExitInfo>;
     /// TERM to the process group, KILL to the group after `grace`; returns how it ended.
     async fn terminate(&mut self, grace: Duration) -> io::Result<ExitInfo>;
+    /// The child's stdin and stdout, once, for a process started with
+    /// [`ProcessSpawner::spawn_stdio`]; `None` otherwise (those lines go to
+    /// [`EngineProcess::next_line`] instead).
+    fn take_stdio(&mut self) -> Option<ChildStdio> {
+        None
+    }
+}
+
+/// The byte pipes of a process that speaks a protocol on its stdio (an ACP agent).
+pub struct ChildStdio {
+    /// Writes to the child's stdin.
+    pub stdin: Box<dyn AsyncWrite + Send + Unpin>,
+    /// Reads the child's stdout.
+    pub stdout: Box<dyn AsyncRead + Send + Unpin>,
+}
+
+impl fmt::Debug for ChildStdio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildStdio").finish_non_exhaustive()
+    }
 }
 
 /// Starts engine processes. With the `mock` feature (and in this crate's tests) mockall
@@ -96,4 +117,12 @@ pub trait EngineProcess: Send + fmt::Debug {
 pub trait ProcessSpawner: Send + Sync + fmt::Debug {
     /// Spawns one process as described.
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn EngineProcess>>;
+
+    /// Spawns one process whose stdin and stdout are byte pipes for the caller
+    /// ([`EngineProcess::take_stdio`]); stderr is logged as with [`ProcessSpawner::spawn`].
+    /// Same group, death signal and guard. Spawners that cannot do this say so.
+    fn spawn_stdio(&self, spec: SpawnSpec) -> io::Result<Box<dyn EngineProcess>> {
+        let _ = spec;
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this spawner cannot pipe a child's stdio"))
+    }
 }

@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 pub use crate::guard::MARKER_VAR;
 use crate::guard::{GUARD_SHELL, GroupGuard, new_marker};
 use crate::redact::LineRedactor;
-use crate::spawn::{EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec};
+use crate::spawn::{
+    ChildStdio, EngineProcess, ExitInfo, OutputLine, OutputStream, ProcessSpawner, SpawnSpec,
+};
 
 /// Default cap on one engine log line, in bytes.
 pub const DEFAULT_MAX_LINE: usize = 8 * 1024;
@@ -43,14 +45,26 @@ impl TokioSpawner {
 }
 
 impl ProcessSpawner for TokioSpawner {
-    #[allow(clippy::disallowed_methods)] // the process spawner port's one adapter function
     fn spawn(&self, spec: SpawnSpec) -> io::Result<Box<dyn EngineProcess>> {
+        self.start(spec, false)
+    }
+
+    fn spawn_stdio(&self, spec: SpawnSpec) -> io::Result<Box<dyn EngineProcess>> {
+        self.start(spec, true)
+    }
+}
+
+impl TokioSpawner {
+    /// Starts the process; with `piped_stdio` its stdin/stdout are kept for
+    /// [`EngineProcess::take_stdio`] instead of stdin being null and stdout logged.
+    #[allow(clippy::disallowed_methods)] // the process spawner port's one adapter function
+    fn start(&self, spec: SpawnSpec, piped_stdio: bool) -> io::Result<Box<dyn EngineProcess>> {
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .current_dir(&spec.cwd)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
+            .stdin(if piped_stdio { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -80,6 +94,16 @@ impl ProcessSpawner for TokioSpawner {
         let secrets: Vec<SecretString> = spec.secret_env.iter().map(|(_, v)| v.clone()).collect();
         let redactor = LineRedactor::new(secrets, self.max_line);
         let (tx, rx) = mpsc::channel(LINE_QUEUE);
+        let stdio = if piped_stdio {
+            match (child.stdin.take(), child.stdout.take()) {
+                (Some(stdin), Some(stdout)) => {
+                    Some(ChildStdio { stdin: Box::new(stdin), stdout: Box::new(stdout) })
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
         if let Some(out) = child.stdout.take() {
             tokio::spawn(pump(
                 BufReader::new(out),
@@ -101,7 +125,7 @@ impl ProcessSpawner for TokioSpawner {
             ));
         }
         tracing::info!(pid, program = %spec.program.display(), cwd = %spec.cwd.display(), "engine process started");
-        Ok(Box::new(TokioProcess { child, pid, lines: rx, exit: None, guard: Some(guard) }))
+        Ok(Box::new(TokioProcess { child, pid, lines: rx, exit: None, guard: Some(guard), stdio }))
     }
 }
 
@@ -204,6 +228,8 @@ struct TokioProcess {
     exit: Option<ExitInfo>,
     /// Kills the group and the marked processes if the bridge dies; `None` once told to sweep.
     guard: Option<GroupGuard>,
+    /// The stdin/stdout pipes of a `spawn_stdio` process until taken.
+    stdio: Option<ChildStdio>,
 }
 
 /// Signals the process group `pid` leads (`process_group(0)` makes the child's pid its group id).
@@ -245,6 +271,10 @@ impl TokioProcess {
 impl EngineProcess for TokioProcess {
     fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    fn take_stdio(&mut self) -> Option<ChildStdio> {
+        self.stdio.take()
     }
 
     async fn next_line(&mut self) -> Option<OutputLine> {

@@ -59,6 +59,11 @@ impl Gateway {
         Gateway { child, addr: addr.to_owned(), token: query.to_owned(), line, workspace }
     }
 
+    /// The gateway's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM and waits (bounded) for the exit status.
     pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = i32::try_from(self.child.id()).unwrap();

@@ -8,9 +8,11 @@
     clippy::expect_used,
     clippy::disallowed_methods,
     clippy::print_stderr,
-    clippy::print_stdout
+    clippy::print_stdout,
+    clippy::type_complexity
 )]
 
+mod acp;
 mod admission;
 mod breadboard;
 mod browser;

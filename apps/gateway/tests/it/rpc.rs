@@ -92,8 +92,8 @@ async fn every_request_gets_exactly_one_response() {
             Some("path_outside_workspace"),
         ),
         ("o3", "shell.openPath", json!({"path": "missing.txt"}), Some("not_found")),
-        ("a1", "acp_connect", json!({"command": "agent"}), Some("not_supported")),
-        ("a2", "acp_session_new", json!({"connectionId": "c"}), Some("not_supported")),
+        ("a1", "acp_connect", json!({"command": "no-such-agent-xyz"}), Some("acp_spawn_failed")),
+        ("a2", "acp_session_new", json!({"connectionId": "c"}), Some("acp_connection_not_found")),
         ("l1", "bb.listSessions", json!({}), None),
     ];
     for (id, method, params, _) in &cases {

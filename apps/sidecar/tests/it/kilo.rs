@@ -21,7 +21,7 @@ pub(crate) struct Kilo {
 impl Kilo {
     /// Sidecar + engine + mock LLM, initialised and connected. `None` only when the real
     /// engine is explicitly opted out of.
-    fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         Self::start_with_bash("ask")
     }
 
@@ -30,15 +30,37 @@ impl Kilo {
         Self::start_in(World::new(), bash, "ask")
     }
 
+    /// As [`Kilo::start_with_bash`], with more sidecar flags (`--trusted`).
+    pub(crate) fn start_with(bash: &str, extra: &[&str]) -> Option<Self> {
+        Self::start_in_with(World::new(), bash, "ask", extra)
+    }
+
     /// As [`Kilo::start`] in `world`, with the engine's permissions for its shell and edit
     /// tools.
     pub(crate) fn start_in(world: World, bash: &str, edit: &str) -> Option<Self> {
+        Self::start_in_with(world, bash, edit, &[])
+    }
+
+    /// As [`Kilo::start_in`], with more sidecar flags.
+    pub(crate) fn start_in_with(
+        world: World,
+        bash: &str,
+        edit: &str,
+        extra: &[&str],
+    ) -> Option<Self> {
         let bin = real_engine()?;
         let mock = MockLlm::start(&world);
         world.write_kilo_config_with(mock.port, bash, edit);
         let project = world.path("project").display().to_string();
-        let args =
-            ["--workspace", &project, "--engine", "kilo", "--engine-bin", bin.to_str().unwrap()];
+        let mut args = vec![
+            "--workspace",
+            &project,
+            "--engine",
+            "kilo",
+            "--engine-bin",
+            bin.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
         let mut sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
         let init = sidecar.ok("bb.init", json!({}));
         assert_eq!(init["protocolVersion"], 1);
@@ -198,8 +220,8 @@ fn two_sessions_stream_at_once_without_cross_talk() {
     k.finish();
 }
 
-/// Session lifecycle: list, select, delete, and clear errors for unknown sessions and
-/// methods this engine lacks.
+/// Session lifecycle: list, select, delete, and clear errors for unknown sessions, commands,
+/// models, modes and paths.
 #[test]
 fn session_lifecycle_and_errors() {
     let Some(mut k) = Kilo::start() else { return };
@@ -234,9 +256,10 @@ fn session_lifecycle_and_errors() {
             json!({"sessionId": "../../global/health", "text": "x"}),
             "session_not_found",
         ),
-        ("bb.command", json!({"sessionId": a, "command": "compact"}), "not_supported"),
-        ("bb.listFiles", json!({"sessionId": a, "path": "."}), "not_supported"),
-        ("bb.createSession", json!({"model": "other/model"}), "invalid_request"),
+        ("bb.command", json!({"sessionId": a, "command": "no-such-command"}), "unknown_command"),
+        ("bb.listFiles", json!({"sessionId": a, "path": "../"}), "path_outside_workspace"),
+        ("bb.createSession", json!({"model": "other/model"}), "invalid_params"),
+        ("bb.createSession", json!({"permissionMode": "yolo"}), "invalid_params"),
     ] {
         let res = k.sidecar.call(method, params);
         assert_eq!(res["ok"], false, "{method}: {res}");

@@ -8,6 +8,7 @@
     clippy::print_stderr
 )]
 
+mod acp;
 mod breadboard;
 mod breaker;
 mod delivery;
@@ -16,5 +17,7 @@ mod harness;
 mod kilo;
 mod kilo_size;
 mod ordering;
+mod kilo_permissions;
+mod kilo_tools;
 mod protocol;
 mod robustness;

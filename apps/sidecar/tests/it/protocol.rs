@@ -35,7 +35,7 @@ fn invalid_lines_are_answered_and_logged() {
         (
             r#"{"v":1,"kind":"req","id":"e","method":"bb.command","params":{"sessionId":"s","command":"c"}}"#,
             Some("e"),
-            "not_supported",
+            "session_not_found",
         ),
     ];
     // Lines without a readable id get no response, only a log entry.

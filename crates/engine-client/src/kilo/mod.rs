@@ -4,11 +4,13 @@
 mod event;
 mod rest;
 mod router;
+mod routes;
 mod types;
 
 pub use event::{KiloEvent, KiloEventError, session_of};
 pub use rest::{KiloClient, KiloError};
 pub use router::{KiloRouterHandle, KiloUpdate, RouterOptions, spawn_router, spawn_router_with};
+pub use routes::{FileDiff, QuestionRequest};
 pub use types::{
     CreateSession, Health, MessageInfo, MessageWithParts, ModelRef, PermissionReply,
     PermissionRequest, PromptPart, PromptRequest, Session, SessionStatus, SessionTime, StatusMap,

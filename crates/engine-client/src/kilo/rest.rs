@@ -53,7 +53,7 @@ pub struct KiloClient {
 }
 
 /// Kilo ids are `ses_…`, `per_…`, `msg_…`: letters, digits, `_` and `-` only.
-fn checked_id<'a>(what: &'static str, id: &'a str) -> Result<&'a str, KiloError> {
+pub(super) fn checked_id<'a>(what: &'static str, id: &'a str) -> Result<&'a str, KiloError> {
     if is_path_segment(id) { Ok(id) } else { Err(KiloError::InvalidId { what, id: id.to_owned() }) }
 }
 
@@ -88,7 +88,7 @@ impl KiloClient {
         self.scoped(EngineRequest::get("/event"))
     }
 
-    async fn call<T: DeserializeOwned>(
+    pub(super) async fn call<T: DeserializeOwned>(
         &self,
         route: &'static str,
         request: EngineRequest,
@@ -98,7 +98,7 @@ impl KiloClient {
             .map_err(|e| KiloError::Decode { route, message: e.to_string() })
     }
 
-    async fn call_empty(&self, request: EngineRequest) -> Result<(), KiloError> {
+    pub(super) async fn call_empty(&self, request: EngineRequest) -> Result<(), KiloError> {
         self.transport.request(self.scoped(request)).await?;
         Ok(())
     }

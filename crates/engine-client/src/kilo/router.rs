@@ -10,8 +10,10 @@ use tokio::task::JoinHandle;
 
 use super::event::KiloEvent;
 use super::rest::{KiloClient, KiloError};
+use super::routes::QuestionRequest;
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
 use crate::sse::{ReconnectPolicy, SseClient, SseClientError, SseClientEvent};
+use crate::transport::TransportError;
 
 /// What the router reports, in order. Per session, a `Rehydrated` snapshot always comes
 /// before the live events of the connection it was taken on.
@@ -43,6 +45,8 @@ pub enum KiloUpdate {
         status: SessionStatus,
         /// Its pending permission requests.
         permissions: Vec<PermissionRequest>,
+        /// Its pending questions (none when the engine has no question route).
+        questions: Vec<QuestionRequest>,
     },
     /// Rebuilding a session failed: a hard error for that session until a
     /// [`KiloRouterHandle::rehydrate`] (the Retry action) succeeds.
@@ -248,9 +252,16 @@ impl Router {
         if sessions.is_empty() {
             return Ok(());
         }
-        let shared = match (self.client.status().await, self.client.permissions().await) {
-            (Ok(status), Ok(permissions)) => Ok((status, permissions)),
-            (Err(err), _) | (_, Err(err)) => Err(err),
+        let status = self.client.status().await;
+        let permissions = self.client.permissions().await;
+        // An engine without the question route (opencode) has no questions to rebuild.
+        let questions = match self.client.questions().await {
+            Err(KiloError::Transport(TransportError::Http { status: 404, .. })) => Ok(Vec::new()),
+            other => other,
+        };
+        let shared = match (status, permissions, questions) {
+            (Ok(status), Ok(permissions), Ok(questions)) => Ok((status, permissions, questions)),
+            (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => Err(err),
         };
         for session_id in sessions {
             let update = match &shared {
@@ -258,21 +269,31 @@ impl Router {
                     session_id: session_id.clone(),
                     error: err.clone(),
                 },
-                Ok((status, permissions)) => match self.client.messages(session_id).await {
-                    Ok(messages) => KiloUpdate::Rehydrated {
-                        session_id: session_id.clone(),
-                        messages,
-                        status: status.get(session_id).cloned().unwrap_or_else(SessionStatus::idle),
-                        permissions: permissions
-                            .iter()
-                            .filter(|p| &p.session_id == session_id)
-                            .cloned()
-                            .collect(),
-                    },
-                    Err(error) => {
-                        KiloUpdate::RehydrateFailed { session_id: session_id.clone(), error }
+                Ok((status, permissions, questions)) => {
+                    match self.client.messages(session_id).await {
+                        Ok(messages) => KiloUpdate::Rehydrated {
+                            session_id: session_id.clone(),
+                            messages,
+                            status: status
+                                .get(session_id)
+                                .cloned()
+                                .unwrap_or_else(SessionStatus::idle),
+                            permissions: permissions
+                                .iter()
+                                .filter(|p| &p.session_id == session_id)
+                                .cloned()
+                                .collect(),
+                            questions: questions
+                                .iter()
+                                .filter(|q| &q.session_id == session_id)
+                                .cloned()
+                                .collect(),
+                        },
+                        Err(error) => {
+                            KiloUpdate::RehydrateFailed { session_id: session_id.clone(), error }
+                        }
                     }
-                },
+                }
             };
             self.send(update).await?;
         }

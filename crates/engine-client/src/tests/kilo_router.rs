@@ -56,7 +56,7 @@ fn summary(update: &KiloUpdate) -> String {
         KiloUpdate::Reconnecting { attempt, last_error, .. } => {
             format!("reconnecting {attempt}: {last_error}")
         }
-        KiloUpdate::Rehydrated { session_id, messages, status, permissions } => format!(
+        KiloUpdate::Rehydrated { session_id, messages, status, permissions, .. } => format!(
             "rehydrated {session_id} msgs={} status={} perms={}",
             messages.len(),
             status.kind,
@@ -150,10 +150,12 @@ async fn drop_mid_event_reconnects_and_rehydrates_before_live_events() {
             "/event",
             "/session/status",
             "/permission",
+            "/question",
             "/session/ses_a/message",
             "/event",
             "/session/status",
             "/permission",
+            "/question",
             "/session/ses_a/message",
         ]
     );

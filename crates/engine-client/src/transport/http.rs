@@ -28,7 +28,7 @@ pub enum EngineAuth {
     Bearer(SecretString),
 }
 
-/// Timeouts of [`HttpTransport`].
+/// Timeouts and size bound of [`HttpTransport`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpOptions {
     /// Bound on establishing a connection.
@@ -36,13 +36,23 @@ pub struct HttpOptions {
     /// Bound on a whole [`EngineTransport::request`] (streams have none: the SSE client
     /// watches them with a read timeout).
     pub request_timeout: Duration,
+    /// Most bytes read from one response body ([`EngineTransport::request`]); a longer
+    /// body is [`TransportError::TooLarge`], never held whole.
+    pub max_body: usize,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        Self { connect_timeout: Duration::from_secs(5), request_timeout: Duration::from_secs(30) }
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_body: DEFAULT_MAX_BODY,
+        }
     }
 }
+
+/// Default bound on a response body: 64 MiB (a long session's whole history fits).
+pub const DEFAULT_MAX_BODY: usize = 64 << 20;
 
 /// Largest body prefix kept in [`TransportError::Http`].
 const ERROR_BODY_CAP: usize = 4096;
@@ -216,14 +226,26 @@ impl EngineTransport for HttpTransport {
         let response = check_status(response).await?;
         let status = response.status().as_u16();
         let headers = headers_of(&response);
-        let body = response.bytes().await.map_err(|e| {
-            if e.is_timeout() {
-                TransportError::Timeout
-            } else {
-                TransportError::Body(error_chain(&e))
+        let limit = self.options.max_body;
+        if response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(TransportError::TooLarge { limit });
+        }
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(|e| {
+                if e.is_timeout() {
+                    TransportError::Timeout
+                } else {
+                    TransportError::Body(error_chain(&e))
+                }
+            })?;
+            if body.len() + chunk.len() > limit {
+                return Err(TransportError::TooLarge { limit });
             }
-        })?;
-        Ok(EngineResponse { status, headers, body })
+            body.extend_from_slice(&chunk);
+        }
+        Ok(EngineResponse { status, headers, body: body.into() })
     }
 
     async fn open_stream(&self, request: EngineRequest) -> Result<ByteStream, TransportError> {

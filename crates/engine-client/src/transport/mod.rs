@@ -10,7 +10,7 @@ use futures_util::Stream;
 
 mod http;
 
-pub use http::{EngineAuth, HttpOptions, HttpTransport};
+pub use http::{DEFAULT_MAX_BODY, EngineAuth, HttpOptions, HttpTransport};
 
 /// HTTP method of an [`EngineRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,6 +172,12 @@ pub enum TransportError {
     /// The request took longer than its timeout.
     #[error("engine request timed out")]
     Timeout,
+    /// A response body was longer than the transport reads.
+    #[error("the engine's answer is larger than {limit} bytes")]
+    TooLarge {
+        /// The bound, in bytes.
+        limit: usize,
+    },
     /// Reading a response body failed.
     #[error("reading the engine's response failed: {0}")]
     Body(String),
@@ -192,7 +198,10 @@ impl TransportError {
         match self {
             Self::Connect(_) | Self::Timeout | Self::Body(_) => true,
             Self::Http { status, .. } => *status >= 500 || *status == 429 || *status == 408,
-            Self::Auth { .. } | Self::NotEventStream { .. } | Self::Invalid(_) => false,
+            Self::Auth { .. }
+            | Self::TooLarge { .. }
+            | Self::NotEventStream { .. }
+            | Self::Invalid(_) => false,
         }
     }
 }

@@ -135,7 +135,7 @@ async fn scenario(engine: &Engine) {
     router.rehydrate(&session.id);
     loop {
         match rx.recv().await.expect("router alive") {
-            KiloUpdate::Rehydrated { session_id, messages, status, permissions } => {
+            KiloUpdate::Rehydrated { session_id, messages, status, permissions, .. } => {
                 assert_eq!(session_id, session.id);
                 assert_eq!(messages.len(), 2, "user + assistant");
                 assert_eq!(messages[1].info.role, "assistant");

@@ -79,11 +79,13 @@ impl SessionView {
         let t = &mut self.transcript;
         let bodies = &mut self.bodies;
         match item.class {
+            C::UserMessage if ev.kind == "user_message_chunk" => t.acp_user_chunk(ev, bodies),
             C::UserMessage => {
                 t.turn_boundary(false);
                 t.user_message(ev, bodies);
             }
             C::AssistantStream => match ev.kind.as_str() {
+                "agent_message_chunk" => t.acp_chunk(ev, false),
                 "message.updated" => t.kilo_message(ev),
                 "message.part.updated" => t.kilo_text_part(ev, false, bodies),
                 "message.part.delta" => t.kilo_delta(ev),
@@ -91,6 +93,7 @@ impl SessionView {
                 _ => t.breadboard_assistant(ev),
             },
             C::ReasoningStream => match ev.kind.as_str() {
+                "agent_thought_chunk" => t.acp_chunk(ev, true),
                 "message.part.updated" => t.kilo_text_part(ev, true, bodies),
                 _ => t.breadboard_reasoning(ev),
             },

@@ -149,6 +149,7 @@ impl TasksLane {
             .get("todos")
             .or_else(|| p.get("todo").and_then(|t| t.get("items")))
             .or_else(|| p.get("items"))
+            .or_else(|| p.get("entries"))
             .and_then(Value::as_array);
         let Some(items) = items else {
             return;

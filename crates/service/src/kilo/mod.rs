@@ -1,4 +1,4 @@
-//! The Kilo CLI server adapter: the v1 methods over `bb-engine-client`'s Kilo REST client,
+//! The Kilo CLI server adapter: every v1 method over `bb-engine-client`'s Kilo REST client,
 //! and its one-`GET /event`-stream router turned into engine updates.
 //!
 //! The adapter starts unbound; [`EngineAdapter::reconnect`] binds it to an engine endpoint
@@ -8,47 +8,117 @@
 //!
 //! # Choices
 //!
-//! * `bb.createSession` passes `task` as the session title (Kilo has no separate task field;
-//!   the first message carries the task); `configPath`, `model` and `permissionMode` have no
-//!   counterpart in Kilo's session API and are rejected with `invalid_request` rather than
-//!   silently ignored, as is `bb.sendMessage` with `attachmentIds`.
-//! * `bb.stop` checks the session exists first: Kilo answers `true` to an abort of any id.
+//! * **Sessions.** `bb.createSession` takes `model` as `provider/model`, checked against
+//!   the engine's `GET /config/providers` (`invalid_params` lists what exists), and sends it
+//!   with every prompt of the session; `task` becomes the title and is sent as the first
+//!   prompt; `configPath` has no Kilo counterpart and is `invalid_params`.
+//! * **`permissionMode`** maps onto the session's Kilo permission rules (`POST /session
+//!   {permission: [{permission, pattern: "*", action}]}`): `default` (the engine's
+//!   configuration), `ask` (edit and bash ask), `readOnly` (edit and bash denied),
+//!   `acceptEdits` (edits allowed, bash asks; needs a trusted workspace, else
+//!   `workspace_untrusted`). Anything else is `invalid_params` naming these.
+//! * **Prompts.** `bb.sendMessage` sends `attachmentIds` as file parts: each id is a path
+//!   inside the workspace, checked like `bb.readFileSnippet`. One prompt runs at a time per
+//!   session: a prompt sent while a turn runs is queued by the engine (its
+//!   `session.queue.changed` event says so on `bb/events`), at most [`MAX_QUEUED`] deep, then
+//!   `queue_full`.
+//! * **Permissions and questions** go through the runtime's permission table
+//!   ([`crate::permits`]): `allow_once`/`deny`/`allow_rule` → `once`/`reject`/`always`
+//!   (`POST /permission/:id/reply`); a Kilo question (`question.asked`) is answered with
+//!   `bb.command question.reply {requestId, answers: [[label…]…]}` or
+//!   `question.reject {requestId}` (also `bb.approvePermission` with `deny`). Each answer
+//!   is bounded by the engine deadline ([`KiloOptions::engine_timeout`]); a 404 makes the
+//!   request stale, a timeout or 5xx leaves it pending so the user can answer again.
+//! * **Trust.** Approving a write or exec request (`edit`, `write`, `patch`, `multiedit`,
+//!   `external_directory`, `bash`, `task`, and any permission name the bridge does not
+//!   know) needs a trusted workspace; reads (`read`, `glob`, `grep`, `list`, `lsp`,
+//!   `webfetch`, `websearch`, `codesearch`, `todoread`, `todowrite`) and questions do not.
+//! * **`bb.stop`** checks the session exists (Kilo answers `true` to an abort of any id),
+//!   aborts, then cancels every open permission and question of the session and tells the
+//!   engine `reject` for each.
+//! * **Files.** `bb.listFiles`, `bb.readFileSnippet` and `bb.downloadArtifact` read the
+//!   workspace directly (`--workspace`, else the session's directory as the engine reports
+//!   it) through `bb-normalize`'s `PathGuard` with the real filesystem as resolver (symlinks
+//!   resolved); a path outside is `path_outside_workspace` and counted
+//!   (`out_of_scope_path_attempt_count`). File IO runs on the blocking pool.
+//! * **`bb.openDiff`** reads `GET /session/:id/diff` and sends the file's entry as a
+//!   bridge-made `bridge.diff` event of the session (`payload: {sessionID, file, patch,
+//!   additions, deletions, status}`); a file with no diff is `diff_not_found`.
+//! * **`bb.command`**: see [`commands`].
 //! * `sync` events are not forwarded: each repeats the previous event under the same id (the
 //!   webview would see a duplicate id); their per-session `seq` is checked instead and a jump
 //!   reports a gap. Events of no session (`server.*`, instance noise) are not forwarded.
 //! * After a reconnect, each session the adapter has touched is rebuilt from REST by the
 //!   router; the snapshot reaches the webview as a bridge-made `bb.session.rehydrated` event
-//!   (`payload: {sessionID, status, messages, permissions}`, id `bb-rehydrate-N`) ahead of
-//!   the live events, and `bb/connection` carries `gapDetected`.
+//!   (`payload: {sessionID, status, messages, permissions, questions}`, id
+//!   `bb-rehydrate-N`) ahead of the live events, permissions and questions raised meanwhile
+//!   are shown once (as `permission.asked` / `question.asked` with id `bb-relisted-<id>`),
+//!   and every tracked session is flagged with a gap. Requests of sessions the webview never
+//!   opened are re-listed from `GET /permission` and `GET /question` too. Binding a
+//!   restarted engine cancels the old engine's open requests (they died with it). The event stream never
+//!   gives up while the engine runs (back-off capped at 5 s, attempts unbounded; only refused
+//!   credentials stop it).
+//! * Engine error bodies never reach the webview: what goes out is a stable code and a
+//!   redacted message capped at 300 characters.
 
+mod answer;
+pub mod commands;
 mod errors;
 pub(crate) mod events;
+pub mod files;
 mod probe;
 mod pump;
+mod shared;
 mod stamp;
 
-use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use bb_engine_client::kilo::{
-    CreateSession, KiloClient, KiloRouterHandle, PromptRequest, RouterOptions, Session,
-    spawn_router,
-};
+use bb_engine_client::kilo::{KiloClient, KiloRouterHandle, RouterOptions, Session, spawn_router};
 use bb_engine_client::transport::{EngineAuth, EngineTransport, HttpOptions, HttpTransport};
 use bb_protocol::v1::{
-    Capabilities, ConnectionStatus, CreateSessionParams, EngineInfo, EngineKind, EngineStatus,
-    InitResult, ListSessionsResult, SendMessageParams, SendMessageResult, SessionAck,
-    SessionParams, SessionSummary,
+    ApprovePermissionParams, Capabilities, CommandParams, CommandResult, ConnectionStatus,
+    CreateSessionParams, DownloadArtifactParams, DownloadArtifactResult, EngineInfo, EngineKind,
+    EngineStatus, FileSnippetResult, InitResult, ListFilesParams, ListFilesResult,
+    ListSessionsResult, OpenDiffParams, ReadFileSnippetParams, SendMessageParams,
+    SendMessageResult, SessionAck, SessionParams, SessionSummary,
 };
 use tokio::task::JoinHandle;
 
+pub use events::TURN_FAILED_EVENT;
 pub use probe::KiloProbe;
-pub use pump::REHYDRATED_EVENT;
+pub use pump::{REBUILD_FAILED_EVENT, REHYDRATED_EVENT};
 
+use crate::clock::SystemClock;
 use crate::Endpoint;
 use crate::engine::{EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel};
+use crate::permits::Permits;
 use errors::{checked_session_id, map};
+use shared::Shared;
+
+/// Prompts the engine may hold queued behind a running turn, per session.
+pub const MAX_QUEUED: usize = 8;
+
+/// Settings of the Kilo adapter.
+#[derive(Debug, Clone)]
+pub struct KiloOptions {
+    /// The workspace root (files, attachments); without it, the session's directory.
+    pub workspace: Option<PathBuf>,
+    /// Trusted from the start (`--trusted`).
+    pub trusted: bool,
+    /// Deadline of one answer to the engine (permission or question reply).
+    pub engine_timeout: Duration,
+}
+
+impl Default for KiloOptions {
+    /// No workspace, untrusted, 10 s per answer.
+    fn default() -> Self {
+        Self { workspace: None, trusted: false, engine_timeout: Duration::from_secs(10) }
+    }
+}
 
 #[derive(Debug)]
 struct Bound {
@@ -68,9 +138,11 @@ impl Drop for Bound {
 pub struct KiloAdapter {
     updates: UpdateSender,
     bound: Mutex<Option<Bound>>,
-    /// Sessions the webview touched: rebuilt after every reconnect, also of a restarted engine.
-    tracked: Mutex<BTreeSet<String>>,
+    /// An engine was bound before: the next bind is a restart.
+    was_bound: Mutex<bool>,
+    shared: Arc<Shared>,
     options: HttpOptions,
+    settings: KiloOptions,
 }
 
 fn summary(session: &Session) -> SessionSummary {
@@ -83,34 +155,66 @@ fn summary(session: &Session) -> SessionSummary {
     }
 }
 
-fn rejected(what: &str) -> EngineError {
-    EngineError::InvalidRequest(format!("{what} is not supported by the Kilo engine"))
+pub(crate) fn invalid_params(message: impl Into<String>) -> EngineError {
+    EngineError::refused("invalid_params", message)
 }
 
 impl KiloAdapter {
-    /// An unbound adapter and the receiver of its updates.
+    /// An unbound, untrusted adapter without a workspace, and the receiver of its updates.
     pub fn new() -> (Arc<Self>, UpdateReceiver) {
+        Self::with_options(KiloOptions::default())
+    }
+
+    /// An unbound adapter with these settings, and the receiver of its updates.
+    pub fn with_options(settings: KiloOptions) -> (Arc<Self>, UpdateReceiver) {
         let (updates, rx) = update_channel();
+        let directory =
+            settings.workspace.as_ref().map(|w| w.display().to_string()).unwrap_or_default();
+        let permits = Permits::new("kilo", directory, settings.trusted, Arc::new(SystemClock));
         let adapter = Self {
             updates,
             bound: Mutex::new(None),
-            tracked: Mutex::new(BTreeSet::new()),
+            was_bound: Mutex::new(false),
+            shared: Arc::new(Shared::new(Arc::new(permits))),
             options: HttpOptions::default(),
+            settings,
         };
         (Arc::new(adapter), rx)
+    }
+
+    /// The runtime's permission table of this engine (trust, counters).
+    pub fn permits(&self) -> &Arc<Permits> {
+        &self.shared.permits
+    }
+
+    /// `out_of_scope_path_attempt_count`: workspace paths refused so far.
+    pub fn out_of_scope_count(&self) -> u64 {
+        self.shared.out_of_scope.load(Ordering::Relaxed)
     }
 
     /// Binds to any transport (tests use in-memory ones) and starts the event router.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
         let client = KiloClient::new(transport);
-        let (router, router_updates) = spawn_router(client.clone(), RouterOptions::default());
+        let mut options = RouterOptions::default();
+        // Never give up while the engine is meant to run; refused credentials still stop.
+        options.policy.max_attempts = u32::MAX;
+        let (router, router_updates) = spawn_router(client.clone(), options);
         let updates = self.updates.clone();
+        let restarted = std::mem::replace(&mut *lock(&self.was_bound), true);
+        if restarted {
+            // The old engine's requests died with it.
+            for session in self.shared.permits.cancel_all() {
+                let _ = updates.try_send(self.shared.permits.count_update(&session));
+            }
+        }
+        let context =
+            pump::PumpContext { shared: self.shared.clone(), client: client.clone(), restarted };
         let pump = tokio::spawn(async move {
             let _ = updates.try_send(pump::connection(ConnectionStatus::Connecting, None, None));
-            pump::run(router_updates, updates).await;
+            pump::run(router_updates, updates, context).await;
         });
-        for id in self.lock_tracked().iter() {
-            router.track(id.clone());
+        for id in self.shared.tracked() {
+            router.track(id);
         }
         let bound = Bound { client, router, pump };
         // The previous router and pump stop when dropped.
@@ -118,11 +222,7 @@ impl KiloAdapter {
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Bound>> {
-        self.bound.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock_tracked(&self) -> MutexGuard<'_, BTreeSet<String>> {
-        self.tracked.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.bound)
     }
 
     fn client(&self) -> Result<KiloClient, EngineError> {
@@ -133,7 +233,7 @@ impl KiloAdapter {
 
     /// Rebuild this session after reconnects.
     fn track(&self, session_id: &str) {
-        if self.lock_tracked().insert(session_id.to_owned())
+        if self.shared.track(session_id)
             && let Some(bound) = self.lock().as_ref()
         {
             bound.router.track(session_id);
@@ -141,11 +241,26 @@ impl KiloAdapter {
     }
 
     fn untrack(&self, session_id: &str) {
-        self.lock_tracked().remove(session_id);
+        self.shared.untrack(session_id);
         if let Some(bound) = self.lock().as_ref() {
             bound.router.untrack(session_id);
         }
     }
+
+    /// Rebuilds a session now (Retry after a failed rebuild).
+    fn rehydrate(&self, session_id: &str) -> Result<(), EngineError> {
+        match self.lock().as_ref() {
+            Some(bound) => {
+                bound.router.rehydrate(session_id);
+                Ok(())
+            }
+            None => Err(EngineError::Unavailable("the engine is not running".into())),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[async_trait]
@@ -159,7 +274,15 @@ impl EngineAdapter for KiloAdapter {
     }
 
     async fn init(&self) -> Result<InitResult, EngineError> {
-        let capabilities = Capabilities { sessions: true, ..Capabilities::default() };
+        let capabilities = Capabilities {
+            sessions: true,
+            permissions: true,
+            commands: true,
+            files: true,
+            diffs: true,
+            artifacts: true,
+            resume: false,
+        };
         let (status, version) = match self.client() {
             Err(_) => (EngineStatus::Starting, None),
             Ok(client) => match client.health().await {
@@ -181,18 +304,8 @@ impl EngineAdapter for KiloAdapter {
         &self,
         params: CreateSessionParams,
     ) -> Result<SessionSummary, EngineError> {
-        if params.config_path.is_some() {
-            return Err(rejected("configPath"));
-        }
-        if params.model.is_some() {
-            return Err(rejected("model"));
-        }
-        if params.permission_mode.is_some() {
-            return Err(rejected("permissionMode"));
-        }
-        let request = CreateSession { title: params.task, parent_id: None };
-        let session = self.client()?.create_session(&request).await.map_err(|e| map(e, None))?;
-        self.track(&session.id);
+        let client = self.client()?;
+        let session = answer::create_session(self, &client, params).await?;
         Ok(summary(&session))
     }
 
@@ -215,6 +328,9 @@ impl EngineAdapter for KiloAdapter {
         let id = checked_session_id(&params.session_id)?;
         self.client()?.delete_session(id).await.map_err(|e| map(e, Some(id)))?;
         self.untrack(id);
+        self.shared.permits.cancel_session(id);
+        let _ = self.updates.send(self.shared.permits.count_update(id)).await;
+        self.shared.remove(id);
         Ok(SessionAck { session_id: params.session_id })
     }
 
@@ -222,22 +338,52 @@ impl EngineAdapter for KiloAdapter {
         &self,
         params: SendMessageParams,
     ) -> Result<SendMessageResult, EngineError> {
-        if params.attachment_ids.as_ref().is_some_and(|a| !a.is_empty()) {
-            return Err(rejected("attachmentIds"));
-        }
-        let id = checked_session_id(&params.session_id)?;
-        let prompt = PromptRequest::text(params.text);
-        self.client()?.prompt_async(id, &prompt).await.map_err(|e| map(e, Some(id)))?;
-        self.track(id);
-        Ok(SendMessageResult { session_id: params.session_id, message_id: None })
+        let client = self.client()?;
+        answer::send_message(self, &client, params).await
     }
 
     async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
-        let id = checked_session_id(&params.session_id)?;
         let client = self.client()?;
-        client.get_session(id).await.map_err(|e| map(e, Some(id)))?;
-        client.abort(id).await.map_err(|e| map(e, Some(id)))?;
-        Ok(SessionAck { session_id: params.session_id })
+        answer::stop(self, &client, params).await
+    }
+
+    async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
+        let client = self.client()?;
+        commands::run(self, &client, params).await
+    }
+
+    async fn approve_permission(
+        &self,
+        params: ApprovePermissionParams,
+    ) -> Result<SessionAck, EngineError> {
+        let client = self.client()?;
+        answer::approve(self, &client, params).await
+    }
+
+    async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
+        let root = self.root(&params.session_id).await?;
+        files::list(self, root, params.path).await
+    }
+
+    async fn read_file_snippet(
+        &self,
+        params: ReadFileSnippetParams,
+    ) -> Result<FileSnippetResult, EngineError> {
+        let root = self.root(&params.session_id).await?;
+        files::snippet(self, root, params).await
+    }
+
+    async fn open_diff(&self, params: OpenDiffParams) -> Result<SessionAck, EngineError> {
+        let client = self.client()?;
+        answer::open_diff(self, &client, params).await
+    }
+
+    async fn download_artifact(
+        &self,
+        params: DownloadArtifactParams,
+    ) -> Result<DownloadArtifactResult, EngineError> {
+        let root = self.root(&params.session_id).await?;
+        files::download(self, root, params.artifact_path).await
     }
 
     async fn reconnect(&self, endpoint: Endpoint) -> Result<(), EngineError> {
@@ -253,7 +399,39 @@ impl EngineAdapter for KiloAdapter {
         Ok(())
     }
 
+    fn set_workspace_trusted(&self, trusted: bool) {
+        self.shared.permits.set_trusted(trusted);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.shared.permits.counters;
+        vec![
+            ("permissions.prompt_count", c.prompts.load(Ordering::Relaxed)),
+            ("tools.write.allow_count", c.write_allow.load(Ordering::Relaxed)),
+            ("tools.write.deny_count", c.write_deny.load(Ordering::Relaxed)),
+            ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
+        ]
+    }
+
     async fn shutdown(&self) {
         self.lock().take();
+    }
+}
+
+impl KiloAdapter {
+    /// The workspace root for a session's files: `--workspace`, else the session's
+    /// directory as the engine reports it.
+    async fn root(&self, session_id: &str) -> Result<PathBuf, EngineError> {
+        let id = checked_session_id(session_id)?;
+        let client = self.client()?;
+        let session = client.get_session(id).await.map_err(|e| map(e, Some(id)))?;
+        match (&self.settings.workspace, session.directory) {
+            (Some(root), _) => Ok(root.clone()),
+            (None, Some(dir)) => Ok(PathBuf::from(dir)),
+            (None, None) => Err(EngineError::refused(
+                "workspace_unknown",
+                "the workspace root is unknown: start the bridge with --workspace",
+            )),
+        }
     }
 }

@@ -1,31 +1,63 @@
 //! Router updates → engine updates: one task per bound engine that reads the Kilo event
 //! router (one `GET /event` stream, refresh-on-reconnect) and reports in engine order.
+//!
+//! Recovery: the stream reconnects without giving up while the engine is meant to run
+//! (capped back-off; each attempt is a `bb/connection` `connecting` with its count); after a
+//! reconnect — and after a restarted engine is bound — every tracked session is flagged with
+//! a gap; a session whose rebuild fails gets a hard-error event ([`REBUILD_FAILED_EVENT`])
+//! whose Retry is `bb.command retry`.
 
-use std::collections::HashSet;
+use std::sync::Arc;
 
-use bb_engine_client::kilo::{KiloUpdate, MessageWithParts};
+use bb_engine_client::kilo::{KiloClient, KiloUpdate, MessageWithParts, PermissionReply};
+use bb_host::permissions::RequestKind;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use super::events::KiloEventState;
+use super::events::{Action, KiloEventState};
+use super::shared::{Shared, kind_of};
 use crate::engine::{ConnectionUpdate, EngineUpdate, UpdateSender};
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
 pub const REHYDRATED_EVENT: &str = "bb.session.rehydrated";
 
+/// The bridge-made event of a session whose rebuild failed (`payload: {sessionID, message,
+/// retry: {command: "retry"}}`): the session's view is incomplete until a Retry succeeds.
+pub const REBUILD_FAILED_EVENT: &str = "bb.session.rebuild_failed";
+
+/// What the pump needs besides the router's updates.
+pub(crate) struct PumpContext {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) client: KiloClient,
+    /// The engine was restarted under the adapter: every tracked session has a gap.
+    pub(crate) restarted: bool,
+}
+
 /// Runs until the router stops or the service is gone.
-pub(crate) async fn run(mut router: mpsc::Receiver<KiloUpdate>, updates: UpdateSender) {
-    let mut state = KiloEventState::default();
+pub(crate) async fn run(
+    mut router: mpsc::Receiver<KiloUpdate>,
+    updates: UpdateSender,
+    context: PumpContext,
+) {
+    let PumpContext { shared, client, mut restarted } = context;
+    let mut state = KiloEventState::new(shared.clone());
     let mut rehydrations: u64 = 0;
     while let Some(update) = router.recv().await {
         let out: Vec<EngineUpdate> = match update {
             KiloUpdate::Connected { reconnects } => {
                 state.reset_stream();
                 let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
-                if reconnects > 0 {
+                out.extend(relist_untracked(&shared, &client).await);
+                if reconnects > 0 || std::mem::take(&mut restarted) {
                     out.push(EngineUpdate::GapDetected { session_id: None });
+                    out.extend(
+                        shared
+                            .tracked()
+                            .into_iter()
+                            .map(|id| EngineUpdate::GapDetected { session_id: Some(id) }),
+                    );
                 }
                 out
             }
@@ -37,10 +69,14 @@ pub(crate) async fn run(mut router: mpsc::Receiver<KiloUpdate>, updates: UpdateS
                     Some(last_error),
                 )]
             }
-            KiloUpdate::Rehydrated { session_id, messages, status, permissions } => {
+            KiloUpdate::Rehydrated { session_id, messages, status, permissions, questions } => {
                 rehydrations += 1;
+                shared.with(&session_id, |f| f.rebuild_failed = false);
                 let running = status.kind != "idle";
-                let pending: HashSet<String> = permissions.iter().map(|p| p.id.clone()).collect();
+                let mut listed: Vec<(String, RequestKind)> =
+                    permissions.iter().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
+                listed.extend(questions.iter().map(|q| (q.id.clone(), RequestKind::Question)));
+                let new = shared.permits.relisted(&session_id, listed);
                 let mut payload = Map::new();
                 payload.insert("sessionID".into(), json!(session_id));
                 payload.insert("status".into(), json!(status.kind));
@@ -48,23 +84,62 @@ pub(crate) async fn run(mut router: mpsc::Receiver<KiloUpdate>, updates: UpdateS
                     "messages".into(),
                     Value::Array(messages.iter().map(message_json).collect()),
                 );
-                payload.insert("permissions".into(), json!(pending.iter().collect::<Vec<_>>()));
-                let event = EngineEvent {
+                let ids: Vec<&str> = permissions.iter().map(|p| p.id.as_str()).collect();
+                payload.insert("permissions".into(), json!(ids));
+                let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+                payload.insert("questions".into(), json!(qids));
+                let mut events = vec![EngineEvent {
                     id: format!("bb-rehydrate-{rehydrations}"),
                     event_type: REHYDRATED_EVENT.into(),
                     turn: None,
                     ts: None,
                     payload,
-                };
+                }];
+                // Requests raised while the stream was down are shown now, once, as the
+                // engine's own `*.asked` events would have shown them.
+                for p in permissions.iter().filter(|p| new.contains(&p.id)) {
+                    events.push(asked(
+                        "permission.asked",
+                        &format!("bb-relisted-{}", p.id),
+                        serde_json::to_value(PermissionView::from(p)).unwrap_or_default(),
+                    ));
+                }
+                for q in questions.iter().filter(|q| new.contains(&q.id)) {
+                    let body =
+                        json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
+                    events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
+                }
                 vec![
-                    EngineUpdate::Events { session_id: session_id.clone(), events: vec![event] },
+                    EngineUpdate::Events { session_id: session_id.clone(), events },
                     EngineUpdate::SessionRunning { session_id: session_id.clone(), running },
-                    state.set_pending(&session_id, pending),
+                    shared.permits.count_update(&session_id),
                 ]
             }
             KiloUpdate::RehydrateFailed { session_id, error } => {
                 tracing::warn!(%session_id, %error, "rebuilding a session after reconnect failed");
-                vec![EngineUpdate::GapDetected { session_id: Some(session_id) }]
+                shared.with(&session_id, |f| f.rebuild_failed = true);
+                rehydrations += 1;
+                let mut payload = Map::new();
+                payload.insert("sessionID".into(), json!(session_id));
+                payload.insert(
+                    "message".into(),
+                    json!(
+                        "the session could not be rebuilt from the engine after a reconnect; \
+                         what is shown may be incomplete. Retry with bb.command retry."
+                    ),
+                );
+                payload.insert("retry".into(), json!({"command": "retry"}));
+                let event = EngineEvent {
+                    id: format!("bb-rebuild-failed-{rehydrations}"),
+                    event_type: REBUILD_FAILED_EVENT.into(),
+                    turn: None,
+                    ts: None,
+                    payload,
+                };
+                vec![
+                    EngineUpdate::GapDetected { session_id: Some(session_id.clone()) },
+                    EngineUpdate::Events { session_id, events: vec![event] },
+                ]
             }
             KiloUpdate::Event { event, .. } => state.apply(event.raw),
             KiloUpdate::Unrouted(event) => {
@@ -89,7 +164,101 @@ pub(crate) async fn run(mut router: mpsc::Receiver<KiloUpdate>, updates: UpdateS
                 return;
             }
         }
+        for action in state.take_actions() {
+            act(&client, action).await;
+        }
     }
+}
+
+/// Re-lists the requests of sessions the router does not rebuild (not tracked: the webview
+/// never opened them, but their requests count): new ones are shown once, vanished ones are
+/// closed. A failed listing leaves the table as it is (logged; the next reconnect retries).
+async fn relist_untracked(shared: &Shared, client: &KiloClient) -> Vec<EngineUpdate> {
+    let (permissions, questions) = match (client.permissions().await, client.questions().await) {
+        (Ok(p), Ok(q)) => (p, q),
+        (Ok(p), Err(_)) => (p, Vec::new()),
+        (Err(err), _) => {
+            tracing::warn!(%err, "re-listing permission requests after a reconnect failed");
+            return Vec::new();
+        }
+    };
+    let tracked = shared.tracked();
+    let mut sessions = shared.permits.sessions_with_open();
+    sessions.extend(permissions.iter().map(|p| p.session_id.clone()));
+    sessions.extend(questions.iter().map(|q| q.session_id.clone()));
+    sessions.sort();
+    sessions.dedup();
+    let mut out = Vec::new();
+    for session in sessions.into_iter().filter(|s| !tracked.contains(s)) {
+        let mine = permissions.iter().filter(|p| p.session_id == session);
+        let asks = questions.iter().filter(|q| q.session_id == session);
+        let mut listed: Vec<(String, RequestKind)> =
+            mine.clone().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
+        listed.extend(asks.clone().map(|q| (q.id.clone(), RequestKind::Question)));
+        let new = shared.permits.relisted(&session, listed);
+        let mut events = Vec::new();
+        for p in mine.filter(|p| new.contains(&p.id)) {
+            let body = serde_json::to_value(PermissionView::from(p)).unwrap_or_default();
+            events.push(asked("permission.asked", &format!("bb-relisted-{}", p.id), body));
+        }
+        for q in asks.filter(|q| new.contains(&q.id)) {
+            let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
+            events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
+        }
+        if !events.is_empty() {
+            out.push(EngineUpdate::Events { session_id: session.clone(), events });
+        }
+        out.push(shared.permits.count_update(&session));
+    }
+    out
+}
+
+/// Makes one engine call the event mapping asked for; failures are logged (the turn is
+/// already marked failed for the webview).
+async fn act(client: &KiloClient, action: Action) {
+    let result = match &action {
+        Action::RejectPermission(id) => {
+            client.reply_permission(id, PermissionReply::Reject, None).await.map(drop)
+        }
+        Action::RejectQuestion(id) => client.reject_question(id).await.map(drop),
+        Action::Abort(session) => client.abort(session).await.map(drop),
+    };
+    if let Err(err) = result {
+        tracing::warn!(?action, %err, "failing a turn closed: the engine call failed");
+    }
+}
+
+/// The fields of a permission request the webview reads, in `permission.asked` shape.
+#[derive(serde::Serialize)]
+struct PermissionView<'a> {
+    id: &'a str,
+    #[serde(rename = "sessionID")]
+    session_id: &'a str,
+    permission: &'a str,
+    patterns: &'a [String],
+    metadata: &'a Value,
+    always: &'a [String],
+}
+
+impl<'a> From<&'a bb_engine_client::kilo::PermissionRequest> for PermissionView<'a> {
+    fn from(p: &'a bb_engine_client::kilo::PermissionRequest) -> Self {
+        Self {
+            id: &p.id,
+            session_id: &p.session_id,
+            permission: &p.permission,
+            patterns: &p.patterns,
+            metadata: &p.metadata,
+            always: &p.always,
+        }
+    }
+}
+
+fn asked(event_type: &str, id: &str, body: Value) -> EngineEvent {
+    let payload = match body {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    EngineEvent { id: id.to_owned(), event_type: event_type.into(), turn: None, ts: None, payload }
 }
 
 pub(crate) fn connection(

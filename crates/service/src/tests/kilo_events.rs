@@ -232,3 +232,57 @@ fn captured_events_get_their_engine_time() {
     }
     assert!(timed > 0);
 }
+
+fn types(updates: &[EngineUpdate]) -> Vec<String> {
+    forwarded(updates).into_iter().map(|(_, t, _)| t).collect()
+}
+
+/// An unknown event type while a permission of its session is open fails the turn closed:
+/// the event is kept (forwarded, classified `unknown_event` downstream), a `bb.turn.failed`
+/// with a Retry follows, the open request is cancelled (the engine told `reject`) and the
+/// turn aborted. Outside a flow the same type is only forwarded.
+#[test]
+fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
+    use crate::kilo::events::Action;
+    let mut state = KiloEventState::default();
+    let unknown = |id: &str| json!({"id": id, "type": "permission.v3.asked", "properties": {"sessionID": "ses_a"}});
+    assert_eq!(types(&state.apply(unknown("evt_0"))), ["permission.v3.asked"]);
+    assert!(state.take_actions().is_empty());
+
+    let asked = json!({"id": "evt_1", "type": "permission.asked",
+        "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash"}});
+    state.apply(asked.clone());
+    // The same request again (another connection, a re-list) is not shown twice.
+    assert!(state.apply(asked).is_empty());
+    let out = state.apply(unknown("evt_2"));
+    assert_eq!(types(&out), ["permission.v3.asked", crate::kilo::TURN_FAILED_EVENT]);
+    let failed = out
+        .iter()
+        .find_map(|u| match u {
+            EngineUpdate::Events { events, .. }
+                if events[0].event_type == crate::kilo::TURN_FAILED_EVENT =>
+            {
+                Some(events[0].payload.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(failed["retry"]["command"], "retry");
+    assert_eq!(failed["eventType"], "permission.v3.asked");
+    assert!(
+        out.contains(&EngineUpdate::PendingPermissions { session_id: "ses_a".into(), count: 0 })
+    );
+    assert_eq!(
+        state.take_actions(),
+        [Action::RejectPermission("per_1".into()), Action::Abort("ses_a".into())]
+    );
+
+    // A running tool call is a flow too.
+    let tool = json!({"id": "evt_3", "type": "message.part.updated", "properties": {"sessionID": "ses_b",
+        "part": {"type": "tool", "callID": "call_1", "state": {"status": "running"}}}});
+    state.apply(tool);
+    let out = state
+        .apply(json!({"id": "evt_4", "type": "tool.v9", "properties": {"sessionID": "ses_b"}}));
+    assert_eq!(types(&out), ["tool.v9", crate::kilo::TURN_FAILED_EVENT]);
+    assert_eq!(state.take_actions(), [Action::Abort("ses_b".into())]);
+}

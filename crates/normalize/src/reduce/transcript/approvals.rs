@@ -14,11 +14,20 @@ impl Transcript {
     pub(crate) fn permission_request(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
         let question = ev.kind == "question.asked";
-        let request_id = id_at(p, &[&["request_id"], &["id"], &["requestID"]]);
-        let tool = string_at(p, &[&["permission"], &["tool"], &["tool", "name"], &["category"]]);
+        let request_id = id_at(p, &[&["request_id"], &["id"], &["requestID"], &["requestId"]]);
+        let tool = string_at(
+            p,
+            &[&["permission"], &["tool"], &["tool", "name"], &["category"], &["toolCall", "kind"]],
+        );
         let summary = str_at(
             p,
-            &[&["summary"], &["metadata", "command"], &["metadata", "filepath"], &["title"]],
+            &[
+                &["summary"],
+                &["metadata", "command"],
+                &["metadata", "filepath"],
+                &["title"],
+                &["toolCall", "title"],
+            ],
         )
         .map(str::to_owned)
         .or_else(|| {
@@ -62,12 +71,21 @@ impl Transcript {
     /// `permission.response`: resolves the matching card (or records a resolved one).
     pub(crate) fn permission_response(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
-        let request_id = id_at(p, &[&["request_id"], &["requestID"], &["id"]]);
+        let request_id = id_at(p, &[&["request_id"], &["requestID"], &["id"], &["requestId"]]);
         let decision = match ev.kind.as_str() {
             "question.replied" => "answered".to_owned(),
             "question.rejected" => "rejected".to_owned(),
-            _ => str_at(p, &[&["decision"], &["reply"], &["response"]])
-                .map_or_else(|| "unknown".to_owned(), one_line),
+            _ => str_at(
+                p,
+                &[
+                    &["decision"],
+                    &["reply"],
+                    &["response"],
+                    &["outcome", "optionId"],
+                    &["outcome", "outcome"],
+                ],
+            )
+            .map_or_else(|| "unknown".to_owned(), one_line),
         };
         let state = ApprovalState::Resolved { decision };
         if let Some(&i) = request_id.as_ref().and_then(|r| self.idx.approvals.get(r))

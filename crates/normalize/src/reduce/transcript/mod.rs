@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
+mod acp;
 mod approvals;
 mod tools;
 

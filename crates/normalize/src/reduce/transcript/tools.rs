@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::super::blocks::{Block, ToolBlock, ToolStatus};
 use super::{Transcript, one_line};
-use crate::event::RawEvent;
+use crate::event::{Engine, RawEvent};
 use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
 use crate::truncate::{BodyStore, Limits, truncate};
 
@@ -176,6 +176,9 @@ struct ToolFacts {
 impl ToolFacts {
     fn call(ev: &RawEvent) -> Self {
         let p = &ev.payload;
+        if ev.engine == Engine::Acp {
+            return Self::acp(p);
+        }
         if let Some(part) = p.get("part") {
             return Self::kilo(part);
         }
@@ -203,6 +206,9 @@ impl ToolFacts {
 
     fn result(ev: &RawEvent) -> Self {
         let p = &ev.payload;
+        if ev.engine == Engine::Acp {
+            return Self::acp(p);
+        }
         if let Some(part) = p.get("part") {
             return Self::kilo(part);
         }
@@ -246,6 +252,21 @@ impl ToolFacts {
             output,
             error,
             failed,
+        }
+    }
+
+    fn acp(p: &Value) -> Self {
+        let t = super::acp::acp_tool(p);
+        let error = if t.failed { t.output.as_deref().map(one_line) } else { None };
+        Self {
+            call_id: t.call_id,
+            tool: t.kind,
+            title: t.title,
+            input: t.input,
+            output: t.output,
+            error,
+            failed: t.failed,
+            ..Self::default()
         }
     }
 

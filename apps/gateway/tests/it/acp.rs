@@ -1,0 +1,302 @@
+//! The `acp_*` methods over the WebSocket against the real `kilo acp` (with the mock LLM):
+//! connect, a streamed reply, a permission, a cancel, isolation between connections, and no
+//! agent left once the WebSocket closes.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Gateway, repo_root};
+
+/// Bound on an agent start plus one turn on a loaded 2-core machine.
+const LONG: Duration = Duration::from_secs(120);
+
+fn kilo_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("BB_KILO_BIN") {
+        return PathBuf::from(bin);
+    }
+    let out = Command::new("bash").arg(repo_root().join("scripts/engine.sh")).output().unwrap();
+    assert!(out.status.success(), "scripts/engine.sh failed: the real Kilo engine is needed");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The mock LLM plus an isolated HOME/XDG with the Kilo config naming it.
+struct KiloHome {
+    dir: tempfile::TempDir,
+    mock: Child,
+}
+
+impl KiloHome {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |s: &str| dir.path().join(s);
+        for sub in ["home", "xdg/config/kilo", "xdg/data", "xdg/state", "xdg/cache"] {
+            std::fs::create_dir_all(p(sub)).unwrap();
+        }
+        let port_file = p("mock.port");
+        let mock = Command::new("python3")
+            .arg(repo_root().join("apps/sidecar/tests/it/mock_llm.py"))
+            .args(["--host", "127.0.0.1", "--port", "0", "--delay", "0.05", "--slow-seconds", "60"])
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 is needed for the mock LLM");
+        let mut port = 0u16;
+        for _ in 0..400 {
+            port = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0);
+            if port != 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_ne!(port, 0, "the mock LLM did not start");
+        let cfg = json!({
+            "model": "mock/mock-model", "small_model": "mock/mock-model",
+            "autoupdate": false, "share": "disabled", "snapshot": false,
+            "enabled_providers": ["mock"],
+            "permission": {"bash": "ask", "edit": "ask"},
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock LLM",
+                "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "mock-key"},
+                "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                    "limit": {"context": 128000, "output": 4096}}}}}
+        });
+        std::fs::write(p("xdg/config/kilo/kilo.json"), cfg.to_string()).unwrap();
+        Self { dir, mock }
+    }
+
+    /// What `acp_connect` names: the agent's HOME/XDG and Kilo switches.
+    fn env(&self) -> Value {
+        let p = |s: &str| self.dir.path().join(s).display().to_string();
+        json!({
+            "HOME": p("home"), "XDG_CONFIG_HOME": p("xdg/config"), "XDG_DATA_HOME": p("xdg/data"),
+            "XDG_STATE_HOME": p("xdg/state"), "XDG_CACHE_HOME": p("xdg/cache"),
+            "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_AUTOUPDATE": "1",
+            "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1",
+            "KILO_DISABLE_SHARE": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1",
+            "KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_SESSION_INGEST": "1"
+        })
+    }
+}
+
+impl Drop for KiloHome {
+    fn drop(&mut self) {
+        let _ = self.mock.kill();
+        let _ = self.mock.wait();
+    }
+}
+
+fn children_with(parent: u32, needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let fields: Vec<&str> =
+            stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if fields.len() > 1
+            && fields[0] != "Z"
+            && fields[1] == parent.to_string()
+            && cmd.contains(needle)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn is_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+}
+
+async fn wait_gone(pid: u32) {
+    for _ in 0..400 {
+        if is_gone(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("process {pid} is still alive");
+}
+
+/// The next message, waiting up to LONG (an agent's start or turn on a loaded machine can
+/// take longer than the harness's per-message wait).
+async fn next_long(c: &mut crate::harness::Client) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let msg = tokio::time::timeout(LONG, c.ws.next())
+            .await
+            .expect("a message in time")
+            .expect("the connection stays open")
+            .expect("a valid frame");
+        match msg {
+            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+            Message::Close(frame) => panic!("closed: {frame:?}"),
+            _ => continue,
+        }
+    }
+}
+
+/// Reads until the response to `id` (or takes it from what was already read), collecting
+/// everything else.
+async fn response(c: &mut crate::harness::Client, id: &str, events: &mut Vec<Value>) -> Value {
+    if let Some(at) = events.iter().position(|m| m["type"] == "response" && m["id"] == id) {
+        return events.remove(at);
+    }
+    loop {
+        let msg = next_long(c).await;
+        if msg["type"] == "response" && msg["id"] == id {
+            return msg;
+        }
+        events.push(msg);
+    }
+}
+
+/// Reads until an event satisfies `pred`, collecting everything.
+async fn event(
+    c: &mut crate::harness::Client,
+    events: &mut Vec<Value>,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    loop {
+        let msg = next_long(c).await;
+        events.push(msg.clone());
+        if pred(&msg) {
+            return msg;
+        }
+    }
+}
+
+/// Sends a request and reads until its response.
+async fn call(
+    c: &mut crate::harness::Client,
+    id: &str,
+    method: &str,
+    params: Value,
+    events: &mut Vec<Value>,
+) -> Value {
+    c.send(id, method, params).await;
+    response(c, id, events).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_methods_drive_kilo_over_the_websocket() {
+    let bin = kilo_bin();
+    let home = KiloHome::new();
+    let gw = Gateway::start(&[]);
+    let mut a = gw.connect().await;
+    let mut b = gw.connect().await;
+    let mut ev_a = Vec::new();
+    let mut ev_b = Vec::new();
+
+    a.send(
+        "c1",
+        "acp_connect",
+        json!({"command": bin.display().to_string(), "args": ["acp"], "env": home.env()}),
+    )
+    .await;
+    let info = response(&mut a, "c1", &mut ev_a).await;
+    assert_eq!(info["ok"], true, "{info}");
+    let info = &info["result"];
+    assert_eq!(info["status"], "ready");
+    assert_eq!(info["protocolVersion"], "1");
+    assert_eq!(info["agentInfo"]["name"], "Kilo");
+    let conn = info["id"].as_str().unwrap().to_owned();
+    let agent = children_with(gw.pid(), " acp")
+        .into_iter()
+        .next()
+        .expect("the agent is the gateway's child");
+
+    let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev_a).await;
+    let session = new["result"].as_str().unwrap_or_else(|| panic!("{new}")).to_owned();
+
+    // A streamed reply; the response is the turn's end.
+    a.send(
+        "p1",
+        "acp_session_prompt",
+        json!({"connectionId": conn, "sessionId": session,
+        "prompt": [{"type": "text", "text": "MOCK:text:hello%20over%20ws"}]}),
+    )
+    .await;
+    let end = response(&mut a, "p1", &mut ev_a).await;
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    let text: String = ev_a
+        .iter()
+        .filter(|e| {
+            e["event"] == "acp-session-update"
+                && e["payload"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        })
+        .filter_map(|e| e["payload"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "hello over ws");
+    assert!(ev_a.iter().all(|e| e["payload"]["connectionId"] == conn.as_str()));
+
+    // A permission, approved.
+    a.send(
+        "p2",
+        "acp_session_prompt",
+        json!({"connectionId": conn, "sessionId": session,
+        "prompt": [{"type": "text", "text": "MOCK:bash:echo%20gw81"}]}),
+    )
+    .await;
+    let asked = event(&mut a, &mut ev_a, |e| e["event"] == "acp-permission-request").await;
+    let options = asked["payload"]["options"].as_array().unwrap().len();
+    assert_eq!(options, 3, "{asked}");
+    let reply = call(&mut a, "r1", "acp_permission_reply", json!({"connectionId": conn, "sessionId": session,
+        "requestId": asked["payload"]["requestId"], "outcome": {"outcome": "selected", "optionId": "once"}}), &mut ev_a).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let end = response(&mut a, "p2", &mut ev_a).await;
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+
+    // Cancel mid-turn.
+    a.send(
+        "p3",
+        "acp_session_prompt",
+        json!({"connectionId": conn, "sessionId": session,
+        "prompt": [{"type": "text", "text": "MOCK:slow"}]}),
+    )
+    .await;
+    event(&mut a, &mut ev_a, |e| {
+        e["payload"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            && e["payload"]["update"]["content"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("tick"))
+    })
+    .await;
+    let cancel = a
+        .call(
+            "x1",
+            "acp_session_cancel",
+            json!({"connectionId": conn, "sessionId": session}),
+            &mut ev_a,
+        )
+        .await;
+    assert_eq!(cancel["ok"], true, "{cancel}");
+    let end = response(&mut a, "p3", &mut ev_a).await;
+    assert_eq!(end["result"]["stopReason"], "cancelled", "{end}");
+
+    // The other connection saw none of it and cannot use A's agent.
+    let foreign =
+        call(&mut b, "b1", "acp_session_new", json!({"connectionId": conn}), &mut ev_b).await;
+    assert_eq!(foreign["error"]["code"], "acp_connection_not_found", "{foreign}");
+    assert!(
+        ev_b.iter().all(|e| !e["event"].as_str().unwrap_or_default().starts_with("acp-")),
+        "{ev_b:#?}"
+    );
+
+    // Closing A's WebSocket stops its agent.
+    a.ws.close(None).await.unwrap();
+    wait_gone(agent).await;
+}

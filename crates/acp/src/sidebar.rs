@@ -1,0 +1,473 @@
+//! `bb-sidecar --engine acp -- <agent command…>`: the v1 methods on any ACP agent.
+//!
+//! One agent per bridge, started at launch through an [`AcpHub`]. `bb.createSession` →
+//! `session/new`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs in
+//! the background and streams); `bb.stop` → `session/cancel`; `bb.approvePermission` → the
+//! answer to the agent's `session/request_permission`, through the runtime's permission
+//! table and workspace trust (`bb_service::permits`); `bb.listSessions` → the sessions this
+//! bridge opened, then those the agent's `session/list` names for the workspace (when it
+//! offers it; at most 20 pages). Everything else is `not_supported`.
+//!
+//! Events: every `session/update` is one event whose `type` is its `sessionUpdate` kind
+//! (payload = the update); the bridge adds `request_permission {requestId, toolCall,
+//! options}`, `permission_settled {requestId, outcome}`, `turn_started`, `turn_ended
+//! {stopReason}`, `turn_error {code, message}`. Ids are `acp-<n>`, counting per bridge.
+//! `bb_normalize::classify_acp` gives their classes.
+//!
+//! Decisions map onto the offered options by kind: `allow_once` → `allow_once`,
+//! `allow_rule` → `allow_always` (else `allow_once`), `deny` → `reject_once` (else
+//! `reject_always`). The request's kind for trust comes from the tool call's `kind`: `read`,
+//! `search`, `fetch`, `think` are reads; `edit`, `delete`, `move` writes; `execute` runs a
+//! command; anything else is treated as a write.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use bb_host::permissions::{AnswerOutcome, RequestKind};
+use bb_protocol::v1::{
+    ApprovePermissionParams, Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent,
+    EngineInfo, EngineKind, EngineStatus, InitResult, ListSessionsResult, PermissionDecision,
+    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary,
+};
+use bb_protocol::ws::{
+    AcpConnectParams, AcpPermissionReplyParams, AcpRequestId, AcpSessionCancelParams,
+    AcpSessionNewParams, AcpSessionPromptParams, ContentBlock, PermissionOutcome,
+};
+use bb_service::permits::Permits;
+use bb_service::{
+    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, SystemClock, UpdateReceiver,
+    UpdateSender, update_channel,
+};
+use bb_supervisor::ProcessSpawner;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::{AcpError, AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
+
+const NAME: &str = "acp";
+
+/// A permission request as the sidebar knows it.
+#[derive(Debug, Clone)]
+struct Asked {
+    request_id: AcpRequestId,
+    options: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    sessions: Vec<SessionSummary>,
+    /// (session, request id as sent to the webview) → the agent's request.
+    asked: HashMap<(String, String), Asked>,
+}
+
+/// The ACP engine adapter.
+#[derive(Debug)]
+pub struct AcpAdapter {
+    hub: Arc<AcpHub>,
+    conn: String,
+    version: String,
+    workspace: PathBuf,
+    permits: Arc<Permits>,
+    state: Arc<Mutex<State>>,
+    updates: UpdateSender,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An [`AcpError`] as the v1 error.
+fn engine_error(err: AcpError) -> EngineError {
+    match err {
+        AcpError::Closed { .. } | AcpError::Spawn { .. } => {
+            EngineError::Unavailable(err.to_string())
+        }
+        AcpError::Agent { .. } => EngineError::Engine(err.to_string()),
+        AcpError::NotSupported(what) => EngineError::NotSupported { method: what, engine: NAME },
+        other => EngineError::refused(other.code(), other.to_string()),
+    }
+}
+
+impl AcpAdapter {
+    /// Starts the agent (`command[0]` with the rest as arguments, cwd = the workspace) and
+    /// `initialize`s it; returns the adapter and its updates.
+    pub async fn start(
+        policy: LaunchPolicy,
+        spawner: Arc<dyn ProcessSpawner>,
+        command: Vec<String>,
+    ) -> Result<(Arc<Self>, UpdateReceiver), EngineError> {
+        let Some((program, args)) = command.split_first() else {
+            return Err(EngineError::InvalidRequest(
+                "--engine acp needs the agent command after `--`, e.g. `-- kilo acp`".to_owned(),
+            ));
+        };
+        let workspace = policy.workspace.clone();
+        let trusted = policy.trusted;
+        let (hub, events) = AcpHub::new(policy, spawner);
+        let hub = Arc::new(hub);
+        let info = hub
+            .connect(AcpConnectParams {
+                command: program.clone(),
+                args: Some(args.to_vec()),
+                env: None,
+                cwd: None,
+            })
+            .await
+            .map_err(engine_error)?;
+        tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
+        let (updates, rx) = update_channel();
+        let directory = workspace.display().to_string();
+        let permits = Arc::new(Permits::new(NAME, directory, trusted, Arc::new(SystemClock)));
+        let adapter = Arc::new(Self {
+            hub,
+            conn: info.id,
+            version: info.agent_info.version,
+            workspace,
+            permits: permits.clone(),
+            state: Arc::default(),
+            updates: updates.clone(),
+        });
+        tokio::spawn(pump(events, updates, permits, adapter.state.clone()));
+        Ok((adapter, rx))
+    }
+
+    fn known(&self, session: &str) -> Result<(), EngineError> {
+        if lock(&self.state).sessions.iter().any(|s| s.session_id == session) {
+            Ok(())
+        } else {
+            Err(EngineError::SessionNotFound(session.to_owned()))
+        }
+    }
+}
+
+#[async_trait]
+impl EngineAdapter for AcpAdapter {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn kind(&self) -> EngineKind {
+        EngineKind::Acp
+    }
+
+    async fn init(&self) -> Result<InitResult, EngineError> {
+        let status = match self.hub.status(&self.conn) {
+            Ok(bb_protocol::ws::AcpConnectionStatus::Ready) => EngineStatus::Ready,
+            _ => EngineStatus::Failed,
+        };
+        Ok(InitResult {
+            protocol_version: 1,
+            engine: EngineInfo {
+                kind: EngineKind::Acp,
+                status,
+                version: Some(self.version.clone()),
+            },
+            capabilities: Capabilities {
+                sessions: true,
+                permissions: true,
+                ..Capabilities::default()
+            },
+        })
+    }
+
+    async fn create_session(
+        &self,
+        params: CreateSessionParams,
+    ) -> Result<SessionSummary, EngineError> {
+        if params.config_path.is_some()
+            || params.model.is_some()
+            || params.permission_mode.is_some()
+        {
+            return Err(EngineError::refused(
+                "invalid_params",
+                "the acp engine takes no configPath, model or permissionMode at session creation",
+            ));
+        }
+        let (id, _answer) = self
+            .hub
+            .session_new_full(AcpSessionNewParams {
+                connection_id: self.conn.clone(),
+                cwd: Some(self.workspace.display().to_string()),
+                mcp_servers: None,
+            })
+            .await
+            .map_err(engine_error)?;
+        let summary = SessionSummary {
+            session_id: id,
+            title: params.task,
+            status: Some("idle".to_owned()),
+            updated_at: None,
+        };
+        lock(&self.state).sessions.push(summary.clone());
+        let _ = self.updates.send(EngineUpdate::SessionUpserted(summary.clone())).await;
+        Ok(summary)
+    }
+
+    async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
+        let listed = self.hub.list_sessions(&self.conn, None).await.map_err(engine_error)?;
+        let mut sessions = lock(&self.state).sessions.clone();
+        for info in listed.into_iter().flatten() {
+            let Some(id) = info.get("sessionId").and_then(Value::as_str) else { continue };
+            if sessions.iter().any(|s| s.session_id == id) {
+                continue;
+            }
+            sessions.push(SessionSummary {
+                session_id: id.to_owned(),
+                title: info.get("title").and_then(Value::as_str).map(str::to_owned),
+                status: None,
+                updated_at: None,
+            });
+        }
+        Ok(ListSessionsResult { sessions })
+    }
+
+    async fn delete_session(&self, _params: SessionParams) -> Result<SessionAck, EngineError> {
+        Err(EngineError::NotSupported { method: "bb.deleteSession", engine: NAME })
+    }
+
+    async fn send_message(
+        &self,
+        params: SendMessageParams,
+    ) -> Result<SendMessageResult, EngineError> {
+        if params.attachment_ids.as_ref().is_some_and(|a| !a.is_empty()) {
+            return Err(EngineError::refused(
+                "invalid_params",
+                "the acp engine takes no attachmentIds",
+            ));
+        }
+        self.known(&params.session_id)?;
+        if let Some(err) = self.hub.closed_error(&self.conn) {
+            return Err(engine_error(err));
+        }
+        let hub = self.hub.clone();
+        let prompt = AcpSessionPromptParams {
+            connection_id: self.conn.clone(),
+            session_id: params.session_id.clone(),
+            prompt: vec![ContentBlock::Text { text: params.text, annotations: None }],
+        };
+        // The turn runs on; its end arrives as `turn_ended` (or `turn_error`).
+        tokio::spawn(async move {
+            if let Err(err) = hub.session_prompt(prompt).await {
+                tracing::info!(%err, "ACP prompt failed");
+            }
+        });
+        Ok(SendMessageResult { session_id: params.session_id, message_id: None })
+    }
+
+    async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
+        self.known(&params.session_id)?;
+        self.permits.cancel_session(&params.session_id);
+        self.hub
+            .session_cancel(AcpSessionCancelParams {
+                connection_id: self.conn.clone(),
+                session_id: params.session_id.clone(),
+            })
+            .await
+            .map_err(engine_error)?;
+        let _ = self.updates.send(self.permits.count_update(&params.session_id)).await;
+        Ok(SessionAck { session_id: params.session_id })
+    }
+
+    async fn approve_permission(
+        &self,
+        params: ApprovePermissionParams,
+    ) -> Result<SessionAck, EngineError> {
+        let session = params.session_id.clone();
+        let key = (session.clone(), params.request_id.clone());
+        let asked = lock(&self.state).asked.get(&key).cloned();
+        let Some(asked) = asked else {
+            return Err(EngineError::refused(
+                "permission_not_pending",
+                format!(
+                    "no permission request {} is waiting in session {session}",
+                    params.request_id
+                ),
+            ));
+        };
+        let option = pick_option(&asked.options, params.decision).ok_or_else(|| {
+            EngineError::refused(
+                "invalid_params",
+                format!("the agent offered no option for {:?}", params.decision),
+            )
+        })?;
+        let approve = params.decision != PermissionDecision::Deny;
+        self.permits.begin(&session, &params.request_id, approve)?;
+        let result = self
+            .hub
+            .permission_reply(AcpPermissionReplyParams {
+                connection_id: self.conn.clone(),
+                session_id: Some(session.clone()),
+                request_id: asked.request_id,
+                outcome: PermissionOutcome::Selected { option_id: option },
+            })
+            .await;
+        let outcome = match &result {
+            Ok(()) => AnswerOutcome::Accepted,
+            Err(AcpError::PermissionNotPending(_)) => AnswerOutcome::Unknown,
+            Err(_) => AnswerOutcome::Failed,
+        };
+        self.permits.done(&session, &params.request_id, outcome);
+        if result.is_ok() {
+            lock(&self.state).asked.remove(&key);
+        }
+        let _ = self.updates.send(self.permits.count_update(&session)).await;
+        result.map_err(engine_error)?;
+        Ok(SessionAck { session_id: session })
+    }
+
+    fn set_workspace_trusted(&self, trusted: bool) {
+        self.permits.set_trusted(trusted);
+    }
+
+    async fn shutdown(&self) {
+        self.hub.close_all().await;
+    }
+}
+
+/// The option for a decision, by kind.
+fn pick_option(options: &[(String, String)], decision: PermissionDecision) -> Option<String> {
+    let wanted: &[&str] = match decision {
+        PermissionDecision::AllowOnce => &["allow_once"],
+        PermissionDecision::AllowRule => &["allow_always", "allow_once"],
+        PermissionDecision::Deny => &["reject_once", "reject_always"],
+    };
+    wanted.iter().find_map(|k| options.iter().find(|(_, kind)| kind == k).map(|(id, _)| id.clone()))
+}
+
+/// What approving would let the agent do, from the tool call's `kind`.
+fn request_kind(tool_call: &Value) -> RequestKind {
+    match tool_call.get("kind").and_then(Value::as_str) {
+        Some("read" | "search" | "fetch" | "think") => RequestKind::Read,
+        Some("edit" | "delete" | "move") => RequestKind::Write,
+        Some("execute") => RequestKind::Exec,
+        _ => RequestKind::Other,
+    }
+}
+
+fn request_key(id: &AcpRequestId) -> String {
+    match id {
+        AcpRequestId::Text(s) => s.clone(),
+        AcpRequestId::Number(n) => n.to_string(),
+    }
+}
+
+/// Hub events → engine updates, in order.
+async fn pump(
+    mut events: mpsc::Receiver<AcpEvent>,
+    updates: UpdateSender,
+    permits: Arc<Permits>,
+    state: Arc<Mutex<State>>,
+) {
+    let seq = AtomicU64::new(0);
+    let event = |session: &str, kind: &str, mut payload: Map<String, Value>| {
+        let n = seq.fetch_add(1, Ordering::Relaxed) + 1;
+        payload.entry("sessionId").or_insert_with(|| session.into());
+        EngineUpdate::Events {
+            session_id: session.to_owned(),
+            events: vec![EngineEvent {
+                id: format!("acp-{n}"),
+                event_type: kind.to_owned(),
+                turn: None,
+                ts: None,
+                payload,
+            }],
+        }
+    };
+    while let Some(ev) = events.recv().await {
+        let mut out = Vec::new();
+        match ev.kind {
+            AcpEventKind::SessionUpdate { session_id, update } => {
+                let kind = update
+                    .get("sessionUpdate")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown_update")
+                    .to_owned();
+                let payload = match update {
+                    Value::Object(map) => map,
+                    other => Map::from_iter([("update".to_owned(), other)]),
+                };
+                out.push(event(&session_id, &kind, payload));
+            }
+            AcpEventKind::State { session_id: Some(session), state: s, detail } => {
+                let running = s == "running";
+                let kind = match (s, detail.contains_key("error")) {
+                    ("running", _) => "turn_started",
+                    (_, true) => "turn_error",
+                    _ => "turn_ended",
+                };
+                let payload = match detail.get("error") {
+                    Some(Value::Object(e)) => e.clone(),
+                    _ => detail,
+                };
+                out.push(event(&session, kind, payload));
+                if !running {
+                    // A turn that ended leaves no request of it open.
+                    permits.cancel_session(&session);
+                    lock(&state).asked.retain(|(s, _), _| *s != session);
+                    out.push(permits.count_update(&session));
+                }
+                out.push(EngineUpdate::SessionRunning { session_id: session, running });
+            }
+            AcpEventKind::State { session_id: None, detail, .. } => {
+                let reason = detail.get("reason").and_then(Value::as_str).unwrap_or("closed");
+                out.push(EngineUpdate::Connection(ConnectionUpdate {
+                    status: ConnectionStatus::Error,
+                    retry_count: None,
+                    last_error: Some(format!("the ACP agent is gone: {reason}")),
+                }));
+                let sessions: Vec<String> =
+                    lock(&state).sessions.iter().map(|s| s.session_id.clone()).collect();
+                for session in sessions {
+                    let payload = Map::from_iter([("reason".to_owned(), json!(reason))]);
+                    out.push(event(&session, "agent_exited", payload));
+                }
+            }
+            AcpEventKind::PermissionRequest { session_id, request_id, tool_call, options } => {
+                let key = request_key(&request_id);
+                let offered: Vec<(String, String)> = options
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|o| {
+                        Some((
+                            o.get("optionId")?.as_str()?.to_owned(),
+                            o.get("kind")?.as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect();
+                lock(&state).asked.insert(
+                    (session_id.clone(), key.clone()),
+                    Asked { request_id, options: offered },
+                );
+                if permits.raised(&session_id, &key, request_kind(&tool_call)) {
+                    let payload = Map::from_iter([
+                        ("requestId".to_owned(), json!(key)),
+                        ("toolCall".to_owned(), tool_call),
+                        ("options".to_owned(), options),
+                    ]);
+                    out.push(event(&session_id, "request_permission", payload));
+                }
+                out.push(permits.count_update(&session_id));
+            }
+            AcpEventKind::PermissionSettled { session_id, request_id, outcome } => {
+                let key = request_key(&request_id);
+                permits.replied(&session_id, &key);
+                lock(&state).asked.remove(&(session_id.clone(), key.clone()));
+                let payload = Map::from_iter([
+                    ("requestId".to_owned(), json!(key)),
+                    ("outcome".to_owned(), outcome),
+                ]);
+                out.push(event(&session_id, "permission_settled", payload));
+                out.push(permits.count_update(&session_id));
+            }
+        }
+        for update in out {
+            if updates.send(update).await.is_err() {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Agent Client Protocol updates in the transcript: message and thought chunks (text appended
+//! to the message's block) and the facts of `tool_call` / `tool_call_update`.
+
+use serde_json::Value;
+
+use super::super::blocks::{Block, UserBlock};
+use super::Transcript;
+use crate::event::RawEvent;
+use crate::json::{as_text, at, str_at, string_at};
+use crate::truncate::{BodyStore, Limits};
+
+/// The text of an ACP `ContentBlock` (`{"type":"text","text":…}`); other kinds are named.
+fn content_text(content: Option<&Value>) -> String {
+    let Some(c) = content else { return String::new() };
+    match str_at(c, &[&["type"]]) {
+        Some("text") | None => str_at(c, &[&["text"]]).unwrap_or_default().to_owned(),
+        Some(kind) => format!("[{kind}]"),
+    }
+}
+
+impl Transcript {
+    /// `agent_message_chunk` / `agent_thought_chunk`: appends to the message's block.
+    pub(crate) fn acp_chunk(&mut self, ev: &RawEvent, reasoning: bool) {
+        let text = content_text(ev.payload.get("content"));
+        let mid = str_at(&ev.payload, &[&["messageId"]]);
+        let i = self.text_block_for(reasoning, mid, ev.turn);
+        if let Some(b) = self.text_block(i) {
+            b.text.push_str(&text);
+        }
+    }
+
+    /// `user_message_chunk`: appends to the user block of the message (or the last user
+    /// block when the agent gives no message id), else opens one.
+    pub(crate) fn acp_user_chunk(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+        let text = content_text(ev.payload.get("content"));
+        let mid = string_at(&ev.payload, &[&["messageId"]]);
+        let existing = match &mid {
+            Some(m) => self.idx.user.get(m).copied(),
+            None => match self.blocks.last() {
+                Some(Block::User(b)) if b.message_id.is_none() => Some(self.blocks.len() - 1),
+                _ => None,
+            },
+        };
+        if let Some(i) = existing
+            && let Some(Block::User(b)) = self.blocks.get_mut(i)
+        {
+            let mut whole = b.text.as_ref().map(|t| t.text.clone()).unwrap_or_default();
+            whole.push_str(&text);
+            b.text = Some(bodies.preview(&whole, Limits::default()));
+            return;
+        }
+        let (event_id, turn) = (ev.id.clone(), ev.turn);
+        let preview = Some(bodies.preview(&text, Limits::default()));
+        let message_id = mid.clone();
+        let i = self.push(|block_id| {
+            Block::User(UserBlock { block_id, event_id, message_id, turn, text: preview })
+        });
+        if let Some(m) = mid {
+            self.idx.user.insert(m, i);
+        }
+    }
+}
+
+/// What an ACP tool call or update says.
+pub(super) struct AcpTool {
+    pub(super) call_id: Option<String>,
+    /// The tool call's `kind` (`execute`, `edit`, `read`, …).
+    pub(super) kind: Option<String>,
+    pub(super) title: Option<String>,
+    pub(super) input: Option<String>,
+    pub(super) output: Option<String>,
+    pub(super) failed: bool,
+}
+
+/// Reads an ACP `tool_call` / `tool_call_update` object.
+pub(super) fn acp_tool(p: &Value) -> AcpTool {
+    let output = at(p, &["rawOutput"]).and_then(as_text).or_else(|| {
+        let parts: Vec<String> = p
+            .get("content")
+            .and_then(Value::as_array)?
+            .iter()
+            .map(|c| content_text(c.get("content")))
+            .filter(|t| !t.is_empty())
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    });
+    AcpTool {
+        call_id: string_at(p, &[&["toolCallId"]]),
+        kind: string_at(p, &[&["kind"]]),
+        title: string_at(p, &[&["title"]]),
+        input: at(p, &["rawInput"]).and_then(as_text),
+        output,
+        failed: str_at(p, &[&["status"]]) == Some("failed"),
+    }
+}
