@@ -302,6 +302,11 @@ impl SseClient {
     /// Opens a connection, queueing what happened.
     async fn connect(&mut self) {
         let mut request = self.request.clone();
+        // Default headers of an event-stream client (WHATWG): no cache in between. The
+        // transport adds `Accept: text/event-stream`; a caller's own value wins.
+        if !request.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("cache-control")) {
+            request = request.with_header("cache-control", "no-cache");
+        }
         if let Some(id) = self.resume_header() {
             request = request.with_header("last-event-id", id);
         }
