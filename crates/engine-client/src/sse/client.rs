@@ -236,7 +236,9 @@ impl SseClient {
         self.failure = None;
     }
 
-    fn resume_header(&self) -> Option<String> {
+    /// The id sent as `Last-Event-ID` on the next connection (and, right after
+    /// [`SseClientEvent::Connected`], the one the open connection was made with).
+    pub fn resume_header(&self) -> Option<String> {
         let id = match self.resume_from {
             ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
             ResumeFrom::Caller => self.resume_id.as_deref(),

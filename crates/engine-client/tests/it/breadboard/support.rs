@@ -74,6 +74,7 @@ pub(super) fn fast() -> StreamOptions {
             max_attempts: 6,
             read_timeout: Duration::from_secs(10),
         },
+        refill_attempts: 8,
     }
 }
 
