@@ -63,8 +63,10 @@ pub(super) async fn run(args: Args, config: ServiceConfig) -> anyhow::Result<()>
     let transport = HttpTransport::new(&url, auth, HttpOptions::default()).context("engine URL")?;
     let mut bb = BreadboardConfig::new(state_dir);
     bb.default_config_path = default_config;
+    // The demo works in the project directory; a real engine gets a workspace only when one
+    // is named (without it, its files routes answer "workspace not ready").
     bb.workspace = match args.engine {
-        EngineKind::Demo => None,
+        EngineKind::Demo => Some(root.clone()),
         _ => args.workspace.as_ref().map(|_| root.clone()),
     };
     let client = BreadboardClient::new(Arc::new(transport));

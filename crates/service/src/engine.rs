@@ -31,6 +31,13 @@ pub enum EngineError {
     /// The engine rejected the request as malformed (`invalid_request`).
     #[error("the engine rejected the request: {0}")]
     InvalidRequest(String),
+    /// The bridge itself refused the request before asking the engine (`invalid_request`),
+    /// e.g. a session id that cannot be one.
+    #[error("the bridge refused the request: {0}")]
+    Refused(String),
+    /// The permission request is no longer waiting for an answer (`permission_not_pending`).
+    #[error("{0}")]
+    PermissionNotPending(String),
     /// The engine refused the bridge's credentials (`engine_auth`); never retried.
     #[error("the engine refused the bridge's credentials (HTTP {status})")]
     Auth {
@@ -54,7 +61,8 @@ impl EngineError {
         match self {
             EngineError::NotSupported { .. } => "not_supported",
             EngineError::SessionNotFound(_) => "session_not_found",
-            EngineError::InvalidRequest(_) => "invalid_request",
+            EngineError::InvalidRequest(_) | EngineError::Refused(_) => "invalid_request",
+            EngineError::PermissionNotPending(_) => "permission_not_pending",
             EngineError::Auth { .. } => "engine_auth",
             EngineError::Unavailable(_) => "engine_unavailable",
             EngineError::Timeout => "engine_timeout",
@@ -233,6 +241,10 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     ) -> Result<(), EngineError> {
         unsupported(self.name(), "reconnect")
     }
+
+    /// The bridge wrote the events of `session_id` up to and including `event_id` to a
+    /// webview; a resume position may move up to here, never further.
+    fn delivered(&self, _session_id: &str, _event_id: &str) {}
 
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}

@@ -3,6 +3,7 @@
 //! BreadBoard mapping (`tests/breadboard.rs`).
 
 mod breadboard;
+mod breadboard_cursors;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

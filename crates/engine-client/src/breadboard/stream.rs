@@ -52,6 +52,10 @@ pub enum StreamUpdate {
         /// The session as the engine sees it now, when it could be read.
         summary: Option<SessionSummary>,
     },
+    /// An event at or before the resume position, read again by a primed stream
+    /// ([`SessionStream::open_primed`]) to rebuild derived state (pending permissions, diffs,
+    /// whether a turn runs). Already delivered: not for the view's transcript.
+    Replayed(BbEvent),
     /// An SSE event that is not a BreadBoard envelope; kept, not delivered as an event.
     Malformed {
         /// Its SSE id.
@@ -119,6 +123,9 @@ pub struct SessionStream {
     sse: SseClient,
     recovery: Recovery,
     first_of_connection: bool,
+    /// Events at or before the cursor are yielded as [`StreamUpdate::Replayed`] until the
+    /// first new one.
+    priming: bool,
     pending: VecDeque<StreamUpdate>,
     done: bool,
 }
@@ -148,9 +155,25 @@ impl SessionStream {
             sse,
             recovery,
             first_of_connection: true,
+            priming: false,
             pending: VecDeque::new(),
             done: false,
         })
+    }
+
+    /// Like [`SessionStream::open`] after `last_seq`, but reads the engine's whole ring first
+    /// and yields what it already delivered as [`StreamUpdate::Replayed`], so a restarted
+    /// bridge knows the session's pending permissions without showing old events twice.
+    pub fn open_primed(
+        client: &BreadboardClient,
+        session_id: &str,
+        last_seq: u64,
+        options: StreamOptions,
+    ) -> Result<Self, BbError> {
+        let mut stream = Self::open(client, session_id, Some(last_seq), options)?;
+        stream.priming = true;
+        stream.reopen(None);
+        Ok(stream)
     }
 
     /// The session.
@@ -313,12 +336,19 @@ impl SessionStream {
         }
         match admission {
             Admission::Unsequenced => self.pending.push_back(StreamUpdate::Event(event)),
+            Admission::Duplicate if self.priming => {
+                self.pending.push_back(StreamUpdate::Replayed(event));
+            }
             Admission::Duplicate => {}
             Admission::Deliver => {
+                self.priming = false;
                 self.recovery = Recovery::None;
                 self.deliver(event).await;
             }
-            Admission::Gap { expected, got } => self.on_jump(event, expected, got, first).await,
+            Admission::Gap { expected, got } => {
+                self.priming = false;
+                self.on_jump(event, expected, got, first).await;
+            }
         }
     }
 

@@ -78,6 +78,12 @@ pub struct Health {
     /// Engine version.
     #[serde(default)]
     pub engine_version: Option<String>,
+    /// When the engine process started (a change means it restarted and lost its sessions).
+    #[serde(default)]
+    pub started_at: Option<String>,
+    /// The engine's process id.
+    #[serde(default)]
+    pub pid: Option<u64>,
 }
 
 /// `POST /v1/sessions` body.
