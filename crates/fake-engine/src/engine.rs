@@ -35,9 +35,25 @@ pub(crate) struct EngineState {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) started_at: Duration,
     script_cursor: AtomicUsize,
+    streams: Mutex<Vec<StreamRequest>>,
+}
+
+/// One request of a session's event stream, as the engine saw it (for tests of resumes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamRequest {
+    /// The session in the path.
+    pub session_id: String,
+    /// The `Last-Event-ID` header, if any.
+    pub last_event_id: Option<String>,
+    /// The `replay` query value, if any.
+    pub replay: Option<String>,
 }
 
 impl EngineState {
+    pub(crate) fn log_stream(&self, request: StreamRequest) {
+        lock(&self.streams).push(request);
+    }
+
     pub(crate) fn faults(&self) -> Faults {
         lock(&self.faults).clone()
     }
@@ -93,6 +109,7 @@ impl FakeEngine {
                 sessions: Mutex::new(HashMap::new()),
                 started_at: wall_now(),
                 script_cursor: AtomicUsize::new(0),
+                streams: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -105,6 +122,11 @@ impl FakeEngine {
     /// The last `seq` a session published, `None` for an unknown session.
     pub fn last_seq(&self, session_id: &str) -> Option<u64> {
         self.state.session(session_id).map(|s| s.last_seq())
+    }
+
+    /// Every event-stream request so far, in order.
+    pub fn stream_requests(&self) -> Vec<StreamRequest> {
+        lock(&self.state.streams).clone()
     }
 
     /// How many events a session's ring holds.

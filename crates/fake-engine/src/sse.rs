@@ -56,6 +56,11 @@ pub(crate) async fn events(
     };
     let header_token =
         headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    state.log_stream(crate::engine::StreamRequest {
+        session_id: id.clone(),
+        last_event_id: header_token.clone(),
+        replay: query.get("replay").cloned(),
+    });
     // An empty `from_id` is ignored (the header then counts).
     let token =
         query.get("from_id").filter(|v| !v.is_empty()).cloned().or_else(|| header_token.clone());

@@ -83,9 +83,11 @@ fn the_demo_is_the_default_and_serves_every_method() {
         "bb.readFileSnippet",
         json!({"sessionId": session, "path": "hello.txt", "maxBytes": 5}),
     );
+    // The engine's snippet over `max_bytes`: half the budget from the head, half from the
+    // tail, the marker between (README §11.1).
     assert_eq!(
         (snippet["content"].as_str(), snippet["truncated"].as_bool()),
-        (Some("hello"), Some(true))
+        (Some("he\n\n\u{2026} (truncated) \u{2026}\n\nd\n"), Some(true))
     );
     let outside = sidecar.call("bb.readFileSnippet", json!({"sessionId": session, "path": "../x"}));
     assert_eq!(outside["error"]["code"], "invalid_request");

@@ -9,6 +9,7 @@
 )]
 
 mod breadboard;
+mod breadboard_engine;
 mod faults;
 mod harness;
 mod kilo;

@@ -256,7 +256,9 @@ impl SessionState {
             "turn_start"
             | "user_message"
             | "assistant.message.start"
+            | "assistant.message.delta"
             | "assistant_delta"
+            | "assistant_message"
             | "tool_call" => {
                 out.extend(self.set_running(session, true));
             }
