@@ -74,6 +74,7 @@ pub(crate) async fn run(args: FakeEngineArgs) -> anyhow::Result<()> {
             delete_waits_for_permission: !args.delete_abandons_permission,
             ..Faults::default()
         },
+        ..EngineConfig::default()
     };
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let running =
