@@ -128,15 +128,19 @@ async fn a_wrong_token_is_a_clear_error_without_a_retry_loop() {
 
 #[tokio::test]
 async fn delete_blocked_by_a_pending_permission_is_bounded_then_succeeds_after_a_deny() {
-    let engine = Engine::start(EngineConfig::default()).await;
-    let session = engine.session().await;
-    let input = engine.script("perm", &[
+    // An agent turn (a configured script): its permission request blocks, unlike a replay's.
+    let turn = [
         r#"{"type":"tool_call","payload":{"call":{"id":"c1","name":"bash","arguments":{"command":"ls"}}}}"#,
         r#"{"type":"permission_request","payload":{"request_id":"permission_1","tool":"bash","kind":"run"}}"#,
         r#"{"type":"tool_result","payload":{"result":{"id":"c1","ok":true}}}"#,
-    ]);
+    ]
+    .join("\n");
+    let scripts = vec![bb_fake_engine::ScriptSource::Inline(turn)];
+    let engine = Engine::start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let session = engine.session().await;
+    let input = "go";
     let mut stream = SessionStream::open(&engine.client, &session, None, fast()).unwrap();
-    engine.client.send_input(&session, &input, &[]).await.unwrap();
+    engine.client.send_input(&session, input, &[]).await.unwrap();
     collect_until(&mut stream, |u| is_kind(u, "permission_request")).await;
 
     let blocked = engine.client.delete_session(&session, Duration::from_millis(200)).await;

@@ -52,6 +52,7 @@ impl Engine {
             .client
             .create_session(&CreateSession {
                 config_path: "test.yaml".into(),
+                workspace: Some(self.dir.path().display().to_string()),
                 ..CreateSession::default()
             })
             .await
