@@ -170,12 +170,22 @@ impl FakeEngine {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let app = self.router();
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, app).await {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                // A dropped sender (the handle aborted instead) also ends the wait.
+                let _ = stopped.await;
+            });
+            if let Err(error) = serve.await {
                 tracing::warn!(%error, "fake engine server stopped");
             }
         });
-        Ok(RunningEngine { url: format!("http://{local}"), engine: self, task })
+        Ok(RunningEngine {
+            url: format!("http://{local}"),
+            engine: self,
+            task: Some(task),
+            shutdown: Some(shutdown),
+        })
     }
 }
 
@@ -184,7 +194,8 @@ impl FakeEngine {
 pub struct RunningEngine {
     url: String,
     engine: FakeEngine,
-    task: JoinHandle<()>,
+    task: Option<JoinHandle<()>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl RunningEngine {
@@ -200,15 +211,37 @@ impl RunningEngine {
 
     /// Serves until the server task ends (it does not on its own).
     pub async fn wait(mut self) {
-        let task = std::mem::replace(&mut self.task, tokio::spawn(async {}));
-        // The server task only ends on an IO error, already logged.
-        let _ = task.await;
+        if let Some(task) = self.task.take() {
+            // The server task only ends on an IO error, already logged.
+            let _ = task.await;
+        }
+    }
+}
+
+impl RunningEngine {
+    /// Stops like a killed engine process: the sessions (which live in memory) are gone,
+    /// every open event stream ends, the listener closes and so does every idle connection.
+    /// The port may then be served again by a new engine (an engine restart).
+    pub fn stop(mut self) {
+        for session in self.engine.state.sessions() {
+            session.close_inputs();
+            session.end_log();
+            self.engine.state.remove(&session.id);
+        }
+        if let Some(shutdown) = self.shutdown.take() {
+            // The server may already have stopped on an IO error.
+            let _ = shutdown.send(());
+        }
+        // Detached, not aborted: the graceful shutdown closes the open connections.
+        drop(self.task.take());
     }
 }
 
 impl Drop for RunningEngine {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
     }
 }
 

@@ -362,3 +362,52 @@ fn an_ended_stream_reselected_resumes_from_its_position() {
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
+
+#[test]
+fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_recovers() {
+    let world = World::new();
+    let mut engine = Engine::start(EngineConfig::default());
+    let url = engine.url().to_owned();
+    let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+    let mut sidecar = spawn(
+        &args(&engine, &world.path("state").display().to_string(), None),
+        &world,
+        "restart.err",
+    );
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar_session(&mut sidecar);
+    sidecar.session_events_until(&session, "skills_selection", WAIT);
+
+    // The engine dies (its sessions live in memory) and a new one comes up on the same port.
+    let Engine { runtime, running, client } = engine;
+    running.stop();
+    sidecar.wait_event(WAIT, "the engine seen as down", |m| {
+        m["topic"] == "bb/connection" && m["payload"]["status"] == "connecting"
+    });
+    let running = loop {
+        match runtime.block_on(FakeEngine::new(EngineConfig::default()).serve(addr)) {
+            Ok(running) => break running,
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    engine = Engine { runtime, running, client };
+    sidecar.wait_event(WAIT, "the reason in the transcript", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["sessionId"] == session.as_str()
+            && m["payload"]["events"].as_array().is_some_and(|all| {
+                all.iter().any(|e| {
+                    e["payload"]["message"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("no longer holds this session"))
+                })
+            })
+    });
+    sidecar.wait_event(WAIT, "the connection back", |m| {
+        m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
+    });
+    // The new engine works through the same sidecar.
+    let fresh = sidecar_session(&mut sidecar);
+    assert_eq!(engine.engine().last_seq(&fresh).is_some(), true);
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}

@@ -174,15 +174,22 @@ impl SessionState {
             StreamUpdate::Malformed { sse_id, error } => {
                 vec![self.warning(session, format!("Unreadable engine event {sse_id}: {error}"))]
             }
+            // Either end is an answer of the engine: it is reachable, whatever a reconnect of
+            // this stream said before.
             StreamUpdate::Ended { summary: Some(s) } => {
                 let mut out = self.set_running(session, false);
                 out.push(EngineUpdate::SessionUpserted(summary(&s)));
+                out.push(connection(ConnectionStatus::Connected, None, None));
                 out
             }
-            StreamUpdate::Ended { summary: None } => self.gone(
-                session,
-                "The engine no longer holds this session (it was deleted elsewhere, or the engine restarted: its sessions live in memory). Its stream ended; start a new session to go on.",
-            ),
+            StreamUpdate::Ended { summary: None } => {
+                let mut out = self.gone(
+                    session,
+                    "The engine no longer holds this session (it was deleted elsewhere, or the engine restarted: its sessions live in memory). Its stream ended; start a new session to go on.",
+                );
+                out.push(connection(ConnectionStatus::Connected, None, None));
+                out
+            }
             _ => Vec::new(),
         }
     }

@@ -19,13 +19,14 @@ fn connection(status: ConnectionStatus, retry: Option<u64>, error: Option<String
 
 /// Runs until aborted.
 pub(super) async fn run(shared: Arc<Shared>) {
-    let mut identity: Option<(Option<String>, Option<u64>)> = None;
+    let mut identity: Option<(Option<String>, Option<u64>, Option<u64>)> = None;
     let mut healthy = false;
     let mut failures = 0u64;
     loop {
         match shared.client.health().await {
             Ok(health) => {
-                let now = (health.started_at, health.pid);
+                let unix = health.started_at_unix.map(f64::to_bits);
+                let now = (health.started_at, unix, health.pid);
                 let restarted = identity.as_ref().is_some_and(|before| *before != now);
                 identity = Some(now);
                 if !healthy || restarted {

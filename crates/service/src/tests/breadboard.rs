@@ -72,8 +72,15 @@ fn a_session_the_engine_lost_is_marked_ended_with_a_reason() {
         _ => None,
     });
     assert_eq!(ended.as_deref(), Some("ended"));
-    let EngineUpdate::Events { events, .. } = out.last().unwrap() else { panic!("{out:?}") };
-    assert!(events[0].payload["message"].as_str().unwrap().contains("no longer holds"));
+    let warning = out.iter().find_map(|u| match u {
+        EngineUpdate::Events { events, .. } => events[0].payload["message"].as_str(),
+        _ => None,
+    });
+    assert!(warning.unwrap().contains("no longer holds"), "{out:?}");
+    assert!(
+        matches!(out.last(), Some(EngineUpdate::Connection(c)) if c.status == bb_protocol::v1::ConnectionStatus::Connected),
+        "the engine answered: the connection is up: {out:?}"
+    );
 }
 
 #[test]
