@@ -4,6 +4,7 @@
 
 mod breadboard;
 mod breadboard_cursors;
+mod breadboard_wire;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
