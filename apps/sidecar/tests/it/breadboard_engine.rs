@@ -407,7 +407,7 @@ fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_re
     });
     // The new engine works through the same sidecar.
     let fresh = sidecar_session(&mut sidecar);
-    assert_eq!(engine.engine().last_seq(&fresh).is_some(), true);
+    assert!(engine.engine().last_seq(&fresh).is_some(), "created on the new engine");
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
