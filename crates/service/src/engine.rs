@@ -31,13 +31,6 @@ pub enum EngineError {
     /// The engine rejected the request as malformed (`invalid_request`).
     #[error("the engine rejected the request: {0}")]
     InvalidRequest(String),
-    /// The bridge itself refused the request before asking the engine (`invalid_request`),
-    /// e.g. a session id that cannot be one.
-    #[error("the bridge refused the request: {0}")]
-    Refused(String),
-    /// The permission request is no longer waiting for an answer (`permission_not_pending`).
-    #[error("{0}")]
-    PermissionNotPending(String),
     /// The engine refused the bridge's credentials (`engine_auth`); never retried.
     #[error("the engine refused the bridge's credentials (HTTP {status})")]
     Auth {
@@ -53,20 +46,35 @@ pub enum EngineError {
     /// The engine answered with an error or something unexpected (`engine_error`).
     #[error("engine error: {0}")]
     Engine(String),
+    /// The bridge refused the call with its own stable code (`permission_not_pending`,
+    /// `workspace_untrusted`, `unknown_command`, `invalid_params`, `path_outside_workspace`,
+    /// `file_not_found`, `queue_full`, …).
+    #[error("{message}")]
+    Refused {
+        /// The stable wire code.
+        code: &'static str,
+        /// What happened and what to do next.
+        message: String,
+    },
 }
 
 impl EngineError {
+    /// A refusal with the bridge's own code.
+    pub fn refused(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Refused { code, message: message.into() }
+    }
+
     /// The stable wire code.
     pub fn code(&self) -> &'static str {
         match self {
             EngineError::NotSupported { .. } => "not_supported",
             EngineError::SessionNotFound(_) => "session_not_found",
-            EngineError::InvalidRequest(_) | EngineError::Refused(_) => "invalid_request",
-            EngineError::PermissionNotPending(_) => "permission_not_pending",
+            EngineError::InvalidRequest(_) => "invalid_request",
             EngineError::Auth { .. } => "engine_auth",
             EngineError::Unavailable(_) => "engine_unavailable",
             EngineError::Timeout => "engine_timeout",
             EngineError::Engine(_) => "engine_error",
+            EngineError::Refused { code, .. } => code,
         }
     }
 
@@ -242,10 +250,10 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         unsupported(self.name(), "reconnect")
     }
 
+    /// Stops background work (event streams) before the bridge exits.
+    async fn shutdown(&self) {}
+
     /// The bridge wrote the events of `session_id` up to and including `event_id` to a
     /// webview; a resume position may move up to here, never further.
     fn delivered(&self, _session_id: &str, _event_id: &str) {}
-
-    /// Stops background work (event streams) before the bridge exits.
-    async fn shutdown(&self) {}
 }

@@ -10,7 +10,9 @@
 
 mod breadboard;
 mod breadboard_engine;
+mod delivery;
 mod faults;
 mod harness;
 mod kilo;
+mod kilo_size;
 mod protocol;

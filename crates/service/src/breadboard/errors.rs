@@ -13,9 +13,10 @@ const NO_WORKSPACE: &str = "the engine has no workspace for this session (409 wo
 /// Maps a BreadBoard error to the adapter's error for an operation on `session`.
 pub(crate) fn engine_error(error: BbError, session: &str) -> EngineError {
     match error {
-        BbError::InvalidId { .. } | BbError::Refused { .. } => {
-            EngineError::Refused(error.to_string())
-        }
+        BbError::InvalidId { .. } | BbError::Refused { .. } => EngineError::refused(
+            "invalid_request",
+            format!("the bridge refused the request: {error}"),
+        ),
         BbError::Unauthorized { status } => EngineError::Auth { status },
         BbError::NotFound { detail }
             if !session.is_empty()

@@ -117,9 +117,12 @@ fn checked(id: &str) -> Result<&str, EngineError> {
         Ok(id)
     } else {
         let shown: String = id.chars().take(128).collect();
-        Err(EngineError::Refused(format!(
-            "{shown:?} is not a session id (ids are single path segments); nothing was sent to the engine"
-        )))
+        Err(EngineError::refused(
+            "invalid_request",
+            format!(
+                "the bridge refused the request: {shown:?} is not a session id (ids are single path segments); nothing was sent to the engine"
+            ),
+        ))
     }
 }
 
@@ -382,9 +385,12 @@ impl EngineAdapter for BreadboardAdapter {
                     .or_default()
                     .settle_stale(&id, &request_id);
                 self.send(update).await;
-                Err(EngineError::PermissionNotPending(format!(
-                    "permission request {request_id} is no longer waiting on the engine (it did not block, e.g. it came from a replay, or it was answered elsewhere); it is settled as stale and nothing was decided"
-                )))
+                Err(EngineError::refused(
+                    "permission_not_pending",
+                    format!(
+                        "permission request {request_id} is no longer waiting on the engine (it did not block, e.g. it came from a replay, or it was answered elsewhere); it is settled as stale and nothing was decided"
+                    ),
+                ))
             }
             Err(error) => Err(engine_error(error, &id)),
         }
