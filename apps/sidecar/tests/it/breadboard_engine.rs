@@ -344,10 +344,14 @@ fn an_ended_stream_reselected_resumes_from_its_position() {
             r.session_id == session && r.last_event_id.as_deref() == Some(&last.to_string())
         })
     };
-    while !resumed() {
+    for _ in 0..600 {
+        if resumed() {
+            break;
+        }
         sidecar.ok("bb.selectSession", json!({"sessionId": session}));
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(resumed(), "re-selecting reopened the stream after seq {last}");
     let requests = engine.engine().stream_requests();
     let ours: Vec<_> = requests.iter().filter(|r| r.session_id == session).collect();
     assert!(

@@ -63,6 +63,13 @@ impl Cursors {
         lock(&self.store).get(session)
     }
 
+    /// Where a new stream of `session` in this process starts: after what was handed to the
+    /// service (it is on its way to the webviews), else after the saved position.
+    pub(crate) fn resume_from(&self, session: &str) -> Option<u64> {
+        let handed = lock(&self.handed).get(session).copied();
+        handed.max(self.get(session))
+    }
+
     /// Sessions with a saved position.
     pub(crate) fn sessions(&self) -> Vec<String> {
         lock(&self.store).sessions().map(|(id, _)| id.to_owned()).collect()

@@ -21,7 +21,7 @@ fn failed(error: String) -> EngineUpdate {
 /// a saved position resumes after it; when this bridge holds no state for it yet (a restart),
 /// the stream is primed so its pending permissions show again.
 pub(super) async fn run(shared: Arc<Shared>, session: String) {
-    let last_seq = shared.cursors.get(&session);
+    let last_seq = shared.cursors.resume_from(&session);
     let fresh = !lock(&shared.states).contains_key(&session);
     let options = shared.config.stream;
     let opened = match last_seq {

@@ -48,6 +48,11 @@ fn once_confirmed_only_written_events_move_the_position() {
     assert_eq!(cursors.get("s"), Some(2), "handed but not written: the position stays");
     cursors.delivered("s", "5");
     assert_eq!(cursors.get("s"), Some(5));
+    assert_eq!(
+        cursors.resume_from("s"),
+        Some(9),
+        "a new stream here starts after what is in flight"
+    );
     eventually_saved(dir.path(), "s", Some(5));
     cursors.delivered("s", "4");
     assert_eq!(cursors.get("s"), Some(5), "never backwards");

@@ -129,8 +129,10 @@ async fn a_decision_for_a_request_the_engine_does_not_hold_is_stale() {
 async fn a_bad_id_is_refused_before_any_request() {
     let server = MockServer::start().await;
     let adapter = adapter(&server).await;
-    let error =
-        adapter.select_session(SessionParams { session_id: "../etc".into() }).await.unwrap_err();
+    let error = adapter
+        .select_session(SessionParams { session_id: "../etc".into(), tab_id: None })
+        .await
+        .unwrap_err();
     assert_eq!(error.code(), "invalid_request");
     assert!(error.to_string().starts_with("the bridge refused the request"), "{error}");
     adapter.shutdown().await;
