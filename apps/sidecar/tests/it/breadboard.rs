@@ -146,11 +146,15 @@ fn a_restarted_sidecar_resumes_from_the_persisted_position() {
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "hello"}));
     let seen = first.session_events_until(&session, "run_finished", WAIT);
     let last: u64 = seen.last().unwrap()["id"].as_str().unwrap().parse().unwrap();
+    // The position follows what was written, and is saved at once (no exit needed).
+    let saved = || {
+        let text = std::fs::read_to_string(world.path("state/breadboard-cursors.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
+    };
+    eventually(WAIT, "the position of the last written event saved", || saved() == Some(last));
     first.close_stdin();
     assert!(first.wait_exit(WAIT).success());
-    let saved = std::fs::read_to_string(world.path("state/breadboard-cursors.json")).unwrap();
-    let saved: Value = serde_json::from_str(&saved).unwrap();
-    assert_eq!(saved["sessions"][&session], last);
+    assert_eq!(saved(), Some(last), "an orderly exit keeps it");
 
     // While no sidecar runs, the session moves on.
     let transport = HttpTransport::new(

@@ -54,13 +54,15 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
         let ended = matches!(update, StreamUpdate::Ended { .. });
         let mapped =
             lock(&shared.states).entry(session.clone()).or_default().apply(&session, update);
+        // Marked before the hand-off: the runtime may write and confirm it at once, and a
+        // confirmation never moves past what was handed over.
+        if let Some(seq) = seq {
+            shared.cursors.handed(&session, seq);
+        }
         for out in mapped {
             if shared.updates.send(out).await.is_err() {
                 return;
             }
-        }
-        if let Some(seq) = seq {
-            shared.cursors.handed(&session, seq);
         }
         if gone {
             // The position of a session the engine no longer holds is useless. An ended
