@@ -1,14 +1,27 @@
 //! The BreadBoard engine adapter: the v1 methods over the CLI bridge's `/v1` REST routes, and
 //! one resumable event stream per session turned into engine updates.
 //!
-//! Each session the webview creates, selects or messages gets a stream task
-//! ([`bb_engine_client::breadboard::SessionStream`]): it resumes with the last numeric `seq`,
-//! reports gaps as `bb/connection {gapDetected: true}` plus a transcript `warning` event, and
-//! records every delivered `seq` in the cursor store under the state dir (debounced, atomic),
-//! so a restarted bridge resumes where it stopped.
+//! Each session the webview creates, selects or messages, and each session with a saved
+//! position the engine still holds when the bridge starts, gets a stream task
+//! ([`bb_engine_client::breadboard::SessionStream`]): it resumes with the last numeric `seq`
+//! (a `seq` jump is refilled, not a loss), reports a real gap once as
+//! `bb/connection {gapDetected: true}` plus one transcript `warning` event, and marks every
+//! `seq` it hands over. A position moves only past events the runtime confirmed as written
+//! (`EngineAdapter::delivered`; see `cursors`) and is written at once, so a restarted (or
+//! killed) bridge resumes where the webview stopped. A health monitor (`monitor`) lists the
+//! engine's sessions at start and after every recovery, resumes saved streams, and marks
+//! sessions a restarted engine lost as ended with a reason.
 //!
-//! Choices: `bb.createSession` needs a config path (from the request or the bridge's default);
-//! `model` is applied with `set_model` right after creation. `bb.deleteSession` sends `stop`,
+//! Choices: ids are checked before any request (the bridge's own `invalid_request`, the
+//! connection untouched); `bb.stop` reports the request, `running` turns false only on the
+//! engine's `completion` / `run_finished` (no escalation); a decision the engine answers with
+//! 409 `no permission request is active` settles the request as stale
+//! (`permission_not_pending`); `allow_rule` sends a string rule and its scope; the
+//! `user_message` of an input the bridge sent shows the typed text. `bb.createSession` needs a
+//! config path (from the request or the bridge's default); `model` is applied with `set_model`
+//! right after creation, and a refused model deletes the half-made session. Without a
+//! workspace the engine's files routes answer 409, said as "start the bridge with
+//! `--workspace`". `bb.deleteSession` sends `stop`,
 //! denies pending permissions, then DELETEs with a bounded wait (the engine blocks DELETE
 //! while a permission is pending). `bb.openDiff` has no engine route: it sends the latest
 //! diff the session's `tool_call`/`tool_result` events showed for the file (inline
