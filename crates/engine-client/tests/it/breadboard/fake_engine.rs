@@ -126,6 +126,20 @@ async fn a_wrong_token_is_a_clear_error_without_a_retry_loop() {
     assert_eq!(stream.next().await, None);
 }
 
+/// With a token and no `Last-Event-ID` the engine answers an unknown session's stream with
+/// 200 and an empty body: the stream is never reported connected, it ends (REST says 404).
+#[tokio::test]
+async fn an_unknown_session_is_never_connected() {
+    let token = SecretString::from("s3cret");
+    let engine =
+        Engine::start(EngineConfig { token: Some(token), ..EngineConfig::default() }).await;
+    let unknown = bb_fake_engine::uuid4();
+    let mut stream = SessionStream::open(&engine.client, &unknown, None, fast()).unwrap();
+    let updates = collect_until(&mut stream, |u| matches!(u, StreamUpdate::Ended { .. })).await;
+    assert_eq!(updates, [StreamUpdate::Ended { summary: None }]);
+    assert_eq!(stream.next().await, None);
+}
+
 #[tokio::test]
 async fn delete_blocked_by_a_pending_permission_is_bounded_then_succeeds_after_a_deny() {
     // An agent turn (a configured script): its permission request blocks, unlike a replay's.
