@@ -45,7 +45,9 @@ pub(crate) struct FakeEngineArgs {
     /// Let DELETE abandon a pending permission request instead of waiting for its answer.
     #[arg(long)]
     delete_abandons_permission: bool,
-    /// Workspace of sessions created without one.
+    /// The engine's own directory (reported in `skills_catalog`). Like the real engine, the
+    /// files routes of a session created without a `workspace` answer 409 `workspace not
+    /// ready`.
     #[arg(long, default_value = ".")]
     workspace: PathBuf,
     /// Turn scripts (upstream replay format) played in rotation for plain inputs.
@@ -74,6 +76,7 @@ pub(crate) async fn run(args: FakeEngineArgs) -> anyhow::Result<()> {
             delete_waits_for_permission: !args.delete_abandons_permission,
             ..Faults::default()
         },
+        ..EngineConfig::default()
     };
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     let running =

@@ -12,8 +12,12 @@ pub struct EngineConfig {
     pub token: Option<SecretString>,
     /// Events kept per session for resume (the engine keeps 1000).
     pub ring_capacity: usize,
-    /// Workspace of sessions created without a `workspace` field.
+    /// The engine's own directory (reported in `skills_catalog.sources`). Like the engine,
+    /// the files routes of a session created without a `workspace` answer 409
+    /// `workspace not ready`: the bridge must send one.
     pub default_workspace: PathBuf,
+    /// Models `set_model` (and `model` at create) accepts; `None`: any non-empty name.
+    pub allowed_models: Option<Vec<String>>,
     /// Turn scripts played, in rotation, for inputs that are not `replay:<path>`.
     pub scripts: Vec<ScriptSource>,
     /// Faults in force from the start.
@@ -26,6 +30,7 @@ impl Default for EngineConfig {
             token: None,
             ring_capacity: 1000,
             default_workspace: PathBuf::from("."),
+            allowed_models: None,
             scripts: Vec::new(),
             faults: Faults::default(),
         }
@@ -45,8 +50,8 @@ pub enum ScriptSource {
 /// no fault and DELETE blocking on a pending permission, like the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Faults {
-    /// Every Nth live event of a connection is not written (the ring keeps it), so the
-    /// subscriber sees a `seq` gap.
+    /// Every Nth sequenced event of a connection (ring replay or live) is not written (the
+    /// ring keeps it), so the subscriber sees a `seq` jump a resume refills.
     pub drop_every: Option<u64>,
     /// Delay before writing each event.
     pub latency_ms: u64,

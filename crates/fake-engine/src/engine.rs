@@ -35,9 +35,25 @@ pub(crate) struct EngineState {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) started_at: Duration,
     script_cursor: AtomicUsize,
+    streams: Mutex<Vec<StreamRequest>>,
+}
+
+/// One request of a session's event stream, as the engine saw it (for tests of resumes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamRequest {
+    /// The session in the path.
+    pub session_id: String,
+    /// The `Last-Event-ID` header, if any.
+    pub last_event_id: Option<String>,
+    /// The `replay` query value, if any.
+    pub replay: Option<String>,
 }
 
 impl EngineState {
+    pub(crate) fn log_stream(&self, request: StreamRequest) {
+        lock(&self.streams).push(request);
+    }
+
     pub(crate) fn faults(&self) -> Faults {
         lock(&self.faults).clone()
     }
@@ -93,6 +109,7 @@ impl FakeEngine {
                 sessions: Mutex::new(HashMap::new()),
                 started_at: wall_now(),
                 script_cursor: AtomicUsize::new(0),
+                streams: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -105,6 +122,11 @@ impl FakeEngine {
     /// The last `seq` a session published, `None` for an unknown session.
     pub fn last_seq(&self, session_id: &str) -> Option<u64> {
         self.state.session(session_id).map(|s| s.last_seq())
+    }
+
+    /// Every event-stream request so far, in order.
+    pub fn stream_requests(&self) -> Vec<StreamRequest> {
+        lock(&self.state.streams).clone()
     }
 
     /// How many events a session's ring holds.
@@ -148,12 +170,22 @@ impl FakeEngine {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let app = self.router();
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, app).await {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                // A dropped sender (the handle aborted instead) also ends the wait.
+                let _ = stopped.await;
+            });
+            if let Err(error) = serve.await {
                 tracing::warn!(%error, "fake engine server stopped");
             }
         });
-        Ok(RunningEngine { url: format!("http://{local}"), engine: self, task })
+        Ok(RunningEngine {
+            url: format!("http://{local}"),
+            engine: self,
+            task: Some(task),
+            shutdown: Some(shutdown),
+        })
     }
 }
 
@@ -162,7 +194,8 @@ impl FakeEngine {
 pub struct RunningEngine {
     url: String,
     engine: FakeEngine,
-    task: JoinHandle<()>,
+    task: Option<JoinHandle<()>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl RunningEngine {
@@ -178,15 +211,37 @@ impl RunningEngine {
 
     /// Serves until the server task ends (it does not on its own).
     pub async fn wait(mut self) {
-        let task = std::mem::replace(&mut self.task, tokio::spawn(async {}));
-        // The server task only ends on an IO error, already logged.
-        let _ = task.await;
+        if let Some(task) = self.task.take() {
+            // The server task only ends on an IO error, already logged.
+            let _ = task.await;
+        }
+    }
+}
+
+impl RunningEngine {
+    /// Stops like a killed engine process: the sessions (which live in memory) are gone,
+    /// every open event stream ends, the listener closes and so does every idle connection.
+    /// The port may then be served again by a new engine (an engine restart).
+    pub fn stop(mut self) {
+        for session in self.engine.state.sessions() {
+            session.close_inputs();
+            session.end_log();
+            self.engine.state.remove(&session.id);
+        }
+        if let Some(shutdown) = self.shutdown.take() {
+            // The server may already have stopped on an IO error.
+            let _ = shutdown.send(());
+        }
+        // Detached, not aborted: the graceful shutdown closes the open connections.
+        drop(self.task.take());
     }
 }
 
 impl Drop for RunningEngine {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
     }
 }
 

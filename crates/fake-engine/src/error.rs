@@ -54,6 +54,29 @@ impl ApiError {
         )
     }
 
+    /// A pydantic-style 422 for a body field that is not a string.
+    pub(crate) fn not_a_string(field: &str, input: &Value) -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            json!({"errors": [{"type": "string_type", "loc": ["body", field], "msg": "Input should be a valid string", "input": input}]}),
+        )
+    }
+
+    /// The engine's 409 for the files routes of a session created without a workspace.
+    pub(crate) fn workspace_not_ready() -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", "workspace not ready")
+    }
+
+    /// A FastAPI 422 for a missing query parameter.
+    pub(crate) fn missing_query(field: &str) -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            json!({"errors": [{"type": "missing", "loc": ["query", field], "msg": "Field required", "input": null}]}),
+        )
+    }
+
     /// A 422 for a body that is not the expected JSON.
     pub(crate) fn invalid_body(message: &str) -> Self {
         Self::new(

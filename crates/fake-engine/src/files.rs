@@ -44,7 +44,8 @@ fn stays_inside(workspace: &FsPath, path: &FsPath) -> bool {
 }
 
 fn session_workspace(state: &EngineState, id: &str) -> Result<PathBuf, ApiError> {
-    state.session(id).map(|s| s.workspace.clone()).ok_or_else(ApiError::session_not_found)
+    let session = state.session(id).ok_or_else(ApiError::session_not_found)?;
+    session.workspace.clone().ok_or_else(ApiError::workspace_not_ready)
 }
 
 fn resolve(workspace: &FsPath, raw: &str) -> Result<PathBuf, ApiError> {
@@ -104,7 +105,17 @@ pub(crate) async fn list(
     Ok(Json(Value::Array(entries.into_iter().map(|e| e.2).collect())))
 }
 
-/// The engine's snippet/cat rules over a text.
+/// The marker the engine puts between head and tail.
+pub(crate) const TRUNCATION_MARKER: &str = "\n\u{2026} (truncated) \u{2026}\n";
+
+/// The engine's `files/content` rules over a text, byte for byte (README §11.1). Lines are the
+/// text split on `\n` (a trailing newline makes a last, empty line).
+/// - snippet: a text within `max_bytes` (default 80000) is returned whole, head and tail
+///   ignored; otherwise the first `head` lines (default 200) cut to `max_bytes / 2` bytes,
+///   the marker on a line of its own, then the last `tail` lines (default 80) cut to their
+///   last `max_bytes / 2` bytes;
+/// - cat: the whole text (`head` ignored); with `tail`, the last `tail` lines; then, over
+///   `max_bytes`, its last `max_bytes` bytes.
 pub fn snippet(
     text: &str,
     mode_snippet: bool,
@@ -112,32 +123,32 @@ pub fn snippet(
     tail: Option<usize>,
     max_bytes: Option<usize>,
 ) -> (String, bool) {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let (mut content, mut truncated) = if mode_snippet {
-        let head = head.unwrap_or(200);
-        let tail = tail.unwrap_or(80);
-        if lines.len() <= head.saturating_add(tail) {
-            (text.to_owned(), false)
-        } else {
-            let mut out: String = lines[..head].concat();
-            out.push_str("\n\u{2026} (truncated) \u{2026}\n");
-            out.push_str(&lines[lines.len() - tail..].concat());
-            (out, true)
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last_lines = |n: usize| lines[lines.len().saturating_sub(n)..].join("\n");
+    if mode_snippet {
+        let max = max_bytes.unwrap_or(80_000);
+        if text.len() <= max {
+            return (text.to_owned(), false);
         }
-    } else if let Some(tail) = tail {
-        let start = lines.len().saturating_sub(tail);
-        (lines[start..].concat(), start > 0)
-    } else if let Some(head) = head {
-        let end = head.min(lines.len());
-        (lines[..end].concat(), end < lines.len())
-    } else {
-        (text.to_owned(), false)
-    };
-    let max = max_bytes.unwrap_or(if mode_snippet { 80_000 } else { usize::MAX });
-    if content.len() > max {
-        content.truncate(content.floor_char_boundary(max));
-        truncated = true;
+        let budget = max / 2;
+        let head_text = lines[..head.unwrap_or(200).min(lines.len())].join("\n");
+        let tail_text = last_lines(tail.unwrap_or(80));
+        let head_text = &head_text[..head_text.floor_char_boundary(budget)];
+        let tail_start = tail_text.ceil_char_boundary(tail_text.len().saturating_sub(budget));
+        let content = format!("{head_text}\n{TRUNCATION_MARKER}\n{}", &tail_text[tail_start..]);
+        return (content, true);
     }
+    let mut content = match tail {
+        Some(n) => last_lines(n),
+        None => text.to_owned(),
+    };
+    if let Some(max) = max_bytes
+        && content.len() > max
+    {
+        let start = content.ceil_char_boundary(content.len() - max);
+        content = content[start..].to_owned();
+    }
+    let truncated = content.len() < text.len();
     (content, truncated)
 }
 
@@ -160,11 +171,8 @@ pub(crate) async fn content(
     }
     let bytes = std::fs::read(&path).map_err(|_| ApiError::not_found("file not found"))?;
     let text = String::from_utf8_lossy(&bytes);
-    let mode_snippet = match q.get("mode").map(String::as_str) {
-        None | Some("cat") => false,
-        Some("snippet") => true,
-        Some(other) => return Err(ApiError::bad_request(format!("invalid mode: {other}"))),
-    };
+    // An unknown mode is read as the default (cat), like the engine.
+    let mode_snippet = q.get("mode").is_some_and(|m| m == "snippet");
     let (content, truncated) = snippet(
         &text,
         mode_snippet,
@@ -194,7 +202,7 @@ pub(crate) async fn download(
     Query(q): Params,
 ) -> Result<Response, ApiError> {
     let workspace = session_workspace(&state, &id)?;
-    let raw = q.get("artifact").map_or("", String::as_str);
+    let raw = q.get("artifact").ok_or_else(|| ApiError::missing_query("artifact"))?;
     let path = if FsPath::new(raw).is_absolute() {
         let p = PathBuf::from(raw);
         if !p.starts_with(&workspace) {

@@ -19,7 +19,7 @@ mod sse;
 mod util;
 
 pub use config::{EngineConfig, Faults, ScriptSource};
-pub use engine::{FakeEngine, RunningEngine};
+pub use engine::{FakeEngine, RunningEngine, StreamRequest};
 pub use files::{contain, snippet};
 pub use ring::{Ring, StoredEvent, WindowExceeded, ascii_escape};
 pub use script::{EVENT_TYPES, Script, ScriptError, ScriptLine, is_known_type};

@@ -84,10 +84,7 @@ pub(crate) async fn create(
     let body = parse_body(body)?;
     let config_path = required_str(&body, "config_path")?;
     let task = required_str(&body, "task")?;
-    let workspace = body
-        .get("workspace")
-        .and_then(Value::as_str)
-        .map_or_else(|| state.config.default_workspace.clone(), PathBuf::from);
+    let workspace = body.get("workspace").and_then(Value::as_str).map(PathBuf::from);
     let mut metadata = body.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
     if let Some(mode) = body.get("permission_mode").and_then(Value::as_str) {
         metadata.insert("permission_mode".into(), Value::String(mode.to_owned()));
@@ -99,6 +96,12 @@ pub(crate) async fn create(
     }
     state.insert(Arc::clone(&session));
     tokio::spawn(run_session(Arc::clone(&state), Arc::clone(&session), inputs));
+    // Like the engine: a `model` it refuses is an error after the session exists.
+    if let Some(model) = body.get("model") {
+        let model = model.as_str().unwrap_or_default();
+        check_model(&state, model)?;
+        session.set_model(model.to_owned());
+    }
     Ok(Json(json!({
         "session_id": session.id,
         "status": "starting",
@@ -135,9 +138,27 @@ pub(crate) async fn input(
     Ok((StatusCode::ACCEPTED, Json(json!({"status": "accepted"}))).into_response())
 }
 
-/// A string field of a request body; a missing one is the engine's 422.
+/// A string field of a request body; a missing one (or one of another type) is the
+/// engine's 422.
 fn required_str<'a>(body: &'a Value, field: &str) -> Result<&'a str, ApiError> {
-    body.get(field).and_then(Value::as_str).ok_or_else(|| ApiError::missing_field(field, body))
+    match body.get(field) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(ApiError::not_a_string(field, other)),
+        None => Err(ApiError::missing_field(field, body)),
+    }
+}
+
+/// The engine's `set_model` checks: non-empty, and allowed by the config.
+fn check_model(state: &EngineState, model: &str) -> Result<(), ApiError> {
+    if model.trim().is_empty() {
+        return Err(ApiError::bad_request("set_model requires non-empty 'model'"));
+    }
+    match &state.config.allowed_models {
+        Some(allowed) if !allowed.iter().any(|m| m == model) => {
+            Err(ApiError::bad_request(format!("model '{model}' is not allowed by the config")))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn accepted(detail: Value) -> Result<Response, ApiError> {
@@ -220,8 +241,8 @@ pub(crate) async fn command(
             accepted(json!({"status": "ok", "mode": mode}))
         }
         "set_model" => {
-            let model =
-                text("model").ok_or_else(|| ApiError::bad_request("set_model requires 'model'"))?;
+            let model = text("model").unwrap_or_default();
+            check_model(&state, &model)?;
             session.set_model(model.clone());
             accepted(json!({"status": "ok", "model": model}))
         }

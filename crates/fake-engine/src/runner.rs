@@ -1,6 +1,10 @@
 //! A session's run loop: startup events, then one turn per queued input, each turn playing a
-//! script in the upstream replay format (with `delay_ms`, stop at event boundaries and
-//! blocking permission requests).
+//! script in the upstream replay format (with `delay_ms`).
+//!
+//! Like the engine, a turn fed by input `replay:<path>` is a plain replay: `stop` does not
+//! interrupt it (only DELETE does) and its `permission_request` events do not block. A turn
+//! played from the configured scripts stands for an agent turn: `stop` ends it at the next
+//! event boundary and a `permission_request` waits for its decision.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +46,8 @@ pub(crate) async fn run_session(
                         "prompt_skills": [], "graph_skills": []},
             "selection": selection,
             "sources": {"config_path": session.config_path,
-                        "workspace": session.workspace.display().to_string()},
+                        "workspace": session.workspace.as_ref()
+                            .unwrap_or(&engine.config.default_workspace).display().to_string()},
         })),
         None,
     );
@@ -94,9 +99,10 @@ fn echo_script(content: &str) -> Script {
     Script::parse(&text).unwrap_or_default()
 }
 
-/// Waits `delay`, returning early (true) when the turn is stopped.
-async fn delay_or_stop(session: &Session, delay: Duration) -> bool {
-    let mut stop = session.stop.subscribe();
+/// Waits `delay`, returning early (true) when the turn is stopped. A replay-fed turn
+/// (`replay:<path>`) is not interrupted by `stop`, only by DELETE, like the engine's.
+async fn delay_or_stop(session: &Session, delay: Duration, replay_fed: bool) -> bool {
+    let mut stop = if replay_fed { session.deleting.subscribe() } else { session.stop.subscribe() };
     if *stop.borrow_and_update() {
         return true;
     }
@@ -112,9 +118,10 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
         Ok(script) => script,
         Err(message) => return TurnEnd::Failed(message),
     };
+    let replay_fed = content.starts_with("replay:");
     let mut published = 0u64;
     for line in &script.lines {
-        if delay_or_stop(session, Duration::from_millis(line.delay_ms)).await {
+        if delay_or_stop(session, Duration::from_millis(line.delay_ms), replay_fed).await {
             return stop_turn(session, published);
         }
         if !is_known_type(&line.kind) {
@@ -122,7 +129,10 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
         }
         session.publish(&line.kind, line.payload.clone(), line.turn);
         published += 1;
+        // A replayed permission request does not block (and a decision for it gets 409 "no
+        // permission request is active"); an agent turn's does.
         if line.kind == "permission_request"
+            && !replay_fed
             && !await_permission(engine, session, &line.payload).await
         {
             return stop_turn(session, published);

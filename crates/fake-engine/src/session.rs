@@ -93,7 +93,8 @@ pub(crate) struct Session {
     pub(crate) id: String,
     pub(crate) created_at: String,
     pub(crate) config_path: String,
-    pub(crate) workspace: PathBuf,
+    /// The workspace the session was created with; `None`: files routes answer 409.
+    pub(crate) workspace: Option<PathBuf>,
     pub(crate) metadata: Map<String, Value>,
     pub(crate) oneshot: bool,
     log: Mutex<Log>,
@@ -114,7 +115,7 @@ impl Session {
     /// A new session and the receiving end of its input queue.
     pub(crate) fn new(
         config_path: String,
-        workspace: PathBuf,
+        workspace: Option<PathBuf>,
         metadata: Map<String, Value>,
         ring_capacity: usize,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<String>) {

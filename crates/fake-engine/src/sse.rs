@@ -54,12 +54,20 @@ pub(crate) async fn events(
         Some(v) => Some(v.parse::<usize>().map_err(|_| invalid_query("limit", v))?),
         None => None,
     };
-    let token = query
-        .get("from_id")
-        .cloned()
-        .or_else(|| headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned));
+    let header_token =
+        headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    state.log_stream(crate::engine::StreamRequest {
+        session_id: id.clone(),
+        last_event_id: header_token.clone(),
+        replay: query.get("replay").cloned(),
+    });
+    // An empty `from_id` is ignored (the header then counts).
+    let token =
+        query.get("from_id").filter(|v| !v.is_empty()).cloned().or_else(|| header_token.clone());
     let Some(session) = state.session(&id) else {
-        if state.config.token.is_some() {
+        // The engine: with `Last-Event-ID` an unknown session is a 404; without, a 200 with an
+        // empty, terminated body (with or without a token configured).
+        if header_token.is_some() {
             return Err(ApiError::session_not_found());
         }
         return Ok(empty_stream());
@@ -95,7 +103,8 @@ struct Conn {
     live: Option<mpsc::UnboundedReceiver<Arc<StoredEvent>>>,
     plan: ConnectionPlan,
     written: usize,
-    live_seen: u64,
+    /// Sequenced events this connection had to write (replayed or live), dropped included.
+    seen: u64,
 }
 
 /// What the stream does next.
@@ -107,27 +116,36 @@ enum Step {
 }
 
 impl Conn {
+    /// The next event to write. Drops apply to ring replays and live events alike, per
+    /// connection, like the engine's `BREADBOARD_CLI_DROP_RATE` (the ring keeps them).
     async fn next_event(&mut self) -> Option<Arc<StoredEvent>> {
+        loop {
+            let event = self.next_source_event().await?;
+            if event.seq.is_none() {
+                return Some(event);
+            }
+            self.seen += 1;
+            if let Some(n) = self.plan.faults.drop_every
+                && n > 0
+                && self.seen.is_multiple_of(n)
+            {
+                continue;
+            }
+            return Some(event);
+        }
+    }
+
+    async fn next_source_event(&mut self) -> Option<Arc<StoredEvent>> {
         if let Source::Replay(iter) = &mut self.source {
             if let Some(event) = iter.next() {
                 return Some(event);
             }
             self.source = Source::Done;
         }
-        loop {
-            let event = match &mut self.live {
-                Some(rx) => rx.recv().await?,
-                // The run loop ended before this connection: stay open and silent.
-                None => std::future::pending().await,
-            };
-            self.live_seen += 1;
-            if let Some(n) = self.plan.faults.drop_every
-                && n > 0
-                && self.live_seen.is_multiple_of(n)
-            {
-                continue;
-            }
-            return Some(event);
+        match &mut self.live {
+            Some(rx) => rx.recv().await,
+            // The run loop ended before this connection: stay open and silent.
+            None => std::future::pending().await,
         }
     }
 
@@ -157,8 +175,7 @@ fn frame(
     live: Option<mpsc::UnboundedReceiver<Arc<StoredEvent>>>,
     plan: ConnectionPlan,
 ) -> impl Stream<Item = Result<Bytes, io::Error>> + Send {
-    let conn =
-        Conn { source: Source::Replay(first.into_iter()), live, plan, written: 0, live_seen: 0 };
+    let conn = Conn { source: Source::Replay(first.into_iter()), live, plan, written: 0, seen: 0 };
     stream::unfold(Some(conn), |conn| async move {
         let mut conn = conn?;
         match conn.step().await {

@@ -105,8 +105,39 @@ fn snippet_matches_the_captured_engine() {
         "fn main() {\n    println!(\"line 1\");\n    println!(\"line 2\");\n\n\u{2026} (truncated) \u{2026}\n\n}\n"
     );
     assert_eq!(snippet("a\nb\n", true, None, None, None), ("a\nb\n".to_owned(), false));
-    assert_eq!(snippet("a\nb\nc\n", false, None, Some(1), None), ("c\n".to_owned(), true));
-    assert_eq!(snippet("abcdef", false, None, None, Some(3)), ("abc".to_owned(), true));
+    assert_eq!(snippet("a\nb\nc\n", false, None, Some(2), None), ("c\n".to_owned(), true));
+    assert_eq!(snippet("abcdef", false, None, None, Some(3)), ("def".to_owned(), true));
+}
+
+/// `(snippet mode, head_lines, tail_lines, max_bytes)` of a `files/content` request.
+type Query = (bool, Option<usize>, Option<usize>, Option<usize>);
+
+/// README §11.1: `files/content` on a 1000-line, 3893-byte file (`1\n2\n…\n1000\n`), every
+/// row as the real engine answered it.
+#[test]
+fn snippet_and_cat_follow_the_real_engine_table() {
+    let text: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(text.len(), 3893);
+    let whole = (text.clone(), false);
+    let cut = |s: &str| (s.to_owned(), true);
+    let rows: [(Query, (String, bool)); 8] = [
+        ((true, None, None, None), whole.clone()),
+        ((true, Some(3), Some(2), None), whole.clone()),
+        ((true, None, None, Some(10)), cut("1\n2\n3\n\n\u{2026} (truncated) \u{2026}\n\n1000\n")),
+        (
+            (true, Some(2), Some(2), Some(100)),
+            cut("1\n2\n\n\u{2026} (truncated) \u{2026}\n\n1000\n"),
+        ),
+        ((false, None, None, None), whole.clone()),
+        ((false, Some(2), None, None), whole.clone()),
+        ((false, None, Some(2), None), cut("1000\n")),
+        ((false, None, None, Some(5)), cut("1000\n")),
+    ];
+    for ((mode_snippet, head, tail, max), expected) in rows {
+        let got = snippet(&text, mode_snippet, head, tail, max);
+        assert_eq!(got, expected, "snippet={mode_snippet} head={head:?} tail={tail:?} max={max:?}");
+    }
+    assert_eq!(snippet(&text, true, None, None, Some(10)).0.chars().count(), 29);
 }
 
 #[test]

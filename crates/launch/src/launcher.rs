@@ -186,8 +186,10 @@ impl Launcher {
             .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
         let mut bb = BreadboardConfig::new(state_dir);
         bb.default_config_path = config;
+        // The demo works in the project directory; a real engine gets a workspace only when one
+        // is named (without it, its files routes answer "workspace not ready").
         bb.workspace = match self.args.engine {
-            EngineKind::Demo => None,
+            EngineKind::Demo => Some(self.root.clone()),
             _ => self.args.workspace.as_ref().map(|_| self.root.clone()),
         };
         let client = BreadboardClient::new(Arc::new(transport));

@@ -7,6 +7,8 @@ mod endpoint;
 mod metrics;
 mod order;
 mod restart;
+mod breadboard_cursors;
+mod breadboard_wire;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

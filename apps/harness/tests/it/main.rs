@@ -6,5 +6,6 @@ mod contain;
 mod normalize;
 mod redact;
 mod run;
+mod sse_conformance;
 mod sse_parse;
 mod sse_test_service;

@@ -83,9 +83,11 @@ fn the_demo_is_the_default_and_serves_every_method() {
         "bb.readFileSnippet",
         json!({"sessionId": session, "path": "hello.txt", "maxBytes": 5}),
     );
+    // The engine's snippet over `max_bytes`: half the budget from the head, half from the
+    // tail, the marker between (README §11.1).
     assert_eq!(
         (snippet["content"].as_str(), snippet["truncated"].as_bool()),
-        (Some("hello"), Some(true))
+        (Some("he\n\n\u{2026} (truncated) \u{2026}\n\nd\n"), Some(true))
     );
     let outside = sidecar.call("bb.readFileSnippet", json!({"sessionId": session, "path": "../x"}));
     assert_eq!(outside["error"]["code"], "invalid_request");
@@ -144,11 +146,15 @@ fn a_restarted_sidecar_resumes_from_the_persisted_position() {
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "hello"}));
     let seen = first.session_events_until(&session, "run_finished", WAIT);
     let last: u64 = seen.last().unwrap()["id"].as_str().unwrap().parse().unwrap();
+    // The position follows what was written, and is saved at once (no exit needed).
+    let saved = || {
+        let text = std::fs::read_to_string(world.path("state/breadboard-cursors.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
+    };
+    eventually(WAIT, "the position of the last written event saved", || saved() == Some(last));
     first.close_stdin();
     assert!(first.wait_exit(WAIT).success());
-    let saved = std::fs::read_to_string(world.path("state/breadboard-cursors.json")).unwrap();
-    let saved: Value = serde_json::from_str(&saved).unwrap();
-    assert_eq!(saved["sessions"][&session], last);
+    assert_eq!(saved(), Some(last), "an orderly exit keeps it");
 
     // While no sidecar runs, the session moves on.
     let transport = HttpTransport::new(

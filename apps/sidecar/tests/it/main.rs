@@ -11,6 +11,7 @@
 mod acp;
 mod breadboard;
 mod breaker;
+mod breadboard_engine;
 mod delivery;
 mod faults;
 mod harness;

@@ -28,7 +28,8 @@ pub enum GapReason {
         /// The id that was refused.
         last_seq: u64,
     },
-    /// A `seq` was skipped on the wire.
+    /// A `seq` stayed missing: the ring no longer started at it, or every allowed resume
+    /// from the last contiguous `seq` skipped it again.
     Discontinuity {
         /// The `seq` that should have come.
         expected: u64,
@@ -50,7 +51,11 @@ impl std::fmt::Display for GapReason {
                 "the engine no longer holds events after seq {last_seq} (resume window exceeded)"
             ),
             Self::Discontinuity { expected, got } => {
-                write!(f, "events {expected}..{} were skipped on the stream", got.saturating_sub(1))
+                write!(
+                    f,
+                    "events {expected}..{} stayed missing after repeated resumes",
+                    got.saturating_sub(1)
+                )
             }
             Self::EngineGap { reason } => write!(f, "the engine reported a stream gap: {reason}"),
         }

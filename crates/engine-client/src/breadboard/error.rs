@@ -5,10 +5,25 @@ use serde_json::Value;
 use super::wire::ErrorEnvelope;
 use crate::transport::TransportError;
 
-/// Why a BreadBoard call failed.
+/// Why a BreadBoard call failed. [`BbError::InvalidId`] and [`BbError::Refused`] are the
+/// client's own checks (no request was sent); every other variant is the engine's answer or
+/// the transport's failure.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BbError {
+    /// The session id cannot be a path segment (e.g. `../etc`): refused before any request.
+    #[error("invalid session id {id:?}: not sent to the engine (ids are single path segments)")]
+    InvalidId {
+        /// The refused id (at most 128 characters of it).
+        id: String,
+    },
+    /// A request the client refuses before sending it (e.g. blank content, which the
+    /// engine would answer with a bare 500).
+    #[error("{detail} (not sent to the engine)")]
+    Refused {
+        /// What is wrong.
+        detail: String,
+    },
     /// 401: the token is missing or wrong. Retrying will not help.
     #[error("the BreadBoard engine refused the token (HTTP {status})")]
     Unauthorized {

@@ -10,7 +10,7 @@ mod wire;
 
 pub use cursor::{Admission, GapReason, ResumeCursor};
 pub use error::BbError;
-pub use rest::{BreadboardClient, PermissionDecision, ReadMode};
+pub use rest::{BreadboardClient, PermissionDecision, PermissionRule, ReadMode};
 pub use store::{CursorStore, StoreError, write_atomic};
 pub use stream::{SessionStream, StreamOptions, StreamUpdate};
 pub use wire::{

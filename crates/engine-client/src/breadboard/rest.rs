@@ -45,6 +45,15 @@ impl PermissionDecision {
     }
 }
 
+/// A rule the engine persists with `allow-always`: a string pattern and its scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionRule {
+    /// The pattern, e.g. `src/**` or `make *`.
+    pub rule: String,
+    /// `project`, `session` or `global`.
+    pub scope: String,
+}
+
 /// How `files/content` reads a file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReadMode {
@@ -66,12 +75,12 @@ pub(crate) fn segment(id: &str) -> Result<&str, BbError> {
     if is_path_segment(id) {
         Ok(id)
     } else {
-        Err(BbError::InvalidRequest { status: 400, detail: format!("invalid session id {id:?}") })
+        Err(BbError::InvalidId { id: id.chars().take(128).collect() })
     }
 }
 
 fn blank(what: &str) -> BbError {
-    BbError::InvalidRequest { status: 400, detail: format!("{what} must not be blank") }
+    BbError::Refused { detail: format!("{what} must not be blank") }
 }
 
 impl BreadboardClient {
@@ -171,13 +180,14 @@ impl BreadboardClient {
         self.command(id, "stop", None).await
     }
 
-    /// `command permission_decision`.
+    /// `command permission_decision`. The engine persists a rule only when `rule` is a string
+    /// with `scope` beside it (an object is kept in metadata and no rule file is written).
     pub async fn permission_decision(
         &self,
         id: &str,
         request_id: &str,
         decision: PermissionDecision,
-        rule: Option<Value>,
+        rule: Option<&PermissionRule>,
     ) -> Result<CommandAccepted, BbError> {
         if request_id.trim().is_empty() {
             return Err(blank("request_id"));
@@ -186,7 +196,8 @@ impl BreadboardClient {
         payload.insert("request_id".into(), json!(request_id));
         payload.insert("decision".into(), json!(decision.as_str()));
         if let Some(rule) = rule {
-            payload.insert("rule".into(), rule);
+            payload.insert("rule".into(), json!(rule.rule));
+            payload.insert("scope".into(), json!(rule.scope));
         }
         self.command(id, "permission_decision", Some(payload)).await
     }

@@ -114,6 +114,27 @@ impl CursorStore {
         }
     }
 
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every session's position (for a bridge that resumes them all at start).
+    pub fn sessions(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.sessions.iter().map(|(id, seq)| (id.as_str(), *seq))
+    }
+
+    /// The file's bytes if anything changed since the last write, marking the table clean: a
+    /// writer thread serializes under the caller's lock and writes outside it (then calls
+    /// [`write_atomic`] with [`Self::path`]).
+    pub fn take_snapshot(&mut self) -> Option<Vec<u8>> {
+        self.dirty_since?;
+        let body = FileFormat { version: 1, sessions: self.sessions.clone() };
+        let bytes = serde_json::to_vec_pretty(&body).ok()?;
+        self.dirty_since = None;
+        Some(bytes)
+    }
+
     /// Writes the table now if anything changed (on shutdown).
     pub fn flush(&mut self) -> Result<(), StoreError> {
         if self.dirty_since.is_none() {

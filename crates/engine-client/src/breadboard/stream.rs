@@ -19,7 +19,9 @@ use crate::transport::{EngineRequest, TransportError};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum StreamUpdate {
-    /// A connection is open.
+    /// A connection is open and the session is known to exist (a connection made without a
+    /// resume id is confirmed over REST first: the engine answers such a request for an
+    /// unknown session with 200 and an empty body).
     Connected {
         /// Connections opened before this one (0 for the first).
         reconnects: u32,
@@ -35,19 +37,25 @@ pub enum StreamUpdate {
     },
     /// An engine event, delivered once and in `seq` order.
     Event(BbEvent),
-    /// Continuity was broken: the view must say so (`bb/connection {gapDetected: true}` and a
-    /// transcript warning). A [`StreamUpdate::Rebuilt`] follows.
+    /// A real continuity gap (announced once): the view must say so
+    /// (`bb/connection {gapDetected: true}` and one transcript warning). A
+    /// [`StreamUpdate::Rebuilt`] follows. A `seq` jump the engine refills on resume is not a
+    /// gap and yields nothing.
     Gap {
         /// What broke it.
         reason: GapReason,
+        /// `seq` range (inclusive) the engine no longer has, when known.
+        lost: Option<(u64, u64)>,
     },
     /// After a gap: the stream continues from what the engine still holds.
     Rebuilt {
         /// The session as the engine sees it now, when it could be read.
         summary: Option<SessionSummary>,
-        /// `seq` range (inclusive) that the engine no longer has, if any was lost for good.
-        lost: Option<(u64, u64)>,
     },
+    /// An event at or before the resume position, read again by a primed stream
+    /// ([`SessionStream::open_primed`]) to rebuild derived state (pending permissions, diffs,
+    /// whether a turn runs). Already delivered: not for the view's transcript.
+    Replayed(BbEvent),
     /// An SSE event that is not a BreadBoard envelope; kept, not delivered as an event.
     Malformed {
         /// Its SSE id.
@@ -57,7 +65,8 @@ pub enum StreamUpdate {
     },
     /// The session's run loop ended (deleted, failed or a finished oneshot): no more events.
     Ended {
-        /// The final summary, `None` when the session is gone.
+        /// The final summary, `None` when the engine no longer holds the session (deleted,
+        /// or the engine restarted).
         summary: Option<SessionSummary>,
     },
 }
@@ -69,10 +78,15 @@ pub struct StreamOptions {
     /// heartbeats), so the read timeout only bounds how long a dead socket goes unnoticed;
     /// a timed-out connection is simply resumed.
     pub policy: ReconnectPolicy,
+    /// How many resumes in a row may come back without the missing `seq` before the jump is
+    /// declared a gap. The engine's drop chaos skips events per connection while its ring
+    /// keeps them: a resume from the last contiguous `seq` refills them (at a drop rate of
+    /// 0.4 some took several), so only a run of this many fruitless refills counts as loss.
+    pub refill_attempts: u32,
 }
 
 impl Default for StreamOptions {
-    /// 250 ms doubling to 5 s with jitter, 8 attempts, 60 s read timeout.
+    /// 250 ms doubling to 5 s with jitter, 8 attempts, 60 s read timeout, 8 refills.
     fn default() -> Self {
         Self {
             policy: ReconnectPolicy {
@@ -81,6 +95,7 @@ impl Default for StreamOptions {
                 max_attempts: 8,
                 read_timeout: Duration::from_secs(60),
             },
+            refill_attempts: 8,
         }
     }
 }
@@ -90,10 +105,12 @@ impl Default for StreamOptions {
 enum Recovery {
     /// Nothing to recover.
     None,
-    /// A discontinuity was seen; reconnected from the last `seq` to fetch what was skipped.
-    Resuming { expected: u64 },
-    /// Connected asking for the whole ring; a gap at its first new event is real loss.
-    FullReplay,
+    /// A `seq` jump was seen; reconnected from the last contiguous `seq` to refill it.
+    Refilling { expected: u64, attempts: u32 },
+    /// Connected asking for the whole ring (no cursor, or after a 409 for `refused`); a jump
+    /// at its first event means the ring no longer starts at or before the missing `seq`
+    /// (without a cursor a few retries come first: drops hit replays too).
+    FullReplay { refused: Option<u64>, attempts: u32 },
 }
 
 /// The resumable stream of one session. Pull updates with [`SessionStream::next`].
@@ -105,9 +122,10 @@ pub struct SessionStream {
     cursor: ResumeCursor,
     sse: SseClient,
     recovery: Recovery,
-    /// A gap was announced and its [`StreamUpdate::Rebuilt`] is still owed.
-    rebuild_owed: bool,
     first_of_connection: bool,
+    /// Events at or before the cursor are yielded as [`StreamUpdate::Replayed`] until the
+    /// first new one.
+    priming: bool,
     pending: VecDeque<StreamUpdate>,
     done: bool,
 }
@@ -123,7 +141,11 @@ impl SessionStream {
     ) -> Result<Self, BbError> {
         let session_id = segment(session_id)?;
         let cursor = ResumeCursor::new(last_seq);
-        let recovery = if last_seq.is_none() { Recovery::FullReplay } else { Recovery::None };
+        let recovery = if last_seq.is_none() {
+            Recovery::FullReplay { refused: None, attempts: 0 }
+        } else {
+            Recovery::None
+        };
         let sse = new_sse(client, session_id, &options, cursor.resume_id());
         Ok(Self {
             client: client.clone(),
@@ -132,11 +154,26 @@ impl SessionStream {
             cursor,
             sse,
             recovery,
-            rebuild_owed: false,
             first_of_connection: true,
+            priming: false,
             pending: VecDeque::new(),
             done: false,
         })
+    }
+
+    /// Like [`SessionStream::open`] after `last_seq`, but reads the engine's whole ring first
+    /// and yields what it already delivered as [`StreamUpdate::Replayed`], so a restarted
+    /// bridge knows the session's pending permissions without showing old events twice.
+    pub fn open_primed(
+        client: &BreadboardClient,
+        session_id: &str,
+        last_seq: u64,
+        options: StreamOptions,
+    ) -> Result<Self, BbError> {
+        let mut stream = Self::open(client, session_id, Some(last_seq), options)?;
+        stream.priming = true;
+        stream.reopen(None);
+        Ok(stream)
     }
 
     /// The session.
@@ -188,10 +225,7 @@ impl SessionStream {
                 },
             };
             match item {
-                SseClientEvent::Connected { reconnects } => {
-                    self.first_of_connection = true;
-                    self.pending.push_back(StreamUpdate::Connected { reconnects });
-                }
+                SseClientEvent::Connected { reconnects } => self.on_connected(reconnects).await,
                 SseClientEvent::Event(event) => {
                     self.on_event(&event.last_event_id, &event.data).await
                 }
@@ -231,7 +265,30 @@ impl SessionStream {
 
     fn end(&mut self, summary: Option<SessionSummary>) {
         self.sse.close();
+        if let Recovery::FullReplay { refused: Some(last_seq), .. } = self.recovery {
+            // Refused, and nothing newer came before the end: what followed is unknown.
+            self.recovery = Recovery::None;
+            let reason = GapReason::WindowExceeded { last_seq };
+            self.pending.push_back(StreamUpdate::Gap { reason, lost: None });
+        }
         self.pending.push_back(StreamUpdate::Ended { summary });
+    }
+
+    /// A connection opened. Without a resume id the engine answers 200 (empty, then EOF) even
+    /// for an unknown session, so such a connection counts only once REST confirms the
+    /// session; with one, an unknown session is a 404 and the 200 is proof enough.
+    async fn on_connected(&mut self, reconnects: u32) {
+        self.first_of_connection = true;
+        if self.sse.resume_header().is_none() {
+            match self.client.get_session(&self.session_id).await {
+                Err(BbError::NotFound { .. }) => return self.end(None),
+                Ok(_) => {}
+                // Not confirmed (the engine is not answering): the connection shows itself by
+                // its events or its drop.
+                Err(_) => return,
+            }
+        }
+        self.pending.push_back(StreamUpdate::Connected { reconnects });
     }
 
     async fn on_failure(&mut self, error: SseClientError) -> Result<(), BbError> {
@@ -240,12 +297,10 @@ impl SessionStream {
             SseClientError::Fatal(TransportError::Http { status, body }) => {
                 match from_status(status, &body) {
                     BbError::ResumeWindowExceeded { .. } => {
-                        let last_seq = self.cursor.last_seq().unwrap_or(0);
-                        self.pending.push_back(StreamUpdate::Gap {
-                            reason: GapReason::WindowExceeded { last_seq },
-                        });
-                        self.recovery = Recovery::FullReplay;
-                        self.rebuild_owed = true;
+                        // A real gap, unless the whole ring still starts right after us: ask
+                        // for it and let its first event say what is lost.
+                        let refused = Some(self.cursor.last_seq().unwrap_or(0));
+                        self.recovery = Recovery::FullReplay { refused, attempts: 0 };
                         self.reopen(None);
                         Ok(())
                     }
@@ -281,45 +336,64 @@ impl SessionStream {
         }
         match admission {
             Admission::Unsequenced => self.pending.push_back(StreamUpdate::Event(event)),
+            Admission::Duplicate if self.priming => {
+                self.pending.push_back(StreamUpdate::Replayed(event));
+            }
             Admission::Duplicate => {}
             Admission::Deliver => {
-                if std::mem::take(&mut self.rebuild_owed) {
-                    let summary = Self::summary(&self.client, &self.session_id).await;
-                    self.pending.push_back(StreamUpdate::Rebuilt { summary, lost: None });
-                }
+                self.priming = false;
                 self.recovery = Recovery::None;
                 self.deliver(event).await;
             }
             Admission::Gap { expected, got } => {
-                if self.recovery == Recovery::FullReplay && first {
-                    // The engine sent everything it holds: what came before is lost for good.
-                    if !std::mem::take(&mut self.rebuild_owed) {
-                        self.pending.push_back(StreamUpdate::Gap {
-                            reason: GapReason::Discontinuity { expected, got },
-                        });
-                    }
-                    let summary = Self::summary(&self.client, &self.session_id).await;
-                    self.pending.push_back(StreamUpdate::Rebuilt {
-                        summary,
-                        lost: Some((expected, got - 1)),
-                    });
-                    self.recovery = Recovery::None;
-                    self.deliver(event).await;
-                } else if self.recovery == (Recovery::Resuming { expected }) {
-                    // Resuming from the last seq skipped the same events again: ask for the
-                    // whole ring.
-                    self.recovery = Recovery::FullReplay;
-                    self.reopen(None);
-                } else {
-                    self.pending.push_back(StreamUpdate::Gap {
-                        reason: GapReason::Discontinuity { expected, got },
-                    });
-                    self.rebuild_owed = true;
-                    self.recovery = Recovery::Resuming { expected };
-                    self.reopen(self.cursor.resume_id());
-                }
+                self.priming = false;
+                self.on_jump(event, expected, got, first).await;
             }
         }
+    }
+
+    /// A `seq` jump: refill it by resuming from the last contiguous `seq` (the engine's drop
+    /// chaos skips events per connection, its ring keeps them); only a ring that no longer
+    /// holds the missing events, or a run of fruitless refills, is a gap.
+    async fn on_jump(&mut self, event: BbEvent, expected: u64, got: u64, first: bool) {
+        let limit = self.options.refill_attempts;
+        match self.recovery {
+            Recovery::FullReplay { refused, attempts } if first => {
+                if refused.is_none() && attempts < limit {
+                    // No cursor: the ring may start later, or a drop hit its first events.
+                    self.recovery = Recovery::FullReplay { refused, attempts: attempts + 1 };
+                    self.reopen(None);
+                    return;
+                }
+                let reason = match refused {
+                    Some(last_seq) => GapReason::WindowExceeded { last_seq },
+                    None => GapReason::Discontinuity { expected, got },
+                };
+                self.declare(reason, Some((expected, got - 1))).await;
+                self.deliver(event).await;
+            }
+            Recovery::Refilling { expected: e, attempts } if e == expected && attempts >= limit => {
+                self.declare(GapReason::Discontinuity { expected, got }, None).await;
+                self.deliver(event).await;
+            }
+            Recovery::Refilling { expected: e, attempts } if e == expected => {
+                self.recovery = Recovery::Refilling { expected, attempts: attempts + 1 };
+                self.reopen(self.cursor.resume_id());
+            }
+            _ => {
+                tracing::debug!(session = %self.session_id, expected, got, "seq jump: refilling");
+                self.recovery = Recovery::Refilling { expected, attempts: 1 };
+                self.reopen(self.cursor.resume_id());
+            }
+        }
+    }
+
+    /// Announces one real gap, then the rebuilt state.
+    async fn declare(&mut self, reason: GapReason, lost: Option<(u64, u64)>) {
+        self.recovery = Recovery::None;
+        self.pending.push_back(StreamUpdate::Gap { reason, lost });
+        let summary = Self::summary(&self.client, &self.session_id).await;
+        self.pending.push_back(StreamUpdate::Rebuilt { summary });
     }
 
     async fn deliver(&mut self, event: BbEvent) {
@@ -337,9 +411,7 @@ impl SessionStream {
         });
         self.pending.push_back(StreamUpdate::Event(event));
         if let Some(reason) = engine_gap {
-            self.pending.push_back(StreamUpdate::Gap { reason: GapReason::EngineGap { reason } });
-            let summary = Self::summary(&self.client, &self.session_id).await;
-            self.pending.push_back(StreamUpdate::Rebuilt { summary, lost: None });
+            self.declare(GapReason::EngineGap { reason }, None).await;
         }
     }
 }

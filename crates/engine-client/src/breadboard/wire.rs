@@ -78,6 +78,15 @@ pub struct Health {
     /// Engine version.
     #[serde(default)]
     pub engine_version: Option<String>,
+    /// When the engine process started (a change means it restarted and lost its sessions).
+    #[serde(default)]
+    pub started_at: Option<String>,
+    /// The same instant as epoch seconds, with a fraction.
+    #[serde(default)]
+    pub started_at_unix: Option<f64>,
+    /// The engine's process id.
+    #[serde(default)]
+    pub pid: Option<u64>,
 }
 
 /// `POST /v1/sessions` body.

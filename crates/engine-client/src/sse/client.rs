@@ -236,7 +236,9 @@ impl SseClient {
         self.failure = None;
     }
 
-    fn resume_header(&self) -> Option<String> {
+    /// The id sent as `Last-Event-ID` on the next connection (and, right after
+    /// [`SseClientEvent::Connected`], the one the open connection was made with).
+    pub fn resume_header(&self) -> Option<String> {
         let id = match self.resume_from {
             ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
             ResumeFrom::Caller => self.resume_id.as_deref(),
@@ -302,6 +304,11 @@ impl SseClient {
     /// Opens a connection, queueing what happened.
     async fn connect(&mut self) {
         let mut request = self.request.clone();
+        // Default headers of an event-stream client (WHATWG): no cache in between. The
+        // transport adds `Accept: text/event-stream`; a caller's own value wins.
+        if !request.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("cache-control")) {
+            request = request.with_header("cache-control", "no-cache");
+        }
         if let Some(id) = self.resume_header() {
             request = request.with_header("last-event-id", id);
         }

@@ -11,9 +11,23 @@ pub struct SseLimits {
     pub max_event_bytes: usize,
 }
 
+impl SseLimits {
+    /// The default event limit: 16 MiB of data (plus event type).
+    pub const DEFAULT_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+    /// Limits where one line may carry a whole event: the line cap is the event cap plus room
+    /// for the longest field name and its `: ` (so a single `data:` line is bounded by the
+    /// event limit, not by a smaller line limit).
+    pub fn for_events(max_event_bytes: usize) -> Self {
+        Self { max_line_bytes: max_event_bytes.saturating_add(16), max_event_bytes }
+    }
+}
+
 impl Default for SseLimits {
+    /// 16 MiB per event, and a line may be as long as an event (a ~10 MiB `data:` line is
+    /// accepted, as LaunchDarkly's `sse-contract-tests` "large message in two chunks" needs).
     fn default() -> Self {
-        Self { max_line_bytes: 8 * 1024 * 1024, max_event_bytes: 16 * 1024 * 1024 }
+        Self::for_events(Self::DEFAULT_EVENT_BYTES)
     }
 }
 

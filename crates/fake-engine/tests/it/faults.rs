@@ -28,6 +28,23 @@ async fn dropped_events_leave_gaps_that_the_ring_still_fills() {
         "{ids:?}"
     );
     let last = engine.engine().last_seq(&session).unwrap();
+    // Drops apply to ring replays too (like the engine's chaos), per connection.
+    let replay =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    let (dropped, _) = read_events(replay, |s| s.len() as u64 == last.div_ceil(2)).await;
+    let seqs: Vec<u64> = dropped.iter().map(|e| e.id.parse().unwrap()).collect();
+    assert_eq!(seqs, (1..=last).step_by(2).collect::<Vec<_>>());
+    // Resuming from the last contiguous seq refills the first skipped event.
+    let resumed = http
+        .get(format!("{url}/v1/sessions/{session}/events"))
+        .header("last-event-id", "1")
+        .send()
+        .await
+        .unwrap();
+    let (refill, _) = read_events(resumed, |s| !s.is_empty()).await;
+    assert_eq!(refill[0].id, "2");
+    // The ring kept everything.
+    engine.engine().update_faults(|f| f.drop_every = None);
     let replay =
         http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
     let (all, _) = read_events(replay, |s| s.len() as u64 == last).await;

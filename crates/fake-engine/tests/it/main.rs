@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod faults;
+mod observed;
 mod protocol;
 mod replays;
 mod support;

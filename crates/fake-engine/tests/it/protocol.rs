@@ -56,9 +56,20 @@ async fn auth_guards_every_route_with_the_engine_body() {
         (health["status"].as_str(), health["protocol_version"].as_str()),
         (Some("ok"), Some("1.0"))
     );
-    // With a token, an unknown session's stream is a 404 envelope.
+    // An unknown session's stream, with a valid token: without `Last-Event-ID` a 200 with an
+    // empty, terminated body (README §11.1); with one, the 404 envelope.
     let unknown = text(
         http.get(format!("{url}/v1/sessions/nope/events")).bearer_auth("t0k").send().await.unwrap(),
+    )
+    .await;
+    assert_eq!((unknown.0, unknown.2.as_str()), (200, ""));
+    let unknown = text(
+        http.get(format!("{url}/v1/sessions/nope/events"))
+            .bearer_auth("t0k")
+            .header("last-event-id", "3")
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(unknown.0, 404);
@@ -183,7 +194,7 @@ async fn routes_answer_with_the_documented_codes() {
 }
 
 #[tokio::test]
-async fn stop_ends_the_turn_at_the_next_event_and_keeps_the_session() {
+async fn stop_does_not_interrupt_a_replay_fed_turn() {
     let engine = start(EngineConfig::default()).await;
     let url = engine.url();
     let dir = tempfile::tempdir().unwrap();
@@ -194,7 +205,7 @@ async fn stop_ends_the_turn_at_the_next_event_and_keeps_the_session() {
         "slow.jsonl",
         &[
             r#"{"type":"warning","payload":{"message":"one"}}"#,
-            r#"{"type":"warning","payload":{"message":"two"},"delay_ms":60000}"#,
+            r#"{"type":"warning","payload":{"message":"two"},"delay_ms":400}"#,
         ],
     );
     let stream =
@@ -212,6 +223,46 @@ async fn stop_ends_the_turn_at_the_next_event_and_keeps_the_session() {
     let stream = http
         .get(format!("{url}/v1/sessions/{session}/events"))
         .header("last-event-id", "3")
+        .send()
+        .await
+        .unwrap();
+    let (rest, _) =
+        read_events(stream, |s| s.iter().any(|e| e.data["type"] == "run_finished")).await;
+    let kinds: Vec<_> = rest.iter().map(|e| e.data["type"].as_str().unwrap()).collect();
+    // README §11.3: stop_requested, then every remaining replay event, then the replay's end.
+    assert_eq!(kinds, ["task_event", "warning", "completion", "run_finished"]);
+    assert_eq!(rest[2].data["payload"]["summary"]["reason"], "replay");
+    let summary = summary(&http, url, &session).await;
+    assert_eq!(summary["status"], "running");
+}
+
+#[tokio::test]
+async fn stop_ends_an_agent_turn_at_the_next_event_and_keeps_the_session() {
+    let turn = [
+        r#"{"type":"warning","payload":{"message":"one"}}"#,
+        r#"{"type":"warning","payload":{"message":"two"},"delay_ms":60000}"#,
+    ]
+    .join("\n");
+    let scripts = vec![bb_fake_engine::ScriptSource::Inline(turn)];
+    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let url = engine.url();
+    let http = reqwest::Client::new();
+    let session = create(&http, url).await;
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    assert_eq!(input(&http, url, &session, "hello").await, 202);
+    let (first, _) = read_events(stream, |s| s.len() == 4).await;
+    assert_eq!(first[3].data["payload"]["message"], "one");
+    let stop = http
+        .post(format!("{url}/v1/sessions/{session}/command"))
+        .json(&json!({"command": "stop"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stop.status(), 202);
+    let stream = http
+        .get(format!("{url}/v1/sessions/{session}/events"))
+        .header("last-event-id", "4")
         .send()
         .await
         .unwrap();

@@ -1,7 +1,7 @@
 //! BreadBoard stream updates → engine updates, and the per-session state they imply (run
 //! flag, pending permissions, diffs seen). Pure: no IO, no clock.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use bb_engine_client::breadboard::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
@@ -63,20 +63,54 @@ pub(crate) enum DiffSource {
     Artifact(String),
 }
 
+/// A permission request waiting for an answer, with what an `allow_rule` needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PendingRequest {
+    /// The request's `pattern` or `rule_suggestion` (a string rule the engine persists).
+    pub(crate) pattern: Option<String>,
+    /// Its `default_scope`.
+    pub(crate) scope: Option<String>,
+}
+
 /// What one session's events have told the adapter.
 #[derive(Debug, Default)]
 pub(crate) struct SessionState {
-    pending: HashSet<String>,
+    pending: HashMap<String, PendingRequest>,
     running: bool,
     /// Latest diff per file path.
     pub(crate) diffs: BTreeMap<String, DiffSource>,
+    /// Texts the bridge sent as input, oldest first, to show in their `user_message`.
+    sent: VecDeque<String>,
     warnings: u64,
 }
+
+/// Most texts remembered per session for their `user_message` (inputs queue on the engine).
+const SENT_REMEMBERED: usize = 32;
 
 impl SessionState {
     /// Permission requests still waiting for an answer.
     pub(crate) fn pending(&self) -> impl Iterator<Item = &String> {
-        self.pending.iter()
+        self.pending.keys()
+    }
+
+    /// A pending request.
+    pub(crate) fn pending_request(&self, request_id: &str) -> Option<&PendingRequest> {
+        self.pending.get(request_id)
+    }
+
+    /// The bridge sent `text` as input.
+    pub(crate) fn sent(&mut self, text: &str) {
+        if self.sent.len() == SENT_REMEMBERED {
+            self.sent.pop_front();
+        }
+        self.sent.push_back(text.to_owned());
+    }
+
+    /// The engine says no such request is waiting (it was fed by a replay and never blocked,
+    /// or was answered elsewhere): settled as stale.
+    pub(crate) fn settle_stale(&mut self, session: &str, request_id: &str) -> EngineUpdate {
+        self.pending.remove(request_id);
+        self.pending_update(session)
     }
 
     fn warning(&mut self, session: &str, message: String) -> EngineUpdate {
@@ -112,38 +146,90 @@ impl SessionState {
                     Some(error),
                 )]
             }
-            StreamUpdate::Event(event) => self.on_event(session, &event),
-            StreamUpdate::Gap { reason } => vec![
-                EngineUpdate::GapDetected { session_id: Some(session.to_owned()) },
-                self.warning(
-                    session,
-                    format!(
-                        "Continuity gap: {reason}. Rebuilding from what the engine still holds."
+            StreamUpdate::Event(mut event) => {
+                self.show_typed_text(&mut event);
+                self.on_event(session, &event, true)
+            }
+            StreamUpdate::Replayed(event) => self.on_event(session, &event, false),
+            StreamUpdate::Gap { reason, lost } => {
+                let lost = match lost {
+                    Some((from, to)) => format!(
+                        " Events {from}..{to} are no longer held by the engine and cannot be shown."
                     ),
-                ),
-            ],
-            StreamUpdate::Rebuilt { summary: s, lost } => {
-                let mut out = Vec::new();
-                if let Some(s) = s {
-                    out.push(EngineUpdate::SessionUpserted(summary(&s)));
-                }
-                if let Some((from, to)) = lost {
-                    out.push(self.warning(session, format!("Events {from}..{to} are no longer held by the engine and cannot be shown.")));
-                }
-                out
+                    None => String::new(),
+                };
+                vec![
+                    EngineUpdate::GapDetected { session_id: Some(session.to_owned()) },
+                    self.warning(
+                        session,
+                        format!(
+                            "Continuity gap: {reason}.{lost} Continuing from what the engine still holds."
+                        ),
+                    ),
+                ]
+            }
+            StreamUpdate::Rebuilt { summary: s } => {
+                s.map(|s| EngineUpdate::SessionUpserted(summary(&s))).into_iter().collect()
             }
             StreamUpdate::Malformed { sse_id, error } => {
                 vec![self.warning(session, format!("Unreadable engine event {sse_id}: {error}"))]
             }
-            StreamUpdate::Ended { summary: s } => {
+            // Either end is an answer of the engine: it is reachable, whatever a reconnect of
+            // this stream said before.
+            StreamUpdate::Ended { summary: Some(s) } => {
                 let mut out = self.set_running(session, false);
-                match s {
-                    Some(s) => out.push(EngineUpdate::SessionUpserted(summary(&s))),
-                    None => out.push(EngineUpdate::SessionRemoved(session.to_owned())),
-                }
+                out.push(EngineUpdate::SessionUpserted(summary(&s)));
+                out.push(connection(ConnectionStatus::Connected, None, None));
+                out
+            }
+            StreamUpdate::Ended { summary: None } => {
+                let mut out = self.gone(
+                    session,
+                    "The engine no longer holds this session (it was deleted elsewhere, or the engine restarted: its sessions live in memory). Its stream ended; start a new session to go on.",
+                );
+                out.push(connection(ConnectionStatus::Connected, None, None));
                 out
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// The session is gone from the engine: marked ended with `reason` (a transcript
+    /// warning), not running, nothing pending.
+    pub(crate) fn gone(&mut self, session: &str, reason: &str) -> Vec<EngineUpdate> {
+        let mut out = self.set_running(session, false);
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            out.push(self.pending_update(session));
+        }
+        out.push(EngineUpdate::SessionUpserted(SessionSummary {
+            session_id: session.to_owned(),
+            title: None,
+            status: Some("ended".to_owned()),
+            updated_at: None,
+        }));
+        out.push(self.warning(session, reason.to_owned()));
+        out
+    }
+
+    /// On the agent path the engine's `user_message` carries the input followed by the whole
+    /// system prompt: for an input the bridge sent, the text shown is what the user typed
+    /// (`engineTextBytes` keeps the size of what the engine sent).
+    fn show_typed_text(&mut self, event: &mut BbEvent) {
+        if event.kind != "user_message" {
+            return;
+        }
+        let Some(text) = event.payload.get("text").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(index) = self.sent.iter().position(|sent| text.starts_with(sent.as_str())) else {
+            return;
+        };
+        let typed = self.sent.remove(index).unwrap_or_default();
+        if typed.len() < text.len() {
+            let bytes = text.len();
+            event.payload.insert("engineTextBytes".into(), json!(bytes));
+            event.payload.insert("text".into(), Value::String(typed));
         }
     }
 
@@ -162,30 +248,46 @@ impl SessionState {
         }
     }
 
-    fn on_event(&mut self, session: &str, event: &BbEvent) -> Vec<EngineUpdate> {
-        let mut out = vec![EngineUpdate::Events {
-            session_id: session.to_owned(),
-            events: vec![engine_event(event)],
-        }];
+    /// The updates one event implies; `show`: the event itself goes to the view (not when it
+    /// is only replayed to rebuild state).
+    fn on_event(&mut self, session: &str, event: &BbEvent, show: bool) -> Vec<EngineUpdate> {
+        let mut out = Vec::new();
+        if show {
+            out.push(EngineUpdate::Events {
+                session_id: session.to_owned(),
+                events: vec![engine_event(event)],
+            });
+        }
         let text = |key: &str| event.payload.get(key).and_then(Value::as_str).map(str::to_owned);
         match event.kind.as_str() {
             "turn_start"
             | "user_message"
             | "assistant.message.start"
+            | "assistant.message.delta"
             | "assistant_delta"
+            | "assistant_message"
             | "tool_call" => {
                 out.extend(self.set_running(session, true));
             }
             "completion" | "run_finished" | "error" => out.extend(self.set_running(session, false)),
             "permission_request" => {
                 if let Some(id) = text("request_id").or_else(|| text("id")) {
-                    self.pending.insert(id);
+                    let pattern = text("pattern").or_else(|| {
+                        event.payload.get("rule_suggestion").and_then(|r| match r {
+                            Value::String(s) => Some(s.clone()),
+                            other => {
+                                other.get("pattern").and_then(Value::as_str).map(str::to_owned)
+                            }
+                        })
+                    });
+                    let scope = text("default_scope");
+                    self.pending.insert(id, PendingRequest { pattern, scope });
                     out.push(self.pending_update(session));
                 }
             }
             "permission_response" => {
                 if let Some(id) = text("request_id").or_else(|| text("id"))
-                    && self.pending.remove(&id)
+                    && self.pending.remove(&id).is_some()
                 {
                     out.push(self.pending_update(session));
                 }

@@ -1,14 +1,27 @@
 //! The BreadBoard engine adapter: the v1 methods over the CLI bridge's `/v1` REST routes, and
 //! one resumable event stream per session turned into engine updates.
 //!
-//! Each session the webview creates, selects or messages gets a stream task
-//! ([`bb_engine_client::breadboard::SessionStream`]): it resumes with the last numeric `seq`,
-//! reports gaps as `bb/connection {gapDetected: true}` plus a transcript `warning` event, and
-//! records every delivered `seq` in the cursor store under the state dir (debounced, atomic),
-//! so a restarted bridge resumes where it stopped.
+//! Each session the webview creates, selects or messages, and each session with a saved
+//! position the engine still holds when the bridge starts, gets a stream task
+//! ([`bb_engine_client::breadboard::SessionStream`]): it resumes with the last numeric `seq`
+//! (a `seq` jump is refilled, not a loss), reports a real gap once as
+//! `bb/connection {gapDetected: true}` plus one transcript `warning` event, and marks every
+//! `seq` it hands over. A position moves only past events the runtime confirmed as written
+//! (`EngineAdapter::delivered`; see `cursors`) and is written at once, so a restarted (or
+//! killed) bridge resumes where the webview stopped. A health monitor (`monitor`) lists the
+//! engine's sessions at start and after every recovery, resumes saved streams, and marks
+//! sessions a restarted engine lost as ended with a reason.
 //!
-//! Choices: `bb.createSession` needs a config path (from the request or the bridge's default);
-//! `model` is applied with `set_model` right after creation. `bb.deleteSession` sends `stop`,
+//! Choices: ids are checked before any request (the bridge's own `invalid_request`, the
+//! connection untouched); `bb.stop` reports the request, `running` turns false only on the
+//! engine's `completion` / `run_finished` (no escalation); a decision the engine answers with
+//! 409 `no permission request is active` settles the request as stale
+//! (`permission_not_pending`); `allow_rule` sends a string rule and its scope; the
+//! `user_message` of an input the bridge sent shows the typed text. `bb.createSession` needs a
+//! config path (from the request or the bridge's default); `model` is applied with `set_model`
+//! right after creation, and a refused model deletes the half-made session. Without a
+//! workspace the engine's files routes answer 409, said as "start the bridge with
+//! `--workspace`". `bb.deleteSession` sends `stop`,
 //! denies pending permissions, then DELETEs with a bounded wait (the engine blocks DELETE
 //! while a permission is pending). `bb.openDiff` has no engine route: it sends the latest
 //! diff the session's `tool_call`/`tool_result` events showed for the file (inline
@@ -16,7 +29,10 @@
 //! downloaded) as a `bridge.diff` event. `bb.downloadArtifact` saves the file under the state
 //! dir and returns its path.
 
+pub(crate) mod cursors;
+mod errors;
 pub(crate) mod mapping;
+mod monitor;
 mod pump;
 
 use std::collections::HashMap;
@@ -26,10 +42,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bb_engine_client::breadboard::{
-    BbError, BreadboardClient, CreateSession, CursorStore, PermissionDecision as BbDecision,
+    BbError, BreadboardClient, CreateSession, PermissionDecision as BbDecision, PermissionRule,
     ReadMode, SnippetOptions, StreamOptions, write_atomic,
 };
-use bb_engine_client::transport::TransportError;
+use bb_engine_client::transport::is_path_segment;
 use bb_host::Clock;
 use bb_protocol::v1::{
     ApprovePermissionParams, Capabilities, CommandParams, CommandResult, CreateSessionParams,
@@ -44,6 +60,8 @@ use tokio::task::JoinHandle;
 use crate::engine::{
     EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender, update_channel,
 };
+use cursors::Cursors;
+use errors::engine_error;
 use mapping::{DiffSource, States, diff_event, summary};
 
 /// How the adapter is set up.
@@ -51,7 +69,8 @@ use mapping::{DiffSource, States, diff_event, summary};
 pub struct BreadboardConfig {
     /// Config path for sessions created without one.
     pub default_config_path: Option<String>,
-    /// Workspace sent with new sessions (the engine's own default otherwise).
+    /// Workspace sent with new sessions. Without one the engine answers the files routes
+    /// with 409 `workspace not ready` (the bridge says to start it with `--workspace`).
     pub workspace: Option<PathBuf>,
     /// Where cursors, downloaded artifacts and diffs are kept.
     pub state_dir: PathBuf,
@@ -59,8 +78,9 @@ pub struct BreadboardConfig {
     pub delete_timeout: Duration,
     /// Reconnect policy of the event streams.
     pub stream: StreamOptions,
-    /// Cursor writes happen at most once per this interval.
-    pub cursor_debounce: Duration,
+    /// How often `/health` is polled (idle streams are silent, so this is how a dead or
+    /// restarted engine is noticed).
+    pub health_interval: Duration,
 }
 
 impl BreadboardConfig {
@@ -72,100 +92,90 @@ impl BreadboardConfig {
             state_dir,
             delete_timeout: Duration::from_secs(10),
             stream: StreamOptions::default(),
-            cursor_debounce: Duration::from_millis(500),
+            health_interval: Duration::from_secs(2),
         }
     }
 }
 
-/// State shared with the stream tasks.
+/// State shared with the stream tasks and the monitor.
 #[derive(Debug)]
 struct Shared {
-    store: Mutex<CursorStore>,
+    client: BreadboardClient,
+    updates: UpdateSender,
+    config: BreadboardConfig,
+    cursors: Cursors,
     states: Mutex<States>,
     streams: Mutex<HashMap<String, JoinHandle<()>>>,
-    flusher: Mutex<Option<JoinHandle<()>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Makes sure the session's event stream runs (a finished one is reopened from its saved
+/// position: re-selecting an ended stream resumes, it never replays the history).
+fn ensure_stream(shared: &Arc<Shared>, session: &str) {
+    let mut streams = lock(&shared.streams);
+    if streams.get(session).is_some_and(|h| !h.is_finished()) {
+        return;
+    }
+    let task = tokio::spawn(pump::run(Arc::clone(shared), session.to_owned()));
+    streams.insert(session.to_owned(), task);
+}
+
+/// The bridge's own check of a session id, before any request: the engine's ids are single
+/// path segments (UUIDs). A refusal is the bridge's, and leaves the connection alone.
+fn checked(id: &str) -> Result<&str, EngineError> {
+    if is_path_segment(id) {
+        Ok(id)
+    } else {
+        let shown: String = id.chars().take(128).collect();
+        Err(EngineError::refused(
+            "invalid_request",
+            format!(
+                "the bridge refused the request: {shown:?} is not a session id (ids are single path segments); nothing was sent to the engine"
+            ),
+        ))
+    }
+}
+
 /// The BreadBoard engine adapter.
 #[derive(Debug)]
 pub struct BreadboardAdapter {
-    client: BreadboardClient,
-    updates: UpdateSender,
-    config: BreadboardConfig,
-    clock: Arc<dyn Clock>,
     shared: Arc<Shared>,
-}
-
-/// Maps a BreadBoard error to the adapter's error for an operation on `session`.
-fn engine_error(error: BbError, session: &str) -> EngineError {
-    match error {
-        BbError::Unauthorized { status } => EngineError::Auth { status },
-        BbError::NotFound { detail } if detail == "session not found" => {
-            EngineError::SessionNotFound(session.to_owned())
-        }
-        BbError::NotFound { detail } | BbError::Conflict { detail } => {
-            EngineError::InvalidRequest(detail)
-        }
-        BbError::InvalidRequest { detail, .. } => EngineError::InvalidRequest(detail),
-        BbError::Transport(TransportError::Timeout) => EngineError::Timeout,
-        BbError::Transport(TransportError::Connect(e)) => EngineError::Unavailable(e),
-        other => EngineError::Engine(other.to_string()),
-    }
+    monitor: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl BreadboardAdapter {
     /// An adapter over `client` and the receiver of its updates. A corrupt cursor file is
-    /// replaced (the streams then replay the engine's ring).
+    /// replaced (the streams then replay the engine's ring). The health monitor starts at
+    /// once: as soon as the engine answers, its sessions are listed and saved streams resume.
     pub fn new(
         client: BreadboardClient,
         config: BreadboardConfig,
         clock: Arc<dyn Clock>,
     ) -> (Arc<Self>, UpdateReceiver) {
-        let store =
-            CursorStore::open(&config.state_dir, config.cursor_debounce).unwrap_or_else(|error| {
-                tracing::warn!(%error, "starting with no saved stream positions");
-                CursorStore::empty(&config.state_dir, config.cursor_debounce)
-            });
         let (updates, rx) = update_channel();
+        let cursors = Cursors::open(&config.state_dir, clock);
         let shared = Arc::new(Shared {
-            store: Mutex::new(store),
+            client,
+            updates,
+            config,
+            cursors,
             states: Mutex::new(States::new()),
             streams: Mutex::new(HashMap::new()),
-            flusher: Mutex::new(None),
         });
-        let adapter = Arc::new(Self { client, updates, config, clock, shared });
-        *lock(&adapter.shared.flusher) = Some(tokio::spawn(pump::flusher(
-            Arc::clone(&adapter.shared),
-            Arc::clone(&adapter.clock),
-            adapter.config.cursor_debounce,
-        )));
-        (adapter, rx)
+        let monitor = tokio::spawn(monitor::run(Arc::clone(&shared)));
+        (Arc::new(Self { shared, monitor: Mutex::new(Some(monitor)) }), rx)
     }
 
     /// The REST client (tests).
     pub fn client(&self) -> &BreadboardClient {
-        &self.client
+        &self.shared.client
     }
 
-    /// Makes sure the session's event stream runs (a finished one is reopened: Retry).
     fn ensure_stream(&self, session: &str) {
-        let mut streams = lock(&self.shared.streams);
-        if streams.get(session).is_some_and(|h| !h.is_finished()) {
-            return;
-        }
-        let task = tokio::spawn(pump::run(
-            self.client.clone(),
-            session.to_owned(),
-            Arc::clone(&self.shared),
-            self.updates.clone(),
-            Arc::clone(&self.clock),
-            self.config.stream,
-        ));
-        streams.insert(session.to_owned(), task);
+        ensure_stream(&self.shared, session);
     }
 
     fn drop_stream(&self, session: &str) {
@@ -173,12 +183,18 @@ impl BreadboardAdapter {
             task.abort();
         }
         lock(&self.shared.states).remove(session);
-        lock(&self.shared.store).forget(session, self.clock.now());
+        self.shared.cursors.forget(session);
     }
 
     async fn summary_of(&self, session: &str) -> Result<SessionSummary, EngineError> {
-        let s = self.client.get_session(session).await.map_err(|e| engine_error(e, session))?;
+        let s =
+            self.shared.client.get_session(session).await.map_err(|e| engine_error(e, session))?;
         Ok(summary(&s))
+    }
+
+    async fn send(&self, update: EngineUpdate) {
+        // The service loop may be gone at exit; nothing else to tell.
+        let _ = self.shared.updates.send(update).await;
     }
 
     fn save(
@@ -191,9 +207,30 @@ impl BreadboardAdapter {
         let file = std::path::Path::new(name)
             .file_name()
             .map_or_else(|| "artifact".into(), |n| n.to_string_lossy().into_owned());
-        let path = self.config.state_dir.join(dir).join(session).join(file);
+        let path = self.shared.config.state_dir.join(dir).join(session).join(file);
         write_atomic(&path, bytes).map_err(|e| EngineError::Engine(e.to_string()))?;
         Ok(path)
+    }
+
+    /// The rule `allow_rule` sends: a string the engine persists, with its scope. From
+    /// `ruleUpdate` (`rule`/`pattern`, `scope`), else from the request itself.
+    fn rule_for(
+        &self,
+        session: &str,
+        request_id: &str,
+        update: Option<&serde_json::Map<String, Value>>,
+    ) -> Option<PermissionRule> {
+        let text =
+            |key: &str| update.and_then(|u| u.get(key)).and_then(Value::as_str).map(str::to_owned);
+        let states = lock(&self.shared.states);
+        let pending = states.get(session).and_then(|s| s.pending_request(request_id));
+        let rule = text("rule")
+            .or_else(|| text("pattern"))
+            .or_else(|| pending.and_then(|p| p.pattern.clone()))?;
+        let scope = text("scope")
+            .or_else(|| pending.and_then(|p| p.scope.clone()))
+            .unwrap_or_else(|| "project".to_owned());
+        Some(PermissionRule { rule, scope })
     }
 }
 
@@ -208,7 +245,7 @@ impl EngineAdapter for BreadboardAdapter {
     }
 
     async fn init(&self) -> Result<InitResult, EngineError> {
-        let (status, version) = match self.client.health().await {
+        let (status, version) = match self.shared.client.health().await {
             Ok(health) => (EngineStatus::Ready, health.engine_version),
             Err(BbError::Unauthorized { status }) => return Err(EngineError::Auth { status }),
             Err(_) => (EngineStatus::Reconnecting, None),
@@ -232,7 +269,8 @@ impl EngineAdapter for BreadboardAdapter {
         &self,
         params: CreateSessionParams,
     ) -> Result<SessionSummary, EngineError> {
-        let config_path = params.config_path.or_else(|| self.config.default_config_path.clone()).ok_or_else(|| {
+        let config = &self.shared.config;
+        let config_path = params.config_path.or_else(|| config.default_config_path.clone()).ok_or_else(|| {
             EngineError::InvalidRequest(
                 "configPath is required by the BreadBoard engine (or start the bridge with --engine-config)".into(),
             )
@@ -240,25 +278,32 @@ impl EngineAdapter for BreadboardAdapter {
         let request = CreateSession {
             config_path,
             task: params.task.unwrap_or_default(),
-            workspace: self.config.workspace.as_ref().map(|w| w.display().to_string()),
+            workspace: config.workspace.as_ref().map(|w| w.display().to_string()),
             permission_mode: params.permission_mode,
             ..CreateSession::default()
         };
-        let created =
-            self.client.create_session(&request).await.map_err(|e| engine_error(e, ""))?;
+        let client = &self.shared.client;
+        let created = client.create_session(&request).await.map_err(|e| engine_error(e, ""))?;
         let id = created.session_id;
-        self.ensure_stream(&id);
-        if let Some(model) = params.model {
-            self.client.set_model(&id, &model).await.map_err(|e| engine_error(e, &id))?;
+        if let Some(model) = params.model
+            && let Err(error) = client.set_model(&id, &model).await
+        {
+            // The engine created the session before refusing the model: remove the half-made
+            // session rather than leave it behind.
+            if let Err(cleanup) = client.delete_session(&id, config.delete_timeout).await {
+                tracing::warn!(%cleanup, session = %id, "removing a half-made session failed");
+            }
+            return Err(engine_error(error, &id));
         }
+        self.ensure_stream(&id);
         let summary = self.summary_of(&id).await?;
         // The service learns of the session from the result; the list follows it too.
-        let _ = self.updates.send(EngineUpdate::SessionUpserted(summary.clone())).await;
+        self.send(EngineUpdate::SessionUpserted(summary.clone())).await;
         Ok(summary)
     }
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
-        let listed = self.client.list_sessions().await.map_err(|e| engine_error(e, ""))?;
+        let listed = self.shared.client.list_sessions().await.map_err(|e| engine_error(e, ""))?;
         let mut sessions: Vec<SessionSummary> = listed.iter().map(summary).collect();
         sessions
             .sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
@@ -266,29 +311,29 @@ impl EngineAdapter for BreadboardAdapter {
     }
 
     async fn select_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
-        let summary = self.summary_of(&params.session_id).await?;
+        let summary = self.summary_of(checked(&params.session_id)?).await?;
         self.ensure_stream(&summary.session_id);
         Ok(SessionAck { session_id: summary.session_id })
     }
 
     async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
-        let id = params.session_id;
+        let id = checked(&params.session_id)?.to_owned();
+        let client = &self.shared.client;
         let pending: Vec<String> = lock(&self.shared.states)
             .get(&id)
             .map(|s| s.pending().cloned().collect())
             .unwrap_or_default();
         // Best effort: a finished session refuses both with 409, and DELETE still works.
-        let _ = self.client.stop(&id).await;
+        let _ = client.stop(&id).await;
         for request_id in pending {
-            let _ =
-                self.client.permission_decision(&id, &request_id, BbDecision::DenyOnce, None).await;
+            let _ = client.permission_decision(&id, &request_id, BbDecision::DenyOnce, None).await;
         }
-        self.client
-            .delete_session(&id, self.config.delete_timeout)
+        client
+            .delete_session(&id, self.shared.config.delete_timeout)
             .await
             .map_err(|e| engine_error(e, &id))?;
         self.drop_stream(&id);
-        let _ = self.updates.send(EngineUpdate::SessionRemoved(id.clone())).await;
+        self.send(EngineUpdate::SessionRemoved(id.clone())).await;
         Ok(SessionAck { session_id: id })
     }
 
@@ -296,27 +341,32 @@ impl EngineAdapter for BreadboardAdapter {
         &self,
         params: SendMessageParams,
     ) -> Result<SendMessageResult, EngineError> {
-        let id = params.session_id;
+        let id = checked(&params.session_id)?.to_owned();
         self.ensure_stream(&id);
         let attachments = params.attachment_ids.unwrap_or_default();
-        self.client
+        lock(&self.shared.states).entry(id.clone()).or_default().sent(&params.text);
+        self.shared
+            .client
             .send_input(&id, &params.text, &attachments)
             .await
             .map_err(|e| engine_error(e, &id))?;
         Ok(SendMessageResult { session_id: id, message_id: None })
     }
 
+    /// Stop is a request, not a fact: the engine ends an agent turn at its next step
+    /// boundary, loses a stop sent before the first step, and does not interrupt a
+    /// replay-fed turn. The answer says the request was accepted; `running` turns false
+    /// only on the turn's `completion` / `run_finished`.
     async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
-        self.client
-            .stop(&params.session_id)
-            .await
-            .map_err(|e| engine_error(e, &params.session_id))?;
+        let id = checked(&params.session_id)?;
+        self.shared.client.stop(id).await.map_err(|e| engine_error(e, id))?;
         Ok(SessionAck { session_id: params.session_id })
     }
 
     async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
-        let id = params.session_id;
+        let id = checked(&params.session_id)?.to_owned();
         let accepted = self
+            .shared
             .client
             .command(&id, &params.command, params.args)
             .await
@@ -328,25 +378,45 @@ impl EngineAdapter for BreadboardAdapter {
         &self,
         params: ApprovePermissionParams,
     ) -> Result<SessionAck, EngineError> {
-        let id = params.session_id;
+        let id = checked(&params.session_id)?.to_owned();
+        let request_id = params.request_id;
         let (decision, rule) = match params.decision {
             PermissionDecision::AllowOnce => (BbDecision::AllowOnce, None),
             PermissionDecision::Deny => (BbDecision::DenyOnce, None),
-            PermissionDecision::AllowRule => {
-                (BbDecision::AllowAlways, params.rule_update.map(Value::Object))
-            }
+            PermissionDecision::AllowRule => (
+                BbDecision::AllowAlways,
+                self.rule_for(&id, &request_id, params.rule_update.as_ref()),
+            ),
         };
-        self.client
-            .permission_decision(&id, &params.request_id, decision, rule)
-            .await
-            .map_err(|e| engine_error(e, &id))?;
-        Ok(SessionAck { session_id: id })
+        let answered =
+            self.shared.client.permission_decision(&id, &request_id, decision, rule.as_ref()).await;
+        match answered {
+            Ok(_) => Ok(SessionAck { session_id: id }),
+            Err(BbError::Conflict { detail }) if detail.contains("no permission request") => {
+                let update = lock(&self.shared.states)
+                    .entry(id.clone())
+                    .or_default()
+                    .settle_stale(&id, &request_id);
+                self.send(update).await;
+                Err(EngineError::refused(
+                    "permission_not_pending",
+                    format!(
+                        "permission request {request_id} is no longer waiting on the engine (it did not block, e.g. it came from a replay, or it was answered elsewhere); it is settled as stale and nothing was decided"
+                    ),
+                ))
+            }
+            Err(error) => Err(engine_error(error, &id)),
+        }
     }
 
     async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
-        let id = &params.session_id;
-        let listed =
-            self.client.list_files(id, &params.path).await.map_err(|e| engine_error(e, id))?;
+        let id = checked(&params.session_id)?;
+        let listed = self
+            .shared
+            .client
+            .list_files(id, &params.path)
+            .await
+            .map_err(|e| engine_error(e, id))?;
         let entries = listed
             .into_iter()
             .map(|e| FileEntry {
@@ -367,7 +437,7 @@ impl EngineAdapter for BreadboardAdapter {
         &self,
         params: ReadFileSnippetParams,
     ) -> Result<FileSnippetResult, EngineError> {
-        let id = &params.session_id;
+        let id = checked(&params.session_id)?;
         let clamp = |n: Option<u64>| n.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
         let options = SnippetOptions {
             head_lines: clamp(params.head_lines),
@@ -375,6 +445,7 @@ impl EngineAdapter for BreadboardAdapter {
             max_bytes: params.max_bytes,
         };
         let read = self
+            .shared
             .client
             .read_file(id, &params.path, ReadMode::Snippet, options)
             .await
@@ -388,14 +459,18 @@ impl EngineAdapter for BreadboardAdapter {
     }
 
     async fn open_diff(&self, params: OpenDiffParams) -> Result<SessionAck, EngineError> {
-        let id = params.session_id;
+        let id = checked(&params.session_id)?.to_owned();
         let path = params.file_path.trim_start_matches("./").to_owned();
         let source = lock(&self.shared.states).get(&id).and_then(|s| s.diffs.get(&path).cloned());
         let (diff, origin) = match source {
             Some(DiffSource::Text(text)) => (text, "tool_event"),
             Some(DiffSource::Artifact(artifact)) => {
-                let bytes =
-                    self.client.download(&id, &artifact).await.map_err(|e| engine_error(e, &id))?;
+                let bytes = self
+                    .shared
+                    .client
+                    .download(&id, &artifact)
+                    .await
+                    .map_err(|e| engine_error(e, &id))?;
                 (String::from_utf8_lossy(&bytes).into_owned(), "artifact")
             }
             None => {
@@ -405,10 +480,7 @@ impl EngineAdapter for BreadboardAdapter {
             }
         };
         let event = diff_event(&path, &diff, origin);
-        let _ = self
-            .updates
-            .send(EngineUpdate::Events { session_id: id.clone(), events: vec![event] })
-            .await;
+        self.send(EngineUpdate::Events { session_id: id.clone(), events: vec![event] }).await;
         Ok(SessionAck { session_id: id })
     }
 
@@ -416,8 +488,9 @@ impl EngineAdapter for BreadboardAdapter {
         &self,
         params: DownloadArtifactParams,
     ) -> Result<DownloadArtifactResult, EngineError> {
-        let id = &params.session_id;
+        let id = checked(&params.session_id)?;
         let bytes = self
+            .shared
             .client
             .download(id, &params.artifact_path)
             .await
@@ -429,15 +502,17 @@ impl EngineAdapter for BreadboardAdapter {
         })
     }
 
+    fn delivered(&self, session_id: &str, event_id: &str) {
+        self.shared.cursors.delivered(session_id, event_id);
+    }
+
     async fn shutdown(&self) {
+        if let Some(task) = lock(&self.monitor).take() {
+            task.abort();
+        }
         for (_, task) in lock(&self.shared.streams).drain() {
             task.abort();
         }
-        if let Some(task) = lock(&self.shared.flusher).take() {
-            task.abort();
-        }
-        if let Err(error) = lock(&self.shared.store).flush() {
-            tracing::warn!(%error, "saving stream positions failed");
-        }
+        self.shared.cursors.close();
     }
 }

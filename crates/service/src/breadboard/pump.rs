@@ -1,15 +1,13 @@
-//! The tasks of the BreadBoard adapter: one per session stream (stream updates → engine
-//! updates, delivered `seq` recorded in the cursor store), and the debounced cursor flusher.
+//! The stream task of one BreadBoard session: stream updates → engine updates, each event
+//! handed over recorded for the resume position.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use bb_engine_client::breadboard::{BreadboardClient, SessionStream, StreamOptions, StreamUpdate};
-use bb_host::Clock;
+use bb_engine_client::breadboard::{SessionStream, StreamUpdate};
 use bb_protocol::v1::ConnectionStatus;
 
 use super::{Shared, lock};
-use crate::engine::{ConnectionUpdate, EngineUpdate, UpdateSender};
+use crate::engine::{ConnectionUpdate, EngineUpdate};
 
 fn failed(error: String) -> EngineUpdate {
     EngineUpdate::Connection(ConnectionUpdate {
@@ -19,21 +17,23 @@ fn failed(error: String) -> EngineUpdate {
     })
 }
 
-/// Streams one session until it ends, fails for good, or the task is aborted.
-pub(super) async fn run(
-    client: BreadboardClient,
-    session: String,
-    shared: Arc<Shared>,
-    updates: UpdateSender,
-    clock: Arc<dyn Clock>,
-    options: StreamOptions,
-) {
-    let last_seq = lock(&shared.store).get(&session);
-    let mut stream = match SessionStream::open(&client, &session, last_seq, options) {
+/// Streams one session until it ends, fails for good, or the task is aborted. A session with
+/// a saved position resumes after it; when this bridge holds no state for it yet (a restart),
+/// the stream is primed so its pending permissions show again.
+pub(super) async fn run(shared: Arc<Shared>, session: String) {
+    let last_seq = shared.cursors.resume_from(&session);
+    let fresh = !lock(&shared.states).contains_key(&session);
+    let options = shared.config.stream;
+    let opened = match last_seq {
+        Some(seq) if fresh => SessionStream::open_primed(&shared.client, &session, seq, options),
+        _ => SessionStream::open(&shared.client, &session, last_seq, options),
+    };
+    let mut stream = match opened {
         Ok(stream) => stream,
         Err(error) => {
-            // The service loop may be gone; nothing else to tell.
-            let _ = updates.send(failed(error.to_string())).await;
+            // Ids are checked before a stream is asked for; this is a bridge bug, not an
+            // engine failure, so the connection status stays as it is.
+            tracing::warn!(%error, "a session stream could not be opened");
             return;
         }
     };
@@ -41,7 +41,8 @@ pub(super) async fn run(
         let update = match item {
             Ok(update) => update,
             Err(error) => {
-                let _ = updates.send(failed(format!("session {session}: {error}"))).await;
+                // The engine health monitor turns the connection back once the engine answers.
+                let _ = shared.updates.send(failed(format!("session {session}: {error}"))).await;
                 return;
             }
         };
@@ -49,37 +50,27 @@ pub(super) async fn run(
             StreamUpdate::Event(event) => event.seq,
             _ => None,
         };
+        let gone = matches!(update, StreamUpdate::Ended { summary: None });
         let ended = matches!(update, StreamUpdate::Ended { .. });
         let mapped =
             lock(&shared.states).entry(session.clone()).or_default().apply(&session, update);
+        // Marked before the hand-off: the runtime may write and confirm it at once, and a
+        // confirmation never moves past what was handed over.
+        if let Some(seq) = seq {
+            shared.cursors.handed(&session, seq);
+        }
         for out in mapped {
-            if updates.send(out).await.is_err() {
+            if shared.updates.send(out).await.is_err() {
                 return;
             }
         }
-        let now = clock.now();
-        let mut store = lock(&shared.store);
-        if let Some(seq) = seq {
-            store.record(&session, seq, now);
-        }
-        if ended {
-            store.forget(&session, now);
-        }
-        if let Err(error) = store.flush_due(now) {
-            tracing::warn!(%error, "saving stream positions failed");
+        if gone {
+            // The position of a session the engine no longer holds is useless. An ended
+            // session that still exists keeps it: re-opening resumes, never replays.
+            shared.cursors.forget(&session);
         }
         if ended {
             return;
-        }
-    }
-}
-
-/// Writes due cursor changes once per `every`, so the tail of a burst is saved too.
-pub(super) async fn flusher(shared: Arc<Shared>, clock: Arc<dyn Clock>, every: Duration) {
-    loop {
-        tokio::time::sleep(every.max(Duration::from_millis(10))).await;
-        if let Err(error) = lock(&shared.store).flush_due(clock.now()) {
-            tracing::warn!(%error, "saving stream positions failed");
         }
     }
 }

@@ -37,22 +37,92 @@ fn events_carry_their_seq_id_and_drive_run_and_permission_state() {
 }
 
 #[test]
-fn gaps_become_a_connection_flag_and_a_transcript_warning() {
+fn a_real_gap_is_a_connection_flag_and_one_transcript_warning() {
     let mut state = SessionState::default();
-    let out =
-        state.apply("s", StreamUpdate::Gap { reason: GapReason::WindowExceeded { last_seq: 4 } });
+    let gap =
+        StreamUpdate::Gap { reason: GapReason::WindowExceeded { last_seq: 4 }, lost: Some((5, 9)) };
+    let out = state.apply("s", gap);
+    assert_eq!(out.len(), 2, "{out:?}");
     assert_eq!(out[0], EngineUpdate::GapDetected { session_id: Some("s".into()) });
     let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
     assert_eq!(events[0].event_type, "warning");
-    assert!(events[0].payload["message"].as_str().unwrap().contains("after seq 4"));
+    let message = events[0].payload["message"].as_str().unwrap();
+    assert!(message.contains("after seq 4") && message.contains("5..9"), "{message}");
 
-    let out = state.apply("s", StreamUpdate::Rebuilt { summary: None, lost: Some((5, 9)) });
-    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
-    assert!(events[0].payload["message"].as_str().unwrap().contains("5..9"));
+    let out = state.apply("s", StreamUpdate::Rebuilt { summary: None });
+    assert!(out.is_empty(), "no second warning: {out:?}");
+    let out = state.apply(
+        "s",
+        StreamUpdate::Gap { reason: GapReason::EngineGap { reason: "x".into() }, lost: None },
+    );
+    let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
     assert_ne!(events[0].id, "bridge-warning-1", "warning ids are unique");
+}
 
+#[test]
+fn a_session_the_engine_lost_is_marked_ended_with_a_reason() {
+    let mut state = SessionState::default();
+    state.apply("s", event(1, "turn_start", json!({})));
+    state.apply("s", event(2, "permission_request", json!({"request_id": "p1"})));
     let out = state.apply("s", StreamUpdate::Ended { summary: None });
-    assert_eq!(out, [EngineUpdate::SessionRemoved("s".into())]);
+    assert!(out.contains(&EngineUpdate::SessionRunning { session_id: "s".into(), running: false }));
+    assert!(out.contains(&EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }));
+    let ended = out.iter().find_map(|u| match u {
+        EngineUpdate::SessionUpserted(s) => s.status.clone(),
+        _ => None,
+    });
+    assert_eq!(ended.as_deref(), Some("ended"));
+    let warning = out.iter().find_map(|u| match u {
+        EngineUpdate::Events { events, .. } => events[0].payload["message"].as_str(),
+        _ => None,
+    });
+    assert!(warning.unwrap().contains("no longer holds"), "{out:?}");
+    assert!(
+        matches!(out.last(), Some(EngineUpdate::Connection(c)) if c.status == bb_protocol::v1::ConnectionStatus::Connected),
+        "the engine answered: the connection is up: {out:?}"
+    );
+}
+
+#[test]
+fn replayed_events_rebuild_state_without_reaching_the_view() {
+    let mut state = SessionState::default();
+    let replayed = |seq: u64, kind: &str, payload: serde_json::Value| {
+        let data = json!({"seq": seq, "type": kind, "payload": payload});
+        StreamUpdate::Replayed(BbEvent::parse(&seq.to_string(), &data.to_string()).unwrap())
+    };
+    let out = state.apply(
+        "s",
+        replayed(
+            3,
+            "permission_request",
+            json!({"request_id": "p9", "pattern": "src/**", "default_scope": "project"}),
+        ),
+    );
+    assert_eq!(out, [EngineUpdate::PendingPermissions { session_id: "s".into(), count: 1 }]);
+    let pending = state.pending_request("p9").unwrap();
+    assert_eq!(
+        (pending.pattern.as_deref(), pending.scope.as_deref()),
+        (Some("src/**"), Some("project"))
+    );
+    assert_eq!(
+        state.settle_stale("s", "p9"),
+        EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }
+    );
+}
+
+#[test]
+fn the_user_message_of_a_sent_input_shows_what_the_user_typed() {
+    let mut state = SessionState::default();
+    state.sent("fix the build");
+    let long = format!("fix the build{}", "\nSYSTEM PROMPT".repeat(200));
+    let out = state.apply("s", event(1, "user_message", json!({"text": long})));
+    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].payload["text"], "fix the build");
+    assert_eq!(events[0].payload["engineTextBytes"], long.len());
+    // Another client's message is shown as the engine sent it.
+    let out = state.apply("s", event(2, "user_message", json!({"text": "hello"})));
+    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].payload["text"], "hello");
 }
 
 #[test]

@@ -28,11 +28,11 @@ async fn commands_answer_202_or_a_typed_error() {
         c.permission_decision(&s, "nope", PermissionDecision::AllowOnce, None).await,
         Err(BbError::Conflict { detail }) if detail == "no permission request is active"
     ));
-    assert!(matches!(c.send_input(&s, "   ", &[]).await, Err(BbError::InvalidRequest { .. })));
+    assert!(matches!(c.send_input(&s, "   ", &[]).await, Err(BbError::Refused { .. })));
     assert!(
         matches!(c.get_session("0000").await, Err(BbError::NotFound { detail }) if detail == "session not found")
     );
-    assert!(matches!(c.get_session("../etc").await, Err(BbError::InvalidRequest { .. })));
+    assert!(matches!(c.get_session("../etc").await, Err(BbError::InvalidId { .. })));
     assert_eq!(c.list_sessions().await.unwrap().len(), 1);
 }
 
@@ -59,10 +59,14 @@ async fn files_snippets_downloads_and_attachments_follow_the_engine_rules() {
     );
     assert!(matches!(c.list_files(&s, "nope").await, Err(BbError::NotFound { .. })));
 
+    // Within max_bytes (default 80000) the engine ignores head/tail and answers the file.
     let options = SnippetOptions { head_lines: Some(2), tail_lines: Some(1), max_bytes: None };
     let snippet = c.read_file(&s, "src/long.txt", ReadMode::Snippet, options).await.unwrap();
+    assert_eq!((snippet.content.as_str(), snippet.truncated), (long.as_str(), false));
+    let options = SnippetOptions { head_lines: Some(2), tail_lines: Some(2), max_bytes: Some(40) };
+    let snippet = c.read_file(&s, "src/long.txt", ReadMode::Snippet, options).await.unwrap();
     assert!(snippet.truncated);
-    assert_eq!(snippet.content, "line 1\nline 2\n\n\u{2026} (truncated) \u{2026}\nline 100\n");
+    assert_eq!(snippet.content, "line 1\nline 2\n\n\u{2026} (truncated) \u{2026}\n\nline 100\n");
     assert_eq!(snippet.total_bytes, Some(long.len() as u64));
     let whole =
         c.read_file(&s, "README.md", ReadMode::Cat, SnippetOptions::default()).await.unwrap();

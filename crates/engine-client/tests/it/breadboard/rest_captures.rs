@@ -120,7 +120,7 @@ async fn every_captured_rest_answer_is_read_by_its_typed_call() {
         match (status, result) {
             (200..=299, Ok(())) => {}
             // The engine's quirk (500 text/plain) is never reached: the client refuses blanks.
-            (500, Err(BbError::InvalidRequest { .. })) if blank => {}
+            (500, Err(BbError::Refused { .. })) if blank => {}
             (404, Err(BbError::NotFound { .. })) => {}
             (409, Err(BbError::Conflict { .. } | BbError::ResumeWindowExceeded { .. })) => {}
             (400 | 422, Err(BbError::InvalidRequest { .. })) => {}

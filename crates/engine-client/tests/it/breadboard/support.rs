@@ -52,6 +52,7 @@ impl Engine {
             .client
             .create_session(&CreateSession {
                 config_path: "test.yaml".into(),
+                workspace: Some(self.dir.path().display().to_string()),
                 ..CreateSession::default()
             })
             .await
@@ -74,6 +75,7 @@ pub(super) fn fast() -> StreamOptions {
             max_attempts: 6,
             read_timeout: Duration::from_secs(10),
         },
+        refill_attempts: 8,
     }
 }
 

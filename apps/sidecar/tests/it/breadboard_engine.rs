@@ -1,0 +1,417 @@
+//! `bb-sidecar` against a fake BreadBoard engine that behaves like the real one (README §11):
+//! seq jumps refilled without a false loss, stop as a request, unknown sessions and bad ids,
+//! files without a workspace, replay-fed permissions, a restarted sidecar listing and resuming
+//! sessions on its own, a SIGKILL mid-stream with no event twice and none missing, and an
+//! ended stream re-selected without its history again.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bb_engine_client::breadboard::BreadboardClient;
+use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
+use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
+use serde_json::{Value, json};
+
+use crate::harness::{Sidecar, World, eventually};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A fake engine served on a runtime of the test's own, and a REST client to it.
+struct Engine {
+    runtime: tokio::runtime::Runtime,
+    running: RunningEngine,
+    client: BreadboardClient,
+}
+
+impl Engine {
+    fn start(config: EngineConfig) -> Self {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let running = runtime
+            .block_on(FakeEngine::new(config).serve("127.0.0.1:0".parse().unwrap()))
+            .unwrap();
+        let transport =
+            HttpTransport::new(running.url(), EngineAuth::None, HttpOptions::default()).unwrap();
+        let client = BreadboardClient::new(Arc::new(transport));
+        Self { runtime, running, client }
+    }
+
+    fn url(&self) -> &str {
+        self.running.url()
+    }
+
+    fn engine(&self) -> &FakeEngine {
+        self.running.engine()
+    }
+}
+
+/// `--engine breadboard` arguments (no `--workspace` unless given).
+fn args(engine: &Engine, state: &str, workspace: Option<&str>) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--engine",
+        "breadboard",
+        "--engine-url",
+        engine.url(),
+        "--engine-config",
+        "agent.yaml",
+        "--state-dir",
+        state,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    if let Some(w) = workspace {
+        args.extend(["--workspace".to_owned(), w.to_owned()]);
+    }
+    args
+}
+
+fn spawn(args: &[String], world: &World, log: &str) -> Sidecar {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Sidecar::spawn(&args, &world.env(), world.path(log))
+}
+
+fn line(kind: &str, payload: &Value, delay_ms: u64) -> String {
+    json!({"type": kind, "payload": payload, "delay_ms": delay_ms}).to_string()
+}
+
+fn messages(range: std::ops::RangeInclusive<u32>, delay_ms: u64) -> Vec<String> {
+    range.map(|i| line("assistant_message", &json!({"text": format!("m{i}")}), delay_ms)).collect()
+}
+
+/// Every engine event (numeric id) of `session` the sidecar wrote, in order, from its lines.
+fn written_ids(sidecar: &Sidecar, session: &str) -> Vec<u64> {
+    sidecar
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["topic"] == "bb/events" && m["payload"]["sessionId"] == session)
+        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
+        .filter_map(|e| e["id"].as_str()?.parse().ok())
+        .collect()
+}
+
+fn bridge_warnings(sidecar: &Sidecar) -> Vec<String> {
+    sidecar
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
+        .filter(|e| e["type"] == "warning" && e["payload"]["source"] == "bridge")
+        .filter_map(|e| e["payload"]["message"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn connection_errors(sidecar: &Sidecar) -> Vec<String> {
+    sidecar
+        .seen
+        .iter()
+        .filter(|l| l.contains("\"bb/connection\""))
+        .filter(|l| l.contains("\"error\"") || l.contains("\"gapDetected\":true"))
+        .cloned()
+        .collect()
+}
+
+fn assert_once_in_order(ids: &[u64], what: &str) {
+    let first = ids.first().copied().unwrap_or(1);
+    let last = ids.last().copied().unwrap_or(0);
+    assert_eq!(ids, (first..=last).collect::<Vec<_>>(), "{what}: every event once, in order");
+}
+
+#[test]
+fn dropped_events_are_refilled_without_a_false_loss() {
+    let world = World::new();
+    let mut turn = messages(1..=40, 2);
+    turn.push(line("run_finished", &json!({"completed": true, "reason": "done"}), 0));
+    let faults = Faults { drop_every: Some(4), ..Faults::default() };
+    let engine = Engine::start(EngineConfig {
+        scripts: vec![ScriptSource::Inline(turn.join("\n"))],
+        faults,
+        ..EngineConfig::default()
+    });
+    let mut sidecar = spawn(
+        &args(&engine, &world.path("state").display().to_string(), None),
+        &world,
+        "drops.err",
+    );
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    let events = sidecar.session_events_until(&session, "run_finished", WAIT);
+    let texts: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "assistant_message")
+        .filter_map(|e| e["payload"]["text"].as_str())
+        .collect();
+    let wanted: Vec<String> = (1..=40).map(|i| format!("m{i}")).collect();
+    assert_eq!(texts, wanted, "every message, once, in order");
+    assert_once_in_order(&written_ids(&sidecar, &session), "drops at 1 in 4");
+    assert_eq!(bridge_warnings(&sidecar), Vec::<String>::new(), "a refilled jump is no loss");
+    assert_eq!(connection_errors(&sidecar), Vec::<String>::new());
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn stop_is_a_request_and_replayed_permissions_settle_as_stale() {
+    let world = World::new();
+    let mut replay = vec![line(
+        "permission_request",
+        &json!({"request_id": "replayed-1", "tool": "bash", "kind": "run"}),
+        0,
+    )];
+    replay.extend(messages(1..=6, 250));
+    let file = world.path("slow.jsonl");
+    std::fs::write(&file, replay.join("\n")).unwrap();
+    let engine = Engine::start(EngineConfig::default());
+    let mut sidecar =
+        spawn(&args(&engine, &world.path("state").display().to_string(), None), &world, "stop.err");
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    let input = format!("replay:{}", file.display());
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": input}));
+    sidecar.session_events_until(&session, "permission_request", WAIT);
+    sidecar.state(WAIT, "the replayed request pending", |s| s["pendingPermissionCount"] == 1);
+    // The engine never blocked on it: a decision is refused, and the request settles.
+    let answer = sidecar.call(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "replayed-1", "decision": "allow_once"}),
+    );
+    assert_eq!(answer["error"]["code"], "permission_not_pending", "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("stale"), "{answer}");
+    sidecar.state(WAIT, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+
+    sidecar.session_events_until(&session, "assistant_message", WAIT);
+    sidecar.ok("bb.stop", json!({"sessionId": session}));
+    sidecar.session_events_until(&session, "task_event", WAIT);
+    // The replay runs on after the stop request: the turn is still running.
+    sidecar.session_events_until(&session, "assistant_message", WAIT);
+    let state = sidecar.state(WAIT, "a state", |_| true);
+    assert_eq!(state["running"], true, "stop did not end the turn: {state}");
+    let rest = sidecar.session_events_until(&session, "run_finished", WAIT);
+    let completion = rest.iter().find(|e| e["type"] == "completion").unwrap();
+    assert_eq!(completion["payload"]["summary"]["reason"], "replay");
+    sidecar.state(WAIT, "the turn over", |s| s["running"] == false);
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn one_bad_call_is_not_a_dead_engine() {
+    let world = World::new();
+    let engine = Engine::start(EngineConfig::default());
+    let mut sidecar =
+        spawn(&args(&engine, &world.path("state").display().to_string(), None), &world, "bad.err");
+    sidecar.ok("bb.init", json!({}));
+    for method in ["bb.selectSession", "bb.sendMessage", "bb.stop", "bb.deleteSession"] {
+        let answer = sidecar.call(method, json!({"sessionId": "../etc", "text": "x"}));
+        assert_eq!(answer["error"]["code"], "invalid_request", "{method}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("the bridge refused"), "{method}: {message}");
+        assert!(!message.contains("HTTP"), "no HTTP status that was never sent: {message}");
+    }
+    let unknown = sidecar.call("bb.selectSession", json!({"sessionId": bb_fake_engine::uuid4()}));
+    assert_eq!(unknown["error"]["code"], "session_not_found", "{unknown}");
+    let session = sidecar_session(&mut sidecar);
+    let unsupported =
+        sidecar.call("bb.command", json!({"sessionId": session, "command": "apply_diff"}));
+    assert_eq!(unsupported["error"]["code"], "not_supported", "{unsupported}");
+
+    // Files without --workspace: the engine's 409, said clearly.
+    let files = sidecar.call("bb.listFiles", json!({"sessionId": session, "path": "."}));
+    assert_eq!(files["error"]["code"], "invalid_request", "{files}");
+    assert!(files["error"]["message"].as_str().unwrap().contains("--workspace"), "{files}");
+
+    // A session deleted behind the bridge's back is marked ended, with a reason (the adapter
+    // reports status `ended`; the host's own `bb/state` status is derived from `running`).
+    sidecar.session_events_until(&session, "skills_selection", WAIT);
+    engine.runtime.block_on(engine.client.delete_session(&session, WAIT)).unwrap();
+    if !bridge_warnings(&sidecar).iter().any(|w| w.contains("no longer holds this session")) {
+        sidecar.wait_event(WAIT, "the reason in the transcript", |m| {
+            m["topic"] == "bb/events"
+                && m["payload"]["events"].as_array().is_some_and(|all| {
+                    all.iter().any(|e| {
+                        e["payload"]["message"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("no longer holds this session"))
+                    })
+                })
+        });
+    }
+    assert_eq!(connection_errors(&sidecar), Vec::<String>::new(), "bb/connection unaffected");
+    sidecar.ok("bb.createSession", json!({}));
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+fn sidecar_session(sidecar: &mut Sidecar) -> String {
+    sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
+    let world = World::new();
+    let mut turn = messages(1..=3, 50);
+    // A long quiet spell mid-stream: the kill lands in it.
+    turn.push(line("assistant_message", &json!({"text": "m4"}), 3000));
+    turn.extend(messages(5..=8, 50));
+    turn.push(line(
+        "permission_request",
+        &json!({"request_id": "perm-1", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
+        0,
+    ));
+    turn.extend(messages(9..=10, 0));
+    let engine = Engine::start(EngineConfig {
+        scripts: vec![ScriptSource::Inline(turn.join("\n"))],
+        ..EngineConfig::default()
+    });
+    let state = world.path("state");
+    let args = args(&engine, &state.display().to_string(), None);
+
+    let mut first = spawn(&args, &world, "first.err");
+    first.ok("bb.init", json!({}));
+    let session = first.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    let m3 = |events: &[Value]| events.iter().any(|e| e["payload"]["text"] == "m3");
+    while !m3(&first.session_events_until(&session, "assistant_message", WAIT)) {}
+    let last = *written_ids(&first, &session).last().unwrap();
+    // The saved position follows what was written (no debounce lag).
+    let cursor = || {
+        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
+    };
+    eventually(WAIT, "the position saved", || cursor() == Some(last));
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+
+    // A new sidecar, with no select and no list: the session is listed and its stream
+    // resumes on its own, the pending permission included.
+    let mut second = spawn(&args, &world, "second.err");
+    second.ok("bb.init", json!({}));
+    second.state(WAIT, "the session listed", |s| {
+        s["sessions"]
+            .as_array()
+            .is_some_and(|all| all.iter().any(|x| x["sessionId"] == session.as_str()))
+    });
+    second.session_events_until(&session, "permission_request", WAIT);
+    second.state(WAIT, "the permission pending", |s| s["pendingPermissionCount"] == 1);
+    second.ok(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "perm-1", "decision": "allow_rule"}),
+    );
+    second.session_events_until(&session, "run_finished", WAIT);
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
+
+    let mut ids = written_ids(&first, &session);
+    let resumed = written_ids(&second, &session);
+    assert_eq!(resumed.first(), Some(&(last + 1)), "resumes right after the last written event");
+    ids.extend(resumed);
+    assert_once_in_order(&ids, "across the kill");
+    assert_eq!(ids.first(), Some(&1));
+    let unique: BTreeSet<u64> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len());
+}
+
+#[test]
+fn an_ended_stream_reselected_resumes_from_its_position() {
+    let world = World::new();
+    let file = world.path("fails.jsonl");
+    let mut replay = messages(1..=3, 0);
+    replay.push(line("no_such_event_type", &json!({}), 0));
+    std::fs::write(&file, replay.join("\n")).unwrap();
+    let engine = Engine::start(EngineConfig::default());
+    let mut sidecar = spawn(
+        &args(&engine, &world.path("state").display().to_string(), None),
+        &world,
+        "ended.err",
+    );
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    let input = format!("replay:{}", file.display());
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": input}));
+    sidecar.session_events_until(&session, "error", WAIT);
+    let last = *written_ids(&sidecar, &session).last().unwrap();
+
+    // Select until the ended stream is reopened (a select while its task still winds down
+    // finds it running and opens nothing).
+    let resumed = || {
+        engine.engine().stream_requests().iter().any(|r| {
+            r.session_id == session && r.last_event_id.as_deref() == Some(&last.to_string())
+        })
+    };
+    for _ in 0..600 {
+        if resumed() {
+            break;
+        }
+        sidecar.ok("bb.selectSession", json!({"sessionId": session}));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(resumed(), "re-selecting reopened the stream after seq {last}");
+    let requests = engine.engine().stream_requests();
+    let ours: Vec<_> = requests.iter().filter(|r| r.session_id == session).collect();
+    assert!(
+        ours.iter().skip(1).all(|r| r.last_event_id.is_some()),
+        "never reopened from the start: {ours:?}"
+    );
+    // A round trip after the reopen: whatever it sent has been read by now.
+    sidecar.ok("bb.listSessions", json!({}));
+    let ids = written_ids(&sidecar, &session);
+    assert_once_in_order(&ids, "after re-selecting");
+    assert_eq!(ids.last(), Some(&last));
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_recovers() {
+    let world = World::new();
+    let mut engine = Engine::start(EngineConfig::default());
+    let url = engine.url().to_owned();
+    let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+    let mut sidecar = spawn(
+        &args(&engine, &world.path("state").display().to_string(), None),
+        &world,
+        "restart.err",
+    );
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar_session(&mut sidecar);
+    sidecar.session_events_until(&session, "skills_selection", WAIT);
+
+    // The engine dies (its sessions live in memory) and a new one comes up on the same port.
+    let Engine { runtime, running, client } = engine;
+    running.stop();
+    sidecar.wait_event(WAIT, "the engine seen as down", |m| {
+        m["topic"] == "bb/connection" && m["payload"]["status"] == "connecting"
+    });
+    let running = loop {
+        match runtime.block_on(FakeEngine::new(EngineConfig::default()).serve(addr)) {
+            Ok(running) => break running,
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    engine = Engine { runtime, running, client };
+    sidecar.wait_event(WAIT, "the reason in the transcript", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["sessionId"] == session.as_str()
+            && m["payload"]["events"].as_array().is_some_and(|all| {
+                all.iter().any(|e| {
+                    e["payload"]["message"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("no longer holds this session"))
+                })
+            })
+    });
+    sidecar.wait_event(WAIT, "the connection back", |m| {
+        m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
+    });
+    // The new engine works through the same sidecar.
+    let fresh = sidecar_session(&mut sidecar);
+    assert!(engine.engine().last_seq(&fresh).is_some(), "created on the new engine");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
