@@ -33,6 +33,10 @@
 //! * **`running` and `pendingPermissionCount`.** `running` is the active session's run flag;
 //!   the permission count is the sum over all sessions (a background session waiting for an
 //!   answer needs the user too).
+//! * **Permissions.** [`permissions`] is the engine-neutral permission and question state
+//!   machine (shown once, answered at most once, trust for writes and execs, re-list after a
+//!   reconnect, optional expiry); the runtime keeps one table per engine and feeds the count
+//!   of its open set into `pendingPermissionCount`.
 
 mod clock;
 mod core;

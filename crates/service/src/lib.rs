@@ -26,6 +26,11 @@
 //! * Engine exits count towards the crash-loop breaker; a start that fails counts too. Once
 //!   the breaker opens, `bb/connection` reports `error` with the reason and the service keeps
 //!   answering requests with `engine_unavailable` until the webview closes.
+//! * Permission requests are kept engine-wide in [`permits::Permits`] (the pure
+//!   `bb_host::permissions` table, the workspace trust from `--trusted` or
+//!   `bb.init({workspaceTrusted})` — the command line cannot be revoked by a webview — and the
+//!   telemetry counters), shared by every webview connection; adapters report its per-session
+//!   count, so `pendingPermissionCount` equals the open set.
 //! * The host core is built for the adapter's engine kind, which decides which events are
 //!   deltas that coalesce (ACP events are matched as Kilo's, so none do).
 //! * Kilo events carry `ts` only from the event itself (`properties.time`, a part's
