@@ -15,6 +15,10 @@ else
   echo "test.sh: the Kilo engine could not be installed; real-engine tests will fail" >&2
 fi
 
+# The gateway's browser test (Debian's Chromium + playwright-core) and WebSocket conformance
+# suite (kosoku); like the engine, a failed install makes those tests fail and say why.
+bash scripts/gateway-test-tools.sh || echo "test.sh: gateway test tools incomplete; see above" >&2
+
 # Doc examples first (nextest does not run them), then every other test.
 cargo test --workspace --doc --quiet
 cargo nextest run --workspace --all-targets --no-fail-fast "$@"

@@ -54,7 +54,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Arc::new(SystemClock),
         supervision,
     );
-    let result = service.run(sink).await;
+    let result = service.run(bb_service::sink::single(sink)).await;
     bridge.reader.abort();
     if let Err(err) = bridge.writer.await {
         tracing::warn!(%err, "the output writer failed");

@@ -164,19 +164,24 @@ impl Launcher {
     /// elsewhere; in spawn mode the returned supervision starts it).
     pub async fn engine(&self) -> Result<EngineParts, LaunchError> {
         match &self.breadboard_url {
-            Some((url, config)) => self.breadboard(url, config.clone()),
+            Some((url, config)) => self.breadboard(url, config.clone(), self.state_dir.clone()),
             None => self.kilo().await,
         }
     }
 
-    fn breadboard(&self, url: &str, config: Option<String>) -> Result<EngineParts, LaunchError> {
+    fn breadboard(
+        &self,
+        url: &str,
+        config: Option<String>,
+        state_dir: PathBuf,
+    ) -> Result<EngineParts, LaunchError> {
         let auth = match (&self.args.engine_token_env, self.args.engine) {
             (Some(var), EngineKind::Breadboard) => EngineAuth::Bearer(secret_env(var)?),
             _ => EngineAuth::None,
         };
         let transport = HttpTransport::new(url, auth, HttpOptions::default())
             .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
-        let mut bb = BreadboardConfig::new(self.state_dir.clone());
+        let mut bb = BreadboardConfig::new(state_dir);
         bb.default_config_path = config;
         bb.workspace = match self.args.engine {
             EngineKind::Demo => None,

@@ -25,9 +25,11 @@ use crate::{Service, ServiceConfig, SystemClock};
 /// A fake engine: sessions in memory; `send_message` streams three events through the
 /// update channel and finishes the turn.
 #[derive(Debug)]
-struct FakeEngine {
-    updates: UpdateSender,
-    sessions: Mutex<Vec<String>>,
+pub(super) struct FakeEngine {
+    pub(super) updates: UpdateSender,
+    pub(super) sessions: Mutex<Vec<String>>,
+    /// What the runtime reported delivered: (session, event id).
+    pub(super) delivered: Mutex<Vec<(String, String)>>,
 }
 
 #[async_trait]
@@ -113,17 +115,25 @@ impl EngineAdapter for FakeEngine {
     async fn stop(&self, p: SessionParams) -> Result<SessionAck, EngineError> {
         Ok(SessionAck { session_id: p.session_id })
     }
+
+    fn delivered(&self, session_id: &str, event_id: &str) {
+        self.delivered.lock().unwrap().push((session_id.to_owned(), event_id.to_owned()));
+    }
 }
 
 fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
 {
     let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine { updates: tx.clone(), sessions: Mutex::new(Vec::new()) });
+    let engine = Arc::new(FakeEngine {
+        updates: tx.clone(),
+        sessions: Mutex::new(Vec::new()),
+        delivered: Mutex::new(Vec::new()),
+    });
     let (sink, webview) = memory();
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
     let service = Service::new(config, engine, rx, Arc::new(SystemClock), None);
-    (webview, tokio::spawn(service.run(sink)), tx)
+    (webview, tokio::spawn(service.run(crate::sink::single(sink))), tx)
 }
 
 async fn request(w: &MemoryWebview, id: &str, call: V1Call) {
@@ -293,3 +303,4 @@ fn error_codes_are_stable() {
 mod kilo_events;
 mod kilo_faults;
 mod kilo_files;
+mod multi;

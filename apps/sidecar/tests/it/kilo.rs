@@ -15,7 +15,7 @@ pub(crate) struct Kilo {
     pub(crate) sidecar: Sidecar,
     /// The engine process and the password the sidecar gave it (read from its environment).
     pub(crate) engine: u32,
-    password: String,
+    pub(crate) password: String,
 }
 
 impl Kilo {
@@ -26,16 +26,31 @@ impl Kilo {
     }
 
     /// As [`Kilo::start`], with the engine's permission for its shell tool.
-    fn start_with_bash(bash: &str) -> Option<Self> {
-        Self::start_with(bash, &[])
+    pub(crate) fn start_with_bash(bash: &str) -> Option<Self> {
+        Self::start_in(World::new(), bash, "ask")
     }
 
     /// As [`Kilo::start_with_bash`], with more sidecar flags (`--trusted`).
     pub(crate) fn start_with(bash: &str, extra: &[&str]) -> Option<Self> {
+        Self::start_in_with(World::new(), bash, "ask", extra)
+    }
+
+    /// As [`Kilo::start`] in `world`, with the engine's permissions for its shell and edit
+    /// tools.
+    pub(crate) fn start_in(world: World, bash: &str, edit: &str) -> Option<Self> {
+        Self::start_in_with(world, bash, edit, &[])
+    }
+
+    /// As [`Kilo::start_in`], with more sidecar flags.
+    pub(crate) fn start_in_with(
+        world: World,
+        bash: &str,
+        edit: &str,
+        extra: &[&str],
+    ) -> Option<Self> {
         let bin = real_engine()?;
-        let world = World::new();
         let mock = MockLlm::start(&world);
-        world.write_kilo_config(mock.port, bash);
+        world.write_kilo_config_with(mock.port, bash, edit);
         let project = world.path("project").display().to_string();
         let mut args = vec![
             "--workspace",

@@ -9,9 +9,11 @@
 )]
 
 mod breadboard;
+mod delivery;
 mod faults;
 mod harness;
 mod kilo;
 mod kilo_permissions;
+mod kilo_size;
 mod kilo_tools;
 mod protocol;

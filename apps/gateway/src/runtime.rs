@@ -1,0 +1,26 @@
+//! The one runtime behind every webview connection: one engine adapter (and, in spawn mode,
+//! one supervised engine) serving all connections the WebSocket bridge hands in.
+
+use std::sync::Arc;
+
+use bb_launch::{EngineParts, Launcher};
+use bb_service::{Service, SystemClock, WebviewSink};
+use tokio::sync::mpsc;
+
+/// Runs the service over every connection that arrives, until the channel closes; then the
+/// service stops the engine it started.
+pub(crate) async fn serve_connections(
+    launcher: Arc<Launcher>,
+    connections: mpsc::Receiver<WebviewSink>,
+) -> anyhow::Result<()> {
+    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    let service = Service::new(
+        launcher.service_config(),
+        adapter,
+        updates,
+        Arc::new(SystemClock),
+        supervision,
+    );
+    service.run(connections).await?;
+    Ok(())
+}

@@ -1,0 +1,42 @@
+//! The command line: `--help` says what the gateway does today and lists the shared engine
+//! flags; bad engine flags fail with a message that says what to do.
+
+use std::process::Command;
+
+#[test]
+fn help_describes_the_gateway_and_every_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bb-gateway")).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("WebSocket gateway"), "{help}");
+    assert!(help.contains("prints one line with the URL to open"), "{help}");
+    assert!(!help.contains("not built"), "{help}");
+    for flag in [
+        "--workspace",
+        "--engine <KIND>",
+        "--engine-bin",
+        "--engine-url",
+        "--engine-password-env",
+        "--engine-token-env",
+        "--state-dir",
+        "--port",
+        "--allow-origin",
+        "--max-message-bytes",
+        "--echo-route",
+    ] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+    assert!(help.contains("[default: demo]"), "the demo engine is the default: {help}");
+}
+
+#[test]
+fn a_breadboard_engine_without_a_url_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bb-gateway"))
+        .args(["--engine", "breadboard"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "no URL line when nothing is served");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--engine breadboard needs --engine-url URL"), "{stderr}");
+}

@@ -1,0 +1,21 @@
+//! End-to-end tests of the built `bb-gateway`: the URL line, the page and its headers,
+//! admission (token, Origin, Host), the WebSocket envelope with the `bb.*` methods, the
+//! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
+//! real Chromium and WebSocket conformance (kosoku).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::print_stdout
+)]
+
+mod admission;
+mod breadboard;
+mod browser;
+mod cli;
+mod conformance;
+mod harness;
+mod kilo;
+mod rpc;

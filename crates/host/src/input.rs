@@ -1,0 +1,123 @@
+//! Everything the host core reacts to: per-connection inputs (naming a [`ConnId`]) and
+//! engine-wide ones.
+
+use std::collections::BTreeMap;
+
+use bb_protocol::v1::{ConnectionPayload, EngineEvent, SessionSummary};
+
+use crate::tabs::ConnId;
+
+/// Everything the host core reacts to. Inputs naming a `conn` concern that webview
+/// connection (it is opened implicitly by the first input naming it); the others are
+/// engine-wide.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A webview connection opened.
+    Opened(ConnId),
+    /// A webview connection closed; its tabs stay for a reattach.
+    Closed(ConnId),
+    /// The webview completed `bb.init`: it is ready to receive. `last_seen` (tab → last
+    /// `seq` it saw) asks for what each tab missed.
+    WebviewReady {
+        /// The connection.
+        conn: ConnId,
+        /// `bb.init({lastSeen})`.
+        last_seen: BTreeMap<String, u64>,
+    },
+    /// The webview was hidden (`false`) or shown (`true`).
+    Visibility {
+        /// The connection.
+        conn: ConnId,
+        /// Whether it is visible.
+        visible: bool,
+    },
+    /// The runtime could not hand the connection more (`true`) or can again (`false`).
+    Stalled {
+        /// The connection.
+        conn: ConnId,
+        /// Whether it is stalled.
+        stalled: bool,
+    },
+    /// The webview selected a session (in a tab, or its implicit tab).
+    SessionSelected {
+        /// The connection.
+        conn: ConnId,
+        /// The session.
+        session_id: String,
+        /// The tab, when the webview named one.
+        tab_id: Option<String>,
+    },
+    /// The webview named a tab (in a request still in flight): from now on it is a webview
+    /// that uses tabs, so sessions no tab shows wait for their tab instead of going to its
+    /// implicit tab.
+    TabNamed {
+        /// The connection.
+        conn: ConnId,
+        /// The tab.
+        tab_id: String,
+    },
+    /// The webview used a session without selecting it (created it while another one was
+    /// selected, sent a message to it): its events go to the webview from now on.
+    SessionUsed {
+        /// The connection.
+        conn: ConnId,
+        /// The session.
+        session_id: String,
+        /// The tab, when the webview named one.
+        tab_id: Option<String>,
+    },
+    /// The webview sent a message with a `messageId`: the session's events carry it until the
+    /// run ends.
+    MessageSent {
+        /// The session.
+        session_id: String,
+        /// The webview's message id.
+        message_id: String,
+    },
+    /// The engine's full session list (replaces what is known, keeps run state).
+    SessionsListed(Vec<SessionSummary>),
+    /// A session was created or changed.
+    SessionUpserted(SessionSummary),
+    /// A session was deleted.
+    SessionRemoved(String),
+    /// A session started or finished running.
+    SessionRunning {
+        /// The session.
+        session_id: String,
+        /// Whether a turn is in progress.
+        running: bool,
+    },
+    /// A session's pending permission requests.
+    PendingPermissions {
+        /// The session.
+        session_id: String,
+        /// How many wait for an answer.
+        count: u64,
+    },
+    /// Engine events of one session, in engine order.
+    EngineEvents {
+        /// The session.
+        session_id: String,
+        /// The events.
+        events: Vec<EngineEvent>,
+    },
+    /// The engine connection changed.
+    Connection(ConnectionPayload),
+}
+
+impl Input {
+    /// `bb.init` without `lastSeen` on `conn`.
+    pub fn ready(conn: ConnId) -> Self {
+        Input::WebviewReady { conn, last_seen: BTreeMap::new() }
+    }
+
+    /// `bb.visibility` on `conn`.
+    pub fn visibility(conn: ConnId, visible: bool) -> Self {
+        Input::Visibility { conn, visible }
+    }
+
+    /// `bb.selectSession` without a tab on `conn`.
+    pub fn select(conn: ConnId, session_id: impl Into<String>) -> Self {
+        Input::SessionSelected { conn, session_id: session_id.into(), tab_id: None }
+    }
+}
