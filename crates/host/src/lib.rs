@@ -80,6 +80,10 @@
 //!   `running` replaces it while the run flag (derived from events) is set, and `idle` is
 //!   said only when the engine gave no status. `running` is the connection's selected
 //!   session's run flag; the permission count is the sum over all sessions.
+//! * **Permissions.** [`permissions`] is the engine-neutral permission and question state
+//!   machine (shown once, answered at most once, trust for writes and execs, re-list after a
+//!   reconnect, optional expiry); the runtime keeps one table per engine and feeds the count
+//!   of its open set into `pendingPermissionCount`.
 
 mod clock;
 mod conn;

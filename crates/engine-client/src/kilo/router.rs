@@ -130,8 +130,12 @@ pub struct RouterOptions {
 }
 
 impl Default for RouterOptions {
+    /// The default reconnect policy (250 ms doubling to 5 s) with unbounded attempts: the
+    /// stream of an engine that is meant to run is never given up (a restarting engine may
+    /// take long to come back); only refused credentials stop it. Capacity 1024.
     fn default() -> Self {
-        Self { policy: ReconnectPolicy::default(), capacity: 1024 }
+        let policy = ReconnectPolicy { max_attempts: u32::MAX, ..ReconnectPolicy::default() };
+        Self { policy, capacity: 1024 }
     }
 }
 

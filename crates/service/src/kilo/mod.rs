@@ -195,10 +195,8 @@ impl KiloAdapter {
     /// Binds to any transport (tests use in-memory ones) and starts the event router.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
         let client = KiloClient::new(transport);
-        let mut options = RouterOptions::default();
-        // Never give up while the engine is meant to run; refused credentials still stop.
-        options.policy.max_attempts = u32::MAX;
-        let (router, router_updates) = spawn_router(client.clone(), options);
+        // Never gives up while the engine is meant to run; refused credentials still stop it.
+        let (router, router_updates) = spawn_router(client.clone(), RouterOptions::default());
         let updates = self.updates.clone();
         let restarted = std::mem::replace(&mut *lock(&self.was_bound), true);
         if restarted {
