@@ -3,12 +3,12 @@
 //! BreadBoard mapping (`tests/breadboard.rs`).
 
 mod breadboard;
+mod breadboard_cursors;
+mod breadboard_wire;
 mod endpoint;
 mod metrics;
 mod order;
 mod restart;
-mod breadboard_cursors;
-mod breadboard_wire;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

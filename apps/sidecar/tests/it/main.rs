@@ -10,15 +10,15 @@
 
 mod acp;
 mod breadboard;
-mod breaker;
 mod breadboard_engine;
+mod breaker;
 mod delivery;
 mod faults;
 mod harness;
 mod kilo;
 mod kilo_permissions;
 mod kilo_size;
-mod ordering;
 mod kilo_tools;
+mod ordering;
 mod protocol;
 mod robustness;

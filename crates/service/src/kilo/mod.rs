@@ -92,8 +92,8 @@ pub use events::TURN_FAILED_EVENT;
 pub use probe::KiloProbe;
 pub use pump::{REBUILD_FAILED_EVENT, REHYDRATED_EVENT};
 
-use crate::clock::SystemClock;
 use crate::Endpoint;
+use crate::clock::SystemClock;
 use crate::engine::{EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel};
 use crate::permits::Permits;
 use errors::{checked_session_id, map};
