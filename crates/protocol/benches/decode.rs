@@ -10,13 +10,14 @@ fn events_batch(n: usize) -> Vec<u8> {
     let events: Vec<_> = (0..n)
         .map(|i| {
             json!({"id": format!("evt-{i}"), "type": "assistant.delta", "turn": 3,
+                   "class": "transcript.assistant_stream",
                    "ts": 1_700_000_000_000_u64 + i as u64,
                    "payload": {"text": "some streamed text of moderate length, ".repeat(3),
                                "index": i, "meta": {"model": "m", "tokens": [1, 2, 3]}}})
         })
         .collect();
     serde_json::to_vec(&json!({"v": 1, "kind": "evt", "topic": "bb/events",
-        "payload": {"sessionId": "s-1", "events": events}}))
+        "payload": {"sessionId": "s-1", "tabId": "t-1", "seq": 1, "events": events}}))
     .unwrap()
 }
 
