@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod check_envelope;
 mod contain;
 mod fake_engine;
+mod ingest;
 mod normalize;
 mod redact;
 mod sse_parse;
@@ -39,6 +40,20 @@ enum Command {
         /// Keep only this session's events (plus events that name no session).
         #[arg(long)]
         session: Option<String>,
+        /// The `.sse` capture.
+        file: std::path::PathBuf,
+    },
+    /// Replay an engine SSE capture through the sidecar's event path in process (SSE parser,
+    /// routing, adapter mapping, host core, envelope encoding into a byte counter, 1 ms of
+    /// simulated time per 16 KiB chunk); print one JSON line
+    /// `{"events","published","bytesOut","seconds","eventsPerSec","peakRssBytes"}`.
+    Ingest {
+        /// The engine that produced the capture.
+        #[arg(long, value_enum)]
+        engine: normalize::EngineArg,
+        /// Replay the file this many times as one stream.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -94,6 +109,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
+        Command::Ingest { engine, repeat, file } => ingest::run(engine, repeat, &file),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)

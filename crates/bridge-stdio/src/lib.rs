@@ -22,7 +22,7 @@
 
 mod framing;
 
-pub use framing::{Bridge, spawn_io, stdio};
+pub use framing::{Bridge, encode, spawn_io, stdio};
 
 #[cfg(test)]
 mod tests;

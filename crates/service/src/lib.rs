@@ -35,6 +35,7 @@
 pub mod breadboard;
 mod clock;
 pub mod engine;
+mod ingest;
 pub mod kilo;
 mod service;
 pub mod sink;
@@ -44,6 +45,7 @@ pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,
 };
+pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, memory};
 

@@ -21,7 +21,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::engine::{EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::ingest::{Routed, connection, route_update};
 use crate::sink::{Inbound, WebviewSink};
 
 type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
@@ -290,31 +291,10 @@ impl Service {
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
-        let input = match update {
-            EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error }) => {
-                self.set_connection(connection(status, retry_count, last_error));
-                return;
-            }
-            EngineUpdate::GapDetected { session_id } => {
-                let mut payload = self.connection.clone();
-                payload.session_id = session_id;
-                payload.gap_detected = Some(true);
-                Input::Connection(payload)
-            }
-            EngineUpdate::Events { session_id, events } => {
-                Input::EngineEvents { session_id, events }
-            }
-            EngineUpdate::SessionUpserted(s) => Input::SessionUpserted(s),
-            EngineUpdate::SessionRemoved(id) => Input::SessionRemoved(id),
-            EngineUpdate::SessionsListed(list) => Input::SessionsListed(list),
-            EngineUpdate::SessionRunning { session_id, running } => {
-                Input::SessionRunning { session_id, running }
-            }
-            EngineUpdate::PendingPermissions { session_id, count } => {
-                Input::PendingPermissions { session_id, count }
-            }
-        };
-        self.host.handle(input, now);
+        match route_update(update, &self.connection) {
+            Routed::Connection(payload) => self.set_connection(payload),
+            Routed::Input(input) => self.host.handle(input, now),
+        }
     }
 
     fn set_connection(&mut self, payload: ConnectionPayload) {
@@ -379,14 +359,6 @@ impl Service {
             }
         }
     }
-}
-
-fn connection(
-    status: ConnectionStatus,
-    retry_count: Option<u64>,
-    last_error: Option<String>,
-) -> ConnectionPayload {
-    ConnectionPayload { status, session_id: None, retry_count, last_error, gap_detected: None }
 }
 
 async fn next_update(updates: &mut Option<UpdateReceiver>) -> Option<EngineUpdate> {
@@ -463,7 +435,7 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
 
 /// Which engine's event types the host coalesces. An ACP agent's events are matched against
 /// Kilo's types: none of them is a Kilo delta, so they pass through unmerged.
-fn normalize_engine(kind: EngineKind) -> Engine {
+pub(crate) fn normalize_engine(kind: EngineKind) -> Engine {
     match kind {
         EngineKind::Breadboard => Engine::BreadBoard,
         EngineKind::Kilo | EngineKind::Acp => Engine::Kilo,

@@ -8,7 +8,9 @@ mod types;
 
 pub use event::{KiloEvent, KiloEventError, session_of};
 pub use rest::{KiloClient, KiloError};
-pub use router::{KiloRouterHandle, KiloUpdate, RouterOptions, spawn_router, spawn_router_with};
+pub use router::{
+    KiloRouterHandle, KiloUpdate, RouterOptions, route, spawn_router, spawn_router_with,
+};
 pub use types::{
     CreateSession, Health, MessageInfo, MessageWithParts, ModelRef, PermissionReply,
     PermissionRequest, PromptPart, PromptRequest, Session, SessionStatus, SessionTime, StatusMap,

@@ -155,6 +155,18 @@ pub fn spawn_router_with(
     (KiloRouterHandle { commands, task }, receiver)
 }
 
+/// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
+/// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
+pub fn route(data: String) -> KiloUpdate {
+    match KiloEvent::parse(&data) {
+        Ok(parsed) => match parsed.session_id.clone() {
+            Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
+            None => KiloUpdate::Unrouted(parsed),
+        },
+        Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
+    }
+}
+
 struct Router {
     client: KiloClient,
     sse: SseClient,
@@ -228,16 +240,7 @@ impl Router {
                 let last_error = reason.to_string();
                 self.send(KiloUpdate::Reconnecting { attempt, delay, last_error }).await
             }
-            SseClientEvent::Event(event) => {
-                let update = match KiloEvent::parse(&event.data) {
-                    Ok(parsed) => match parsed.session_id.clone() {
-                        Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
-                        None => KiloUpdate::Unrouted(parsed),
-                    },
-                    Err(err) => KiloUpdate::Malformed { data: event.data, error: err.to_string() },
-                };
-                self.send(update).await
-            }
+            SseClientEvent::Event(event) => self.send(route(event.data)).await,
             // Kilo sends neither; nothing to route.
             SseClientEvent::Comment(_) | SseClientEvent::Retry(_) => Ok(()),
         }
