@@ -167,6 +167,59 @@ fn outbound_validation_catches_inconsistent_responses() {
     assert_eq!(r.code, RejectCode::PayloadTooLarge);
 }
 
+/// The outbound check of an event (no second parse) agrees with decoding its line, for
+/// counts in and out of range in every topic that has one, and for the limits.
+#[test]
+fn event_outbound_check_agrees_with_decoding() {
+    use crate::v1::{EngineEvent, EventsPayload, StatePayload};
+    let max = (1u64 << 53) - 1;
+    let events = |turn| {
+        V1Topic::Events(EventsPayload {
+            session_id: "s".into(),
+            events: vec![EngineEvent {
+                id: "e".into(),
+                event_type: "t".into(),
+                turn,
+                ts: Some(f64::NAN),
+                payload: json!({"a": [[{"b": 1}]]}).as_object().cloned().unwrap_or_default(),
+            }],
+        })
+    };
+    let state = |count| {
+        V1Topic::State(StatePayload {
+            sessions: Vec::new(),
+            active_session_id: None,
+            running: None,
+            pending_permission_count: count,
+        })
+    };
+    let connection = |retry_count| {
+        V1Topic::Connection(ConnectionPayload {
+            status: ConnectionStatus::Error,
+            session_id: None,
+            retry_count,
+            last_error: Some("x".into()),
+            gap_detected: None,
+        })
+    };
+    let limits = [
+        Limits::default(),
+        Limits::with_max_bytes(60),
+        Limits { max_bytes: 1 << 20, max_depth: 4 },
+    ];
+    for value in [None, Some(0), Some(max), Some(max + 1), Some(u64::MAX)] {
+        for topic in [events(value), state(value), connection(value)] {
+            let message = V1Message::Event(V1Event::new(topic));
+            let line = serde_json::to_string(&message).unwrap();
+            for limits in &limits {
+                let fast = message.to_line(limits).map_err(|r| r.code);
+                let decoded = decode_v1(line.as_bytes(), limits).map(|_| line.clone());
+                assert_eq!(fast, decoded.map_err(|r| r.code), "{line} with {limits:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn method_tables_round_trip_names() {
     for &m in V1Method::ALL {
