@@ -114,6 +114,45 @@ fn deep_nesting_is_invalid_json_without_recursion() {
     assert_eq!(r.unwrap_err().code, RejectCode::InvalidJson);
 }
 
+/// The byte-at-a-time scan the `memchr` one replaced: the reference it must agree with.
+fn nesting_reference(raw: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in raw {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+proptest::proptest! {
+    #[test]
+    fn nesting_scan_agrees_with_the_bytewise_reference(
+        raw in proptest::collection::vec(proptest::sample::select(b"[]{}\"\\ab:,".to_vec()), 0..64),
+        max in 0usize..6,
+    ) {
+        proptest::prop_assert_eq!(nesting_depth_exceeds(&raw, max), nesting_reference(&raw, max));
+    }
+}
+
 #[test]
 fn nesting_scan_ignores_brackets_in_strings() {
     assert!(!nesting_depth_exceeds(br#"{"a":"[[[[[[\"[[[["}"#, 2));
