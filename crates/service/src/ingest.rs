@@ -94,10 +94,16 @@ impl Ingest {
     /// One update of the Kilo event router. Events are mapped as the Kilo adapter maps them;
     /// the router's connection bookkeeping (reconnects, rehydration) is not replayed.
     pub fn kilo(&mut self, update: KiloUpdate, now: Instant) {
-        if let KiloUpdate::Event { event, .. } = update {
-            for update in self.kilo.apply(event.raw) {
-                self.engine_update(update, now);
-            }
+        let updates = match update {
+            KiloUpdate::Event { event, .. } => self.kilo.apply(event.raw),
+            KiloUpdate::Sync(sync) => match sync.seq {
+                Some(seq) => self.kilo.sync_seq(&sync.session_id, seq),
+                None => Vec::new(),
+            },
+            _ => return,
+        };
+        for update in updates {
+            self.engine_update(update, now);
         }
     }
 

@@ -6,7 +6,7 @@ mod rest;
 mod router;
 mod types;
 
-pub use event::{KiloEvent, KiloEventError, session_of};
+pub use event::{KiloEvent, KiloEventError, SyncEcho, session_of};
 pub use rest::{KiloClient, KiloError};
 pub use router::{
     KiloRouterHandle, KiloUpdate, RouterOptions, route, spawn_router, spawn_router_with,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::KiloEvent;
+use super::event::{KiloEvent, SyncEcho};
 use super::rest::{KiloClient, KiloError};
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
 use crate::sse::{ReconnectPolicy, SseClient, SseClientError, SseClientEvent};
@@ -59,6 +59,9 @@ pub enum KiloUpdate {
         /// The event.
         event: KiloEvent,
     },
+    /// A `sync` event (the echo of the previous event, with the session's sequence number),
+    /// read without its body.
+    Sync(SyncEcho),
     /// An event of no session (`server.connected`, `server.heartbeat`, instance and
     /// project events), as sent.
     Unrouted(KiloEvent),
@@ -158,6 +161,9 @@ pub fn spawn_router_with(
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
 /// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
 pub fn route(data: String) -> KiloUpdate {
+    if let Some(sync) = SyncEcho::parse(&data) {
+        return KiloUpdate::Sync(sync);
+    }
     match KiloEvent::parse(&data) {
         Ok(parsed) => match parsed.session_id.clone() {
             Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
