@@ -55,10 +55,14 @@ pub fn session_of(raw: &Value) -> Option<&str> {
     fn from(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str).filter(|s| !s.is_empty())
     }
-    from(raw.pointer("/properties/sessionID"))
-        .or_else(|| from(raw.pointer("/syncEvent/aggregateID")))
-        .or_else(|| from(raw.pointer("/properties/info/sessionID")))
-        .or_else(|| from(raw.pointer("/properties/part/sessionID")))
+    // Direct lookups: `Value::pointer` allocates while unescaping every token.
+    let properties = raw.get("properties");
+    let nested =
+        |holder: &str| properties.and_then(|p| p.get(holder)).and_then(|h| h.get("sessionID"));
+    from(properties.and_then(|p| p.get("sessionID")))
+        .or_else(|| from(raw.get("syncEvent").and_then(|s| s.get("aggregateID"))))
+        .or_else(|| from(nested("info")))
+        .or_else(|| from(nested("part")))
 }
 
 /// A `sync` event: Kilo's echo of the event before it under the same id, with the
