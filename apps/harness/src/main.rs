@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench_e2e;
 mod check_envelope;
 mod contain;
 mod fake_engine;
@@ -62,6 +63,11 @@ enum Command {
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
+    /// Measure a built `bb-sidecar` end to end over stdio: cold start to the `bb.init`
+    /// response and idle RSS on the demo engine; bridge-added latency (engine write to stdout
+    /// line) for sparse and dense events, and CPU/RSS with 10 and 100 sessions streaming, against a
+    /// fake Kilo server whose writes it times. One JSON line per measurement.
+    BenchE2e(bench_e2e::BenchArgs),
     /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
     Redact {
         /// Print the log-line form: redacted, newlines stripped, capped at 8 KB.
@@ -115,6 +121,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
         Command::Ingest { engine, repeat, file } => ingest::run(engine, repeat, &file),
+        Command::BenchE2e(args) => tokio::runtime::Runtime::new()?.block_on(bench_e2e::run(args)),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)
