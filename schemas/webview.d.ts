@@ -108,6 +108,16 @@ export type CommandResult = {
   output?: unknown;
 };
 
+/** Diagnostics carried by `bb/connection` (every field optional; never a secret). */
+export type ConnectionDiagnostics = {
+  enginePid?: number | null;
+  enginePort?: number | null;
+  reconnects?: number | null;
+  lastGap?: string | null;
+  queueDepth?: number | null;
+  lastFlushLatencyMs?: number | null;
+};
+
 /** Payload of `bb/connection`. */
 export type ConnectionPayload = {
   status: ConnectionStatus;
@@ -115,6 +125,9 @@ export type ConnectionPayload = {
   retryCount?: number | null;
   lastError?: string | null;
   gapDetected?: boolean | null;
+  attempt?: number | null;
+  restarting?: boolean | null;
+  diagnostics?: (ConnectionDiagnostics | null);
 };
 
 /** Connection state. */
@@ -157,6 +170,7 @@ export type CreateSessionParams = {
   task?: string | null;
   model?: string | null;
   permissionMode?: string | null;
+  tabId?: string | null;
 };
 
 /** A file-type filter of a file dialog. */
@@ -200,15 +214,6 @@ export type EmbeddedResource = ({
   mimeType?: string | null;
 });
 
-/** One engine event in a `bb/events` batch. */
-export type EngineEvent = {
-  id: string;
-  type: string;
-  turn?: number | null;
-  ts?: number | null;
-  payload: Record<string, unknown>;
-};
-
 /** The engine part of `bb.init`'s result. */
 export type EngineInfo = {
   kind: EngineKind;
@@ -222,10 +227,33 @@ export type EngineKind = ("kilo" | "breadboard" | "acp");
 /** The engine's lifecycle state as the bridge sees it. */
 export type EngineStatus = ("starting" | "ready" | "reconnecting" | "failed" | "stopped");
 
-/** Payload of `bb/events`: an ordered batch for one session. */
+/** One item of a `bb/events` batch: the engine event plus what the bridge knows about it.
+ * Dereferences to the [`EngineEvent`]. */
+export type EventItem = {
+  id: string;
+  type: string;
+  turn?: number | null;
+  ts?: number | null;
+  payload: Record<string, unknown>;
+  class: string;
+  messageId?: string | null;
+  truncated?: (Truncation | null);
+};
+
+/** Payload of `bb/events`: an ordered batch for one session.
+ * 
+ * A bridge that tracks tabs sets `tabId` and `seq` (per tab: 1, 2, 3, … never reused) on
+ * every message; a webview keeps the last `seq` per tab and hands it back in
+ * `bb.init({lastSeen})` to get exactly what it missed. A message with `resync: true`
+ * replaces what the tab shows by `view` (the session's reduced view model) instead of
+ * adding to it; its `events` may be empty. */
 export type EventsPayload = {
   sessionId: string;
-  events: Array<EngineEvent>;
+  events: Array<EventItem>;
+  tabId?: string | null;
+  seq?: number | null;
+  resync?: boolean | null;
+  view?: Record<string, unknown> | null;
 };
 
 /** One entry of `bb.listFiles`. */
@@ -245,6 +273,12 @@ export type FileSnippetResult = {
   content: string;
   truncated: boolean;
   totalBytes?: number | null;
+};
+
+/** `bb.init`: every field optional (`null`, absent and `{}` are all accepted). */
+export type InitParams = {
+  lastSeen?: Record<string, number> | null;
+  workspaceTrusted?: boolean | null;
 };
 
 /** Result of `bb.init`. */
@@ -271,8 +305,8 @@ export type ListSessionsResult = {
   sessions: Array<SessionSummary>;
 };
 
-/** Params of `bb.init` and `bb.listSessions`: none. `null`, absent and `{}` are all accepted;
- * fields are ignored. */
+/** Params of `bb.listSessions`: none. `null`, absent and `{}` are all accepted; fields are
+ * ignored. */
 export type NoParams = Record<string, unknown>;
 
 /** `bb.openDiff`. */
@@ -313,6 +347,7 @@ export type SendMessageParams = {
   sessionId: string;
   text: string;
   attachmentIds?: Array<string> | null;
+  messageId?: string | null;
 };
 
 /** Result of `bb.sendMessage`. */
@@ -331,6 +366,7 @@ export type SessionAck = {
 /** `bb.selectSession`, `bb.deleteSession`, `bb.stop`: a session id. */
 export type SessionParams = {
   sessionId: string;
+  tabId?: string | null;
 };
 
 /** One session, as listed (`bb.listSessions`, `bb/state`) or created (`bb.createSession`). */
@@ -351,6 +387,13 @@ export type StatePayload = {
 
 /** Why a prompt turn ended (ACP `StopReason`). */
 export type StopReason = ("end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled");
+
+/** Where the full body of a truncated event item can be fetched. */
+export type Truncation = {
+  ref: string;
+  fields: Array<string>;
+  totalBytes: number;
+};
 
 /** The error of a failed v1 response: `{code, message, details?}`. */
 export type V1Error = {
@@ -384,7 +427,7 @@ export type V1Request = {
   id: string;
 } & ({
   method: "bb.init";
-  params?: NoParams;
+  params?: InitParams;
 } | {
   method: "bb.createSession";
   params?: CreateSessionParams;
@@ -421,6 +464,9 @@ export type V1Request = {
 } | {
   method: "bb.downloadArtifact";
   params: DownloadArtifactParams;
+} | {
+  method: "bb.visibility";
+  params: VisibilityParams;
 });
 
 /** A v1 response: `{v: 1, kind: "res", id, ok, result?, error?}`. Built through
@@ -433,6 +479,16 @@ export type V1Response = {
   ok: boolean;
   result?: unknown;
   error?: (V1Error | null);
+};
+
+/** `bb.visibility`: the webview was shown or hidden. */
+export type VisibilityParams = {
+  visible: boolean;
+};
+
+/** Result of `bb.visibility`. */
+export type VisibilityResult = {
+  visible: boolean;
 };
 
 /** The error of a failed WebSocket response: `{message, code?, data?}`. */

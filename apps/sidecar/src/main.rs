@@ -177,7 +177,7 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
     let service = Service::new(config, adapter, updates, Arc::new(SystemClock), supervision);
-    let result = service.run(sink).await;
+    let result = service.run(bb_service::sink::single(sink)).await;
     bridge.reader.abort();
     if let Err(err) = bridge.writer.await {
         tracing::warn!(%err, "the output writer failed");

@@ -4,7 +4,7 @@ use std::future::Future;
 
 use bb_protocol::v1::{V1Error, V1Response};
 use bb_protocol::{Limits, V1Message, decode_v1};
-use bb_service::{Inbound, WebviewSink};
+use bb_service::{Inbound, WebviewSink, WriteAck};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -38,11 +38,11 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (sink, to_service, from_service) = bb_service::sink::channels();
+    let (sink, to_service, from_service, ack) = bb_service::sink::channels_with_ack();
     let rejections = sink.outbound.clone();
     let reader =
         tokio::spawn(read_loop(BufReader::new(reader), to_service, rejections, limits, shutdown));
-    let writer = tokio::spawn(write_loop(writer, from_service, limits));
+    let writer = tokio::spawn(write_loop(writer, from_service, limits, ack));
     (sink, Bridge { reader, writer })
 }
 
@@ -137,9 +137,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut from_service: mpsc::Receiver<V1Message>,
     limits: Limits,
+    ack: WriteAck,
 ) {
     while let Some(message) = from_service.recv().await {
-        let Some(line) = encode(message, &limits) else { continue };
+        let Some(line) = encode(message, &limits) else {
+            ack.wrote();
+            continue;
+        };
         let written = async {
             writer.write_all(line.as_bytes()).await?;
             writer.write_all(b"\n").await?;
@@ -149,6 +153,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             tracing::warn!(%err, "writing to the webview failed; stopping output");
             break;
         }
+        ack.wrote();
     }
 }
 

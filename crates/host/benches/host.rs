@@ -36,7 +36,7 @@ fn delta(i: usize) -> EngineEvent {
 /// Returns the `bb/events` messages and the items (coalesced deltas count one) published.
 fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
     let mut host = Host::new(Engine::Kilo, HostConfig::default());
-    host.handle(Input::WebviewReady, start);
+    host.handle(Input::ready(0), start);
     for s in 0..SESSIONS {
         let summary = SessionSummary {
             session_id: format!("ses_{s}"),
@@ -46,7 +46,7 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
         };
         host.handle(Input::SessionUpserted(summary), start);
     }
-    host.handle(Input::SessionSelected("ses_0".into()), start);
+    host.handle(Input::select(0, "ses_0"), start);
     let mut now = start;
     let mut out = (0, 0);
     for (i, event) in events.iter().enumerate() {
@@ -66,7 +66,7 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
         }
         now += Duration::from_millis(1);
         host.handle_timeout(now);
-        while let Some(topic) = host.poll_output() {
+        while let Some(topic) = host.poll_output().map(|(_, t)| t) {
             if let V1Topic::Events(b) = &topic {
                 out.0 += 1;
                 out.1 += b.events.len();

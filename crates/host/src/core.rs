@@ -1,14 +1,18 @@
-//! The host state machine: inputs in, `bb/*` topics out, flush deadlines reported.
+//! The host state machine: inputs in, `bb/*` topics out per webview connection, flush
+//! deadlines reported.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Instant;
 
-use bb_normalize::{Engine, Priority};
+use bb_normalize::{Engine, Priority, SessionView};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventsPayload, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
 
+use crate::conn::Conn;
+use crate::fit::Fitter;
 use crate::lane::Lane;
+use crate::tabs::{ConnId, RingLimits, Tabs, implicit_tab};
 
 /// Tunables of the host core. The flush cadence is `bb_normalize`'s (by priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,32 +20,95 @@ pub struct HostConfig {
     /// A session whose pending items (a coalesced delta counts as one) reach this is flushed
     /// at once, cadence or not; no `bb/events` message carries more.
     pub max_batch: usize,
-    /// Events held while the webview is hidden; beyond it the oldest batches are dropped.
+    /// Messages each tab's ring keeps (for replay and for a hidden or slow webview).
     pub max_buffered_events: usize,
+    /// Bytes each tab's ring keeps; past either bound, a lagging tab gets a declared resync.
+    pub max_buffered_bytes: usize,
+    /// Largest serialized `bb/events` payload; batches are split under it and an item that
+    /// alone exceeds it has its large fields replaced by previews.
+    pub max_message_bytes: usize,
+    /// Tabs of closed connections kept for a reattach.
+    pub max_detached_tabs: usize,
 }
 
 impl Default for HostConfig {
-    /// 1024-item batches, 50 000 events held while hidden.
+    /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
+    /// 4 KiB of envelope room; 32 detached tabs.
     fn default() -> Self {
-        Self { max_batch: 1024, max_buffered_events: 50_000 }
+        Self {
+            max_batch: 1024,
+            max_buffered_events: 4096,
+            max_buffered_bytes: 8 * 1024 * 1024,
+            max_message_bytes: bb_protocol::DEFAULT_MAX_BYTES - 4096,
+            max_detached_tabs: 32,
+        }
     }
 }
 
-/// Everything the host core reacts to.
+/// Everything the host core reacts to. Inputs naming a `conn` concern that webview
+/// connection (it is opened implicitly by the first input naming it); the others are
+/// engine-wide.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// The webview completed `bb.init`: it is ready to receive.
-    WebviewReady,
+    /// A webview connection opened.
+    Opened(ConnId),
+    /// A webview connection closed; its tabs stay for a reattach.
+    Closed(ConnId),
+    /// The webview completed `bb.init`: it is ready to receive. `last_seen` (tab → last
+    /// `seq` it saw) asks for what each tab missed.
+    WebviewReady {
+        /// The connection.
+        conn: ConnId,
+        /// `bb.init({lastSeen})`.
+        last_seen: BTreeMap<String, u64>,
+    },
     /// The webview was hidden (`false`) or shown (`true`).
-    Visibility(bool),
+    Visibility {
+        /// The connection.
+        conn: ConnId,
+        /// Whether it is visible.
+        visible: bool,
+    },
+    /// The runtime could not hand the connection more (`true`) or can again (`false`).
+    Stalled {
+        /// The connection.
+        conn: ConnId,
+        /// Whether it is stalled.
+        stalled: bool,
+    },
+    /// The webview selected a session (in a tab, or its implicit tab).
+    SessionSelected {
+        /// The connection.
+        conn: ConnId,
+        /// The session.
+        session_id: String,
+        /// The tab, when the webview named one.
+        tab_id: Option<String>,
+    },
+    /// The webview used a session without selecting it (created it while another one was
+    /// selected, sent a message to it): its events go to the webview from now on.
+    SessionUsed {
+        /// The connection.
+        conn: ConnId,
+        /// The session.
+        session_id: String,
+        /// The tab, when the webview named one.
+        tab_id: Option<String>,
+    },
+    /// The webview sent a message with a `messageId`: the session's events carry it until the
+    /// run ends.
+    MessageSent {
+        /// The session.
+        session_id: String,
+        /// The webview's message id.
+        message_id: String,
+    },
     /// The engine's full session list (replaces what is known, keeps run state).
     SessionsListed(Vec<SessionSummary>),
     /// A session was created or changed.
     SessionUpserted(SessionSummary),
     /// A session was deleted.
     SessionRemoved(String),
-    /// The webview selected a session.
-    SessionSelected(String),
     /// A session started or finished running.
     SessionRunning {
         /// The session.
@@ -67,11 +134,30 @@ pub enum Input {
     Connection(ConnectionPayload),
 }
 
+impl Input {
+    /// `bb.init` without `lastSeen` on `conn`.
+    pub fn ready(conn: ConnId) -> Self {
+        Input::WebviewReady { conn, last_seen: BTreeMap::new() }
+    }
+
+    /// `bb.visibility` on `conn`.
+    pub fn visibility(conn: ConnId, visible: bool) -> Self {
+        Input::Visibility { conn, visible }
+    }
+
+    /// `bb.selectSession` without a tab on `conn`.
+    pub fn select(conn: ConnId, session_id: impl Into<String>) -> Self {
+        Input::SessionSelected { conn, session_id: session_id.into(), tab_id: None }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct SessionState {
     summary: Option<SessionSummary>,
     running: bool,
     pending_permissions: u64,
+    /// The `messageId` of the reply in progress.
+    message_id: Option<String>,
 }
 
 /// The host core. Feed it with [`Host::handle`] and [`Host::handle_timeout`]; drain
@@ -83,47 +169,46 @@ pub struct Host {
     /// Session ids in display order; `sessions` holds their state.
     order: Vec<String>,
     sessions: HashMap<String, SessionState>,
-    active: Option<String>,
     /// Event lanes per session, and the order sessions got their first pending event.
     lanes: HashMap<String, Lane>,
     batch_order: VecDeque<String>,
-    ready: bool,
-    visible: bool,
-    /// Topics ready to leave (or held while hidden).
-    out: VecDeque<V1Topic>,
-    held_events: usize,
-    gap: bool,
-    last_state: Option<StatePayload>,
+    /// Reduced view model per session (sent with a declared resync).
+    views: HashMap<String, SessionView>,
+    fitter: Fitter,
+    conns: BTreeMap<ConnId, Conn>,
+    tabs: Tabs,
     state_dirty: bool,
     connection: Option<ConnectionPayload>,
 }
 
 impl Host {
     /// A host for the events of `engine` (it decides which events are deltas that coalesce),
-    /// with nothing known; output is held until [`Input::WebviewReady`].
+    /// with nothing known and no connection.
     pub fn new(engine: Engine, config: HostConfig) -> Self {
+        let limits = RingLimits {
+            messages: config.max_buffered_events,
+            bytes: config.max_buffered_bytes,
+            detached_tabs: config.max_detached_tabs,
+        };
         Self {
             config,
             engine,
             order: Vec::new(),
             sessions: HashMap::new(),
-            active: None,
             lanes: HashMap::new(),
             batch_order: VecDeque::new(),
-            ready: false,
-            visible: true,
-            out: VecDeque::new(),
-            held_events: 0,
-            gap: false,
-            last_state: None,
+            views: HashMap::new(),
+            fitter: Fitter::new(config.max_message_bytes),
+            conns: BTreeMap::new(),
+            tabs: Tabs::new(limits),
             state_dirty: false,
             connection: None,
         }
     }
 
-    /// The active session, if any.
-    pub fn active_session(&self) -> Option<&str> {
-        self.active.as_deref()
+    /// The session `conn` selected, if any.
+    pub fn active_session(&self, conn: ConnId) -> Option<&str> {
+        self.conns.get(&conn)?.active.as_deref()
     }
 
     /// Deltas merged into an earlier one so far, over all sessions still known.
@@ -136,8 +221,25 @@ impl Host {
         self.sessions.contains_key(session_id)
     }
 
-    /// The current `bb/state` projection.
-    pub fn state(&self) -> StatePayload {
+    /// The full body behind a truncated item's `ref`, while it is still held.
+    pub fn body(&self, body_ref: &str) -> Option<&str> {
+        self.fitter.body(body_ref)
+    }
+
+    /// The most bytes any one tab's ring holds (bounded by `max_buffered_bytes`, unless a
+    /// single message is larger, which is then the only one kept).
+    pub fn buffered_bytes(&self) -> usize {
+        self.tabs.max_ring_bytes()
+    }
+
+    /// Last `seq` assigned per tab.
+    pub fn tab_positions(&self) -> BTreeMap<String, u64> {
+        self.tabs.positions()
+    }
+
+    /// The current `bb/state` projection for `conn`.
+    pub fn state(&self, conn: ConnId) -> StatePayload {
+        let active = self.conns.get(&conn).and_then(|c| c.active.clone());
         let sessions = self
             .order
             .iter()
@@ -149,16 +251,23 @@ impl Host {
                     status: None,
                     updated_at: None,
                 });
-                summary.status = Some(if s.running { "running" } else { "idle" }.to_owned());
+                // The engine's own status stands (failed, completed, …); `running` comes
+                // from the run flag derived from events; `idle` only when the engine said
+                // nothing.
+                if s.running {
+                    summary.status = Some("running".to_owned());
+                } else if summary.status.is_none() {
+                    summary.status = Some("idle".to_owned());
+                }
                 Some(summary)
             })
             .collect();
         let running =
-            self.active.as_ref().and_then(|id| self.sessions.get(id)).is_some_and(|s| s.running);
+            active.as_ref().and_then(|id| self.sessions.get(id)).is_some_and(|s| s.running);
         let pending: u64 = self.sessions.values().map(|s| s.pending_permissions).sum();
         StatePayload {
             sessions,
-            active_session_id: self.active.clone(),
+            active_session_id: active,
             running: Some(running),
             pending_permission_count: Some(pending),
         }
@@ -167,51 +276,50 @@ impl Host {
     /// Applies one input at `now`.
     pub fn handle(&mut self, input: Input, now: Instant) {
         match input {
-            Input::WebviewReady => {
-                self.ready = true;
+            Input::Opened(conn) => {
+                self.conn_mut(conn);
+            }
+            Input::Closed(conn) => {
+                self.conns.remove(&conn);
+                self.tabs.detach(conn);
                 self.refresh_priorities();
+            }
+            Input::WebviewReady { conn, last_seen } => {
+                for (tab, seen) in last_seen {
+                    self.tabs.resume(conn, &tab, seen);
+                }
+                let c = self.conn_mut(conn);
+                c.ready = true;
                 // A (re)initialised webview gets the full picture again.
-                self.last_state = None;
-                let queued = self.out.iter().any(|t| matches!(t, V1Topic::Connection(_)));
-                if let Some(conn) = self.connection.clone().filter(|_| !queued) {
-                    self.emit(V1Topic::Connection(conn));
+                c.last_state = None;
+                let queued = c.out.iter().any(|t| matches!(t, V1Topic::Connection(_)));
+                if let Some(payload) = self.connection.clone().filter(|_| !queued) {
+                    self.conn_mut(conn).emit(V1Topic::Connection(payload));
                 }
-                self.show();
+                self.became_deliverable(conn, now);
             }
-            Input::Visibility(visible) => {
-                self.visible = visible;
-                self.refresh_priorities();
-                if visible {
-                    self.show();
-                }
+            Input::Visibility { conn, visible } => {
+                self.conn_mut(conn).visible = visible;
+                self.became_deliverable(conn, now);
             }
-            Input::SessionsListed(list) => {
-                let mut order = Vec::with_capacity(list.len());
-                let mut sessions = HashMap::with_capacity(list.len());
-                for summary in list {
-                    let id = summary.session_id.clone();
-                    let mut state = self.sessions.remove(&id).unwrap_or_default();
-                    state.summary = Some(summary);
-                    if sessions.insert(id.clone(), state).is_none() {
-                        order.push(id);
-                    }
-                }
-                // Sessions with a run in progress stay even if the listing raced their creation.
-                for (id, state) in self.sessions.drain() {
-                    if state.running && !sessions.contains_key(&id) {
-                        order.push(id.clone());
-                        sessions.insert(id, state);
-                    }
-                }
-                self.order = order;
-                self.sessions = sessions;
-                self.drop_idle_lanes();
-                if self.active.as_ref().is_some_and(|a| !self.sessions.contains_key(a)) {
-                    self.active = None;
-                }
+            Input::Stalled { conn, stalled } => {
+                self.conn_mut(conn).stalled = stalled;
+                self.became_deliverable(conn, now);
+            }
+            Input::SessionSelected { conn, session_id, tab_id } => {
+                self.entry(&session_id);
+                self.use_session(conn, &session_id, tab_id.as_deref());
+                self.conn_mut(conn).active = Some(session_id);
                 self.refresh_priorities();
                 self.state_dirty = true;
             }
+            Input::SessionUsed { conn, session_id, tab_id } => {
+                self.use_session(conn, &session_id, tab_id.as_deref());
+            }
+            Input::MessageSent { session_id, message_id } => {
+                self.entry(&session_id).message_id = Some(message_id);
+            }
+            Input::SessionsListed(list) => self.sessions_listed(list),
             Input::SessionUpserted(summary) => {
                 let id = summary.session_id.clone();
                 self.entry(&id).summary = Some(summary);
@@ -221,18 +329,16 @@ impl Host {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
                 self.lanes.remove(&id);
+                self.views.remove(&id);
+                self.tabs.remove_session(&id);
                 if self.sessions.remove(&id).is_some() {
                     self.order.retain(|s| *s != id);
                 }
-                if self.active.as_deref() == Some(id.as_str()) {
-                    self.active = None;
+                for c in self.conns.values_mut() {
+                    if c.active.as_deref() == Some(id.as_str()) {
+                        c.active = None;
+                    }
                 }
-                self.state_dirty = true;
-            }
-            Input::SessionSelected(id) => {
-                self.entry(&id);
-                self.active = Some(id);
-                self.refresh_priorities();
                 self.state_dirty = true;
             }
             Input::SessionRunning { session_id, running } => {
@@ -265,7 +371,9 @@ impl Host {
                 }
                 self.flush_all(now);
                 self.connection = Some(payload.clone());
-                self.emit(V1Topic::Connection(payload));
+                for c in self.conns.values_mut() {
+                    c.emit(V1Topic::Connection(payload.clone()));
+                }
             }
         }
         if self.state_dirty {
@@ -282,7 +390,8 @@ impl Host {
             .cloned()
             .collect();
         for id in due {
-            if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now)) {
+            let view = self.views.entry(id.clone()).or_default();
+            if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now, view)) {
                 self.batch_order.retain(|s| *s != id);
                 self.publish(&id, events);
             }
@@ -294,20 +403,31 @@ impl Host {
         self.lanes.values().filter_map(Lane::poll_timeout).min()
     }
 
-    /// The next topic to send, if the webview may receive now.
-    pub fn poll_output(&mut self) -> Option<V1Topic> {
-        if !self.deliverable() {
-            return None;
-        }
-        let topic = self.out.pop_front()?;
-        if let V1Topic::Events(batch) = &topic {
-            self.held_events = self.held_events.saturating_sub(batch.events.len());
-        }
-        Some(topic)
+    /// The next topic to send and the connection it is for, among the connections that may
+    /// receive now.
+    pub fn poll_output(&mut self) -> Option<(ConnId, V1Topic)> {
+        self.conns
+            .iter_mut()
+            .filter(|(_, c)| c.deliverable())
+            .find_map(|(id, c)| c.out.pop_front().map(|t| (*id, t)))
     }
 
-    fn deliverable(&self) -> bool {
-        self.ready && self.visible
+    /// Puts back a topic the runtime could not hand over (the connection's queue was full),
+    /// ahead of the rest, and stalls the connection until [`Input::Stalled`] `false`.
+    pub fn push_back_front(&mut self, conn: ConnId, topic: V1Topic) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.out.push_front(topic);
+            c.stalled = true;
+        }
+        self.refresh_priorities();
+    }
+
+    fn conn_mut(&mut self, conn: ConnId) -> &mut Conn {
+        let tabs = &mut self.tabs;
+        self.conns.entry(conn).or_insert_with(|| {
+            tabs.attach(&implicit_tab(conn), conn, false);
+            Conn::new()
+        })
     }
 
     fn entry(&mut self, id: &str) -> &mut SessionState {
@@ -317,14 +437,51 @@ impl Host {
         self.sessions.entry(id.to_owned()).or_default()
     }
 
-    /// The cadence class of a session: the one the user is looking at is active, the others
-    /// (and all while the webview cannot receive) background.
-    fn priority_of(&self, id: &str) -> Priority {
-        if self.deliverable() && self.active.as_deref() == Some(id) {
-            Priority::Active
-        } else {
-            Priority::Background
+    fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>) {
+        self.conn_mut(conn);
+        match tab {
+            Some(tab) => self.tabs.bind(conn, tab, session),
+            None => self.tabs.bind_implicit(conn, session),
         }
+    }
+
+    fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
+        let mut order = Vec::with_capacity(list.len());
+        let mut sessions = HashMap::with_capacity(list.len());
+        for summary in list {
+            let id = summary.session_id.clone();
+            let mut state = self.sessions.remove(&id).unwrap_or_default();
+            state.summary = Some(summary);
+            if sessions.insert(id.clone(), state).is_none() {
+                order.push(id);
+            }
+        }
+        // Sessions with a run in progress stay even if the listing raced their creation.
+        for (id, state) in self.sessions.drain() {
+            if state.running && !sessions.contains_key(&id) {
+                order.push(id.clone());
+                sessions.insert(id, state);
+            }
+        }
+        self.order = order;
+        self.sessions = sessions;
+        let known = &self.sessions;
+        self.lanes.retain(|id, lane| known.contains_key(id) || lane.pending_len() > 0);
+        for c in self.conns.values_mut() {
+            if c.active.as_ref().is_some_and(|a| !known.contains_key(a)) {
+                c.active = None;
+            }
+        }
+        self.refresh_priorities();
+        self.state_dirty = true;
+    }
+
+    /// The cadence class of a session: one a receiving webview has selected is active, the
+    /// others background.
+    fn priority_of(&self, id: &str) -> Priority {
+        let watched =
+            self.conns.values().any(|c| c.deliverable() && c.active.as_deref() == Some(id));
+        if watched { Priority::Active } else { Priority::Background }
     }
 
     fn refresh_priorities(&mut self) {
@@ -337,28 +494,28 @@ impl Host {
         }
     }
 
-    /// Forgets the lanes of sessions no longer known that hold nothing.
-    fn drop_idle_lanes(&mut self) {
-        let sessions = &self.sessions;
-        self.lanes.retain(|id, lane| sessions.contains_key(id) || lane.pending_len() > 0);
-    }
-
     fn push_events(&mut self, session_id: String, events: Vec<EngineEvent>, now: Instant) {
         let priority = self.priority_of(&session_id);
         let engine = self.engine;
+        let state = self.sessions.entry(session_id.clone()).or_default();
         let lane =
             self.lanes.entry(session_id.clone()).or_insert_with(|| Lane::new(engine, priority));
         if lane.pending_len() == 0 {
             self.batch_order.push_back(session_id.clone());
         }
         for event in events {
-            lane.push(now, event);
+            let ends = ends_reply(&event.event_type);
+            lane.push(now, event, state.message_id.clone());
+            if ends {
+                state.message_id = None;
+            }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
+        let view = self.views.entry(session_id.clone()).or_default();
         let flushed = if lane.pending_len() >= self.config.max_batch {
-            lane.flush_now(now)
+            lane.flush_now(now, view)
         } else {
-            lane.poll_flush(now)
+            lane.poll_flush(now, view)
         };
         if let Some(events) = flushed {
             self.batch_order.retain(|s| *s != session_id);
@@ -367,26 +524,37 @@ impl Host {
     }
 
     fn flush_session(&mut self, id: &str, now: Instant) {
-        let Some(events) = self.lanes.get_mut(id).and_then(|l| l.flush_now(now)) else { return };
+        let view = self.views.entry(id.to_owned()).or_default();
+        let Some(events) = self.lanes.get_mut(id).and_then(|l| l.flush_now(now, view)) else {
+            return;
+        };
         self.batch_order.retain(|s| s != id);
         self.publish(id, events);
     }
 
-    fn publish(&mut self, id: &str, events: Vec<EngineEvent>) {
+    /// Splits a flushed batch into messages under the count and byte bounds and records each
+    /// for every tab showing the session; tabs of receiving connections get it at once.
+    fn publish(&mut self, id: &str, events: Vec<EventItem>) {
         if events.is_empty() {
             return;
         }
-        let max = self.config.max_batch.max(1);
-        let mut rest = events.into_iter().peekable();
-        while rest.peek().is_some() {
-            let chunk: Vec<EngineEvent> = rest.by_ref().take(max).collect();
-            self.held_events += chunk.len();
-            self.out.push_back(V1Topic::Events(EventsPayload {
-                session_id: id.to_owned(),
-                events: chunk,
-            }));
+        let open: Vec<ConnId> = self.conns.keys().copied().collect();
+        let targets = self.tabs.targets(id, &open);
+        for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
+            for tab in &targets {
+                let Some(message) = self.tabs.record(tab, payload.clone(), bytes) else { continue };
+                let Some(t) = self.tabs.tab_mut(tab) else { continue };
+                let Some(conn) = t.conn else { continue };
+                let seq = message.seq.unwrap_or(0);
+                let receiving = self.conns.get(&conn).is_some_and(Conn::deliverable);
+                if receiving && t.delivered + 1 == seq {
+                    t.delivered = seq;
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.out.push_back(V1Topic::Events(message));
+                    }
+                }
+            }
         }
-        self.enforce_hold_limit();
     }
 
     fn flush_all(&mut self, now: Instant) {
@@ -395,61 +563,64 @@ impl Host {
         }
     }
 
-    /// Pushes a state or connection update after the pending events; while held, replaces an
-    /// older update of the same topic instead of queueing another.
-    fn emit(&mut self, topic: V1Topic) {
-        if !self.deliverable() {
-            let same = |t: &V1Topic| std::mem::discriminant(t) == std::mem::discriminant(&topic);
-            if !matches!(topic, V1Topic::Events(_)) {
-                self.out.retain(|t| !same(t));
-            }
-        }
-        self.out.push_back(topic);
-    }
-
     fn emit_state_if_changed(&mut self, now: Instant) {
         self.state_dirty = false;
-        let state = self.state();
-        if self.last_state.as_ref() == Some(&state) {
-            return;
-        }
-        self.flush_all(now);
-        self.last_state = Some(state.clone());
-        self.emit(V1Topic::State(state));
-    }
-
-    fn enforce_hold_limit(&mut self) {
-        if self.deliverable() {
-            return;
-        }
-        while self.held_events > self.config.max_buffered_events {
-            let Some(pos) = self.out.iter().position(|t| matches!(t, V1Topic::Events(_))) else {
-                break;
-            };
-            if let Some(V1Topic::Events(batch)) = self.out.remove(pos) {
-                self.held_events = self.held_events.saturating_sub(batch.events.len());
-                self.gap = true;
+        let ids: Vec<ConnId> = self.conns.keys().copied().collect();
+        let mut flushed = false;
+        for conn in ids {
+            let state = self.state(conn);
+            if self.conns.get(&conn).and_then(|c| c.last_state.as_ref()) == Some(&state) {
+                continue;
+            }
+            if !flushed {
+                self.flush_all(now);
+                flushed = true;
+            }
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.last_state = Some(state.clone());
+                c.emit(V1Topic::State(state));
             }
         }
     }
 
-    /// The webview became able to receive: announce a gap if events were dropped, then the
-    /// held output drains through `poll_output`, followed by the current state.
-    fn show(&mut self) {
-        if !self.deliverable() {
+    /// The connection may be able to receive again: each of its tabs gets what it missed
+    /// (replayed from its ring, or a declared resync), then the current state.
+    fn became_deliverable(&mut self, conn: ConnId, now: Instant) {
+        self.refresh_priorities();
+        if !self.conns.get(&conn).is_some_and(Conn::deliverable) {
             return;
         }
-        if std::mem::take(&mut self.gap) {
-            let mut payload = self.connection.clone().unwrap_or(ConnectionPayload {
-                status: bb_protocol::v1::ConnectionStatus::Connected,
-                session_id: None,
-                retry_count: None,
-                last_error: None,
-                gap_detected: None,
-            });
-            payload.gap_detected = Some(true);
-            self.out.push_front(V1Topic::Connection(payload));
+        let lagging: Vec<String> = self
+            .tabs
+            .of_conn(conn)
+            .into_iter()
+            .filter(|t| self.tabs.get(t).is_some_and(|t| !t.caught_up()))
+            .collect();
+        if !lagging.is_empty() {
+            let mut messages = Vec::new();
+            for tab in lagging {
+                let views = &self.views;
+                let fitter = &mut self.fitter;
+                messages.extend(self.tabs.catch_up(&tab, |session| {
+                    let view = views.get(session)?;
+                    Some(fitter.resync(session, view))
+                }));
+            }
+            // Held state and connection updates are newer than what the tabs missed: the
+            // missed events go before them (after any events already queued).
+            let c = self.conn_mut(conn);
+            let at =
+                c.out.iter().rposition(|t| matches!(t, V1Topic::Events(_))).map_or(0, |p| p + 1);
+            for (i, message) in messages.into_iter().enumerate() {
+                c.out.insert(at + i, V1Topic::Events(message));
+            }
         }
         self.state_dirty = true;
+        let _ = now;
     }
+}
+
+/// Whether an engine event ends the reply a `messageId` names (run end, error, idle).
+fn ends_reply(kind: &str) -> bool {
+    matches!(kind, "completion" | "run_finished" | "error" | "session.idle" | "session.error")
 }

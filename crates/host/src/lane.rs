@@ -4,16 +4,17 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent};
-use bb_protocol::v1::EngineEvent;
+use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent, SessionView};
+use bb_protocol::v1::{EngineEvent, EventItem};
 use serde_json::{Map, Value};
 
 /// The envelope fields kept exactly as received, one per queued engine event: the batcher's
 /// event type holds a whole-millisecond `ts`, the webview's a float.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Envelope {
     ts: Option<f64>,
     turn: Option<u64>,
+    message_id: Option<String>,
 }
 
 /// A session's pending events and its flush schedule.
@@ -44,9 +45,9 @@ impl Lane {
     }
 
     /// Queues one event.
-    pub(crate) fn push(&mut self, now: Instant, event: EngineEvent) {
+    pub(crate) fn push(&mut self, now: Instant, event: EngineEvent, message_id: Option<String>) {
         let EngineEvent { id, event_type, turn, ts, payload } = event;
-        self.envelopes.push_back(Envelope { ts, turn });
+        self.envelopes.push_back(Envelope { ts, turn, message_id });
         let mut raw = RawEvent::new(self.engine, event_type, Value::Object(payload)).with_id(id);
         // The coalescing key uses the turn; one beyond i64 (never sent) just keys as "none".
         raw.turn = turn.and_then(|t| i64::try_from(t).ok());
@@ -59,35 +60,46 @@ impl Lane {
     }
 
     /// The events to publish now, if they are due.
-    pub(crate) fn poll_flush(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+    pub(crate) fn poll_flush(
+        &mut self,
+        now: Instant,
+        view: &mut SessionView,
+    ) -> Option<Vec<EventItem>> {
         let batch = self.batcher.poll_flush(now)?;
-        Some(self.webview_events(batch))
+        Some(self.webview_events(batch, view))
     }
 
     /// Everything pending, due or not.
-    pub(crate) fn flush_now(&mut self, now: Instant) -> Option<Vec<EngineEvent>> {
+    pub(crate) fn flush_now(
+        &mut self,
+        now: Instant,
+        view: &mut SessionView,
+    ) -> Option<Vec<EventItem>> {
         let batch = self.batcher.flush_now(now)?;
-        Some(self.webview_events(batch))
+        Some(self.webview_events(batch, view))
     }
 
     /// A batch as webview events: one per item; a coalesced delta carries the id, turn and
     /// ts of the last engine event merged into it, and that event's payload with the text
-    /// field holding the concatenated text of all of them.
-    fn webview_events(&mut self, batch: Batch) -> Vec<EngineEvent> {
+    /// field holding the concatenated text of all of them. Each item is reduced into the
+    /// session's view model (what a declared resync sends) and carries its class.
+    fn webview_events(&mut self, batch: Batch, view: &mut SessionView) -> Vec<EventItem> {
         batch
             .items
             .into_iter()
             .map(|item| {
                 let merged = usize::try_from(item.event_count()).unwrap_or(usize::MAX);
-                let mut envelope = Envelope { ts: None, turn: None };
+                let mut envelope = Envelope { ts: None, turn: None, message_id: None };
                 for _ in 0..merged {
                     match self.envelopes.pop_front() {
                         Some(e) => envelope = e,
                         None => break,
                     }
                 }
+                view.apply(&item);
+                let class = item.class.as_str();
                 let RawEvent { id, kind, payload, .. } = item.event;
-                EngineEvent {
+                let event = EngineEvent {
                     id: id.unwrap_or_default(),
                     event_type: kind,
                     turn: envelope.turn,
@@ -96,7 +108,10 @@ impl Lane {
                         Value::Object(map) => map,
                         _ => Map::new(),
                     },
-                }
+                };
+                let mut item = EventItem::new(event, class);
+                item.message_id = envelope.message_id;
+                item
             })
             .collect()
     }

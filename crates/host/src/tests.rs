@@ -3,6 +3,7 @@
 
 mod cadence;
 mod coalesce;
+mod delivery;
 
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ pub(super) fn summary(id: &str) -> SessionSummary {
 }
 
 pub(super) fn config() -> HostConfig {
-    HostConfig { max_batch: 4, max_buffered_events: 6 }
+    HostConfig { max_batch: 4, max_buffered_events: 6, ..HostConfig::default() }
 }
 
 pub(super) fn ready_host(c: &FakeClock) -> Host {
@@ -49,13 +50,13 @@ pub(super) fn ready_host(c: &FakeClock) -> Host {
 
 pub(super) fn ready_host_of(engine: Engine, config: HostConfig, c: &FakeClock) -> Host {
     let mut h = Host::new(engine, config);
-    h.handle(Input::WebviewReady, c.now());
+    h.handle(Input::ready(0), c.now());
     drain(&mut h);
     h
 }
 
 pub(super) fn drain(h: &mut Host) -> Vec<V1Topic> {
-    std::iter::from_fn(|| h.poll_output()).collect()
+    std::iter::from_fn(|| h.poll_output().map(|(_, t)| t)).collect()
 }
 
 /// Advances the fake clock to each deadline until nothing is pending; returns all output.
@@ -93,12 +94,13 @@ pub(super) fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
 fn nothing_leaves_before_init() {
     let c = clock();
     let mut h = Host::new(Engine::Kilo, config());
+    h.handle(Input::Opened(0), c.now());
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
     h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("e1")] }, c.now());
     c.advance(Duration::from_secs(1));
     h.handle_timeout(c.now());
-    assert!(h.poll_output().is_none());
-    h.handle(Input::WebviewReady, c.now());
+    assert!(h.poll_output().map(|(_, t)| t).is_none());
+    h.handle(Input::ready(0), c.now());
     let out = drain(&mut h);
     assert_eq!(ids(&out, "s1"), ["e1"]);
     let last = states(&out).pop().expect("state after init");
@@ -110,7 +112,7 @@ fn batches_flush_at_deadline_in_order() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
-    h.handle(Input::SessionSelected("s1".into()), c.now());
+    h.handle(Input::select(0, "s1"), c.now());
     drain(&mut h);
     h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("a")] }, c.now());
     let first = drain(&mut h);
@@ -170,7 +172,7 @@ fn state_follows_events_of_the_turn() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
-    h.handle(Input::SessionSelected("s1".into()), c.now());
+    h.handle(Input::select(0, "s1"), c.now());
     h.handle(Input::SessionRunning { session_id: "s1".into(), running: true }, c.now());
     h.handle(
         Input::EngineEvents { session_id: "s1".into(), events: vec![ev("last-text")] },
@@ -191,11 +193,11 @@ fn state_projection() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-    h.handle(Input::SessionSelected("b".into()), c.now());
+    h.handle(Input::select(0, "b"), c.now());
     h.handle(Input::SessionRunning { session_id: "b".into(), running: true }, c.now());
     h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
     h.handle(Input::PendingPermissions { session_id: "b".into(), count: 1 }, c.now());
-    let s = h.state();
+    let s = h.state(0);
     assert_eq!(s.active_session_id.as_deref(), Some("b"));
     assert_eq!(s.running, Some(true));
     assert_eq!(s.pending_permission_count, Some(3));
@@ -204,7 +206,7 @@ fn state_projection() {
     assert_eq!(statuses, [("a", Some("idle")), ("b", Some("running"))]);
 
     h.handle(Input::SessionRemoved("b".into()), c.now());
-    let s = h.state();
+    let s = h.state(0);
     assert_eq!(s.active_session_id, None);
     assert_eq!(s.running, Some(false));
     assert_eq!(s.pending_permission_count, Some(2));
@@ -218,7 +220,7 @@ fn state_projection() {
 fn hidden_webview_holds_then_replays_in_order() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::Visibility(false), c.now());
+    h.handle(Input::visibility(0, false), c.now());
     for i in 0..3 {
         h.handle(
             Input::EngineEvents { session_id: "s".into(), events: vec![ev(&format!("e{i}"))] },
@@ -228,26 +230,33 @@ fn hidden_webview_holds_then_replays_in_order() {
     }
     let held = run_to_idle(&mut h, &c);
     assert!(held.is_empty());
-    h.handle(Input::Visibility(true), c.now());
+    h.handle(Input::visibility(0, true), c.now());
     let out = drain(&mut h);
     assert_eq!(ids(&out, "s"), ["e0", "e1", "e2"]);
     assert_eq!(states(&out).len(), 1, "state updates coalesce while hidden");
 }
 
 #[test]
-fn hidden_overflow_drops_oldest_and_reports_gap() {
+fn hidden_past_the_ring_gets_a_declared_resync() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::Visibility(false), c.now());
-    for i in 0..4 {
+    h.handle(Input::visibility(0, false), c.now());
+    for i in 0..8 {
         let events = (0..3).map(|j| ev(&format!("e{i}.{j}"))).collect();
         h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
         run_to_idle(&mut h, &c);
     }
-    h.handle(Input::Visibility(true), c.now());
+    h.handle(Input::visibility(0, true), c.now());
     let out = drain(&mut h);
-    assert!(matches!(&out[0], V1Topic::Connection(p) if p.gap_detected == Some(true)));
-    assert_eq!(ids(&out, "s"), ["e2.0", "e2.1", "e2.2", "e3.0", "e3.1", "e3.2"]);
+    let events: Vec<_> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b) } else { None })
+        .collect();
+    assert_eq!(events.len(), 1, "one resync replaces what the ring lost: {out:?}");
+    assert_eq!(events[0].resync, Some(true));
+    assert_eq!(events[0].seq, Some(9), "the resync takes the next seq");
+    let view = events[0].view.as_ref().expect("the view model");
+    assert_eq!(view["debug"]["lastEventId"], "e7.2", "the view holds every event");
 }
 
 #[test]
@@ -263,6 +272,7 @@ fn connection_flushes_pending_events_first() {
         retry_count: None,
         last_error: Some("gone".into()),
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn.clone()), c.now());
     let out = drain(&mut h);
@@ -280,10 +290,11 @@ fn reinit_resends_connection_and_state() {
         retry_count: None,
         last_error: None,
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn), c.now());
     drain(&mut h);
-    h.handle(Input::WebviewReady, c.now());
+    h.handle(Input::ready(0), c.now());
     let out = drain(&mut h);
     assert!(matches!(out.first(), Some(V1Topic::Connection(_))));
     assert_eq!(states(&out).len(), 1);
@@ -324,6 +335,7 @@ fn repeated_connection_updates_are_sent_once() {
         retry_count: None,
         last_error: None,
         gap_detected: None,
+        ..Default::default()
     };
     h.handle(Input::Connection(conn.clone()), c.now());
     h.handle(Input::Connection(conn.clone()), c.now());

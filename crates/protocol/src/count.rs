@@ -2,7 +2,9 @@
 //! literals, at most 2^53 - 1 (exact in a JavaScript number). Negatives, anything written
 //! with a fraction or exponent (`1.5`, `10.0`, `1e3`) and larger values are rejected.
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer, Unexpected, Visitor};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Largest count accepted: the largest integer a JavaScript number holds exactly.
@@ -53,4 +55,25 @@ pub(crate) fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
     }
 
     d.deserialize_option(OptionVisitor)
+}
+
+/// `deserialize_with` for an optional map of counts (`null` reads as absent).
+pub(crate) fn map_option<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BTreeMap<String, u64>>, D::Error> {
+    struct Count(u64);
+
+    impl<'de> Deserialize<'de> for Count {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(CountVisitor).map(Count)
+        }
+    }
+
+    let map: Option<BTreeMap<String, Count>> = Option::deserialize(d)?;
+    Ok(map.map(|m| m.into_iter().map(|(k, Count(v))| (k, v)).collect()))
+}
+
+/// `deserialize_with` for a required count.
+pub(crate) fn required<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    d.deserialize_any(CountVisitor)
 }

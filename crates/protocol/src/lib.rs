@@ -45,6 +45,23 @@
 //!   topic is `invalid_envelope`. WebSocket event payloads must be JSON objects; their fields
 //!   are open.
 //! - Unknown fields anywhere are accepted and dropped (additive changes within v1).
+//!
+//! # Additions within v1 (all optional for a webview; old webviews keep working)
+//!
+//! - Identity: `tabId` on `bb.createSession` / `bb.selectSession` (it binds the tab to the
+//!   session; `bb.deleteSession` and `bb.stop` accept and ignore it), `messageId` on
+//!   `bb.sendMessage` (the reply's event items carry it).
+//! - Delivery: every `bb/events` payload a tab-tracking bridge sends carries `tabId` and a
+//!   per-tab `seq` (from 1, +1 per message, never reused); `bb.init({lastSeen: {tabId: seq}})`
+//!   asks for exactly what each tab missed. When that is no longer held the bridge sends a
+//!   declared resync: `resync: true` with `view`, the session's reduced view model.
+//!   `bb.visibility({visible})` says when the webview is hidden or shown.
+//!   `bb.init({workspaceTrusted})` says whether write/exec actions are allowed.
+//! - Items: every `bb/events` item carries its stable `class` (required on the wire), and a
+//!   `truncated: {ref, fields, totalBytes}` when large fields were replaced by previews (the
+//!   full payload comes from `bb.command {command: "body.get", args: {ref}}`).
+//! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
+//!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
 
 mod count;
 mod decode;

@@ -4,8 +4,9 @@ use serde_json::json;
 
 use crate::limits::nesting_depth_exceeds;
 use crate::v1::{
-    ConnectionPayload, ConnectionStatus, NoParams, SessionParams, V1Call, V1Error, V1Event,
-    V1Message, V1Method, V1Request, V1Response, V1Topic,
+    ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent, EventItem,
+    EventsPayload, InitParams, SessionParams, Truncation, V1Call, V1Error, V1Event, V1Message,
+    V1Method, V1Request, V1Response, V1Topic, VisibilityParams,
 };
 use crate::ws::{
     WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsMethod, WsRequest, WsResponse,
@@ -28,7 +29,8 @@ fn code_v1(raw: &str) -> Option<RejectCode> {
 fn v1_request_decodes_to_typed_call() {
     let msg = v1(r#"{"v":1,"kind":"req","id":"7","method":"bb.stop","params":{"sessionId":"s"}}"#)
         .unwrap();
-    let expected = V1Request::new("7", V1Call::Stop(SessionParams { session_id: "s".into() }));
+    let expected =
+        V1Request::new("7", V1Call::Stop(SessionParams { session_id: "s".into(), tab_id: None }));
     assert_eq!(msg, V1Message::Request(expected));
 }
 
@@ -164,7 +166,41 @@ fn nesting_scan_ignores_brackets_in_strings() {
 fn constructors_produce_valid_lines() {
     let limits = Limits::default();
     let messages = [
-        V1Message::Request(V1Request::new("1", V1Call::Init(NoParams {}))),
+        V1Message::Request(V1Request::new("1", V1Call::Init(InitParams::default()))),
+        V1Message::Request(V1Request::new(
+            "2",
+            V1Call::Init(InitParams {
+                last_seen: Some([("tab-a".to_owned(), 7)].into_iter().collect()),
+                workspace_trusted: Some(true),
+            }),
+        )),
+        V1Message::Request(V1Request::new(
+            "3",
+            V1Call::Visibility(VisibilityParams { visible: false }),
+        )),
+        V1Message::Event(V1Event::new(V1Topic::Events(EventsPayload {
+            session_id: "s".into(),
+            events: vec![EventItem {
+                event: EngineEvent {
+                    id: "e1".into(),
+                    event_type: "tool_result".into(),
+                    turn: Some(1),
+                    ts: None,
+                    payload: serde_json::Map::new(),
+                },
+                class: "tool.result".into(),
+                message_id: Some("m1".into()),
+                truncated: Some(Truncation {
+                    body_ref: "body-1".into(),
+                    fields: vec!["/output".into()],
+                    total_bytes: 2_000_000,
+                }),
+            }],
+            tab_id: Some("tab-a".into()),
+            seq: Some(8),
+            resync: Some(true),
+            view: Some(serde_json::Map::new()),
+        }))),
         V1Message::Response(V1Response::success("1", json!({"x": 1}))),
         V1Message::Response(V1Response::failure("1", V1Error::new("engine_down", "no engine"))),
         V1Message::Event(V1Event::new(V1Topic::Connection(ConnectionPayload {
@@ -173,6 +209,13 @@ fn constructors_produce_valid_lines() {
             retry_count: Some(2),
             last_error: None,
             gap_detected: Some(true),
+            attempt: Some(3),
+            restarting: Some(false),
+            diagnostics: Some(ConnectionDiagnostics {
+                engine_pid: Some(42),
+                queue_depth: Some(0),
+                ..Default::default()
+            }),
         }))),
     ];
     for message in messages {
@@ -207,21 +250,39 @@ fn outbound_validation_catches_inconsistent_responses() {
 }
 
 /// The outbound check of an event (no second parse) agrees with decoding its line, for
-/// counts in and out of range in every topic that has one, and for the limits.
+/// every count field of every topic in and out of range, and for the limits.
 #[test]
 fn event_outbound_check_agrees_with_decoding() {
-    use crate::v1::{EngineEvent, EventsPayload, StatePayload};
+    use crate::v1::{
+        ConnectionDiagnostics, EngineEvent, EventItem, EventsPayload, StatePayload, Truncation,
+    };
     let max = (1u64 << 53) - 1;
-    let events = |turn| {
-        V1Topic::Events(EventsPayload {
-            session_id: "s".into(),
-            events: vec![EngineEvent {
+    let item = |turn, total: Option<u64>| {
+        let mut item = EventItem::new(
+            EngineEvent {
                 id: "e".into(),
                 event_type: "t".into(),
                 turn,
                 ts: Some(f64::NAN),
                 payload: json!({"a": [[{"b": 1}]]}).as_object().cloned().unwrap_or_default(),
-            }],
+            },
+            "tool.result",
+        );
+        item.truncated = total.map(|total_bytes| Truncation {
+            body_ref: "r".into(),
+            fields: vec!["output".into()],
+            total_bytes,
+        });
+        item
+    };
+    let events = |turn, seq, total| {
+        V1Topic::Events(EventsPayload {
+            session_id: "s".into(),
+            events: vec![item(turn, total)],
+            tab_id: Some("t".into()),
+            seq,
+            resync: None,
+            view: None,
         })
     };
     let state = |count| {
@@ -232,14 +293,36 @@ fn event_outbound_check_agrees_with_decoding() {
             pending_permission_count: count,
         })
     };
-    let connection = |retry_count| {
+    let connection = |retry_count, attempt, diagnostics| {
         V1Topic::Connection(ConnectionPayload {
             status: ConnectionStatus::Error,
             session_id: None,
             retry_count,
             last_error: Some("x".into()),
             gap_detected: None,
+            attempt,
+            restarting: None,
+            diagnostics,
         })
+    };
+    let diag = |v| ConnectionDiagnostics {
+        engine_pid: v,
+        engine_port: v,
+        reconnects: v,
+        queue_depth: v,
+        ..ConnectionDiagnostics::default()
+    };
+    let one = |v: Option<u64>| {
+        [
+            events(v, None, None),
+            events(None, v, None),
+            events(None, None, Some(v.unwrap_or(0))),
+            state(v),
+            connection(v, None, None),
+            connection(None, v, None),
+            connection(None, None, Some(diag(v))),
+            connection(None, None, Some(ConnectionDiagnostics { queue_depth: v, ..diag(None) })),
+        ]
     };
     let limits = [
         Limits::default(),
@@ -247,7 +330,7 @@ fn event_outbound_check_agrees_with_decoding() {
         Limits { max_bytes: 1 << 20, max_depth: 4 },
     ];
     for value in [None, Some(0), Some(max), Some(max + 1), Some(u64::MAX)] {
-        for topic in [events(value), state(value), connection(value)] {
+        for topic in one(value) {
             let message = V1Message::Event(V1Event::new(topic));
             let line = serde_json::to_string(&message).unwrap();
             for limits in &limits {
@@ -267,7 +350,7 @@ fn method_tables_round_trip_names() {
     for &m in WsMethod::ALL {
         assert_eq!(WsMethod::from_name(m.as_str()), Some(m));
     }
-    assert_eq!(V1Method::ALL.len(), 13);
+    assert_eq!(V1Method::ALL.len(), 14);
     assert_eq!(WsMethod::ALL.len(), 9);
 }
 

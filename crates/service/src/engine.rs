@@ -236,4 +236,8 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
 
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}
+
+    /// The bridge wrote the events of `session_id` up to and including `event_id` to a
+    /// webview; a resume position may move up to here, never further.
+    fn delivered(&self, _session_id: &str, _event_id: &str) {}
 }

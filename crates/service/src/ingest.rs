@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bb_engine_client::breadboard::StreamUpdate;
 use bb_engine_client::kilo::KiloUpdate;
-use bb_host::{Host, HostConfig, Input};
+use bb_host::{ConnId, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineKind, V1Event};
 
@@ -57,14 +57,27 @@ pub(crate) fn connection(
     retry_count: Option<u64>,
     last_error: Option<String>,
 ) -> ConnectionPayload {
-    ConnectionPayload { status, session_id: None, retry_count, last_error, gap_detected: None }
+    ConnectionPayload {
+        status,
+        session_id: None,
+        retry_count,
+        last_error,
+        gap_detected: None,
+        attempt: None,
+        restarting: None,
+        diagnostics: None,
+    }
 }
+
+/// The connection an [`Ingest`] replays to.
+const CONN: ConnId = 1;
 
 /// The engine event path of one webview connection without the loop around it: the
 /// adapter's event mapping (Kilo `GET /event` updates or BreadBoard stream updates), the
 /// host core (batching, coalescing, state), and the outgoing envelopes. Time is passed in.
 ///
-/// The webview is taken as initialised (`bb.init` answered) and visible.
+/// One webview connection, initialised (`bb.init` answered) and visible, drained as fast
+/// as the host core publishes (tabs and per-tab `seq` as the runtime numbers them).
 #[derive(Debug)]
 pub struct Ingest {
     host: Host,
@@ -77,7 +90,8 @@ impl Ingest {
     /// The path for `kind`'s events, with `config`'s batching, at `now`.
     pub fn new(kind: EngineKind, config: HostConfig, now: Instant) -> Self {
         let mut host = Host::new(crate::service::normalize_engine(kind), config);
-        host.handle(Input::WebviewReady, now);
+        host.handle(Input::Opened(CONN), now);
+        host.handle(Input::WebviewReady { conn: CONN, last_seen: Default::default() }, now);
         Self {
             host,
             connection: connection(ConnectionStatus::Connected, None, None),
@@ -88,7 +102,9 @@ impl Ingest {
 
     /// The webview selected `session_id` (its events publish at the active cadence).
     pub fn select(&mut self, session_id: &str, now: Instant) {
-        self.host.handle(Input::SessionSelected(session_id.to_owned()), now);
+        let select =
+            Input::SessionSelected { conn: CONN, session_id: session_id.to_owned(), tab_id: None };
+        self.host.handle(select, now);
     }
 
     /// One update of the Kilo event router. Events are mapped as the Kilo adapter maps them;
@@ -133,6 +149,6 @@ impl Ingest {
 
     /// The next envelope for the webview, as the service loop sends it.
     pub fn poll_output(&mut self) -> Option<V1Message> {
-        self.host.poll_output().map(|topic| V1Message::Event(V1Event::new(topic)))
+        self.host.poll_output().map(|(_, topic)| V1Message::Event(V1Event::new(topic)))
     }
 }

@@ -1,6 +1,6 @@
-//! The async host service: one event loop per webview connection that drives the host core
-//! (`bb-host`) against an engine adapter, restarts a supervised engine, and writes to a
-//! webview sink.
+//! The async host service: one event loop that drives the host core (`bb-host`) against one
+//! engine adapter for any number of webview connections, restarts a supervised engine, and
+//! writes to each connection's webview sink.
 //!
 //! IO contract: the only crate below the apps that owns tasks and channels; all IO goes
 //! through the ports of `ARCHITECTURE.md` (the engine adapter, the webview sink, the process
@@ -8,16 +8,47 @@
 //!
 //! # The loop
 //!
-//! [`Service::run`] handles one closed `Event` enum in order: a webview request, an engine
-//! update, the supervised child's exit, the completion of an engine call, or a timer tick
-//! (batch flush or restart deadline). Engine calls run as futures owned by the loop and
-//! report back as completions, so a slow call never blocks other requests, and only the loop
-//! mutates state. When the webview's input closes, the loop stops the engine's streams,
-//! terminates the supervised engine (TERM, KILL after the grace period) and returns.
+//! [`Service::run`] takes a channel of [`WebviewSink`]s (the stdio sidecar sends its one
+//! connection with [`sink::single`]; a WebSocket gateway sends one per window) and handles
+//! one closed `Event` enum in order: a new connection, a report of a connection (request,
+//! visibility, closed, envelopes written, queue has room), an engine update, the supervised
+//! child's exit, the completion of an engine call, or a timer tick (batch flush or restart
+//! deadline). Engine calls run as futures owned by the loop and report back as completions,
+//! so a slow call never blocks other requests, and only the loop mutates state; per-connection
+//! forwarder tasks only move messages. A response goes to the connection that asked; topics go
+//! where the host core routes them. When the connection channel is closed and no connection is
+//! left, the loop stops the engine's streams, terminates the supervised engine (TERM, KILL after
+//! the grace period) and returns.
+//!
+//! # Delivery
+//!
+//! * **Never blocked by one webview.** Outbound queues are bounded
+//!   ([`sink::OUTBOUND_CAPACITY`]) and written with `try_send`. A topic that does not fit goes
+//!   back to the host core and stalls that connection only (its events wait in its tabs'
+//!   rings; once a quarter of the queue is free it gets exactly what it missed, or a declared
+//!   resync past the ring bound); a response that does not fit waits in that connection's
+//!   backlog, in order. Other connections and the engine side go on.
+//! * **Write acknowledgement.** A sink may carry `written` (a `watch` of how many envelopes
+//!   the bridge wrote; [`sink::channels_with_ack`] / [`WriteAck`]). The runtime numbers what
+//!   it hands over; [`EngineAdapter::delivered`] is called with the last event id per session
+//!   of a `bb/events` message once the bridge reports that message written (replays of a
+//!   message a tab was already handed are not reported again). Without acknowledgements
+//!   (`memory()`), a message counts as written when the queue took it.
+//! * **Bridge-answered requests.** `bb.command {command: "body.get", args: {ref, offset?}}`
+//!   is answered from the host's body store, never the engine: one page of at most 256 KiB
+//!   of the body's JSON text, `{text, offset, totalBytes, nextOffset?}` (concatenate the pages
+//!   until `nextOffset` is absent, then parse). An evicted or unknown `ref` answers
+//!   `body_not_found`, saying the store keeps the most recent 64 MiB and to reselect the
+//!   session. `bb.visibility` is answered with the visibility now in effect.
+//! * **Identity.** `bb.sendMessage`'s `messageId` and the session it streams to are handed to
+//!   the host when the request is dispatched (before its events can arrive); `tabId` binds a
+//!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
+//!   after its response.
 //!
 //! # Choices
 //!
-//! * `bb.createSession` selects the new session when none is active.
+//! * `bb.createSession` selects the new session (in the connection asking) when that
+//!   connection has none selected.
 //! * `bb.selectSession` asks the engine whether the session exists before selecting it.
 //! * While a supervised engine is starting or restarting, engine calls wait for it (up to 256
 //!   held, in order; each call's timeout starts when it is dispatched) and `bb.init` answers at
@@ -34,6 +65,8 @@
 
 pub mod breadboard;
 mod clock;
+mod connections;
+mod delivery;
 pub mod engine;
 mod ingest;
 pub mod kilo;
@@ -41,13 +74,14 @@ mod service;
 pub mod sink;
 
 pub use clock::SystemClock;
+pub use delivery::BODY_GET;
 pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,
 };
 pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
-pub use sink::{Inbound, MemoryWebview, WebviewSink, memory};
+pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 
 #[cfg(test)]
 mod tests;

@@ -6,11 +6,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_host::{Clock, Engine, Host, HostConfig, Input};
+use bb_host::{Clock, ConnId, Engine, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Event, V1Method, V1Request,
-    V1Response,
+    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Method, V1Request, V1Response,
+    VisibilityResult,
 };
 use bb_supervisor::{
     CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::connections::{ConnEvent, Connections, Refused};
 use crate::engine::{EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
 use crate::ingest::{Routed, connection, route_update};
 use crate::sink::{Inbound, WebviewSink};
@@ -82,8 +83,15 @@ impl Supervision {
 
 /// What finished in the background.
 enum Completion {
-    /// An engine call answered.
-    Call { id: String, method: V1Method, outcome: Result<(Value, Vec<Input>), EngineError> },
+    /// An engine call answered; `after` is applied once the response is out, whatever the
+    /// outcome.
+    Call {
+        conn: ConnId,
+        id: String,
+        method: V1Method,
+        outcome: Result<(Value, Vec<Input>), EngineError>,
+        after: Vec<Input>,
+    },
     /// A (re)start attempt of the supervised engine finished.
     Started(Result<RunningEngine, StartError>),
     /// The adapter was pointed at a freshly started engine.
@@ -92,7 +100,8 @@ enum Completion {
 
 /// Everything the loop reacts to, in the order it happens.
 enum Event {
-    Webview(Inbound),
+    Accepted(WebviewSink),
+    Webview(ConnId, ConnEvent),
     Engine(EngineUpdate),
     Child(std::io::Result<ExitInfo>),
     Completed(Completion),
@@ -117,7 +126,8 @@ pub struct Service {
     gave_up: bool,
     /// Requests held while the supervised engine starts, answered once it is bound (or
     /// failed for good).
-    held: VecDeque<V1Request>,
+    held: VecDeque<(ConnId, V1Request)>,
+    conns: Connections,
 }
 
 impl Service {
@@ -144,27 +154,36 @@ impl Service {
             engine_bound: supervision_absent,
             gave_up: false,
             held: VecDeque::new(),
+            conns: Connections::new(),
         }
     }
 
-    /// Runs until the webview's inbound side closes, then stops the engine.
-    pub async fn run(mut self, sink: WebviewSink) -> Result<(), ServiceError> {
-        let WebviewSink { mut inbound, outbound } = sink;
+    /// Serves every webview connection received on `connections` (each with its own tabs,
+    /// sequence numbers and visibility) until that channel is closed and no connection is
+    /// left, then stops the engine.
+    pub async fn run(
+        mut self,
+        mut connections: mpsc::Receiver<WebviewSink>,
+    ) -> Result<(), ServiceError> {
         let mut tasks: FuturesUnordered<Task> = FuturesUnordered::new();
         if let Some(start) = self.start_task() {
             self.set_connection(connection(ConnectionStatus::Connecting, None, None));
             tasks.push(start);
         }
-        let result = loop {
-            if let Err(err) = self.drain(&outbound).await {
-                break Err(err);
+        let mut accepting = true;
+        loop {
+            self.drain();
+            if !accepting && self.conns.is_empty() {
+                break;
             }
             let deadline = [self.host.poll_timeout(), self.restart_at].into_iter().flatten().min();
             let event = tokio::select! {
-                msg = inbound.recv() => match msg {
-                    Some(msg) => Event::Webview(msg),
-                    None => break Ok(()),
+                biased;
+                sink = connections.recv(), if accepting => match sink {
+                    Some(sink) => Event::Accepted(sink),
+                    None => { accepting = false; continue; }
                 },
+                Some((conn, report)) = self.conns.next() => Event::Webview(conn, report),
                 Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
                 update = next_update(&mut self.updates) => match update {
                     Some(update) => Event::Engine(update),
@@ -173,31 +192,23 @@ impl Service {
                 exit = wait_child(&mut self.process) => Event::Child(exit),
                 () = sleep_until(deadline) => Event::Tick,
             };
-            tasks.extend(self.handle(event, &outbound).await);
-        };
+            tasks.extend(self.handle(event).await);
+        }
         drop(tasks);
         self.shutdown().await;
-        result
+        Ok(())
     }
 
     /// Handles one event; may hand back tasks for the loop to own.
-    async fn handle(&mut self, event: Event, outbound: &mpsc::Sender<V1Message>) -> Vec<Task> {
+    async fn handle(&mut self, event: Event) -> Vec<Task> {
         let now = self.clock.now();
         match event {
-            Event::Webview(Inbound::Request(req)) => {
-                // While the supervised engine (re)starts, engine calls wait for it (bb.init
-                // answers at once with the engine's status); the call timeout starts when the
-                // call is dispatched.
-                let waiting = !self.engine_bound && !self.gave_up;
-                if waiting && req.call.method() != V1Method::Init && self.held.len() < MAX_HELD {
-                    self.held.push_back(req);
-                    return Vec::new();
-                }
-                return vec![self.call(req)];
+            Event::Accepted(sink) => {
+                let conn = self.conns.accept(sink);
+                tracing::info!(conn, "webview connected");
+                self.host.handle(Input::Opened(conn), now);
             }
-            Event::Webview(Inbound::Visibility(visible)) => {
-                self.host.handle(Input::Visibility(visible), now)
-            }
+            Event::Webview(conn, report) => return self.on_webview(conn, report, now),
             Event::Engine(update) => self.on_update(update, now),
             Event::Child(exit) => {
                 self.process = None;
@@ -208,21 +219,22 @@ impl Service {
                 tracing::warn!("{why}");
                 return self.engine_down(why, now).await;
             }
-            Event::Completed(Completion::Call { id, method, outcome }) => {
+            Event::Completed(Completion::Call { conn, id, method, outcome, after }) => {
                 let response = match outcome {
                     Ok((result, inputs)) => {
                         let select_new = method == V1Method::CreateSession
-                            && self.host.active_session().is_none();
+                            && self.host.active_session(conn).is_none();
                         for input in inputs {
                             let created = match &input {
-                                Input::SessionUpserted(s) if select_new => {
-                                    Some(s.session_id.clone())
+                                Input::SessionUsed { session_id, tab_id, .. } if select_new => {
+                                    Some((session_id.clone(), tab_id.clone()))
                                 }
                                 _ => None,
                             };
                             self.host.handle(input, now);
-                            if let Some(id) = created {
-                                self.host.handle(Input::SessionSelected(id), now);
+                            if let Some((session_id, tab_id)) = created {
+                                let select = Input::SessionSelected { conn, session_id, tab_id };
+                                self.host.handle(select, now);
                             }
                         }
                         V1Response::success(id, result)
@@ -234,12 +246,9 @@ impl Service {
                 };
                 // The response goes out before what it caused (bb.init → state). A webview
                 // that called bb.init listens from now on, even if the call failed.
-                let ready = method == V1Method::Init;
-                if outbound.send(V1Message::Response(response)).await.is_err() {
-                    tracing::debug!("webview gone before a response could be sent");
-                }
-                if ready {
-                    self.host.handle(Input::WebviewReady, now);
+                self.respond(conn, response);
+                for input in after {
+                    self.host.handle(input, now);
                 }
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
@@ -280,14 +289,65 @@ impl Service {
         Vec::new()
     }
 
-    fn call(&self, req: V1Request) -> Task {
-        call_task(self.adapter.clone(), req.id, req.call, self.config.call_timeout)
+    /// A report of one webview connection.
+    fn on_webview(&mut self, conn: ConnId, report: ConnEvent, now: Instant) -> Vec<Task> {
+        match report {
+            ConnEvent::Inbound(Inbound::Request(req)) => return self.on_request(conn, req, now),
+            ConnEvent::Inbound(Inbound::Visibility(visible)) => {
+                self.host.handle(Input::visibility(conn, visible), now);
+            }
+            ConnEvent::Closed => {
+                tracing::info!(conn, "webview disconnected");
+                self.conns.close(conn);
+                self.host.handle(Input::Closed(conn), now);
+            }
+            ConnEvent::Written(n) => {
+                for (session, event) in self.conns.on_written(conn, n) {
+                    self.adapter.delivered(&session, &event);
+                }
+            }
+            ConnEvent::Writable => {
+                if self.conns.on_writable(conn) {
+                    self.host.handle(Input::Stalled { conn, stalled: false }, now);
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// A request: answered by the bridge itself (`body.get`) or dispatched to the engine.
+    fn on_request(&mut self, conn: ConnId, req: V1Request, now: Instant) -> Vec<Task> {
+        if let Some(response) = crate::delivery::bridge_answer(&self.host, &req) {
+            self.respond(conn, response);
+            return Vec::new();
+        }
+        for input in crate::delivery::on_dispatch(conn, &req) {
+            self.host.handle(input, now);
+        }
+        // While the supervised engine (re)starts, engine calls wait for it (bb.init answers
+        // at once with the engine's status); the call timeout starts when it is dispatched.
+        let waiting = !self.engine_bound && !self.gave_up;
+        if waiting && req.call.method() != V1Method::Init && self.held.len() < MAX_HELD {
+            self.held.push_back((conn, req));
+            return Vec::new();
+        }
+        vec![self.call(conn, req)]
+    }
+
+    fn respond(&mut self, conn: ConnId, response: V1Response) {
+        if !self.conns.send_response(conn, V1Message::Response(response)) {
+            self.host.handle(Input::Stalled { conn, stalled: true }, self.clock.now());
+        }
+    }
+
+    fn call(&self, conn: ConnId, req: V1Request) -> Task {
+        call_task(self.adapter.clone(), conn, req.id, req.call, self.config.call_timeout)
     }
 
     /// Dispatches the held requests, in arrival order.
     fn release_held(&mut self) -> Vec<Task> {
-        let held: Vec<V1Request> = self.held.drain(..).collect();
-        held.into_iter().map(|req| self.call(req)).collect()
+        let held: Vec<(ConnId, V1Request)> = self.held.drain(..).collect();
+        held.into_iter().map(|(conn, req)| self.call(conn, req)).collect()
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
@@ -342,12 +402,23 @@ impl Service {
         Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
     }
 
-    async fn drain(&mut self, outbound: &mpsc::Sender<V1Message>) -> Result<(), ServiceError> {
-        while let Some(topic) = self.host.poll_output() {
-            let message = V1Message::Event(V1Event::new(topic));
-            outbound.send(message).await.map_err(|_| ServiceError::WebviewClosed)?;
+    /// Hands every topic the host core has ready to its connection, without waiting: a
+    /// topic that does not fit goes back and stalls that connection only.
+    fn drain(&mut self) {
+        while let Some((conn, topic)) = self.host.poll_output() {
+            match self.conns.send_topic(conn, topic) {
+                Ok(marks) => {
+                    for (session, event) in marks {
+                        self.adapter.delivered(&session, &event);
+                    }
+                }
+                Err(Refused::Full(topic)) => self.host.push_back_front(conn, *topic),
+                Err(Refused::Closed) => {
+                    self.conns.close(conn);
+                    self.host.handle(Input::Closed(conn), self.clock.now());
+                }
+            }
         }
-        Ok(())
     }
 
     async fn shutdown(&mut self) {
@@ -388,23 +459,35 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 }
 
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
-fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout: Duration) -> Task {
+fn call_task(
+    adapter: Arc<dyn EngineAdapter>,
+    conn: ConnId,
+    id: String,
+    call: V1Call,
+    timeout: Duration,
+) -> Task {
     let method = call.method();
+    let after = crate::delivery::after_response(conn, &call);
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
                 V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
                 V1Call::CreateSession(p) => {
+                    let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;
-                    (to_value(&s)?, vec![Input::SessionUpserted(s)])
+                    let session_id = s.session_id.clone();
+                    let used = Input::SessionUsed { conn, session_id, tab_id };
+                    (to_value(&s)?, vec![Input::SessionUpserted(s), used])
                 }
                 V1Call::ListSessions(_) => {
                     let r = adapter.list_sessions().await?;
                     (to_value(&r)?, vec![Input::SessionsListed(r.sessions)])
                 }
                 V1Call::SelectSession(p) => {
+                    let tab_id = p.tab_id.clone();
                     let r = adapter.select_session(p).await?;
-                    (to_value(&r)?, vec![Input::SessionSelected(r.session_id)])
+                    let session_id = r.session_id.clone();
+                    (to_value(&r)?, vec![Input::SessionSelected { conn, session_id, tab_id }])
                 }
                 V1Call::DeleteSession(p) => {
                     let r = adapter.delete_session(p).await?;
@@ -424,12 +507,16 @@ fn call_task(adapter: Arc<dyn EngineAdapter>, id: String, call: V1Call, timeout:
                 V1Call::DownloadArtifact(p) => {
                     (to_value(&adapter.download_artifact(p).await?)?, Vec::new())
                 }
+                V1Call::Visibility(p) => (
+                    to_value(&VisibilityResult { visible: p.visible })?,
+                    vec![Input::visibility(conn, p.visible)],
+                ),
             };
             Ok(done)
         };
         let outcome =
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
-        Completion::Call { id, method, outcome }
+        Completion::Call { conn, id, method, outcome, after }
     })
 }
 

@@ -25,9 +25,11 @@ use crate::{Service, ServiceConfig, SystemClock};
 /// A fake engine: sessions in memory; `send_message` streams three events through the
 /// update channel and finishes the turn.
 #[derive(Debug)]
-struct FakeEngine {
-    updates: UpdateSender,
-    sessions: Mutex<Vec<String>>,
+pub(super) struct FakeEngine {
+    pub(super) updates: UpdateSender,
+    pub(super) sessions: Mutex<Vec<String>>,
+    /// What the runtime reported delivered: (session, event id).
+    pub(super) delivered: Mutex<Vec<(String, String)>>,
 }
 
 #[async_trait]
@@ -113,17 +115,25 @@ impl EngineAdapter for FakeEngine {
     async fn stop(&self, p: SessionParams) -> Result<SessionAck, EngineError> {
         Ok(SessionAck { session_id: p.session_id })
     }
+
+    fn delivered(&self, session_id: &str, event_id: &str) {
+        self.delivered.lock().unwrap().push((session_id.to_owned(), event_id.to_owned()));
+    }
 }
 
 fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
 {
     let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine { updates: tx.clone(), sessions: Mutex::new(Vec::new()) });
+    let engine = Arc::new(FakeEngine {
+        updates: tx.clone(),
+        sessions: Mutex::new(Vec::new()),
+        delivered: Mutex::new(Vec::new()),
+    });
     let (sink, webview) = memory();
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
     let service = Service::new(config, engine, rx, Arc::new(SystemClock), None);
-    (webview, tokio::spawn(service.run(sink)), tx)
+    (webview, tokio::spawn(service.run(crate::sink::single(sink))), tx)
 }
 
 async fn request(w: &MemoryWebview, id: &str, call: V1Call) {
@@ -202,6 +212,7 @@ async fn send_streams_events_in_order_then_idle_state() {
         session_id: sid.clone(),
         text: "a b c d e".into(),
         attachment_ids: None,
+        message_id: None,
     };
     request(&w, "3", V1Call::SendMessage(params)).await;
     let mut ids = Vec::new();
@@ -215,7 +226,7 @@ async fn send_streams_events_in_order_then_idle_state() {
             V1Message::Event(e) => match e.topic {
                 V1Topic::Events(batch) => {
                     assert_eq!(batch.session_id, sid);
-                    ids.extend(batch.events.into_iter().map(|e| e.id));
+                    ids.extend(batch.events.into_iter().map(|e| e.event.id));
                 }
                 V1Topic::State(s) if s.running == Some(false) && ids.len() == 5 => {
                     assert_eq!(s.active_session_id.as_deref(), Some(sid.as_str()));
@@ -235,7 +246,12 @@ async fn send_streams_events_in_order_then_idle_state() {
 #[tokio::test]
 async fn engine_errors_carry_stable_codes() {
     let (mut w, service, _tx) = start();
-    request(&w, "1", V1Call::DeleteSession(SessionParams { session_id: "ses_x".into() })).await;
+    request(
+        &w,
+        "1",
+        V1Call::DeleteSession(SessionParams { session_id: "ses_x".into(), ..Default::default() }),
+    )
+    .await;
     let (res, _) = until_response(&mut w, "1").await;
     assert_eq!(res["error"]["code"], "session_not_found");
     request(
@@ -252,7 +268,15 @@ async fn engine_errors_carry_stable_codes() {
     assert_eq!(res["error"]["code"], "not_supported");
     assert_eq!(res["error"]["message"], "bb.command is not supported by the fake engine");
     // Default select: unknown session → session_not_found.
-    request(&w, "3", V1Call::SelectSession(SessionParams { session_id: "ses_nope".into() })).await;
+    request(
+        &w,
+        "3",
+        V1Call::SelectSession(SessionParams {
+            session_id: "ses_nope".into(),
+            ..Default::default()
+        }),
+    )
+    .await;
     let (res, _) = until_response(&mut w, "3").await;
     assert_eq!(res["error"]["code"], "session_not_found");
     drop(w);
@@ -277,3 +301,4 @@ fn error_codes_are_stable() {
 }
 
 mod kilo_events;
+mod multi;

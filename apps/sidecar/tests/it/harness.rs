@@ -116,7 +116,13 @@ impl World {
 
     /// Writes the engine config exactly as `engine-peer/run-engine.sh` does; `bash` is the
     /// engine's permission for its shell tool (`"ask"` or `"allow"`).
+    #[allow(dead_code)] // for tests that set only the shell tool's permission
     pub(crate) fn write_kilo_config(&self, mock_port: u16, bash: &str) {
+        self.write_kilo_config_with(mock_port, bash, "ask");
+    }
+
+    /// As [`World::write_kilo_config`], with the permission for the edit tool too.
+    pub(crate) fn write_kilo_config_with(&self, mock_port: u16, bash: &str, edit: &str) {
         let cfg = json!({
             "$schema": "https://app.kilo.ai/config.json",
             "model": "mock/mock-model",
@@ -129,7 +135,7 @@ impl World {
                 "options": {"baseURL": format!("http://127.0.0.1:{mock_port}/v1"), "apiKey": "mock-key"},
                 "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
                                           "limit": {"context": 128000, "output": 4096}}}}},
-            "permission": {"bash": bash, "edit": "ask"},
+            "permission": {"bash": bash, "edit": edit},
             "enabled_providers": ["mock"],
             "snapshot": false
         });

@@ -9,13 +9,13 @@ use crate::harness::{
     is_dead, real_engine, stat_ids, streamed_text,
 };
 
-struct Kilo {
-    world: World,
+pub(crate) struct Kilo {
+    pub(crate) world: World,
     _mock: MockLlm,
-    sidecar: Sidecar,
+    pub(crate) sidecar: Sidecar,
     /// The engine process and the password the sidecar gave it (read from its environment).
-    engine: u32,
-    password: String,
+    pub(crate) engine: u32,
+    pub(crate) password: String,
 }
 
 impl Kilo {
@@ -26,11 +26,16 @@ impl Kilo {
     }
 
     /// As [`Kilo::start`], with the engine's permission for its shell tool.
-    fn start_with_bash(bash: &str) -> Option<Self> {
+    pub(crate) fn start_with_bash(bash: &str) -> Option<Self> {
+        Self::start_in(World::new(), bash, "ask")
+    }
+
+    /// As [`Kilo::start`] in `world`, with the engine's permissions for its shell and edit
+    /// tools.
+    pub(crate) fn start_in(world: World, bash: &str, edit: &str) -> Option<Self> {
         let bin = real_engine()?;
-        let world = World::new();
         let mock = MockLlm::start(&world);
-        world.write_kilo_config(mock.port, bash);
+        world.write_kilo_config_with(mock.port, bash, edit);
         let project = world.path("project").display().to_string();
         let args =
             ["--workspace", &project, "--engine", "kilo", "--engine-bin", bin.to_str().unwrap()];
@@ -48,19 +53,19 @@ impl Kilo {
         Some(Self { world, _mock: mock, sidecar, engine, password })
     }
 
-    fn create_session(&mut self) -> String {
+    pub(crate) fn create_session(&mut self) -> String {
         let created = self.sidecar.ok("bb.createSession", json!({}));
         created["sessionId"].as_str().unwrap().to_owned()
     }
 
-    fn send(&mut self, session: &str, text: &str) {
+    pub(crate) fn send(&mut self, session: &str, text: &str) {
         let sent = self.sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": text}));
         assert_eq!(sent["sessionId"], session);
     }
 
     /// Closes stdin, expects exit 0 and the engine gone, and checks the password never
     /// appeared on stdout (every line read) nor in the log.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.sidecar.close_stdin();
         let status = self.sidecar.wait_exit(Duration::from_secs(60));
         let stderr = self.sidecar.stderr();

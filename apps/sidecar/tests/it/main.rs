@@ -9,7 +9,9 @@
 )]
 
 mod breadboard;
+mod delivery;
 mod faults;
 mod harness;
 mod kilo;
+mod kilo_size;
 mod protocol;

@@ -40,7 +40,7 @@ fn cadence_follows_the_selected_session() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-    h.handle(Input::SessionSelected("a".into()), c.now());
+    h.handle(Input::select(0, "a"), c.now());
     drain(&mut h);
     let t0 = c.now();
     send(&mut h, &c, "a", vec![ev("a0")]);
@@ -69,13 +69,13 @@ fn selecting_a_session_speeds_up_its_pending_batch() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-    h.handle(Input::SessionSelected("a".into()), c.now());
+    h.handle(Input::select(0, "a"), c.now());
     let t0 = c.now();
     send(&mut h, &c, "b", vec![ev("b0")]);
     c.advance(ms(1));
     send(&mut h, &c, "b", vec![ev("b1")]);
     assert_eq!(h.poll_timeout(), Some(t0 + ms(500)));
-    h.handle(Input::SessionSelected("b".into()), c.now());
+    h.handle(Input::select(0, "b"), c.now());
     // The state change flushed the batch (it must not overtake the events)...
     let out = drain(&mut h);
     assert_eq!(super::ids(&out, "b"), ["b0", "b1"]);
@@ -91,14 +91,14 @@ fn hidden_webview_uses_the_background_cadence() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionUpserted(summary("a")), c.now());
-    h.handle(Input::SessionSelected("a".into()), c.now());
-    h.handle(Input::Visibility(false), c.now());
+    h.handle(Input::select(0, "a"), c.now());
+    h.handle(Input::visibility(0, false), c.now());
     let t0 = c.now();
     send(&mut h, &c, "a", vec![ev("a0")]);
     c.advance(ms(1));
     send(&mut h, &c, "a", vec![ev("a1")]);
     assert_eq!(h.poll_timeout(), Some(t0 + ms(500)));
-    h.handle(Input::Visibility(true), c.now());
+    h.handle(Input::visibility(0, true), c.now());
     c.advance(ms(1));
     send(&mut h, &c, "a", vec![ev("a2")]);
     assert_eq!(h.poll_timeout(), Some(t0 + ms(33)));
@@ -127,7 +127,7 @@ fn immediate_classes_flush_at_once() {
         let c = clock();
         let mut h = ready_host_of(engine, HostConfig::default(), &c);
         h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-        h.handle(Input::SessionSelected("a".into()), c.now());
+        h.handle(Input::select(0, "a"), c.now());
         send(&mut h, &c, "b", vec![ev("b0")]);
         c.advance(ms(1));
         send(&mut h, &c, "b", vec![ev("b1")]);
@@ -145,7 +145,7 @@ fn flood_rate(selected: bool) -> (usize, String) {
     let mut h = ready_host_of(Engine::Kilo, HostConfig::default(), &c);
     h.handle(Input::SessionsListed(vec![summary("s"), summary("other")]), c.now());
     let chosen = if selected { "s" } else { "other" };
-    h.handle(Input::SessionSelected(chosen.into()), c.now());
+    h.handle(Input::select(0, chosen), c.now());
     drain(&mut h);
     let mut publishes = 0;
     let mut text = String::new();
@@ -188,7 +188,7 @@ fn a_removed_session_flushes_its_events_first() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-    h.handle(Input::SessionSelected("a".into()), c.now());
+    h.handle(Input::select(0, "a"), c.now());
     send(&mut h, &c, "b", vec![ev("b0")]);
     c.advance(ms(1));
     send(&mut h, &c, "b", vec![ev("b1")]);

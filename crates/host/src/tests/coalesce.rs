@@ -34,7 +34,7 @@ fn through_host(engine: Engine, events: Vec<EngineEvent>) -> Vec<EngineEvent> {
     let c = clock();
     let mut h = ready_host_of(engine, HostConfig::default(), &c);
     h.handle(Input::SessionUpserted(summary("s")), c.now());
-    h.handle(Input::SessionSelected("s".into()), c.now());
+    h.handle(Input::select(0, "s"), c.now());
     h.handle(
         Input::EngineEvents { session_id: "s".into(), events: vec![super::ev("warm")] },
         c.now(),
@@ -52,6 +52,7 @@ fn events_of(topics: Vec<V1Topic>) -> Vec<EngineEvent> {
         .into_iter()
         .filter_map(|t| if let V1Topic::Events(b) = t { Some(b.events) } else { None })
         .flatten()
+        .map(|item| item.event)
         .collect()
 }
 
@@ -198,7 +199,7 @@ proptest! {
         let c = clock();
         let mut h = ready_host_of(engine, HostConfig::default(), &c);
         h.handle(Input::SessionUpserted(summary("s")), c.now());
-        h.handle(Input::SessionSelected("s".into()), c.now());
+        h.handle(Input::select(0, "s"), c.now());
         drain(&mut h);
         let mut sent = Vec::new();
         let mut got = Vec::new();

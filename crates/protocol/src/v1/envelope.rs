@@ -17,7 +17,7 @@ define_calls! {
     /// The v1 request methods.
     method V1Method;
     /// `bb.init`: handshake; returns the engine and capabilities.
-    Init = "bb.init" => NoParams, InitResult;
+    Init = "bb.init" => InitParams, InitResult;
     /// `bb.createSession`.
     CreateSession = "bb.createSession" => CreateSessionParams, SessionSummary;
     /// `bb.listSessions`.
@@ -42,6 +42,8 @@ define_calls! {
     OpenDiff = "bb.openDiff" => OpenDiffParams, SessionAck;
     /// `bb.downloadArtifact`.
     DownloadArtifact = "bb.downloadArtifact" => DownloadArtifactParams, DownloadArtifactResult;
+    /// `bb.visibility`: the webview was shown or hidden (events are held while hidden).
+    Visibility = "bb.visibility" => VisibilityParams, VisibilityResult;
 }
 
 /// A v1 request: `{v: 1, kind: "req", id, method, params}`.

@@ -2,12 +2,39 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
-/// Params of `bb.init` and `bb.listSessions`: none. `null`, absent and `{}` are all accepted;
-/// fields are ignored.
+/// Params of `bb.listSessions`: none. `null`, absent and `{}` are all accepted; fields are
+/// ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NoParams {}
+
+/// `bb.init`: every field optional (`null`, absent and `{}` are all accepted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitParams {
+    /// The last `seq` the webview saw per tab (a recreated webview sends what it kept): the
+    /// bridge replays exactly what each tab missed, or sends a declared resync.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::map_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_seen: Option<BTreeMap<String, u64>>,
+    /// The workspace is trusted for write/exec actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_trusted: Option<bool>,
+}
+
+/// `bb.visibility`: the webview was shown or hidden.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisibilityParams {
+    /// Whether the webview is visible now.
+    pub visible: bool,
+}
 
 /// `bb.createSession`: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -25,18 +52,25 @@ pub struct CreateSessionParams {
     /// Engine permission mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// The webview tab the new session is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
 }
 
 /// `bb.selectSession`, `bb.deleteSession`, `bb.stop`: a session id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionParams {
     /// The session.
     pub session_id: String,
+    /// `bb.selectSession`: the webview tab the session is bound to (ignored by the other
+    /// methods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
 }
 
 /// `bb.sendMessage`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageParams {
     /// The session.
@@ -46,6 +80,9 @@ pub struct SendMessageParams {
     /// Attachments uploaded earlier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachment_ids: Option<Vec<String>>,
+    /// Webview-chosen id of this prompt; the events of the reply carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
 }
 
 /// `bb.command`.

@@ -198,3 +198,11 @@ pub struct DownloadArtifactResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_path: Option<String>,
 }
+
+/// Result of `bb.visibility`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisibilityResult {
+    /// The visibility now in effect.
+    pub visible: bool,
+}

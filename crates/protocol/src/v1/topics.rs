@@ -7,10 +7,11 @@ use serde_json::{Map, Value};
 use super::results::SessionSummary;
 
 /// Connection state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConnectionStatus {
     /// Connecting or reconnecting.
+    #[default]
     Connecting,
     /// Connected.
     Connected,
@@ -19,7 +20,7 @@ pub enum ConnectionStatus {
 }
 
 /// Payload of `bb/connection`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionPayload {
     /// Connection state.
@@ -41,6 +42,66 @@ pub struct ConnectionPayload {
     /// Events were lost across a reconnect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_detected: Option<bool>,
+    /// The current (re)connect or restart attempt, from 1.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub attempt: Option<u64>,
+    /// Whether the bridge is restarting the engine. `status: "error"` with `restarting: false`
+    /// means it gave up (the crash-loop breaker tripped; `lastError` says why) until the user
+    /// asks for a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarting: Option<bool>,
+    /// What the bridge knows about its engine link, for a diagnostics view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<ConnectionDiagnostics>,
+}
+
+/// Diagnostics carried by `bb/connection` (every field optional; never a secret).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionDiagnostics {
+    /// Process id of the engine the bridge spawned.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub engine_pid: Option<u64>,
+    /// Loopback port the engine listens on.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub engine_port: Option<u64>,
+    /// Reconnects of the engine event stream so far.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub reconnects: Option<u64>,
+    /// The last continuity gap, said in words (which session, what was lost, when).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_gap: Option<String>,
+    /// Outbound messages waiting to be written to this webview.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub queue_depth: Option<u64>,
+    /// Time from an engine event's arrival to the write of the batch carrying it, last batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_flush_latency_ms: Option<f64>,
 }
 
 /// Payload of `bb/state`.
@@ -89,14 +150,87 @@ pub struct EngineEvent {
     pub payload: Map<String, Value>,
 }
 
+/// Where the full body of a truncated event item can be fetched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    /// The body reference: `bb.command {command: "body.get", args: {ref}}` returns the item's
+    /// full `payload` while the bridge still holds it.
+    #[serde(rename = "ref")]
+    pub body_ref: String,
+    /// JSON pointers (RFC 6901, relative to `payload`) of the fields replaced by previews.
+    pub fields: Vec<String>,
+    /// Size in bytes of the full `payload` serialized as JSON.
+    #[serde(deserialize_with = "crate::count::required")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub total_bytes: u64,
+}
+
+/// One item of a `bb/events` batch: the engine event plus what the bridge knows about it.
+/// Dereferences to the [`EngineEvent`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventItem {
+    /// The engine event (`id`, `type`, `turn`, `ts`, `payload`).
+    #[serde(flatten)]
+    pub event: EngineEvent,
+    /// The stable event class from the normalization table (`tool.result`,
+    /// `transcript.assistant_stream`, …, `unknown_event`).
+    pub class: String,
+    /// The `messageId` of the `bb.sendMessage` whose reply this event belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// Set when large fields of `payload` were replaced by previews to fit the message limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncation>,
+}
+
+impl EventItem {
+    /// An item of `class` with nothing else set.
+    pub fn new(event: EngineEvent, class: impl Into<String>) -> Self {
+        EventItem { event, class: class.into(), message_id: None, truncated: None }
+    }
+}
+
+impl std::ops::Deref for EventItem {
+    type Target = EngineEvent;
+
+    fn deref(&self) -> &EngineEvent {
+        &self.event
+    }
+}
+
 /// Payload of `bb/events`: an ordered batch for one session.
+///
+/// A bridge that tracks tabs sets `tabId` and `seq` (per tab: 1, 2, 3, … never reused) on
+/// every message; a webview keeps the last `seq` per tab and hands it back in
+/// `bb.init({lastSeen})` to get exactly what it missed. A message with `resync: true`
+/// replaces what the tab shows by `view` (the session's reduced view model) instead of
+/// adding to it; its `events` may be empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventsPayload {
     /// The session.
     pub session_id: String,
     /// Events in engine order.
-    pub events: Vec<EngineEvent>,
+    pub events: Vec<EventItem>,
+    /// The tab this message is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
+    /// Delivery index of this message within its tab (from 1, +1 per message).
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub seq: Option<u64>,
+    /// A declared resync: what the tab missed is no longer held; `view` replaces its state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resync: Option<bool>,
+    /// The session's reduced view model (sent with `resync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<Map<String, Value>>,
 }
 
 /// A v1 event: topic plus its payload.
@@ -139,9 +273,23 @@ impl V1Topic {
             _ => Ok(()),
         };
         match self {
-            V1Topic::Connection(c) => check("retryCount", c.retry_count),
+            V1Topic::Connection(c) => {
+                check("retryCount", c.retry_count)?;
+                check("attempt", c.attempt)?;
+                let Some(d) = &c.diagnostics else { return Ok(()) };
+                check("enginePid", d.engine_pid)?;
+                check("enginePort", d.engine_port)?;
+                check("reconnects", d.reconnects)?;
+                check("queueDepth", d.queue_depth)
+            }
             V1Topic::State(s) => check("pendingPermissionCount", s.pending_permission_count),
-            V1Topic::Events(e) => e.events.iter().try_for_each(|ev| check("turn", ev.turn)),
+            V1Topic::Events(e) => {
+                check("seq", e.seq)?;
+                e.events.iter().try_for_each(|item| {
+                    check("turn", item.event.turn)?;
+                    check("totalBytes", item.truncated.as_ref().map(|t| t.total_bytes))
+                })
+            }
         }
     }
 

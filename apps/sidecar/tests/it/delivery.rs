@@ -1,0 +1,238 @@
+//! Delivery through `bb-sidecar`'s stdio on BreadBoard (the demo and the fake engine): tabs,
+//! per-tab `seq`, classes and `messageId` on items, two tabs without cross-talk, a recreated
+//! webview replayed from `lastSeen` (exactly, or a declared resync past the ring), and a
+//! webview hidden across 10,000 events.
+
+use std::time::Duration;
+
+use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
+use serde_json::{Value, json};
+
+use crate::harness::{Sidecar, World, eventually};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Reads `bb/events` messages (whole payloads) until one holds an event of type `until`.
+fn messages_until(sidecar: &mut Sidecar, until: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let m = sidecar.wait_event(WAIT, until, |m| m["topic"] == "bb/events");
+        let done = m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == until);
+        out.push(m["payload"].clone());
+        if done {
+            return out;
+        }
+    }
+}
+
+fn seqs(messages: &[Value]) -> Vec<u64> {
+    messages.iter().map(|m| m["seq"].as_u64().expect("every message has a seq")).collect()
+}
+
+fn demo(world: &World) -> Sidecar {
+    let workspace = world.path("project").display().to_string();
+    Sidecar::spawn(&["--workspace", &workspace], &world.env(), world.path("demo.err"))
+}
+
+/// A fake engine playing `script` for every message, and a sidecar attached to it.
+fn attached(world: &World, script: String) -> (tokio::runtime::Runtime, RunningEngine, Sidecar) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let engine = runtime
+        .block_on(
+            FakeEngine::new(EngineConfig {
+                ring_capacity: 20_000,
+                default_workspace: world.path("project"),
+                scripts: vec![ScriptSource::Inline(script)],
+                ..EngineConfig::default()
+            })
+            .serve("127.0.0.1:0".parse().unwrap()),
+        )
+        .unwrap();
+    let url = engine.url().to_owned();
+    let state = world.path("state").display().to_string();
+    let args = [
+        "--engine",
+        "breadboard",
+        "--engine-url",
+        &url,
+        "--engine-config",
+        "agent.yaml",
+        "--state-dir",
+        &state,
+    ];
+    let sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
+    (runtime, engine, sidecar)
+}
+
+#[test]
+fn every_message_has_its_tab_and_seq_and_every_item_its_class() {
+    let world = World::new();
+    let mut sidecar = demo(&world);
+    sidecar.ok("bb.init", json!({}));
+    let created = sidecar.ok("bb.createSession", json!({"tabId": "tab-1"}));
+    let session = created["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok(
+        "bb.sendMessage",
+        json!({"sessionId": session, "text": "Create a Makefile", "messageId": "msg-1"}),
+    );
+    let messages = messages_until(&mut sidecar, "permission_request");
+    assert!(messages.iter().all(|m| m["tabId"] == "tab-1" && m["sessionId"] == session.as_str()));
+    let s = seqs(&messages);
+    assert_eq!(s, (1..=s.len() as u64).collect::<Vec<_>>(), "seq from 1, +1, no gap");
+    let items: Vec<&Value> =
+        messages.iter().flat_map(|m| m["events"].as_array().unwrap()).collect();
+    for item in &items {
+        assert!(item["class"].is_string(), "class on every item: {item}");
+    }
+    let class_of = |t: &str| items.iter().find(|e| e["type"] == t).map(|e| e["class"].clone());
+    assert_eq!(class_of("tool_result"), Some(json!("tool.result")));
+    assert_eq!(class_of("tool_call"), Some(json!("tool.call")));
+    assert_eq!(class_of("permission_request"), Some(json!("permission.request")));
+    let reply = items.iter().find(|e| e["type"] == "assistant.message.delta").unwrap();
+    assert_eq!(reply["class"], "transcript.assistant_stream");
+    assert_eq!(reply["messageId"], "msg-1", "the reply's events carry the messageId");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn two_tabs_on_two_sessions_never_cross() {
+    let world = World::new();
+    let mut sidecar = demo(&world);
+    sidecar.ok("bb.init", json!({}));
+    let a = sidecar.ok("bb.createSession", json!({"tabId": "tab-a"}))["sessionId"].clone();
+    let b = sidecar.ok("bb.createSession", json!({"tabId": "tab-b"}))["sessionId"].clone();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": a, "text": "one"}));
+    sidecar.ok("bb.sendMessage", json!({"sessionId": b, "text": "two"}));
+    let mut by_tab: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    let mut waiting = 2;
+    while waiting > 0 {
+        let m = sidecar.wait_event(WAIT, "both permission prompts", |m| m["topic"] == "bb/events");
+        let p = m["payload"].clone();
+        let tab = p["tabId"].as_str().unwrap().to_owned();
+        waiting -= p["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == "permission_request")
+            .count();
+        by_tab.entry(tab).or_default().push(p);
+    }
+    assert_eq!(by_tab.keys().collect::<Vec<_>>(), ["tab-a", "tab-b"]);
+    for (tab, session) in [("tab-a", &a), ("tab-b", &b)] {
+        let mine = &by_tab[tab];
+        assert!(mine.iter().all(|m| &m["sessionId"] == session), "{tab} shows only {session}");
+        let s = seqs(mine);
+        assert_eq!(s, (1..=s.len() as u64).collect::<Vec<_>>());
+    }
+}
+
+/// 100 events of ~100 KB each: far more than a tab's 8 MiB ring.
+fn bulky_script(count: usize, note_bytes: usize) -> String {
+    let note = "n".repeat(note_bytes);
+    (0..count)
+        .map(|i| json!({"type": "log_link", "payload": {"url": format!("https://logs/{i}"), "note": note}}).to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_recreated_webview_gets_exactly_what_it_missed_or_a_declared_resync() {
+    let world = World::new();
+    let (_rt, _engine, mut sidecar) = attached(&world, bulky_script(100, 100_000));
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar.ok("bb.createSession", json!({"tabId": "t"}))["sessionId"].clone();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    let first = messages_until(&mut sidecar, "run_finished");
+    let s = seqs(&first);
+    let last = *s.last().unwrap();
+    assert_eq!(s, (1..=last).collect::<Vec<_>>());
+    for m in &first {
+        assert!(m.to_string().len() < 1024 * 1024, "every message is under the limit");
+    }
+
+    // The webview is recreated and says it saw all but the last two messages.
+    sidecar.ok("bb.init", json!({"lastSeen": {"t": last - 2}}));
+    let replay: Vec<Value> = (0..2)
+        .map(|_| {
+            sidecar.wait_event(WAIT, "the replay", |m| m["topic"] == "bb/events")["payload"].clone()
+        })
+        .collect();
+    assert_eq!(replay, first[first.len() - 2..], "exactly the missed suffix, unchanged");
+
+    // A webview that saw only the first message is behind the ring: a declared resync.
+    sidecar.ok("bb.init", json!({"lastSeen": {"t": 1}}));
+    let resync =
+        sidecar.wait_event(WAIT, "the resync", |m| m["topic"] == "bb/events")["payload"].clone();
+    assert_eq!(resync["resync"], true);
+    assert_eq!(resync["seq"], last + 1, "a resync takes the next seq");
+    assert_eq!(resync["sessionId"], session);
+    let links = resync["view"]["run"]["logLinks"].as_array().unwrap();
+    assert_eq!(links.len(), 100, "the view model holds every event");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn hidden_across_ten_thousand_events_then_shown_delivers_each_once_in_order() {
+    let world = World::new();
+    let (_rt, engine, mut sidecar) = attached(&world, bulky_script(10_000, 8));
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar.ok("bb.createSession", json!({"tabId": "t"}))["sessionId"].clone();
+    let before = messages_until(&mut sidecar, "skills_selection");
+    let shown_until = *seqs(&before).last().unwrap();
+    sidecar.ok("bb.visibility", json!({"visible": false}));
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    // The engine plays the whole turn while the webview is hidden.
+    let sid = session.as_str().unwrap().to_owned();
+    eventually(WAIT, "the engine's turn to end", || {
+        engine.engine().last_seq(&sid).is_some_and(|seq| seq >= 10_000)
+    });
+    sidecar.ok("bb.visibility", json!({"visible": true}));
+    let after = messages_until(&mut sidecar, "run_finished");
+    let s = seqs(&after);
+    assert_eq!(s, (shown_until + 1..=shown_until + s.len() as u64).collect::<Vec<_>>());
+    let urls: Vec<String> = after
+        .iter()
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .filter(|e| e["type"] == "log_link")
+        .map(|e| e["payload"]["url"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = (0..10_000).map(|i| format!("https://logs/{i}")).collect();
+    assert_eq!(urls, expected, "every event once, in order");
+    // Held while hidden: nothing of the turn was written before the webview was shown.
+    let shown_at = sidecar.seen.iter().position(|l| l.contains("\"visible\":true")).unwrap();
+    let early = sidecar.seen[..shown_at].iter().any(|l| l.contains("https://logs/0\""));
+    assert!(!early, "events reached the hidden webview");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
+
+#[test]
+fn bb_state_reports_the_engines_own_session_status() {
+    let world = World::new();
+    let script = [
+        json!({"type": "assistant.message.delta", "payload": {"delta": "working"}}).to_string(),
+        json!({"type": "no_such_event_type", "payload": {}}).to_string(),
+    ]
+    .join("\n");
+    let (_rt, _engine, mut sidecar) = attached(&world, script);
+    sidecar.ok("bb.init", json!({}));
+    let session =
+        sidecar.ok("bb.createSession", json!({}))["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    // The engine fails the run on the unknown event type; its listing says so.
+    let mut status = Value::Null;
+    eventually(WAIT, "the engine to fail the run", || {
+        status = sidecar.ok("bb.listSessions", json!({}))["sessions"][0]["status"].clone();
+        status == "failed"
+    });
+    let state = sidecar.state(WAIT, "the failed session in bb/state", |s| {
+        s["sessions"].as_array().is_some_and(|l| {
+            l.iter().any(|x| x["sessionId"] == session.as_str() && x["status"] == "failed")
+        })
+    });
+    assert_eq!(state["running"], false, "running comes from the events: the run ended");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}

@@ -1,0 +1,225 @@
+//! Nothing is dropped for its size: batches are split by bytes under the message limit; an
+//! item that alone exceeds it has its long strings replaced by `bb_normalize` head + tail
+//! previews (8 KiB / 200 lines) and carries a `truncated.ref` whose full payload the bridge
+//! keeps in a bounded store (`body.get`); a resync view is fitted the same way.
+
+use std::collections::{HashMap, VecDeque};
+
+use bb_normalize::SessionView;
+use bb_normalize::truncate::{Limits, truncate};
+use bb_protocol::v1::{EventItem, EventsPayload, Truncation};
+use serde_json::{Map, Value};
+
+/// Bytes of full bodies the store keeps; the oldest are forgotten first.
+pub const BODY_STORE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Room left in a message for `tabId`, `seq` and the envelope around the payload.
+const PAYLOAD_SLACK: usize = 256;
+
+/// Serialized size of a `bb/events` payload.
+pub(crate) fn payload_bytes(payload: &EventsPayload) -> usize {
+    serde_json::to_vec(payload).map_or(usize::MAX, |v| v.len())
+}
+
+fn value_bytes<T: serde::Serialize>(v: &T) -> usize {
+    serde_json::to_vec(v).map_or(usize::MAX, |v| v.len())
+}
+
+/// Splits batches and fits oversized items; keeps the full bodies.
+#[derive(Debug)]
+pub(crate) struct Fitter {
+    max_bytes: usize,
+    bodies: HashMap<String, String>,
+    order: VecDeque<String>,
+    held: usize,
+    next: u64,
+}
+
+impl Fitter {
+    pub(crate) fn new(max_bytes: usize) -> Self {
+        Fitter { max_bytes, bodies: HashMap::new(), order: VecDeque::new(), held: 0, next: 0 }
+    }
+
+    /// The full JSON body behind a reference, while held.
+    pub(crate) fn body(&self, reference: &str) -> Option<&str> {
+        self.bodies.get(reference).map(String::as_str)
+    }
+
+    fn keep(&mut self, body: String) -> String {
+        self.next += 1;
+        let reference = format!("body-{}", self.next);
+        self.held += body.len();
+        self.order.push_back(reference.clone());
+        self.bodies.insert(reference.clone(), body);
+        while self.held > BODY_STORE_BYTES && self.order.len() > 1 {
+            if let Some(old) = self.order.pop_front()
+                && let Some(b) = self.bodies.remove(&old)
+            {
+                self.held -= b.len();
+            }
+        }
+        reference
+    }
+
+    fn budget(&self) -> usize {
+        self.max_bytes.saturating_sub(PAYLOAD_SLACK)
+    }
+
+    /// A batch as messages: at most `max_items` items and `max_bytes` each, in order, with
+    /// their serialized sizes.
+    pub(crate) fn split(
+        &mut self,
+        session: &str,
+        items: Vec<EventItem>,
+        max_items: usize,
+    ) -> Vec<(EventsPayload, usize)> {
+        let empty = EventsPayload {
+            session_id: session.to_owned(),
+            events: Vec::new(),
+            tab_id: None,
+            seq: None,
+            resync: None,
+            view: None,
+        };
+        let base = payload_bytes(&empty);
+        let budget = self.budget();
+        let mut out = Vec::new();
+        let mut current = empty.clone();
+        let mut bytes = base;
+        for item in items {
+            let mut size = value_bytes(&item);
+            let item = if base + size > budget {
+                let fitted = self.fit_item(item, budget.saturating_sub(base));
+                size = value_bytes(&fitted);
+                fitted
+            } else {
+                item
+            };
+            let full = current.events.len() >= max_items.max(1);
+            if !current.events.is_empty() && (full || bytes + size + 1 > budget) {
+                out.push((std::mem::replace(&mut current, empty.clone()), bytes));
+                bytes = base;
+            }
+            bytes += size + usize::from(!current.events.is_empty());
+            current.events.push(item);
+        }
+        if !current.events.is_empty() {
+            out.push((current, bytes));
+        }
+        out
+    }
+
+    /// Replaces the item's long strings by previews (and, if that is not enough, its whole
+    /// payload by one preview of it), keeping the full payload under a reference.
+    fn fit_item(&mut self, mut item: EventItem, budget: usize) -> EventItem {
+        let full = serde_json::to_string(&item.event.payload).unwrap_or_default();
+        let total_bytes = full.len() as u64;
+        let reference = self.keep(full.clone());
+        let mut fields = Vec::new();
+        let mut payload = Value::Object(std::mem::take(&mut item.event.payload));
+        shorten(&mut payload, "", &reference, &mut fields);
+        let Value::Object(mut map) = payload else { unreachable_object() };
+        item.event.payload = map.clone();
+        item.truncated =
+            Some(Truncation { body_ref: reference.clone(), fields: fields.clone(), total_bytes });
+        if value_bytes(&item) > budget {
+            let preview = truncate(&full, Limits::default(), Some(&reference));
+            map = Map::new();
+            map.insert("preview".into(), Value::String(preview.text));
+            item.event.payload = map;
+            item.truncated =
+                Some(Truncation { body_ref: reference, fields: vec![String::new()], total_bytes });
+        }
+        item
+    }
+
+    /// A declared resync of `session` from its view model, fitted under the limit: long
+    /// strings become previews naming a reference whose full text `body.get` returns.
+    pub(crate) fn resync(&mut self, session: &str, view: &SessionView) -> (EventsPayload, usize) {
+        let mut value = serde_json::to_value(view).unwrap_or(Value::Object(Map::new()));
+        let payload = |v: Map<String, Value>| EventsPayload {
+            session_id: session.to_owned(),
+            events: Vec::new(),
+            tab_id: None,
+            seq: None,
+            resync: Some(true),
+            view: Some(v),
+        };
+        let probe = payload(value.as_object().cloned().unwrap_or_default());
+        let bytes = payload_bytes(&probe);
+        if bytes <= self.budget() {
+            return (probe, bytes);
+        }
+        let mut fields = Vec::new();
+        shorten_each(&mut value, "", self, &mut fields);
+        let fitted = payload(value.as_object().cloned().unwrap_or_default());
+        let bytes = payload_bytes(&fitted);
+        if bytes <= self.budget() {
+            return (fitted, bytes);
+        }
+        // Still too large: the view is replaced by a note saying so and where it is.
+        let reference = self.keep(serde_json::to_string(&value).unwrap_or_default());
+        let mut note = Map::new();
+        note.insert("omitted".into(), Value::Bool(true));
+        note.insert("ref".into(), Value::String(reference));
+        let fitted = payload(note);
+        let bytes = payload_bytes(&fitted);
+        (fitted, bytes)
+    }
+}
+
+fn unreachable_object() -> ! {
+    unreachable!("an object stays an object when its strings are shortened")
+}
+
+fn too_long(s: &str) -> bool {
+    let limits = Limits::default();
+    s.len() > limits.max_bytes || s.lines().count() > limits.max_lines
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Shortens every long string of `v` in place to its preview naming `reference`.
+fn shorten(v: &mut Value, path: &str, reference: &str, fields: &mut Vec<String>) {
+    match v {
+        Value::String(s) if too_long(s) => {
+            *s = truncate(s, Limits::default(), Some(reference)).text;
+            fields.push(path.to_owned());
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                shorten(item, &format!("{path}/{i}"), reference, fields);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                shorten(item, &format!("{path}/{}", escape(k)), reference, fields);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Like [`shorten`], each long string kept under its own reference.
+fn shorten_each(v: &mut Value, path: &str, fitter: &mut Fitter, fields: &mut Vec<String>) {
+    match v {
+        Value::String(s) if too_long(s) => {
+            let reference = fitter.keep(serde_json::to_string(&*s).unwrap_or_default());
+            *s = truncate(s, Limits::default(), Some(&reference)).text;
+            fields.push(path.to_owned());
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                shorten_each(item, &format!("{path}/{i}"), fitter, fields);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                shorten_each(item, &format!("{path}/{}", escape(k)), fitter, fields);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,321 @@
+//! Tabs: the tab ↔ session bindings, each tab's delivery index (`seq`) and its bounded ring
+//! of what it was sent, and the catch-up (replay or declared resync) of a tab that lagged.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use bb_protocol::v1::EventsPayload;
+
+/// A webview connection's id, chosen by the runtime.
+pub type ConnId = u64;
+
+/// The id of the tab a connection gets when it never names one.
+pub fn implicit_tab(conn: ConnId) -> String {
+    format!("implicit-{conn}")
+}
+
+/// Bounds of one tab's ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RingLimits {
+    pub(crate) messages: usize,
+    pub(crate) bytes: usize,
+    pub(crate) detached_tabs: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Stored {
+    seq: u64,
+    bytes: usize,
+    payload: EventsPayload,
+}
+
+/// One tab.
+#[derive(Debug)]
+pub(crate) struct Tab {
+    /// The connection showing it; `None` once that connection closed (kept for a reattach).
+    pub(crate) conn: Option<ConnId>,
+    /// Explicit tabs (named by the webview) show one session; a connection's implicit tab
+    /// shows every session that connection used without naming a tab.
+    explicit: bool,
+    sessions: BTreeSet<String>,
+    /// Sessions this tab was ever sent events of: what a resync covers.
+    seen: BTreeSet<String>,
+    next_seq: u64,
+    /// Last `seq` handed to the connection.
+    pub(crate) delivered: u64,
+    ring: VecDeque<Stored>,
+    ring_bytes: usize,
+    /// When it was detached (a counter), to forget the oldest detached tabs first.
+    detached_at: u64,
+}
+
+impl Tab {
+    fn new(conn: ConnId, explicit: bool) -> Self {
+        Tab {
+            conn: Some(conn),
+            explicit,
+            sessions: BTreeSet::new(),
+            seen: BTreeSet::new(),
+            next_seq: 1,
+            delivered: 0,
+            ring: VecDeque::new(),
+            ring_bytes: 0,
+            detached_at: 0,
+        }
+    }
+
+    /// Whether everything assigned a `seq` was handed to the connection.
+    pub(crate) fn caught_up(&self) -> bool {
+        self.delivered + 1 >= self.next_seq
+    }
+
+    /// Records a message under the next `seq` (kept in the ring within its bounds).
+    fn record(
+        &mut self,
+        mut payload: EventsPayload,
+        bytes: usize,
+        tab_id: &str,
+        limits: RingLimits,
+    ) -> EventsPayload {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        payload.tab_id = Some(tab_id.to_owned());
+        payload.seq = Some(seq);
+        self.seen.insert(payload.session_id.clone());
+        self.ring.push_back(Stored { seq, bytes, payload: payload.clone() });
+        self.ring_bytes += bytes;
+        while self.ring.len() > limits.messages.max(1)
+            || (self.ring_bytes > limits.bytes && self.ring.len() > 1)
+        {
+            if let Some(old) = self.ring.pop_front() {
+                self.ring_bytes -= old.bytes;
+            }
+        }
+        payload
+    }
+
+    /// The messages after `delivered`, when the ring still holds all of them.
+    fn missed(&self) -> Option<Vec<EventsPayload>> {
+        let from = self.delivered + 1;
+        if from >= self.next_seq {
+            return Some(Vec::new());
+        }
+        let first = self.ring.front()?.seq;
+        if first > from {
+            return None;
+        }
+        Some(self.ring.iter().filter(|s| s.seq >= from).map(|s| s.payload.clone()).collect())
+    }
+}
+
+/// Every tab, and which tabs show each session.
+#[derive(Debug)]
+pub(crate) struct Tabs {
+    limits: RingLimits,
+    tabs: HashMap<String, Tab>,
+    by_session: HashMap<String, BTreeSet<String>>,
+    detach_clock: u64,
+}
+
+/// What catching a tab up produced: messages to send (already recorded, in order).
+pub(crate) type CatchUp = Vec<EventsPayload>;
+
+impl Tabs {
+    pub(crate) fn new(limits: RingLimits) -> Self {
+        Tabs { limits, tabs: HashMap::new(), by_session: HashMap::new(), detach_clock: 0 }
+    }
+
+    pub(crate) fn get(&self, tab: &str) -> Option<&Tab> {
+        self.tabs.get(tab)
+    }
+
+    /// The tab, created for `conn` or adopted by it (a recreated webview reattaching).
+    pub(crate) fn attach(&mut self, tab_id: &str, conn: ConnId, explicit: bool) -> &mut Tab {
+        let tab = self.tabs.entry(tab_id.to_owned()).or_insert_with(|| Tab::new(conn, explicit));
+        tab.conn = Some(conn);
+        tab
+    }
+
+    /// Binds an explicit tab to `session`, atomically: the tab leaves its previous session,
+    /// and any other tab of the same connection showing `session` gives it up.
+    pub(crate) fn bind(&mut self, conn: ConnId, tab_id: &str, session: &str) {
+        self.attach(tab_id, conn, true);
+        let others: Vec<String> = self
+            .by_session
+            .get(session)
+            .into_iter()
+            .flatten()
+            .filter(|t| *t != tab_id && self.tabs.get(*t).is_some_and(|x| x.conn == Some(conn)))
+            .cloned()
+            .collect();
+        for other in others {
+            self.unbind(&other, session);
+        }
+        let previous: Vec<String> = match self.tabs.get(tab_id) {
+            Some(t) if t.explicit => t.sessions.iter().filter(|s| *s != session).cloned().collect(),
+            _ => Vec::new(),
+        };
+        for old in previous {
+            self.unbind(tab_id, &old);
+        }
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.sessions.insert(session.to_owned());
+        }
+        self.by_session.entry(session.to_owned()).or_default().insert(tab_id.to_owned());
+    }
+
+    /// Routes `session` to the connection's implicit tab, unless a tab of the connection
+    /// already shows it.
+    pub(crate) fn bind_implicit(&mut self, conn: ConnId, session: &str) {
+        let shown = self
+            .by_session
+            .get(session)
+            .into_iter()
+            .flatten()
+            .any(|t| self.tabs.get(t).is_some_and(|x| x.conn == Some(conn)));
+        if shown {
+            return;
+        }
+        let id = implicit_tab(conn);
+        self.attach(&id, conn, false).sessions.insert(session.to_owned());
+        self.by_session.entry(session.to_owned()).or_default().insert(id);
+    }
+
+    fn unbind(&mut self, tab_id: &str, session: &str) {
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.sessions.remove(session);
+        }
+        if let Some(set) = self.by_session.get_mut(session) {
+            set.remove(tab_id);
+            if set.is_empty() {
+                self.by_session.remove(session);
+            }
+        }
+    }
+
+    /// A session is gone: no tab shows it any more.
+    pub(crate) fn remove_session(&mut self, session: &str) {
+        for tab in self.by_session.remove(session).into_iter().flatten() {
+            if let Some(t) = self.tabs.get_mut(&tab) {
+                t.sessions.remove(session);
+            }
+        }
+        for tab in self.tabs.values_mut() {
+            tab.seen.remove(session);
+        }
+    }
+
+    /// The tabs `session`'s events go to: the tabs bound to it, or, when none is, the
+    /// implicit tab of every open connection in `open`.
+    pub(crate) fn targets(&self, session: &str, open: &[ConnId]) -> Vec<String> {
+        match self.by_session.get(session) {
+            Some(tabs) if !tabs.is_empty() => tabs.iter().cloned().collect(),
+            _ => open.iter().map(|c| implicit_tab(*c)).collect(),
+        }
+    }
+
+    /// Records `payload` for `tab_id` under its next `seq`; returns the message as sent.
+    pub(crate) fn record(
+        &mut self,
+        tab_id: &str,
+        payload: EventsPayload,
+        bytes: usize,
+    ) -> Option<EventsPayload> {
+        let limits = self.limits;
+        let tab = self.tabs.get_mut(tab_id)?;
+        Some(tab.record(payload, bytes, tab_id, limits))
+    }
+
+    pub(crate) fn tab_mut(&mut self, tab: &str) -> Option<&mut Tab> {
+        self.tabs.get_mut(tab)
+    }
+
+    /// Tabs shown by `conn`, by id.
+    pub(crate) fn of_conn(&self, conn: ConnId) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .tabs
+            .iter()
+            .filter(|(_, t)| t.conn == Some(conn))
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Sets where a reattaching webview says it is (`lastSeen`): never past what was sent;
+    /// a tab the bridge does not know yet continues after `seq` (its sessions are bound
+    /// again when the webview selects them).
+    pub(crate) fn resume(&mut self, conn: ConnId, tab_id: &str, seen: u64) {
+        let tab = self.attach(tab_id, conn, true);
+        if tab.next_seq == 1 && tab.ring.is_empty() {
+            tab.next_seq = seen.saturating_add(1);
+        }
+        tab.delivered = seen.min(tab.next_seq - 1);
+    }
+
+    /// What `tab_id` missed: the ring's messages after its `delivered`, or — when the ring
+    /// no longer holds them all — one declared resync per session it showed, built by
+    /// `resync` (recorded under new `seq`s). Marks everything delivered.
+    pub(crate) fn catch_up(
+        &mut self,
+        tab_id: &str,
+        mut resync: impl FnMut(&str) -> Option<(EventsPayload, usize)>,
+    ) -> CatchUp {
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
+        if let Some(missed) = tab.missed() {
+            tab.delivered = tab.next_seq - 1;
+            return missed;
+        }
+        let sessions: Vec<String> = tab.seen.iter().cloned().collect();
+        let mut out = Vec::new();
+        for session in sessions {
+            if let Some((payload, bytes)) = resync(&session) {
+                let limits = self.limits;
+                if let Some(tab) = self.tabs.get_mut(tab_id) {
+                    out.push(tab.record(payload, bytes, tab_id, limits));
+                }
+            }
+        }
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.delivered = tab.next_seq - 1;
+        }
+        out
+    }
+
+    /// The connection closed: its tabs wait detached for a reattach (`bb.init({lastSeen})`
+    /// from a recreated webview), the oldest detached ones forgotten beyond the bound.
+    pub(crate) fn detach(&mut self, conn: ConnId) {
+        for tab in self.tabs.values_mut().filter(|t| t.conn == Some(conn)) {
+            self.detach_clock += 1;
+            tab.conn = None;
+            tab.detached_at = self.detach_clock;
+        }
+        let mut detached: Vec<(u64, String)> = self
+            .tabs
+            .iter()
+            .filter(|(_, t)| t.conn.is_none())
+            .map(|(id, t)| (t.detached_at, id.clone()))
+            .collect();
+        if detached.len() <= self.limits.detached_tabs {
+            return;
+        }
+        detached.sort();
+        let excess = detached.len() - self.limits.detached_tabs;
+        for (_, id) in detached.into_iter().take(excess) {
+            if let Some(tab) = self.tabs.remove(&id) {
+                for s in tab.sessions {
+                    self.unbind(&id, &s);
+                }
+            }
+        }
+    }
+
+    /// The most bytes any one tab's ring holds.
+    pub(crate) fn max_ring_bytes(&self) -> usize {
+        self.tabs.values().map(|t| t.ring_bytes).max().unwrap_or(0)
+    }
+
+    /// Last `seq` sent per tab (for tests and diagnostics).
+    pub(crate) fn positions(&self) -> BTreeMap<String, u64> {
+        self.tabs.iter().map(|(id, t)| (id.clone(), t.next_seq - 1)).collect()
+    }
+}
