@@ -45,6 +45,11 @@
 //!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
 //!   after its response.
 //!
+//! Every engine update reaches the host core through one routing function; [`Ingest`] runs
+//! that routing, the adapters' event mapping and the host core without tasks or channels, time
+//! passed in, so a capture can be replayed through the sidecar's own path
+//! (`bb-harness ingest`).
+//!
 //! # Choices
 //!
 //! * `bb.createSession` selects the new session (in the connection asking) when that
