@@ -14,11 +14,6 @@ mod redact;
 mod sse_parse;
 mod sse_test_service;
 
-/// mimalloc: the event path allocates and frees many small JSON nodes per event; the system
-/// allocator spent about a fifth of the replay's time there (BENCHMARKS.md, "ingest").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]
 #[command(name = "bb-harness", version)]

@@ -16,11 +16,6 @@ use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
 use clap::{Parser, ValueEnum};
 
 mod breadboard;
-
-/// mimalloc: the event path allocates and frees many small JSON nodes per event; the system
-/// allocator spent about a fifth of the replay's time there (BENCHMARKS.md, "ingest").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use secrecy::SecretString;
 use tracing_subscriber::EnvFilter;
 
