@@ -4,9 +4,11 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench_e2e;
 mod check_envelope;
 mod contain;
 mod fake_engine;
+mod ingest;
 mod normalize;
 mod redact;
 mod sse_parse;
@@ -42,6 +44,25 @@ enum Command {
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
+    /// Replay an engine SSE capture through the sidecar's event path in process (SSE parser,
+    /// routing, adapter mapping, host core, envelope encoding into a byte counter, 1 ms of
+    /// simulated time per 16 KiB chunk); print one JSON line
+    /// `{"events","published","bytesOut","seconds","eventsPerSec","peakRssBytes"}`.
+    Ingest {
+        /// The engine that produced the capture.
+        #[arg(long, value_enum)]
+        engine: normalize::EngineArg,
+        /// Replay the file this many times as one stream.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// The `.sse` capture.
+        file: std::path::PathBuf,
+    },
+    /// Measure a built `bb-sidecar` end to end over stdio: cold start to the `bb.init`
+    /// response and idle RSS on the demo engine; bridge-added latency (engine write to stdout
+    /// line) for sparse and dense events, and CPU/RSS with 10 and 100 sessions streaming, against a
+    /// fake Kilo server whose writes it times. One JSON line per measurement.
+    BenchE2e(bench_e2e::BenchArgs),
     /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
     Redact {
         /// Print the log-line form: redacted, newlines stripped, capped at 8 KB.
@@ -94,6 +115,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
+        Command::Ingest { engine, repeat, file } => ingest::run(engine, repeat, &file),
+        Command::BenchE2e(args) => tokio::runtime::Runtime::new()?.block_on(bench_e2e::run(args)),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)

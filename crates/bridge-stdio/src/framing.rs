@@ -118,25 +118,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     ack: WriteAck,
 ) {
     while let Some(message) = from_service.recv().await {
-        let line = match message.to_line(&limits) {
-            Ok(line) => line,
-            Err(rejection) => {
-                tracing::error!(code = %rejection.code, detail = %rejection.detail, "outbound message failed validation; not sent");
-                let V1Message::Response(response) = message else {
-                    ack.wrote();
-                    continue;
-                };
-                let error =
-                    V1Error::new("internal_error", "the bridge produced an invalid response");
-                match V1Message::Response(V1Response::failure(response.id, error)).to_line(&limits)
-                {
-                    Ok(line) => line,
-                    Err(_) => {
-                        ack.wrote();
-                        continue;
-                    }
-                }
-            }
+        let Some(line) = encode(message, &limits) else {
+            ack.wrote();
+            continue;
         };
         let written = async {
             writer.write_all(line.as_bytes()).await?;
@@ -148,5 +132,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             break;
         }
         ack.wrote();
+    }
+}
+
+/// The line written for one outbound envelope (without its `\n`): the envelope, validated;
+/// an invalid response becomes an `internal_error` response, an invalid event is logged and
+/// dropped (`None`).
+pub fn encode(message: V1Message, limits: &Limits) -> Option<String> {
+    match message.to_line(limits) {
+        Ok(line) => Some(line),
+        Err(rejection) => {
+            tracing::error!(code = %rejection.code, detail = %rejection.detail, "outbound message failed validation; not sent");
+            let V1Message::Response(response) = message else { return None };
+            let error = V1Error::new("internal_error", "the bridge produced an invalid response");
+            V1Message::Response(V1Response::failure(response.id, error)).to_line(limits).ok()
+        }
     }
 }

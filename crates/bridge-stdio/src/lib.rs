@@ -29,7 +29,7 @@ mod answer;
 mod framing;
 mod line;
 
-pub use framing::{Bridge, spawn_io, stdio};
+pub use framing::{Bridge, encode, spawn_io, stdio};
 
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 
 mod breadboard;
 mod kilo_router;
+mod kilo_sync;
 mod sse_client;
 mod sse_vectors;
 mod transport;

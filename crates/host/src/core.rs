@@ -445,8 +445,12 @@ impl Host {
             if !claimed {
                 self.tabs.keep_early(&payload, bytes);
             }
-            for tab in &targets {
-                let Some(message) = self.tabs.record(tab, payload.clone(), bytes) else { continue };
+            // The last tab takes the payload itself: one deep copy fewer per message.
+            let mut payload = Some(payload);
+            for (i, tab) in targets.iter().enumerate() {
+                let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
+                let Some(this) = this else { continue };
+                let Some(message) = self.tabs.record(tab, this, bytes) else { continue };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
                 let seq = message.seq.unwrap_or(0);

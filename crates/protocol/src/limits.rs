@@ -55,24 +55,31 @@ impl Limits {
 }
 
 /// Whether `[`/`{` nesting outside string literals goes deeper than `max`. Iterative, linear,
-/// tolerant of malformed input (the parser reports that afterwards).
+/// tolerant of malformed input (the parser reports that afterwards). String contents, most
+/// of a message's bytes, are skipped with `memchr` up to the next quote or backslash.
 pub(crate) fn nesting_depth_exceeds(raw: &[u8], max: usize) -> bool {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in raw {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'"' => {
+                // Inside a string: find its closing quote, stepping over escapes.
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &raw[i..]) {
+                        None => return false,
+                        Some(at) if raw[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                    }
+                    if i >= raw.len() {
+                        return false;
+                    }
+                }
+                continue;
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max {
@@ -82,6 +89,7 @@ pub(crate) fn nesting_depth_exceeds(raw: &[u8], max: usize) -> bool {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     false
 }

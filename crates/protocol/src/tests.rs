@@ -116,6 +116,45 @@ fn deep_nesting_is_invalid_json_without_recursion() {
     assert_eq!(r.unwrap_err().code, RejectCode::InvalidJson);
 }
 
+/// The byte-at-a-time scan the `memchr` one replaced: the reference it must agree with.
+fn nesting_reference(raw: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in raw {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+proptest::proptest! {
+    #[test]
+    fn nesting_scan_agrees_with_the_bytewise_reference(
+        raw in proptest::collection::vec(proptest::sample::select(b"[]{}\"\\ab:,".to_vec()), 0..64),
+        max in 0usize..6,
+    ) {
+        proptest::prop_assert_eq!(nesting_depth_exceeds(&raw, max), nesting_reference(&raw, max));
+    }
+}
+
 #[test]
 fn nesting_scan_ignores_brackets_in_strings() {
     assert!(!nesting_depth_exceeds(br#"{"a":"[[[[[[\"[[[["}"#, 2));
@@ -208,6 +247,99 @@ fn outbound_validation_catches_inconsistent_responses() {
     let big = V1Response::success("1", json!("x".repeat(100)));
     let r = V1Message::Response(big).to_line(&Limits::with_max_bytes(50)).unwrap_err();
     assert_eq!(r.code, RejectCode::PayloadTooLarge);
+}
+
+/// The outbound check of an event (no second parse) agrees with decoding its line, for
+/// every count field of every topic in and out of range, and for the limits.
+#[test]
+fn event_outbound_check_agrees_with_decoding() {
+    use crate::v1::{
+        ConnectionDiagnostics, EngineEvent, EventItem, EventsPayload, StatePayload, Truncation,
+    };
+    let max = (1u64 << 53) - 1;
+    let item = |turn, total: Option<u64>| {
+        let mut item = EventItem::new(
+            EngineEvent {
+                id: "e".into(),
+                event_type: "t".into(),
+                turn,
+                ts: Some(f64::NAN),
+                payload: json!({"a": [[{"b": 1}]]}).as_object().cloned().unwrap_or_default(),
+            },
+            "tool.result",
+        );
+        item.truncated = total.map(|total_bytes| Truncation {
+            body_ref: "r".into(),
+            fields: vec!["output".into()],
+            total_bytes,
+        });
+        item
+    };
+    let events = |turn, seq, total| {
+        V1Topic::Events(EventsPayload {
+            session_id: "s".into(),
+            events: vec![item(turn, total)],
+            tab_id: Some("t".into()),
+            seq,
+            resync: None,
+            view: None,
+        })
+    };
+    let state = |count| {
+        V1Topic::State(StatePayload {
+            sessions: Vec::new(),
+            active_session_id: None,
+            running: None,
+            pending_permission_count: count,
+        })
+    };
+    let connection = |retry_count, attempt, diagnostics| {
+        V1Topic::Connection(ConnectionPayload {
+            status: ConnectionStatus::Error,
+            session_id: None,
+            retry_count,
+            last_error: Some("x".into()),
+            gap_detected: None,
+            attempt,
+            restarting: None,
+            diagnostics,
+        })
+    };
+    let diag = |v| ConnectionDiagnostics {
+        engine_pid: v,
+        engine_port: v,
+        reconnects: v,
+        queue_depth: v,
+        ..ConnectionDiagnostics::default()
+    };
+    let one = |v: Option<u64>| {
+        [
+            events(v, None, None),
+            events(None, v, None),
+            events(None, None, Some(v.unwrap_or(0))),
+            state(v),
+            connection(v, None, None),
+            connection(None, v, None),
+            connection(None, None, Some(diag(v))),
+            connection(None, None, Some(ConnectionDiagnostics { queue_depth: v, ..diag(None) })),
+        ]
+    };
+    let limits = [
+        Limits::default(),
+        Limits::with_max_bytes(60),
+        Limits { max_bytes: 1 << 20, max_depth: 4 },
+    ];
+    for value in [None, Some(0), Some(max), Some(max + 1), Some(u64::MAX)] {
+        for topic in one(value) {
+            let message = V1Message::Event(V1Event::new(topic));
+            let line = serde_json::to_string(&message).unwrap();
+            for limits in &limits {
+                let fast = message.to_line(limits).map_err(|r| r.code);
+                let decoded = decode_v1(line.as_bytes(), limits).map(|_| line.clone());
+                assert_eq!(fast, decoded.map_err(|r| r.code), "{line} with {limits:?}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -45,6 +45,11 @@
 //!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
 //!   after its response.
 //!
+//! Every engine update reaches the host core through one routing function; [`Ingest`] runs
+//! that routing, the adapters' event mapping and the host core without tasks or channels, time
+//! passed in, so a capture can be replayed through the sidecar's own path
+//! (`bb-harness ingest`).
+//!
 //! # Choices
 //!
 //! * `bb.createSession` selects the new session (in the connection asking) when that
@@ -96,6 +101,7 @@ mod connections;
 mod delivery;
 mod endpoint;
 pub mod engine;
+mod ingest;
 pub mod kilo;
 mod lifecycle;
 mod metrics;
@@ -110,6 +116,7 @@ pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,
 };
+pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 

@@ -21,7 +21,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::connections::{ConnEvent, Connections, Refused};
-use crate::engine::{ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::engine::{EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
+use crate::ingest::{Routed, connection, route_update};
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
 use crate::sink::{Inbound, WebviewSink};
@@ -360,37 +361,24 @@ impl Service {
     }
 
     fn on_update(&mut self, update: EngineUpdate, now: Instant) {
-        let input = match update {
-            EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error }) => {
-                self.life.engine_connection(status);
-                self.set_connection(connection(status, retry_count, last_error));
-                return;
-            }
+        match &update {
+            EngineUpdate::Connection(c) => self.life.engine_connection(c.status),
             EngineUpdate::GapDetected { session_id } => {
                 self.life.gap(session_id.as_deref(), self.clock.wall_ms());
-                let mut payload = self.decorated(self.connection.clone());
-                payload.session_id = session_id;
-                payload.gap_detected = Some(true);
-                Input::Connection(payload)
             }
-            EngineUpdate::Events { session_id, events } => {
+            EngineUpdate::Events { events, .. } => {
                 self.life.events_arrived(now);
                 for _ in events.iter().filter(|e| e.event_type == crate::kilo::REHYDRATED_EVENT) {
                     self.life.metrics.rehydrated();
                 }
-                Input::EngineEvents { session_id, events }
             }
-            EngineUpdate::SessionUpserted(s) => Input::SessionUpserted(s),
-            EngineUpdate::SessionRemoved(id) => Input::SessionRemoved(id),
-            EngineUpdate::SessionsListed(list) => Input::SessionsListed(list),
-            EngineUpdate::SessionRunning { session_id, running } => {
-                Input::SessionRunning { session_id, running }
-            }
-            EngineUpdate::PendingPermissions { session_id, count } => {
-                Input::PendingPermissions { session_id, count }
-            }
-        };
-        self.host.handle(input, now);
+            _ => {}
+        }
+        let current = self.decorated(self.connection.clone());
+        match route_update(update, &current) {
+            Routed::Connection(payload) => self.set_connection(payload),
+            Routed::Input(input) => self.host.handle(input, now),
+        }
     }
 
     fn set_connection(&mut self, payload: ConnectionPayload) {
@@ -477,23 +465,6 @@ impl Service {
                 Err(err) => tracing::warn!(%err, "stopping the engine failed"),
             }
         }
-    }
-}
-
-fn connection(
-    status: ConnectionStatus,
-    retry_count: Option<u64>,
-    last_error: Option<String>,
-) -> ConnectionPayload {
-    ConnectionPayload {
-        status,
-        session_id: None,
-        retry_count,
-        last_error,
-        gap_detected: None,
-        attempt: None,
-        restarting: None,
-        diagnostics: None,
     }
 }
 
@@ -593,7 +564,7 @@ fn call_task(
 }
 
 /// Which engine's event types the host classifies and coalesces (ACP chunks do not merge).
-fn normalize_engine(kind: EngineKind) -> Engine {
+pub(crate) fn normalize_engine(kind: EngineKind) -> Engine {
     match kind {
         EngineKind::Breadboard => Engine::BreadBoard,
         EngineKind::Kilo => Engine::Kilo,

@@ -3,6 +3,7 @@
 
 mod check_envelope;
 mod contain;
+mod ingest;
 mod normalize;
 mod redact;
 mod run;

@@ -1,6 +1,9 @@
 //! One Kilo `GET /event` event, kept as sent, with the two facts the router needs: its type
 //! and the session it belongs to.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 /// An event of the Kilo stream. `raw` is the event's JSON exactly as sent (ids untouched;
@@ -52,8 +55,65 @@ pub fn session_of(raw: &Value) -> Option<&str> {
     fn from(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str).filter(|s| !s.is_empty())
     }
-    from(raw.pointer("/properties/sessionID"))
-        .or_else(|| from(raw.pointer("/syncEvent/aggregateID")))
-        .or_else(|| from(raw.pointer("/properties/info/sessionID")))
-        .or_else(|| from(raw.pointer("/properties/part/sessionID")))
+    // Direct lookups: `Value::pointer` allocates while unescaping every token.
+    let properties = raw.get("properties");
+    let nested =
+        |holder: &str| properties.and_then(|p| p.get(holder)).and_then(|h| h.get("sessionID"));
+    from(properties.and_then(|p| p.get("sessionID")))
+        .or_else(|| from(raw.get("syncEvent").and_then(|s| s.get("aggregateID"))))
+        .or_else(|| from(nested("info")))
+        .or_else(|| from(nested("part")))
+}
+
+/// A `sync` event: Kilo's echo of the event before it under the same id, with the
+/// aggregate's (session's) sequence number. Only these fields are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncEcho {
+    /// The event's `id`, when it has one.
+    pub id: Option<String>,
+    /// `syncEvent.aggregateID`: the session.
+    pub session_id: String,
+    /// `syncEvent.seq`, when it is a non-negative integer.
+    pub seq: Option<u64>,
+}
+
+impl SyncEcho {
+    /// Reads a `sync` event without building its JSON tree (its `syncEvent.data` repeats a
+    /// whole event: the largest events of the stream). `None` for anything else, and for a
+    /// `sync` event of an unusual shape (then parsed whole by [`KiloEvent::parse`]): one with
+    /// `properties`, a non-string id, a `seq` that is not a non-negative integer, or no
+    /// non-empty `aggregateID`.
+    pub fn parse(data: &str) -> Option<Self> {
+        #[derive(Deserialize)]
+        struct Head<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Cow<'a, str>,
+            #[serde(default, borrow)]
+            id: Option<Cow<'a, str>>,
+            #[serde(default)]
+            properties: Option<serde::de::IgnoredAny>,
+            #[serde(rename = "syncEvent", borrow)]
+            sync: Sync<'a>,
+        }
+        #[derive(Deserialize)]
+        struct Sync<'a> {
+            #[serde(rename = "aggregateID", borrow)]
+            aggregate_id: Cow<'a, str>,
+            #[serde(default)]
+            seq: Option<u64>,
+        }
+        // Cheap pre-filter: most events are not `sync`.
+        if !data.contains("\"syncEvent\"") {
+            return None;
+        }
+        let head: Head<'_> = serde_json::from_str(data).ok()?;
+        if head.kind != "sync" || head.properties.is_some() || head.sync.aggregate_id.is_empty() {
+            return None;
+        }
+        Some(Self {
+            id: head.id.map(Cow::into_owned),
+            session_id: head.sync.aggregate_id.into_owned(),
+            seq: head.sync.seq,
+        })
+    }
 }

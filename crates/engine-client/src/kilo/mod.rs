@@ -7,9 +7,11 @@ mod router;
 mod routes;
 mod types;
 
-pub use event::{KiloEvent, KiloEventError, session_of};
+pub use event::{KiloEvent, KiloEventError, SyncEcho, session_of};
 pub use rest::{KiloClient, KiloError};
-pub use router::{KiloRouterHandle, KiloUpdate, RouterOptions, spawn_router, spawn_router_with};
+pub use router::{
+    KiloRouterHandle, KiloUpdate, RouterOptions, route, spawn_router, spawn_router_with,
+};
 pub use routes::{FileDiff, QuestionRequest};
 pub use types::{
     CreateSession, Health, MessageInfo, MessageWithParts, ModelRef, PermissionReply,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::KiloEvent;
+use super::event::{KiloEvent, SyncEcho};
 use super::rest::{KiloClient, KiloError};
 use super::routes::QuestionRequest;
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
@@ -63,6 +63,9 @@ pub enum KiloUpdate {
         /// The event.
         event: KiloEvent,
     },
+    /// A `sync` event (the echo of the previous event, with the session's sequence number),
+    /// read without its body.
+    Sync(SyncEcho),
     /// An event of no session (`server.connected`, `server.heartbeat`, instance and
     /// project events), as sent.
     Unrouted(KiloEvent),
@@ -163,6 +166,21 @@ pub fn spawn_router_with(
     (KiloRouterHandle { commands, task }, receiver)
 }
 
+/// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
+/// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
+pub fn route(data: String) -> KiloUpdate {
+    if let Some(sync) = SyncEcho::parse(&data) {
+        return KiloUpdate::Sync(sync);
+    }
+    match KiloEvent::parse(&data) {
+        Ok(parsed) => match parsed.session_id.clone() {
+            Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
+            None => KiloUpdate::Unrouted(parsed),
+        },
+        Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
+    }
+}
+
 struct Router {
     client: KiloClient,
     sse: SseClient,
@@ -236,16 +254,7 @@ impl Router {
                 let last_error = reason.to_string();
                 self.send(KiloUpdate::Reconnecting { attempt, delay, last_error }).await
             }
-            SseClientEvent::Event(event) => {
-                let update = match KiloEvent::parse(&event.data) {
-                    Ok(parsed) => match parsed.session_id.clone() {
-                        Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
-                        None => KiloUpdate::Unrouted(parsed),
-                    },
-                    Err(err) => KiloUpdate::Malformed { data: event.data, error: err.to_string() },
-                };
-                self.send(update).await
-            }
+            SseClientEvent::Event(event) => self.send(route(event.data)).await,
             // Kilo sends neither; nothing to route.
             SseClientEvent::Comment(_) | SseClientEvent::Retry(_) => Ok(()),
         }

@@ -70,6 +70,12 @@ fn summary(update: &KiloUpdate) -> String {
             event.event_type,
             event.id.as_deref().unwrap_or("-")
         ),
+        KiloUpdate::Sync(sync) => format!(
+            "sync {} {} seq={:?}",
+            sync.session_id,
+            sync.id.as_deref().unwrap_or("-"),
+            sync.seq
+        ),
         KiloUpdate::Unrouted(event) => format!("unrouted {}", event.event_type),
         KiloUpdate::Malformed { error, .. } => format!("malformed: {error}"),
         KiloUpdate::Failed(err) => format!("failed: {err}"),
@@ -107,7 +113,7 @@ async fn routes_by_session_id_and_sync_aggregate() {
             "connected 0",
             "unrouted server.connected",
             "event ses_a message.part.delta evt_2",
-            "event ses_a sync evt_3",
+            "sync ses_a evt_3 seq=Some(4)",
             "unrouted project.updated",
             "malformed: event data is not JSON: expected ident at line 1 column 2",
             "unrouted server.heartbeat",

@@ -93,6 +93,10 @@ async fn turn_text(rx: &mut mpsc::Receiver<KiloUpdate>, session: &str) -> (Strin
                     break;
                 }
             }
+            KiloUpdate::Sync(sync) if sync.session_id == session => {
+                assert!(sync.seq.is_some(), "a sync echo carries its seq: {sync:?}");
+                types.push("sync".to_owned());
+            }
             KiloUpdate::Failed(err) => panic!("event stream failed: {err}"),
             _ => {}
         }

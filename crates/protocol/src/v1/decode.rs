@@ -86,10 +86,27 @@ fn decode_event(obj: &mut Map<String, Value>) -> Result<V1Event, Rejection> {
 impl V1Message {
     /// Serializes to one line (no trailing newline) after validating the result exactly as an
     /// inbound message would be: the check bridges run before writing.
+    ///
+    /// An event is built from the typed topics, so its line always decodes back except where
+    /// a limit or a value range applies: for events the same checks run on the line and the
+    /// typed payload (byte length, nesting depth, count ranges) without parsing the line a
+    /// second time; the rejection is the one decoding would give. Requests and responses are
+    /// decoded again.
     pub fn to_line(&self, limits: &Limits) -> Result<String, Rejection> {
         let line = serde_json::to_string(self)
             .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
-        decode_v1(line.as_bytes(), limits)?;
+        match self {
+            V1Message::Event(event) => {
+                limits.precheck(line.as_bytes())?;
+                event.topic.check_counts().map_err(|e| {
+                    let topic = event.topic.name();
+                    envelope(format!("payload does not match `{topic}`: {e}"))
+                })?;
+            }
+            V1Message::Request(_) | V1Message::Response(_) => {
+                decode_v1(line.as_bytes(), limits)?;
+            }
+        }
         Ok(line)
     }
 }

@@ -261,6 +261,38 @@ impl V1Topic {
         }
     }
 
+    /// Checks the count fields against the range decoding accepts (a non-negative integer
+    /// up to 2^53 - 1): the one thing a typed payload can hold that its line would not decode
+    /// back to. Every count field of every topic is listed here.
+    pub(crate) fn check_counts(&self) -> Result<(), String> {
+        let check = |name: &str, value: Option<u64>| match value {
+            Some(v) if v > crate::count::MAX_COUNT => Err(format!(
+                "`{name}`: invalid value {v}, expected a non-negative integer no larger than {}",
+                crate::count::MAX_COUNT
+            )),
+            _ => Ok(()),
+        };
+        match self {
+            V1Topic::Connection(c) => {
+                check("retryCount", c.retry_count)?;
+                check("attempt", c.attempt)?;
+                let Some(d) = &c.diagnostics else { return Ok(()) };
+                check("enginePid", d.engine_pid)?;
+                check("enginePort", d.engine_port)?;
+                check("reconnects", d.reconnects)?;
+                check("queueDepth", d.queue_depth)
+            }
+            V1Topic::State(s) => check("pendingPermissionCount", s.pending_permission_count),
+            V1Topic::Events(e) => {
+                check("seq", e.seq)?;
+                e.events.iter().try_for_each(|item| {
+                    check("turn", item.event.turn)?;
+                    check("totalBytes", item.truncated.as_ref().map(|t| t.total_bytes))
+                })
+            }
+        }
+    }
+
     /// Decodes a payload for a topic name. `None` for an unknown topic.
     pub(crate) fn parse(topic: &str, payload: Value) -> Option<Result<Self, serde_json::Error>> {
         Some(match topic {

@@ -185,6 +185,11 @@ impl KiloEventState {
         ) else {
             return Vec::new();
         };
+        self.sync_seq(session, seq)
+    }
+
+    /// A `sync` event's sequence number for `session`: a jump reports a gap.
+    pub(crate) fn sync_seq(&mut self, session: &str, seq: u64) -> Vec<EngineUpdate> {
         let previous = self.seq.insert(session.to_owned(), seq);
         match previous {
             Some(prev) if seq > prev.saturating_add(1) => {

@@ -142,6 +142,10 @@ pub(crate) async fn run(
                 ]
             }
             KiloUpdate::Event { event, .. } => state.apply(event.raw),
+            KiloUpdate::Sync(sync) => match sync.seq {
+                Some(seq) => state.sync_seq(&sync.session_id, seq),
+                None => Vec::new(),
+            },
             KiloUpdate::Unrouted(event) => {
                 tracing::trace!(event_type = %event.event_type, "engine event of no session");
                 Vec::new()

@@ -1,0 +1,58 @@
+//! `bb-harness ingest`: the sidecar's event path replayed in process over real captures.
+//! Every SSE event is counted, envelopes come out, `--repeat` replays the file as one longer
+//! stream, and a missing file is a clear error.
+
+use serde_json::Value;
+
+use crate::run::{fixtures, output};
+
+fn ingest(engine: &str, file: &str, repeat: &str) -> Value {
+    let path = fixtures().join(file);
+    let out =
+        output(&["ingest", "--engine", engine, "--repeat", repeat, path.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn data_events(file: &str) -> u64 {
+    let text = std::fs::read_to_string(fixtures().join(file)).unwrap();
+    text.lines().filter(|l| l.starts_with("data:")).count() as u64
+}
+
+#[test]
+fn every_event_of_a_capture_goes_through_and_envelopes_come_out() {
+    for (engine, file) in [
+        ("kilo", "engine/kilo/stream_text.sse"),
+        ("kilo", "engine/kilo/permission_allow.sse"),
+        ("breadboard", "engine/breadboard/replays/everything_showcase_v1/replay_all.sse"),
+    ] {
+        let report = ingest(engine, file, "1");
+        assert_eq!(report["events"], data_events(file), "{file}: {report}");
+        let published = report["published"].as_u64().unwrap();
+        let bytes = report["bytesOut"].as_u64().unwrap();
+        assert!(published > 0 && bytes > 100 * published, "{file}: {report}");
+        assert!(report["eventsPerSec"].as_f64().unwrap() > 0.0, "{report}");
+        for key in ["seconds", "peakRssBytes"] {
+            assert!(report[key].is_number(), "{key} in {report}");
+        }
+    }
+}
+
+#[test]
+fn repeat_replays_the_capture_as_one_stream() {
+    let file = "engine/kilo/stream_text.sse";
+    let once = ingest("kilo", file, "1");
+    let thrice = ingest("kilo", file, "3");
+    assert_eq!(thrice["events"], 3 * data_events(file));
+    assert!(thrice["bytesOut"].as_u64() > once["bytesOut"].as_u64(), "{once} {thrice}");
+}
+
+#[test]
+fn a_missing_capture_is_a_clear_error() {
+    let out = output(&["ingest", "--engine", "kilo", "/nonexistent/capture.sse"], b"");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("opening /nonexistent/capture.sse"), "{err}");
+}
