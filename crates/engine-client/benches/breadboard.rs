@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bb_engine_client::breadboard::{BreadboardClient, SessionStream, StreamOptions, StreamUpdate};
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
+use bb_engine_client::transport::HttpMethod;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -45,13 +46,19 @@ fn run(runtime: &tokio::runtime::Runtime, bytes: &Bytes) -> usize {
         let fake = FakeTransport::new();
         let chunks: Vec<Bytes> = bytes.chunks(CHUNK).map(Bytes::copy_from_slice).collect();
         fake.push_stream(FakeStream::Script { chunks, end: FakeEnd::Stall });
+        // A stream opened without a resume id is confirmed over REST first.
+        let summary = serde_json::json!({"session_id": "s", "status": "running"});
+        fake.route_json(HttpMethod::Get, "/v1/sessions/s", &summary);
         let client = BreadboardClient::new(Arc::new(fake));
         let mut stream = SessionStream::open(&client, "s", None, StreamOptions::default())
             .unwrap_or_else(|e| panic!("{e}"));
         let mut events = 0;
         while events < EVENTS {
-            if let Some(Ok(StreamUpdate::Event(_))) = stream.next().await {
-                events += 1;
+            match stream.next().await {
+                Some(Ok(StreamUpdate::Event(_))) => events += 1,
+                Some(Ok(StreamUpdate::Ended { .. })) | None => panic!("the stream ended early"),
+                Some(Err(e)) => panic!("{e}"),
+                Some(Ok(_)) => {}
             }
         }
         events
