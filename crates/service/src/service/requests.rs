@@ -183,12 +183,15 @@ impl Service {
             if let Some(error) = &response.error {
                 self.life.metrics.error(&error.code);
             }
+            let request_id = response.id.clone();
             if !self.conns.send_response(conn, V1Message::Response(response)) {
                 self.host.handle(Input::Stalled { conn, stalled: true }, now);
             }
             for input in after {
                 self.host.handle(input, now);
             }
+            // What the request claimed (a session it was about to bind) is released.
+            self.host.handle(Input::Answered { conn, request_id }, now);
         }
         if self.closing.contains_key(&conn) && self.unanswered(conn) == 0 {
             self.close_conn(conn, now);
