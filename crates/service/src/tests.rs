@@ -5,6 +5,7 @@
 mod breadboard;
 mod breadboard_cursors;
 mod breadboard_wire;
+mod drain;
 mod endpoint;
 mod metrics;
 mod order;
