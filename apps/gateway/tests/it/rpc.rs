@@ -197,11 +197,6 @@ async fn two_connections_see_only_their_own_sessions_events() {
     // before its create answered) of the other window's session reaches a window.
     b.call("bl", "bb.listSessions", json!({}), &mut eb).await;
     a.call("al", "bb.listSessions", json!({}), &mut ea).await;
-    let conversation = |class: &str| {
-        ["transcript.", "tool.", "permission.", "run.", "turn."]
-            .iter()
-            .any(|p| class.starts_with(p))
-    };
     let foreign = |events: &[Value], own: &str| -> Vec<String> {
         events_of(events, "bb/events")
             .filter(|e| e["payload"]["sessionId"] != own)
