@@ -8,6 +8,7 @@ mod breadboard_wire;
 mod drain;
 mod endpoint;
 mod metrics;
+mod metrics_service;
 mod order;
 mod restart;
 

@@ -73,7 +73,8 @@ impl Service {
             return match command {
                 BridgeCommand::Metrics => {
                     let depth = self.conns.queue_depth();
-                    let result = self.life.metrics_result(session_id, depth);
+                    let engine = self.adapter.counters();
+                    let result = self.life.metrics_result(session_id, depth, &engine);
                     Started::Answered(success(req.id, &result))
                 }
                 BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
