@@ -10,6 +10,7 @@ mod endpoint;
 mod metrics;
 mod metrics_service;
 mod order;
+mod reconnect;
 mod restart;
 
 use std::sync::{Arc, Mutex};
