@@ -235,3 +235,33 @@ async fn sigterm_closes_open_connections_with_1001_and_exits_cleanly() {
     assert_eq!(u16::from(frame.expect("a close code").code), 1001);
     assert!(gw.logs().contains("stopping; bye"), "{}", gw.logs());
 }
+
+/// A window that has not named a tab yet never gets the first events of the sessions another
+/// window creates (they stream before the create answers and binds them).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_sessions_first_events_reach_only_the_window_that_created_it() {
+    let gw = Gateway::start(&[]);
+    let mut a = gw.connect().await;
+    let mut b = gw.connect().await;
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    assert_eq!(a.call("ai", "bb.init", json!({}), &mut ea).await["ok"], true);
+    assert_eq!(b.call("bi", "bb.init", json!({}), &mut eb).await["ok"], true);
+    for i in 0..12 {
+        b.send(&format!("c{i}"), "bb.createSession", json!({"tabId": format!("t{i}")})).await;
+    }
+    let mut created = Vec::new();
+    for i in 0..12 {
+        let response = b.response(&format!("c{i}"), &mut eb).await;
+        created.push(response["result"]["sessionId"].as_str().unwrap().to_owned());
+    }
+    // Each new session's metadata (skills_catalog, skills_selection) reached its creator.
+    for session in &created {
+        let of = |e: &Value| e["event"] == "bb/events" && e["payload"]["sessionId"] == *session;
+        if !eb.iter().any(of) {
+            b.event_until(&mut eb, of).await;
+        }
+    }
+    a.call("al", "bb.listSessions", json!({}), &mut ea).await;
+    let foreign: Vec<&Value> = events_of(&ea, "bb/events").collect();
+    assert!(foreign.is_empty(), "window A got events of B's new sessions: {foreign:?}");
+}
