@@ -9,6 +9,7 @@ use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
 
+use crate::claims::Claims;
 use crate::conn::Conn;
 use crate::fit::Fitter;
 use crate::input::Input;
@@ -72,6 +73,7 @@ pub struct Host {
     fitter: Fitter,
     conns: BTreeMap<ConnId, Conn>,
     tabs: Tabs,
+    claims: Claims,
     state_dirty: bool,
     connection: Option<ConnectionPayload>,
 }
@@ -96,6 +98,7 @@ impl Host {
             fitter: Fitter::new(config.max_message_bytes),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
+            claims: Claims::default(),
             state_dirty: false,
             connection: None,
         }
@@ -177,6 +180,8 @@ impl Host {
             Input::Closed(conn) => {
                 self.conns.remove(&conn);
                 self.tabs.detach(conn);
+                let freed = self.claims.closed(conn);
+                self.offer(&freed, now);
                 self.refresh_priorities();
             }
             Input::WebviewReady { conn, last_seen } => {
@@ -212,6 +217,14 @@ impl Host {
                 self.conn_mut(conn);
                 self.tabs.attach(&tab_id, conn, true);
             }
+            Input::Claimed { conn, request_id, session_id } => {
+                self.conn_mut(conn);
+                self.claims.claim(conn, request_id, session_id);
+            }
+            Input::Answered { conn, request_id } => {
+                let freed = self.claims.answered(conn, &request_id);
+                self.offer(&freed, now);
+            }
             Input::SessionUsed { conn, session_id, tab_id } => {
                 self.use_session(conn, &session_id, tab_id.as_deref(), now);
             }
@@ -230,6 +243,7 @@ impl Host {
                 self.lanes.remove(&id);
                 self.views.remove(&id);
                 self.tabs.remove_session(&id);
+                self.claims.removed(&id);
                 if self.sessions.remove(&id).is_some() {
                     self.order.retain(|s| *s != id);
                 }
@@ -342,6 +356,7 @@ impl Host {
             Some(tab) => self.tabs.bind(conn, tab, session),
             None => self.tabs.bind_implicit(conn, session),
         }
+        self.claims.bound(session);
         // The tab may have been handed the session's early messages.
         self.became_deliverable(conn, now);
     }
@@ -440,7 +455,11 @@ impl Host {
             return;
         }
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        let (targets, claimed) = self.tabs.targets(id, &open);
+        let (mut targets, claimed) = self.tabs.targets(id, &open);
+        if !claimed && self.claims.holds(id, self.tabs.seen_by_any(id)) {
+            // A request in flight is about to bind it: nobody else gets it meanwhile.
+            targets.clear();
+        }
         for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
             if !claimed {
                 self.tabs.keep_early(&payload, bytes);
@@ -461,6 +480,26 @@ impl Host {
                         c.out.push_back(V1Topic::Events(message));
                     }
                 }
+            }
+        }
+    }
+
+    /// Sessions no request claims any more: those no tab shows yet are offered to the
+    /// tab-less connections' implicit tabs (what they streamed so far first).
+    fn offer(&mut self, freed: &[String], now: Instant) {
+        let open: Vec<ConnId> = self.conns.keys().copied().collect();
+        let tabless = self.tabs.tabless(&open);
+        let mut offered = false;
+        for session in freed {
+            if self.tabs.is_bound(session) {
+                continue;
+            }
+            self.tabs.offer_early(&tabless, session);
+            offered = true;
+        }
+        if offered {
+            for conn in open {
+                self.became_deliverable(conn, now);
             }
         }
     }

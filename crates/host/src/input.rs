@@ -56,6 +56,26 @@ pub enum Input {
         /// The tab.
         tab_id: String,
     },
+    /// A request of the webview that will bind a session was dispatched: `bb.createSession`
+    /// (`session_id: None`, the session it is about to create) or `bb.selectSession`. Until
+    /// it binds the session or is answered ([`Input::Answered`]), the session's events (for
+    /// a create: of every session no tab was sent anything of yet) are held for it, not
+    /// offered to other connections' implicit tabs.
+    Claimed {
+        /// The connection.
+        conn: ConnId,
+        /// The request's id.
+        request_id: String,
+        /// The session a select names; `None` for a create.
+        session_id: Option<String>,
+    },
+    /// The response to a request of the webview went out: what it claimed is released.
+    Answered {
+        /// The connection.
+        conn: ConnId,
+        /// The request's id.
+        request_id: String,
+    },
     /// The webview used a session without selecting it (created it while another one was
     /// selected, sent a message to it): its events go to the webview from now on.
     SessionUsed {

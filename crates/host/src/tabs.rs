@@ -199,13 +199,29 @@ impl Tabs {
     /// tab was already sent them); `lost` ones make the tab lag behind its ring, so its
     /// catch-up is a declared resync.
     fn hand_early(&mut self, tab_id: &str, session: &str) {
-        let seen = self.tabs.get(tab_id).is_some_and(|t| t.seen.contains(session));
-        if seen {
+        if self.tabs.get(tab_id).is_some_and(|t| t.seen.contains(session)) {
             return;
         }
         let Some(early) = self.early.remove(session) else { return };
+        self.give_early(tab_id, session, &early);
+    }
+
+    /// Offers the early messages of a session no request claims any more to `tab_ids` (the
+    /// implicit tabs of tab-less connections), keeping them for the first tab that binds it.
+    pub(crate) fn offer_early(&mut self, tab_ids: &[String], session: &str) {
+        let Some(early) = self.early.remove(session) else { return };
+        for tab_id in tab_ids {
+            self.give_early(tab_id, session, &early);
+        }
+        self.early.insert(session.to_owned(), early);
+    }
+
+    fn give_early(&mut self, tab_id: &str, session: &str, early: &Early) {
         let limits = self.limits;
         let Some(tab) = self.tabs.get_mut(tab_id) else { return };
+        if tab.seen.contains(session) {
+            return;
+        }
         if early.lost {
             // A message stands for what was dropped: one the tab was never handed.
             tab.seen.insert(session.to_owned());
@@ -214,9 +230,19 @@ impl Tabs {
             tab.ring_bytes = 0;
             return;
         }
-        for (payload, bytes) in early.messages {
-            tab.record(payload, bytes, tab_id, limits);
+        for (payload, bytes) in &early.messages {
+            tab.record(payload.clone(), *bytes, tab_id, limits);
         }
+    }
+
+    /// Whether any tab was sent events of `session`.
+    pub(crate) fn seen_by_any(&self, session: &str) -> bool {
+        self.tabs.values().any(|t| t.seen.contains(session))
+    }
+
+    /// Whether some tab shows `session`.
+    pub(crate) fn is_bound(&self, session: &str) -> bool {
+        self.by_session.get(session).is_some_and(|t| !t.is_empty())
     }
 
     /// Routes `session` to the connection's implicit tab, unless a tab of the connection
@@ -262,22 +288,23 @@ impl Tabs {
         }
     }
 
-    /// The tabs `session`'s events go to: the tabs bound to it, or, when none is, the
-    /// implicit tab of every open connection in `open` that never named a tab (a webview
-    /// that knows nothing of tabs sees every session, as before). `None` when no tab shows
-    /// the session: the caller keeps the message for the first tab that will.
+    /// The tabs `session`'s events go to: the tabs bound to it (`true`), or, when none is,
+    /// the implicit tabs of the tab-less connections (`false`, see [`Tabs::tabless`]); then
+    /// the caller keeps the message for the first tab that will show the session.
     pub(crate) fn targets(&self, session: &str, open: &[ConnId]) -> (Vec<String>, bool) {
         match self.by_session.get(session) {
             Some(tabs) if !tabs.is_empty() => (tabs.iter().cloned().collect(), true),
-            _ => {
-                let tabless = open
-                    .iter()
-                    .filter(|c| !self.tabs.values().any(|t| t.explicit && t.conn == Some(**c)))
-                    .map(|c| implicit_tab(*c))
-                    .collect();
-                (tabless, false)
-            }
+            _ => (self.tabless(open), false),
         }
+    }
+
+    /// The implicit tab of every open connection in `open` that never named a tab (a
+    /// webview that knows nothing of tabs sees every session no tab shows, as before).
+    pub(crate) fn tabless(&self, open: &[ConnId]) -> Vec<String> {
+        open.iter()
+            .filter(|c| !self.tabs.values().any(|t| t.explicit && t.conn == Some(**c)))
+            .map(|c| implicit_tab(*c))
+            .collect()
     }
 
     /// Records `payload` for `tab_id` under its next `seq`; returns the message as sent.

@@ -6,14 +6,22 @@
 //! response in this connection's backlog, a topic back in the host core, which then holds
 //! that connection's events in its tabs' rings) and a waiter reports when the queue has
 //! room again. Other connections and the engine side go on meanwhile.
+//!
+//! Closing a connection whose bridge acknowledges writes does not drop what it was handed:
+//! the acknowledgement task gets the marks still pending and waits (at most
+//! [`DRAIN_WAIT`]) for the writer to report them written, or to finish; it then reports
+//! [`ConnEvent::Drained`] with the marks of every envelope that was written, so the engine
+//! adapter hears of each delivery (a BreadBoard resume position never lags what the webview
+//! got). The runtime does not end while a closed connection drains.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Duration;
 
 use bb_host::ConnId;
 use bb_protocol::V1Message;
 use bb_protocol::v1::{EventsPayload, V1Event, V1Topic};
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::sink::{Inbound, WebviewSink};
@@ -31,7 +39,13 @@ pub(crate) enum ConnEvent {
     Written(u64),
     /// The outbound queue has room again.
     Writable,
+    /// A closed connection's writer reported (or the wait ended): the marks of the envelopes
+    /// it wrote after the close.
+    Drained(Marks),
 }
+
+/// The longest a closed connection waits for its writer to acknowledge what it was handed.
+pub(crate) const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// Why a topic was not handed over.
 pub(crate) enum Refused {
@@ -42,7 +56,10 @@ pub(crate) enum Refused {
 }
 
 /// Events to report as delivered once message `index` is written: (session, last event id).
-type Marks = Vec<(String, String)>;
+pub(crate) type Marks = Vec<(String, String)>;
+
+/// Marks waiting for their message index to be written.
+type Pending = VecDeque<(u64, Marks)>;
 
 #[derive(Debug)]
 struct Link {
@@ -51,7 +68,9 @@ struct Link {
     sent: u64,
     written: u64,
     backlog: VecDeque<V1Message>,
-    marks: VecDeque<(u64, Marks)>,
+    marks: Pending,
+    /// Hands the pending marks to the acknowledgement task on close.
+    drain: Option<oneshot::Sender<Pending>>,
     /// Highest `seq` handed over per tab: a replayed message is not a new delivery.
     max_seq: HashMap<String, u64>,
     waiting: bool,
@@ -65,16 +84,24 @@ pub(crate) struct Connections {
     links: BTreeMap<ConnId, Link>,
     events_tx: mpsc::Sender<(ConnId, ConnEvent)>,
     events_rx: mpsc::Receiver<(ConnId, ConnEvent)>,
+    /// Closed connections whose written envelopes are still being confirmed.
+    draining: usize,
 }
 
 impl Connections {
     pub(crate) fn new() -> Self {
         let (events_tx, events_rx) = mpsc::channel(256);
-        Connections { next: 0, links: BTreeMap::new(), events_tx, events_rx }
+        Connections { next: 0, links: BTreeMap::new(), events_tx, events_rx, draining: 0 }
     }
 
+    /// No connection is open and none drains.
     pub(crate) fn is_empty(&self) -> bool {
-        self.links.is_empty()
+        self.links.is_empty() && self.draining == 0
+    }
+
+    /// A closed connection finished draining ([`ConnEvent::Drained`]).
+    pub(crate) fn drained(&mut self) {
+        self.draining = self.draining.saturating_sub(1);
     }
 
     /// Starts serving `sink`; returns its id.
@@ -92,16 +119,11 @@ impl Connections {
             let _ = events.send((id, ConnEvent::InputClosed)).await;
         })];
         let acked = written.is_some();
-        if let Some(mut written) = written {
-            let events = self.events_tx.clone();
-            tasks.push(tokio::spawn(async move {
-                while written.changed().await.is_ok() {
-                    let n = *written.borrow_and_update();
-                    if events.send((id, ConnEvent::Written(n))).await.is_err() {
-                        return;
-                    }
-                }
-            }));
+        let mut drain = None;
+        if let Some(written) = written {
+            let (tx, rx) = oneshot::channel();
+            drain = Some(tx);
+            tasks.push(tokio::spawn(acknowledge(id, written, rx, self.events_tx.clone())));
         }
         let link = Link {
             outbound,
@@ -110,6 +132,7 @@ impl Connections {
             written: 0,
             backlog: VecDeque::new(),
             marks: VecDeque::new(),
+            drain,
             max_seq: HashMap::new(),
             waiting: false,
             tasks,
@@ -133,12 +156,22 @@ impl Connections {
         self.events_rx.recv().await
     }
 
-    /// Forgets a connection; dropping its sender lets the bridge's writer finish.
+    /// Forgets a connection; dropping its sender lets the bridge's writer finish. Marks of
+    /// envelopes handed over but not yet acknowledged go to the acknowledgement task, which
+    /// reports the written ones ([`ConnEvent::Drained`]).
     pub(crate) fn close(&mut self, id: ConnId) {
-        if let Some(link) = self.links.remove(&id) {
-            for task in link.tasks {
+        let Some(mut link) = self.links.remove(&id) else { return };
+        let ack = link.drain.take().filter(|_| !link.marks.is_empty());
+        let ack_task = if ack.is_some() { link.tasks.get(1).map(JoinHandle::id) } else { None };
+        for task in link.tasks {
+            if Some(task.id()) != ack_task {
                 task.abort();
             }
+        }
+        if let Some(ack) = ack
+            && ack.send(std::mem::take(&mut link.marks)).is_ok()
+        {
+            self.draining += 1;
         }
     }
 
@@ -257,6 +290,63 @@ impl Connections {
             let _ = events.send((id, ConnEvent::Closed)).await;
         });
     }
+}
+
+/// Forwards the bridge's write count; once the connection closed (`close` brings the
+/// pending marks), waits at most [`DRAIN_WAIT`] for them to be written, then reports the
+/// written ones.
+async fn acknowledge(
+    id: ConnId,
+    mut written: watch::Receiver<u64>,
+    mut close: oneshot::Receiver<Pending>,
+    events: mpsc::Sender<(ConnId, ConnEvent)>,
+) {
+    let mut writer_done = false;
+    let pending = loop {
+        tokio::select! {
+            changed = written.changed(), if !writer_done => {
+                if changed.is_err() {
+                    writer_done = true;
+                    continue;
+                }
+                let n = *written.borrow_and_update();
+                if events.send((id, ConnEvent::Written(n))).await.is_err() {
+                    return;
+                }
+            }
+            pending = &mut close => match pending {
+                Ok(pending) => break pending,
+                Err(_) => return,
+            },
+        }
+    };
+    let mut pending = pending;
+    let mut done = Vec::new();
+    let deadline = tokio::time::sleep(DRAIN_WAIT);
+    tokio::pin!(deadline);
+    loop {
+        let n = *written.borrow_and_update();
+        while pending.front().is_some_and(|(at, _)| *at <= n) {
+            if let Some((_, marks)) = pending.pop_front() {
+                done.extend(marks);
+            }
+        }
+        if pending.is_empty() || writer_done {
+            break;
+        }
+        tokio::select! {
+            changed = written.changed() => writer_done = changed.is_err(),
+            () = &mut deadline => {
+                tracing::warn!(
+                    conn = id,
+                    unconfirmed = pending.len(),
+                    "the webview writer did not confirm every envelope in time after the close"
+                );
+                break;
+            }
+        }
+    }
+    let _ = events.send((id, ConnEvent::Drained(done))).await;
 }
 
 /// The (session, last event id) of a message the tab had not been sent before.

@@ -32,30 +32,33 @@ fn page(body: &str, offset: usize) -> Value {
     Value::Object(out)
 }
 
-/// Inputs applied when a request is dispatched, before any of its events can arrive.
+/// Inputs applied when a request is dispatched, before any of its events can arrive: a
+/// create or select claims its session for this connection (released by
+/// [`Input::Answered`] when its response goes out), a named tab marks the connection as one
+/// that uses tabs, a message's session streams to the connection.
 pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
-    let named = match &req.call {
-        V1Call::CreateSession(p) => p.tab_id.clone(),
-        V1Call::SelectSession(p) => p.tab_id.clone(),
-        _ => None,
+    let (named, claimed) = match &req.call {
+        V1Call::CreateSession(p) => (p.tab_id.clone(), Some(None)),
+        V1Call::SelectSession(p) => (p.tab_id.clone(), Some(Some(p.session_id.clone()))),
+        _ => (None, None),
     };
+    let mut inputs = Vec::new();
+    if let Some(session_id) = claimed {
+        inputs.push(Input::Claimed { conn, request_id: req.id.clone(), session_id });
+    }
     if let Some(tab_id) = named {
-        return vec![Input::TabNamed { conn, tab_id }];
+        inputs.push(Input::TabNamed { conn, tab_id });
     }
-    match &req.call {
-        V1Call::SendMessage(p) => {
-            let mut inputs =
-                vec![Input::SessionUsed { conn, session_id: p.session_id.clone(), tab_id: None }];
-            if let Some(message_id) = &p.message_id {
-                inputs.push(Input::MessageSent {
-                    session_id: p.session_id.clone(),
-                    message_id: message_id.clone(),
-                });
-            }
-            inputs
+    if let V1Call::SendMessage(p) = &req.call {
+        inputs.push(Input::SessionUsed { conn, session_id: p.session_id.clone(), tab_id: None });
+        if let Some(message_id) = &p.message_id {
+            inputs.push(Input::MessageSent {
+                session_id: p.session_id.clone(),
+                message_id: message_id.clone(),
+            });
         }
-        _ => Vec::new(),
     }
+    inputs
 }
 
 /// Inputs applied after the response to `call`, whatever its outcome: a webview that called

@@ -63,7 +63,8 @@ pub(crate) fn connection(
         retry_count,
         last_error,
         gap_detected: None,
-        attempt: None,
+        // A reconnecting stream's retry count is its attempt number.
+        attempt: retry_count.filter(|_| status == ConnectionStatus::Connecting),
         restarting: None,
         diagnostics: None,
     }

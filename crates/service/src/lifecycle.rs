@@ -181,8 +181,13 @@ impl EngineLife {
     }
 
     /// The answer to `bb.command metrics`: the counters and the diagnostics.
-    pub(crate) fn metrics_result(&self, session_id: String, queue_depth: u64) -> CommandResult {
-        let mut output = self.metrics.snapshot();
+    pub(crate) fn metrics_result(
+        &self,
+        session_id: String,
+        queue_depth: u64,
+        engine: &[(&'static str, u64)],
+    ) -> CommandResult {
+        let mut output = self.metrics.snapshot_with(engine);
         let diagnostics = self.decorate(ConnectionPayload::default(), queue_depth).diagnostics;
         output["diagnostics"] = json!(diagnostics);
         output["breaker"] = json!(self.breaker);

@@ -22,6 +22,12 @@
 //!   (`allow_once`/`allow_rule` vs `deny`) the engine accepted. The bridge does not know which
 //!   permissions are writes, so every permission answer counts.
 //!
+//! The engine adapter's own counters (`EngineAdapter::counters`, e.g. Kilo's permission
+//! prompts, write allows/denies and out-of-scope path attempts) are reported under the same
+//! `kilo.cli.<name>` keys and take precedence: the adapter knows which permissions are writes
+//! and sees every refused path, the bridge only what it wrote or answered. The bridge's own
+//! observation of a key the adapter reports stays under `bridge.observed`.
+//!
 //! Under `bridge`: requests, error responses by code, events written, engine restarts,
 //! breaker trips and rehydrated sessions. `kilo.cli.credentials.insecure_storage_detected`
 //! is not reported: the bridge stores no credentials.
@@ -157,6 +163,24 @@ impl Metrics {
     /// Reconnects so far (for `bb/connection` diagnostics).
     pub(crate) fn reconnects(&self) -> u64 {
         self.reconnects
+    }
+
+    /// The counters as `bb.command metrics` returns them, with the engine adapter's own
+    /// `engine` counters (spec names without the `kilo.cli.` prefix) in place of the bridge's.
+    pub(crate) fn snapshot_with(&self, engine: &[(&'static str, u64)]) -> Value {
+        let mut out = self.snapshot();
+        let mut observed = serde_json::Map::new();
+        for (name, value) in engine {
+            let key = format!("kilo.cli.{name}");
+            if let Some(own) = out.get(&key).cloned() {
+                observed.insert(key.clone(), own);
+            }
+            out[key] = json!(value);
+        }
+        if !observed.is_empty() {
+            out["bridge"]["observed"] = Value::Object(observed);
+        }
+        out
     }
 
     /// The counters as `bb.command metrics` returns them.

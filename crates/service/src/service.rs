@@ -335,6 +335,12 @@ impl Service {
                     self.adapter.delivered(&session, &event);
                 }
             }
+            ConnEvent::Drained(marks) => {
+                self.conns.drained();
+                for (session, event) in marks {
+                    self.adapter.delivered(&session, &event);
+                }
+            }
             ConnEvent::Writable => {
                 if self.conns.on_writable(conn) {
                     self.host.handle(Input::Stalled { conn, stalled: false }, now);

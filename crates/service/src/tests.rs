@@ -5,9 +5,12 @@
 mod breadboard;
 mod breadboard_cursors;
 mod breadboard_wire;
+mod drain;
 mod endpoint;
 mod metrics;
+mod metrics_service;
 mod order;
+mod reconnect;
 mod restart;
 
 use std::sync::{Arc, Mutex};

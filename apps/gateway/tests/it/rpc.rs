@@ -192,20 +192,15 @@ async fn two_connections_see_only_their_own_sessions_events() {
                 .is_some_and(|v| v.iter().any(|ev| ev["type"] == "permission_request"))
     })
     .await;
-    // Both see each other's session listed, never each other's conversation: no message,
-    // tool, permission or run event of the other window's session reaches a window.
+    // Both see each other's session listed, never each other's events: no message, tool,
+    // permission, run or metadata event (a new session's first `skills_catalog`, streamed
+    // before its create answered) of the other window's session reaches a window.
     b.call("bl", "bb.listSessions", json!({}), &mut eb).await;
     a.call("al", "bb.listSessions", json!({}), &mut ea).await;
-    let conversation = |class: &str| {
-        ["transcript.", "tool.", "permission.", "run.", "turn."]
-            .iter()
-            .any(|p| class.starts_with(p))
-    };
     let foreign = |events: &[Value], own: &str| -> Vec<String> {
         events_of(events, "bb/events")
             .filter(|e| e["payload"]["sessionId"] != own)
             .flat_map(|e| e["payload"]["events"].as_array().unwrap().iter())
-            .filter(|ev| conversation(ev["class"].as_str().unwrap_or_default()))
             .map(|ev| ev["type"].as_str().unwrap_or_default().to_owned())
             .collect()
     };
@@ -239,4 +234,34 @@ async fn sigterm_closes_open_connections_with_1001_and_exits_cleanly() {
     };
     assert_eq!(u16::from(frame.expect("a close code").code), 1001);
     assert!(gw.logs().contains("stopping; bye"), "{}", gw.logs());
+}
+
+/// A window that has not named a tab yet never gets the first events of the sessions another
+/// window creates (they stream before the create answers and binds them).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_sessions_first_events_reach_only_the_window_that_created_it() {
+    let gw = Gateway::start(&[]);
+    let mut a = gw.connect().await;
+    let mut b = gw.connect().await;
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    assert_eq!(a.call("ai", "bb.init", json!({}), &mut ea).await["ok"], true);
+    assert_eq!(b.call("bi", "bb.init", json!({}), &mut eb).await["ok"], true);
+    for i in 0..12 {
+        b.send(&format!("c{i}"), "bb.createSession", json!({"tabId": format!("t{i}")})).await;
+    }
+    let mut created = Vec::new();
+    for i in 0..12 {
+        let response = b.response(&format!("c{i}"), &mut eb).await;
+        created.push(response["result"]["sessionId"].as_str().unwrap().to_owned());
+    }
+    // Each new session's metadata (skills_catalog, skills_selection) reached its creator.
+    for session in &created {
+        let of = |e: &Value| e["event"] == "bb/events" && e["payload"]["sessionId"] == *session;
+        if !eb.iter().any(of) {
+            b.event_until(&mut eb, of).await;
+        }
+    }
+    a.call("al", "bb.listSessions", json!({}), &mut ea).await;
+    let foreign: Vec<&Value> = events_of(&ea, "bb/events").collect();
+    assert!(foreign.is_empty(), "window A got events of B's new sessions: {foreign:?}");
 }

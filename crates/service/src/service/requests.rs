@@ -73,7 +73,8 @@ impl Service {
             return match command {
                 BridgeCommand::Metrics => {
                     let depth = self.conns.queue_depth();
-                    let result = self.life.metrics_result(session_id, depth);
+                    let engine = self.adapter.counters();
+                    let result = self.life.metrics_result(session_id, depth, &engine);
                     Started::Answered(success(req.id, &result))
                 }
                 BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
@@ -183,12 +184,15 @@ impl Service {
             if let Some(error) = &response.error {
                 self.life.metrics.error(&error.code);
             }
+            let request_id = response.id.clone();
             if !self.conns.send_response(conn, V1Message::Response(response)) {
                 self.host.handle(Input::Stalled { conn, stalled: true }, now);
             }
             for input in after {
                 self.host.handle(input, now);
             }
+            // What the request claimed (a session it was about to bind) is released.
+            self.host.handle(Input::Answered { conn, request_id }, now);
         }
         if self.closing.contains_key(&conn) && self.unanswered(conn) == 0 {
             self.close_conn(conn, now);

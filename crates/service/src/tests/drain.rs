@@ -1,0 +1,91 @@
+//! An orderly exit loses no write acknowledgement: after the webview's input closed, every
+//! envelope the bridge wrote (even acknowledged after the close) reaches
+//! `EngineAdapter::delivered`, so a resume position never lags what the webview got.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bb_protocol::V1Message;
+use bb_protocol::v1::{SendMessageParams, V1Call, V1Request, V1Topic};
+
+use super::FakeEngine;
+use crate::engine::update_channel;
+use crate::sink::{Inbound, channels_with_ack, single};
+use crate::{Service, ServiceConfig, SystemClock};
+
+#[tokio::test]
+async fn every_written_batch_is_delivered_after_stdin_eof() {
+    let (tx, rx) = update_channel();
+    let engine = Arc::new(FakeEngine {
+        updates: tx,
+        sessions: Mutex::new(Vec::new()),
+        delivered: Mutex::new(Vec::new()),
+    });
+    let service =
+        Service::new(ServiceConfig::default(), engine.clone(), rx, Arc::new(SystemClock), None);
+    let (sink, to_service, mut from_service, ack) = channels_with_ack();
+    let runtime = tokio::spawn(service.run(single(sink)));
+    let request = |id: &str, call| Inbound::Request(V1Request::new(id, call));
+    to_service.send(request("i", V1Call::Init(Default::default()))).await.unwrap();
+    to_service.send(request("c", V1Call::CreateSession(Default::default()))).await.unwrap();
+    let mut handed = 0u64;
+    let session = loop {
+        let msg = from_service.recv().await.unwrap();
+        handed += 1;
+        if let V1Message::Response(r) = msg
+            && r.id == "c"
+        {
+            break r.result.unwrap()["sessionId"].as_str().unwrap().to_owned();
+        }
+    };
+    let send = SendMessageParams {
+        session_id: session.clone(),
+        text: "one two three four".into(),
+        ..Default::default()
+    };
+    to_service.send(request("s", V1Call::SendMessage(send))).await.unwrap();
+    let mut last_of_batches = Vec::new();
+    let (mut items, mut answered) = (0, false);
+    while items < 4 || !answered {
+        let next = tokio::time::timeout(Duration::from_secs(10), from_service.recv()).await;
+        handed += 1;
+        match next.expect("output in time").expect("open") {
+            V1Message::Event(e) => {
+                if let V1Topic::Events(p) = e.topic {
+                    items += p.events.len();
+                    let last = p.events.last().unwrap().id.clone();
+                    last_of_batches.push((p.session_id.clone(), last));
+                }
+            }
+            V1Message::Response(r) => answered |= r.id == "s",
+            _ => {}
+        }
+    }
+    // The webview's input closes (stdin EOF) while nothing handed over is acknowledged yet.
+    drop(to_service);
+    while let Some(_msg) = tokio::time::timeout(Duration::from_secs(10), from_service.recv())
+        .await
+        .expect("the runtime closes the connection after stdin EOF")
+    {
+        handed += 1;
+    }
+    assert!(engine.delivered.lock().unwrap().is_empty(), "nothing delivered before it is written");
+    // The writer finishes writing what it was handed, after the runtime closed its side.
+    for _ in 0..handed {
+        ack.wrote();
+    }
+    drop(ack);
+    tokio::time::timeout(Duration::from_secs(10), runtime)
+        .await
+        .expect("the runtime ends once the acknowledgements are in")
+        .unwrap()
+        .unwrap();
+    let delivered = engine.delivered.lock().unwrap().clone();
+    assert!(!last_of_batches.is_empty());
+    for batch in &last_of_batches {
+        assert!(
+            delivered.contains(batch),
+            "written batch {batch:?} never delivered: {delivered:?}"
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! `bb.command {command: "metrics"}` through the service: the engine adapter's own counters
+//! (Kilo's permission prompts, write allows/denies, out-of-scope path attempts) are in the
+//! answer, in place of the bridge's observation of the same names.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bb_protocol::v1::{
+    CommandParams, CreateSessionParams, EngineKind, InitResult, ListSessionsResult,
+    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary, V1Call,
+};
+
+use super::{request, until_response};
+use crate::engine::{EngineAdapter, EngineError, update_channel};
+use crate::sink::{memory, single};
+use crate::{Service, ServiceConfig, SystemClock};
+
+/// An adapter that only counts, as Kilo's does.
+#[derive(Debug)]
+struct Counting;
+
+#[async_trait]
+impl EngineAdapter for Counting {
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+
+    fn kind(&self) -> EngineKind {
+        EngineKind::Kilo
+    }
+
+    async fn init(&self) -> Result<InitResult, EngineError> {
+        Err(EngineError::NotSupported { method: "init", engine: "counting" })
+    }
+
+    async fn create_session(&self, _: CreateSessionParams) -> Result<SessionSummary, EngineError> {
+        Err(EngineError::NotSupported { method: "createSession", engine: "counting" })
+    }
+
+    async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
+        Ok(ListSessionsResult { sessions: Vec::new() })
+    }
+
+    async fn delete_session(&self, _: SessionParams) -> Result<SessionAck, EngineError> {
+        Err(EngineError::NotSupported { method: "deleteSession", engine: "counting" })
+    }
+
+    async fn send_message(&self, _: SendMessageParams) -> Result<SendMessageResult, EngineError> {
+        Err(EngineError::NotSupported { method: "sendMessage", engine: "counting" })
+    }
+
+    async fn stop(&self, _: SessionParams) -> Result<SessionAck, EngineError> {
+        Err(EngineError::NotSupported { method: "stop", engine: "counting" })
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("permissions.prompt_count", 7),
+            ("tools.write.allow_count", 3),
+            ("tools.write.deny_count", 2),
+            ("security.out_of_scope_path_attempt_count", 5),
+        ]
+    }
+}
+
+#[tokio::test]
+async fn metrics_include_the_adapters_counters() {
+    let (_updates, rx) = update_channel();
+    let service =
+        Service::new(ServiceConfig::default(), Arc::new(Counting), rx, Arc::new(SystemClock), None);
+    let (sink, mut w) = memory();
+    let runtime = tokio::spawn(service.run(single(sink)));
+    let metrics =
+        CommandParams { session_id: String::new(), command: "metrics".into(), args: None };
+    request(&w, "m", V1Call::Command(metrics)).await;
+    let (response, _) = until_response(&mut w, "m").await;
+    let out = &response["result"]["output"];
+    assert_eq!(out["kilo.cli.permissions.prompt_count"], 7, "{out}");
+    assert_eq!(out["kilo.cli.tools.write.allow_count"], 3, "{out}");
+    assert_eq!(out["kilo.cli.tools.write.deny_count"], 2, "{out}");
+    assert_eq!(out["kilo.cli.security.out_of_scope_path_attempt_count"], 5, "{out}");
+    // What the bridge itself saw of those names stays visible.
+    assert_eq!(out["bridge"]["observed"]["kilo.cli.permissions.prompt_count"], 0, "{out}");
+    // The bridge's own counters are still there.
+    assert_eq!(out["kilo.cli.server.crash_count"], 0, "{out}");
+    assert_eq!(out["bridge"]["requests"], 1, "{out}");
+    drop(w);
+    runtime.await.unwrap().unwrap();
+}
