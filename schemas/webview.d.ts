@@ -375,6 +375,7 @@ export type SessionSummary = {
   title?: string | null;
   status?: string | null;
   updatedAt?: number | null;
+  queuedPrompts?: number | null;
 };
 
 /** Payload of `bb/state`. */

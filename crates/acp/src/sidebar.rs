@@ -200,6 +200,7 @@ impl EngineAdapter for AcpAdapter {
             title: params.task,
             status: Some("idle".to_owned()),
             updated_at: None,
+            queued_prompts: None,
         };
         lock(&self.state).sessions.push(summary.clone());
         let _ = self.updates.send(EngineUpdate::SessionUpserted(summary.clone())).await;
@@ -219,6 +220,7 @@ impl EngineAdapter for AcpAdapter {
                 title: info.get("title").and_then(Value::as_str).map(str::to_owned),
                 status: None,
                 updated_at: None,
+                queued_prompts: None,
             });
         }
         Ok(ListSessionsResult { sessions })

@@ -43,6 +43,7 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
             title: None,
             status: None,
             updated_at: None,
+            queued_prompts: None,
         };
         host.handle(Input::SessionUpserted(summary), start);
     }

@@ -52,6 +52,8 @@ struct SessionState {
     summary: Option<SessionSummary>,
     running: bool,
     pending_permissions: u64,
+    /// Prompts the engine holds queued behind the running turn.
+    queued_prompts: u64,
     /// The `messageId` of the reply in progress.
     message_id: Option<String>,
 }
@@ -148,6 +150,7 @@ impl Host {
                     title: None,
                     status: None,
                     updated_at: None,
+                    queued_prompts: None,
                 });
                 // The engine's own status stands (failed, completed, …); `running` comes
                 // from the run flag derived from events; `idle` only when the engine said
@@ -157,6 +160,7 @@ impl Host {
                 } else if summary.status.is_none() {
                     summary.status = Some("idle".to_owned());
                 }
+                summary.queued_prompts = (s.queued_prompts > 0).then_some(s.queued_prompts);
                 Some(summary)
             })
             .collect();
@@ -265,6 +269,13 @@ impl Host {
                 let s = self.entry(&session_id);
                 if s.pending_permissions != count {
                     s.pending_permissions = count;
+                    self.state_dirty = true;
+                }
+            }
+            Input::QueuedPrompts { session_id, count } => {
+                let s = self.entry(&session_id);
+                if s.queued_prompts != count {
+                    s.queued_prompts = count;
                     self.state_dirty = true;
                 }
             }

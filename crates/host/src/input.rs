@@ -114,6 +114,14 @@ pub enum Input {
         /// How many wait for an answer.
         count: u64,
     },
+    /// Prompts the engine holds queued behind a session's running turn; shown in that
+    /// session's `bb/state` summary as `queuedPrompts` (absent when 0).
+    QueuedPrompts {
+        /// The session.
+        session_id: String,
+        /// How many.
+        count: u64,
+    },
     /// Engine events of one session, in engine order.
     EngineEvents {
         /// The session.

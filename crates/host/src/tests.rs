@@ -39,6 +39,7 @@ pub(super) fn summary(id: &str) -> SessionSummary {
         title: Some(format!("title {id}")),
         status: None,
         updated_at: None,
+        queued_prompts: None,
     }
 }
 
@@ -216,6 +217,36 @@ fn state_projection() {
     drain(&mut h);
     h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
     assert!(drain(&mut h).is_empty());
+}
+
+#[test]
+fn queued_prompts_show_on_their_session_then_clear() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::SessionRunning { session_id: "a".into(), running: true }, c.now());
+    drain(&mut h);
+    h.handle(Input::QueuedPrompts { session_id: "a".into(), count: 2 }, c.now());
+    let out = drain(&mut h);
+    let Some(V1Topic::State(s)) = out.iter().rev().find(|t| matches!(t, V1Topic::State(_))) else {
+        panic!("a queued prompt re-sends the state: {out:?}");
+    };
+    let queued: Vec<_> =
+        s.sessions.iter().map(|x| (x.session_id.as_str(), x.queued_prompts)).collect();
+    assert_eq!(queued, [("a", Some(2)), ("b", None)]);
+    let json = serde_json::to_value(s).expect("serializes");
+    assert_eq!(json["sessions"][0]["queuedPrompts"], 2);
+    assert!(json["sessions"][1].get("queuedPrompts").is_none(), "{json}");
+    // An engine upsert of the summary keeps the host's count.
+    h.handle(Input::SessionUpserted(summary("a")), c.now());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(2));
+    // Unchanged: nothing re-sent; emptied: absent again.
+    drain(&mut h);
+    h.handle(Input::QueuedPrompts { session_id: "a".into(), count: 2 }, c.now());
+    assert!(drain(&mut h).is_empty());
+    h.handle(Input::QueuedPrompts { session_id: "a".into(), count: 0 }, c.now());
+    assert!(!drain(&mut h).is_empty());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, None);
 }
 
 #[test]

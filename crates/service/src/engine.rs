@@ -134,6 +134,13 @@ pub enum EngineUpdate {
         /// How many.
         count: u64,
     },
+    /// A session's count of prompts the engine holds queued behind its running turn.
+    QueuedPrompts {
+        /// The session.
+        session_id: String,
+        /// How many.
+        count: u64,
+    },
 }
 
 /// Capacity of an engine's update channel; a full channel applies back-pressure to the

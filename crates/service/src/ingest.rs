@@ -48,6 +48,9 @@ pub(crate) fn route_update(update: EngineUpdate, current: &ConnectionPayload) ->
         EngineUpdate::PendingPermissions { session_id, count } => {
             Input::PendingPermissions { session_id, count }
         }
+        EngineUpdate::QueuedPrompts { session_id, count } => {
+            Input::QueuedPrompts { session_id, count }
+        }
     })
 }
 

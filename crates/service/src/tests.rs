@@ -67,7 +67,13 @@ impl EngineAdapter for FakeEngine {
         let mut sessions = self.sessions.lock().unwrap();
         let id = format!("ses_{}", sessions.len());
         sessions.push(id.clone());
-        Ok(SessionSummary { session_id: id, title: None, status: None, updated_at: None })
+        Ok(SessionSummary {
+            session_id: id,
+            title: None,
+            status: None,
+            updated_at: None,
+            queued_prompts: None,
+        })
     }
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
@@ -80,6 +86,7 @@ impl EngineAdapter for FakeEngine {
                     title: None,
                     status: None,
                     updated_at: None,
+                    queued_prompts: None,
                 })
                 .collect(),
         })

@@ -92,6 +92,15 @@ pub struct SessionSummary {
     /// Last update, milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<f64>,
+    /// Prompts the engine holds queued behind the running turn (`bb/state` only; absent
+    /// when none).
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub queued_prompts: Option<u64>,
 }
 
 /// Result of `bb.listSessions`.

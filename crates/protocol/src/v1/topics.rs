@@ -282,7 +282,10 @@ impl V1Topic {
                 check("reconnects", d.reconnects)?;
                 check("queueDepth", d.queue_depth)
             }
-            V1Topic::State(s) => check("pendingPermissionCount", s.pending_permission_count),
+            V1Topic::State(s) => {
+                check("pendingPermissionCount", s.pending_permission_count)?;
+                s.sessions.iter().try_for_each(|x| check("queuedPrompts", x.queued_prompts))
+            }
             V1Topic::Events(e) => {
                 check("seq", e.seq)?;
                 e.events.iter().try_for_each(|item| {

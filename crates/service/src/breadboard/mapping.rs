@@ -40,6 +40,7 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
         title,
         status: Some(s.status.clone()),
         updated_at: updated,
+        queued_prompts: None,
     }
 }
 
@@ -207,6 +208,7 @@ impl SessionState {
             title: None,
             status: Some("ended".to_owned()),
             updated_at: None,
+            queued_prompts: None,
         }));
         out.push(self.warning(session, reason.to_owned()));
         out

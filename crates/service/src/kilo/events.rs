@@ -227,7 +227,10 @@ impl KiloEventState {
             "session.queue.changed" => {
                 let queued = p.get("queued").and_then(Value::as_array).map_or(0, Vec::len);
                 self.shared.with(session_id, |f| f.queued = queued);
-                Vec::new()
+                vec![EngineUpdate::QueuedPrompts {
+                    session_id: session_id.to_owned(),
+                    count: queued as u64,
+                }]
             }
             "message.part.updated" => {
                 self.track_tool(session_id, p);
@@ -301,5 +304,6 @@ pub(crate) fn session_summary(info: &Value) -> Option<SessionSummary> {
         title: info.get("title").and_then(Value::as_str).map(str::to_owned),
         status: None,
         updated_at: info.get("time").and_then(|t| t.get("updated")).and_then(Value::as_f64),
+        queued_prompts: None,
     })
 }

@@ -20,8 +20,9 @@
 //! * **Prompts.** `bb.sendMessage` sends `attachmentIds` as file parts: each id is a path
 //!   inside the workspace, checked like `bb.readFileSnippet`. One prompt runs at a time per
 //!   session: a prompt sent while a turn runs is queued by the engine (its
-//!   `session.queue.changed` event says so on `bb/events`), at most [`MAX_QUEUED`] deep, then
-//!   `queue_full`.
+//!   `session.queue.changed` event says so on `bb/events`, and its count reaches the session's
+//!   `bb/state` summary as `queuedPrompts`, absent when none), at most [`MAX_QUEUED`] deep,
+//!   then `queue_full`.
 //! * **Permissions and questions** go through the runtime's permission table
 //!   ([`crate::permits`]): `allow_once`/`deny`/`allow_rule` → `once`/`reject`/`always`
 //!   (`POST /permission/:id/reply`); a Kilo question (`question.asked`) is answered with
@@ -152,6 +153,7 @@ fn summary(session: &Session) -> SessionSummary {
         status: None,
         // Milliseconds since the epoch fit an f64 exactly for the next 285 000 years.
         updated_at: session.time.updated.map(|ms| ms as f64),
+        queued_prompts: None,
     }
 }
 

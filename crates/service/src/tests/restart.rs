@@ -134,6 +134,7 @@ impl EngineAdapter for BindingEngine {
             title: None,
             status: None,
             updated_at: None,
+            queued_prompts: None,
         })
     }
 
