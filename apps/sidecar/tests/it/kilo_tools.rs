@@ -1,7 +1,7 @@
 //! Files, snippets, containment, diffs, fork, revert, MCP and commands on the real Kilo
 //! server through `bb-sidecar`.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::LONG;
 use crate::kilo::Kilo;
@@ -170,7 +170,8 @@ fn a_missing_engine_binary_is_a_clear_error() {
 }
 
 /// A prompt sent while a turn runs is queued by the engine (`session.queue.changed` says so
-/// on `bb/events`); the queue is bounded (`queue_full`); `bb.stop` ends the turn.
+/// on `bb/events`, and the session's `bb/state` summary counts it as `queuedPrompts`); the
+/// queue is bounded (`queue_full`); `bb.stop` ends the turn and the count goes away.
 #[test]
 fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
     let Some(mut k) = Kilo::start() else { return };
@@ -186,6 +187,18 @@ fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
             })
     });
     assert_eq!(queued["payload"]["sessionId"], session.as_str());
+    let queued_of = |s: &Value, id: &str| {
+        s["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["sessionId"] == id)
+            .map_or(0, |x| x.get("queuedPrompts").map_or(0, |n| n.as_u64().expect("a count")))
+    };
+    let sid = session.clone();
+    k.sidecar.state(LONG, "queuedPrompts on the running session", |s| {
+        s["running"] == true && queued_of(s, &sid) >= 1
+    });
     let mut refused = None;
     for i in 0..bb_service::kilo::MAX_QUEUED + 1 {
         let res = k.sidecar.call(
@@ -200,6 +213,10 @@ fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
     let refused = refused.expect("the queue has a bound");
     assert_eq!(refused["error"]["code"], "queue_full", "{refused}");
     k.sidecar.ok("bb.stop", json!({"sessionId": session}));
+    let sid = session.clone();
+    k.sidecar.state(LONG, "no queued prompts once the turn is over", |s| {
+        s["running"] == false && queued_of(s, &sid) == 0
+    });
     k.finish();
 }
 
