@@ -202,6 +202,7 @@ impl Launcher {
         let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
             workspace: Some(self.root.clone()),
             trusted: args.trusted,
+            permission_timeout: args.permission_timeout.map(Duration::from_secs),
             ..KiloOptions::default()
         });
         let supervision = match &args.engine_url {

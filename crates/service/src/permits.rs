@@ -5,9 +5,14 @@
 //! it decides whether a request is shown (once), whether an answer may go (once, and only
 //! with trust for writes/execs), and publishes `PendingPermissions` for the session whenever
 //! its open set changes, so `pendingPermissionCount` always equals that set.
+//!
+//! With a deadline ([`Permits::with_pending_ttl`], `--permission-timeout`), a request nobody
+//! answers in time is `expired` by [`Permits::expire_due`]: the adapter tells the engine
+//! `reject` and publishes the count, and a late answer is `permission_not_pending`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use bb_host::Clock;
 use bb_host::permissions::{
@@ -39,6 +44,8 @@ pub struct Permits {
     /// The webview's `bb.init({workspaceTrusted})`.
     trusted: AtomicBool,
     clock: Arc<dyn Clock>,
+    /// Unanswered requests expire after this.
+    pending_ttl: Option<Duration>,
     /// Telemetry.
     pub counters: PermitCounters,
 }
@@ -58,8 +65,29 @@ impl Permits {
             cli_trusted: trusted,
             trusted: AtomicBool::new(false),
             clock,
+            pending_ttl: None,
             counters: PermitCounters::default(),
         }
+    }
+
+    /// Requests nobody answers within `ttl` expire (`None`: they wait for the user).
+    #[must_use]
+    pub fn with_pending_ttl(self, ttl: Option<Duration>) -> Self {
+        let config = PermissionConfig { pending_ttl: ttl, ..PermissionConfig::default() };
+        Self { table: Mutex::new(Permissions::new(config)), pending_ttl: ttl, ..self }
+    }
+
+    /// The deadline of pending requests, if they have one.
+    pub fn pending_ttl(&self) -> Option<Duration> {
+        self.pending_ttl
+    }
+
+    /// Expires the pending requests past their deadline at the clock's now; the
+    /// `(session, request)` of each (tell the engine `reject`, publish the session's count).
+    pub fn expire_due(&self) -> Vec<(String, String)> {
+        let now = self.clock.now();
+        let changes = self.lock().handle_timeout(now);
+        changes.into_iter().map(|c| (c.key.session, c.key.request)).collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, Permissions> {

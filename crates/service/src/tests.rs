@@ -10,6 +10,7 @@ mod endpoint;
 mod metrics;
 mod metrics_service;
 mod order;
+mod permits_expiry;
 mod reconnect;
 mod restart;
 

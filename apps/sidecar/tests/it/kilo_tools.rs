@@ -101,7 +101,7 @@ fn diff_fork_revert_mcp_and_commands() {
         .sidecar
         .seen
         .iter()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["topic"] == "bb/events")
         .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
         .find(|e| e["type"] == "message.updated" && e["payload"]["info"]["role"] == "user")

@@ -37,6 +37,13 @@
 //! * **`bb.stop`** checks the session exists (Kilo answers `true` to an abort of any id),
 //!   aborts, then cancels every open permission and question of the session and tells the
 //!   engine `reject` for each.
+//! * **Permission deadline.** Off by default: a request waits for the user (the spec's
+//!   "never hangs" is met by `bb.stop`, which cancels it). With
+//!   [`KiloOptions::permission_timeout`] (`--permission-timeout SECS`), a permission request
+//!   or question still `pending` that long after it was raised becomes `expired` (checked
+//!   every second): the engine is told `reject` (the tool is denied, the question
+//!   rejected), `pendingPermissionCount` drops, and a late answer is
+//!   `permission_not_pending`. A request whose answer is in flight does not expire.
 //! * **Files.** `bb.listFiles`, `bb.readFileSnippet` and `bb.downloadArtifact` read the
 //!   workspace directly (`--workspace`, else the session's directory as the engine reports
 //!   it) through `bb-normalize`'s `PathGuard` with the real filesystem as resolver (symlinks
@@ -66,6 +73,7 @@ mod answer;
 pub mod commands;
 mod errors;
 pub(crate) mod events;
+mod expiry;
 pub mod files;
 mod probe;
 mod pump;
@@ -112,12 +120,20 @@ pub struct KiloOptions {
     pub trusted: bool,
     /// Deadline of one answer to the engine (permission or question reply).
     pub engine_timeout: Duration,
+    /// A permission request or question nobody answers within this expires and the engine
+    /// is told `reject` (`--permission-timeout`); `None`: it waits for the user.
+    pub permission_timeout: Option<Duration>,
 }
 
 impl Default for KiloOptions {
-    /// No workspace, untrusted, 10 s per answer.
+    /// No workspace, untrusted, 10 s per answer, no permission deadline.
     fn default() -> Self {
-        Self { workspace: None, trusted: false, engine_timeout: Duration::from_secs(10) }
+        Self {
+            workspace: None,
+            trusted: false,
+            engine_timeout: Duration::from_secs(10),
+            permission_timeout: None,
+        }
     }
 }
 
@@ -126,11 +142,13 @@ struct Bound {
     client: KiloClient,
     router: KiloRouterHandle,
     pump: JoinHandle<()>,
+    expiry: JoinHandle<()>,
 }
 
 impl Drop for Bound {
     fn drop(&mut self) {
         self.pump.abort();
+        self.expiry.abort();
     }
 }
 
@@ -172,7 +190,8 @@ impl KiloAdapter {
         let (updates, rx) = update_channel();
         let directory =
             settings.workspace.as_ref().map(|w| w.display().to_string()).unwrap_or_default();
-        let permits = Permits::new("kilo", directory, settings.trusted, Arc::new(SystemClock));
+        let permits = Permits::new("kilo", directory, settings.trusted, Arc::new(SystemClock))
+            .with_pending_ttl(settings.permission_timeout);
         let adapter = Self {
             updates,
             bound: Mutex::new(None),
@@ -216,7 +235,13 @@ impl KiloAdapter {
         for id in self.shared.tracked() {
             router.track(id);
         }
-        let bound = Bound { client, router, pump };
+        let expiry = tokio::spawn(expiry::run(
+            self.shared.clone(),
+            client.clone(),
+            self.updates.clone(),
+            self.settings.engine_timeout,
+        ));
+        let bound = Bound { client, router, pump, expiry };
         // The previous router and pump stop when dropped.
         *self.lock() = Some(bound);
     }
