@@ -318,6 +318,7 @@ fn error_codes_are_stable() {
 }
 
 mod kilo_events;
+mod kilo_expiry;
 mod kilo_faults;
 mod kilo_files;
 mod multi;

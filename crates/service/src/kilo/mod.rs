@@ -105,6 +105,7 @@ use crate::Endpoint;
 use crate::clock::SystemClock;
 use crate::engine::{EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel};
 use crate::permits::Permits;
+use bb_host::Clock;
 use errors::{checked_session_id, map};
 use shared::Shared;
 
@@ -187,10 +188,15 @@ impl KiloAdapter {
 
     /// An unbound adapter with these settings, and the receiver of its updates.
     pub fn with_options(settings: KiloOptions) -> (Arc<Self>, UpdateReceiver) {
+        Self::with_clock(settings, Arc::new(SystemClock))
+    }
+
+    /// [`KiloAdapter::with_options`] with the clock its permission deadline reads.
+    pub fn with_clock(settings: KiloOptions, clock: Arc<dyn Clock>) -> (Arc<Self>, UpdateReceiver) {
         let (updates, rx) = update_channel();
         let directory =
             settings.workspace.as_ref().map(|w| w.display().to_string()).unwrap_or_default();
-        let permits = Permits::new("kilo", directory, settings.trusted, Arc::new(SystemClock))
+        let permits = Permits::new("kilo", directory, settings.trusted, clock)
             .with_pending_ttl(settings.permission_timeout);
         let adapter = Self {
             updates,

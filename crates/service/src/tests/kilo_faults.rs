@@ -15,7 +15,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::engine::{EngineAdapter, EngineUpdate, UpdateReceiver};
 use crate::kilo::{KiloAdapter, KiloOptions};
 
-const SES: &str = "ses_a";
+pub(super) const SES: &str = "ses_a";
 
 fn permission(id: &str) -> serde_json::Value {
     json!({"id": id, "sessionID": SES, "permission": "bash", "patterns": ["echo hi"],
@@ -24,7 +24,7 @@ fn permission(id: &str) -> serde_json::Value {
 
 /// An engine whose event stream ends after `server.connected` (so the router keeps
 /// reconnecting and rebuilding) and that lists `per_1`.
-async fn engine() -> MockServer {
+pub(super) async fn engine() -> MockServer {
     let server = MockServer::start().await;
     let sse = "data: {\"type\":\"server.connected\",\"properties\":{}}\n\n";
     Mock::given(method("GET"))
@@ -68,7 +68,7 @@ async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, Upd
 
 /// Reads updates until `count` permissions are pending for the session; returns the ids of
 /// the `permission.asked` events seen.
-async fn until_pending(updates: &mut UpdateReceiver, count: u64) -> Vec<String> {
+pub(super) async fn until_pending(updates: &mut UpdateReceiver, count: u64) -> Vec<String> {
     let mut shown = Vec::new();
     let wait = async {
         while let Some(update) = updates.recv().await {
@@ -88,7 +88,7 @@ async fn until_pending(updates: &mut UpdateReceiver, count: u64) -> Vec<String> 
     shown
 }
 
-fn approve(decision: PermissionDecision) -> ApprovePermissionParams {
+pub(super) fn approve(decision: PermissionDecision) -> ApprovePermissionParams {
     ApprovePermissionParams {
         session_id: SES.into(),
         request_id: "per_1".into(),
