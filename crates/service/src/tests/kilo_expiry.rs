@@ -3,16 +3,17 @@
 //! answer is `permission_not_pending`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use bb_host::FakeClock;
+use bb_host::{Clock, FakeClock};
 use bb_protocol::v1::{PermissionDecision, SessionParams};
 use serde_json::json;
 use wiremock::matchers::{body_partial_json, method, path};
 use wiremock::{Mock, ResponseTemplate};
 
 use super::kilo_faults::{SES, approve, engine, until_pending};
+use crate::clock::SystemClock;
 use crate::engine::{EngineAdapter, EngineUpdate};
 use crate::kilo::{KiloAdapter, KiloOptions};
 
@@ -26,7 +27,7 @@ async fn an_unanswered_request_expires_and_the_engine_is_told_reject() {
         .expect(1)
         .mount(&server)
         .await;
-    let clock = Arc::new(FakeClock::new(Instant::now(), 0));
+    let clock = Arc::new(FakeClock::new(SystemClock.now(), 0));
     let options = KiloOptions {
         trusted: true,
         permission_timeout: Some(Duration::from_secs(300)),

@@ -2,16 +2,17 @@
 //! count, and a late answer is refused.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bb_host::FakeClock;
 use bb_host::permissions::{RequestKind, RequestState};
+use bb_host::{Clock, FakeClock};
 
+use crate::clock::SystemClock;
 use crate::engine::EngineUpdate;
 use crate::permits::Permits;
 
 fn table(ttl: Option<Duration>) -> (Arc<FakeClock>, Permits) {
-    let clock = Arc::new(FakeClock::new(Instant::now(), 0));
+    let clock = Arc::new(FakeClock::new(SystemClock.now(), 0));
     let permits = Permits::new("kilo", "/w".into(), true, clock.clone()).with_pending_ttl(ttl);
     (clock, permits)
 }
