@@ -95,7 +95,9 @@
 //! * **`bb/state`.** A session's `status` is the engine's own (`failed`, `completed`, …);
 //!   `running` replaces it while the run flag (derived from events) is set, and `idle` is
 //!   said only when the engine gave no status. `running` is the connection's selected
-//!   session's run flag; the permission count is the sum over all sessions.
+//!   session's run flag; the permission count is the sum over all sessions. A session's
+//!   `queuedPrompts` is the engine's latest [`Input::QueuedPrompts`] count (absent when 0);
+//!   an engine upsert of the summary does not clear it.
 //! * **Permissions.** [`permissions`] is the engine-neutral permission and question state
 //!   machine (shown once, answered at most once, trust for writes and execs, re-list after a
 //!   reconnect, optional expiry); the runtime keeps one table per engine and feeds the count
