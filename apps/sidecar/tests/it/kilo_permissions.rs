@@ -1,6 +1,7 @@
 //! Permissions and questions on the real Kilo server through `bb-sidecar`: trust, deny,
 //! allow once, allow rule, a second answer, stop with a request pending, a question; each
-//! request shown exactly once and `pendingPermissionCount` following the open set.
+//! request shown exactly once and `pendingPermissionCount` following the open set; a request
+//! nobody answers expiring with `--permission-timeout`.
 
 use serde_json::{Value, json};
 
@@ -182,5 +183,23 @@ fn an_engine_crash_cancels_pending_requests_and_flags_every_session() {
     k.send(&a, "MOCK:text:after%20the%20crash");
     let events = k.sidecar.session_events_until(&a, "session.turn.close", LONG);
     assert!(crate::harness::streamed_text(&events).contains("after the crash"));
+    k.finish();
+}
+
+/// `--permission-timeout`: a request nobody answers expires; the engine is told `reject`
+/// (`permission.replied` arrives), the count drops to 0 and a late answer is
+/// `permission_not_pending`.
+#[test]
+fn an_unanswered_permission_expires_with_permission_timeout() {
+    let Some(mut k) = Kilo::start_with("ask", &["--trusted", "--permission-timeout", "1"]) else {
+        return;
+    };
+    let session = k.create_session();
+    k.send(&session, "Run it MOCK:bash:echo%20expired45");
+    let request = asked(&mut k.sidecar, &session, "permission.asked");
+    k.sidecar.session_events_until(&session, "permission.replied", LONG);
+    count(&mut k.sidecar, 0);
+    let late = approve(&mut k.sidecar, &session, &request, "allow_once");
+    assert_eq!(error_code(&late), "permission_not_pending", "{late}");
     k.finish();
 }
