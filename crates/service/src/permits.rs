@@ -90,6 +90,11 @@ impl Permits {
         changes.into_iter().map(|c| (c.key.session, c.key.request)).collect()
     }
 
+    /// What kind of request this is, while the table still holds it.
+    pub fn kind(&self, session: &str, request: &str) -> Option<RequestKind> {
+        self.lock().get(&self.key(session, request)).map(|e| e.kind)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Permissions> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_engine_client::kilo::{KiloClient, PermissionReply};
+use bb_host::permissions::RequestKind;
 
 use super::shared::Shared;
 use crate::engine::UpdateSender;
@@ -29,7 +30,8 @@ pub(super) async fn run(
                 return;
             }
             tracing::info!(%session, %request, "permission request expired unanswered; rejecting");
-            let told = if request.starts_with("que") {
+            let question = shared.permits.kind(&session, &request) == Some(RequestKind::Question);
+            let told = if question {
                 tokio::time::timeout(engine_timeout, client.reject_question(&request)).await
             } else {
                 let reply = client.reply_permission(&request, PermissionReply::Reject, None);
