@@ -4,22 +4,24 @@ use serde::Serialize;
 
 use crate::truncate::Preview;
 
-/// One block of the transcript, in event order.
+/// One block of the transcript, in event order. Each variant is boxed: a session holds
+/// thousands of blocks, and the vector of them then costs two words a slot, whatever the
+/// largest variant's size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Block {
     /// A user message; immutable once its text is known.
-    User(UserBlock),
+    User(Box<UserBlock>),
     /// An assistant message, streamed or whole.
-    Assistant(TextBlock),
+    Assistant(Box<TextBlock>),
     /// Reasoning / thought-summary text of an assistant message.
-    Reasoning(TextBlock),
+    Reasoning(Box<TextBlock>),
     /// A tool invocation and its result.
     Tool(Box<ToolBlock>),
     /// An actionable approval (permission or question) card.
-    Approval(ApprovalBlock),
+    Approval(Box<ApprovalBlock>),
     /// A high-visibility error, warning, gap or info notice.
-    Notice(NoticeBlock),
+    Notice(Box<NoticeBlock>),
 }
 
 /// A user message.

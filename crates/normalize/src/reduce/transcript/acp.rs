@@ -53,7 +53,7 @@ impl Transcript {
         let preview = Some(bodies.preview(&text, Limits::default()));
         let message_id = mid.clone();
         let i = self.push(|block_id| {
-            Block::User(UserBlock { block_id, event_id, message_id, turn, text: preview })
+            Block::User(Box::new(UserBlock { block_id, event_id, message_id, turn, text: preview }))
         });
         if let Some(m) = mid {
             self.idx.user.insert(m, i);

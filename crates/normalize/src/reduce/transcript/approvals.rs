@@ -52,7 +52,7 @@ impl Transcript {
         }
         let rid = request_id.clone();
         let i = self.push(|block_id| {
-            Block::Approval(ApprovalBlock {
+            Block::Approval(Box::new(ApprovalBlock {
                 block_id,
                 request_id: rid,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
@@ -61,7 +61,7 @@ impl Transcript {
                 patterns,
                 call_id,
                 state: ApprovalState::Pending,
-            })
+            }))
         });
         if let Some(r) = request_id {
             self.idx.approvals.insert(r, i);
@@ -97,7 +97,7 @@ impl Transcript {
         let question = ev.kind.starts_with("question.");
         let rid = request_id.clone();
         let i = self.push(|block_id| {
-            Block::Approval(ApprovalBlock {
+            Block::Approval(Box::new(ApprovalBlock {
                 block_id,
                 request_id: rid,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
@@ -106,7 +106,7 @@ impl Transcript {
                 patterns: Vec::new(),
                 call_id: None,
                 state,
-            })
+            }))
         });
         if let Some(r) = request_id {
             self.idx.approvals.insert(r, i);
@@ -117,6 +117,8 @@ impl Transcript {
     pub(crate) fn notice(&mut self, ev: &RawEvent, level: NoticeLevel, message: &str) {
         let event_id = ev.id.clone();
         let message = one_line(message);
-        self.push(|block_id| Block::Notice(NoticeBlock { block_id, event_id, level, message }));
+        self.push(|block_id| {
+            Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message }))
+        });
     }
 }

@@ -70,7 +70,7 @@ impl Transcript {
 
     fn text_block(&mut self, i: usize) -> Option<&mut TextBlock> {
         match self.blocks.get_mut(i) {
-            Some(Block::Assistant(b) | Block::Reasoning(b)) => Some(b),
+            Some(Block::Assistant(b) | Block::Reasoning(b)) => Some(&mut **b),
             _ => None,
         }
     }
@@ -110,9 +110,9 @@ impl Transcript {
             parts: Vec::new(),
         };
         let i = if reasoning {
-            self.push(|id| Block::Reasoning(block(id)))
+            self.push(|id| Block::Reasoning(Box::new(block(id))))
         } else {
-            self.push(|id| Block::Assistant(block(id)))
+            self.push(|id| Block::Assistant(Box::new(block(id))))
         };
         if let Some(k) = key {
             if reasoning {
@@ -150,7 +150,7 @@ impl Transcript {
         let (event_id, turn) = (ev.id.clone(), ev.turn);
         let mid = message_id.clone();
         let i = self.push(|block_id| {
-            Block::User(UserBlock { block_id, event_id, message_id: mid, turn, text })
+            Block::User(Box::new(UserBlock { block_id, event_id, message_id: mid, turn, text }))
         });
         if let Some(m) = message_id {
             self.idx.user.insert(m, i);
