@@ -74,6 +74,19 @@ pub struct TextBlock {
     pub(crate) parts: Vec<(Option<String>, usize)>,
 }
 
+impl TextBlock {
+    /// Ends the stream with `status`. The first time the block leaves `Streaming`, its text
+    /// and spans give back the spare capacity their growth left (a long session keeps
+    /// thousands of finished blocks); text arriving later grows them again.
+    pub(crate) fn settle(&mut self, status: StreamStatus) {
+        if self.status == StreamStatus::Streaming {
+            self.text.shrink_to_fit();
+            self.parts.shrink_to_fit();
+        }
+        self.status = status;
+    }
+}
+
 /// Tool status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -179,7 +179,7 @@ impl Transcript {
             "assistant.message.end" => {
                 let i = self.text_block_for(false, mid, ev.turn);
                 if let Some(b) = self.text_block(i) {
-                    b.status = StreamStatus::Complete;
+                    b.settle(StreamStatus::Complete);
                 }
             }
             _ => {
@@ -206,7 +206,7 @@ impl Transcript {
                         text.clone_into(&mut b.text);
                         b.parts.clear();
                     }
-                    b.status = StreamStatus::Complete;
+                    b.settle(StreamStatus::Complete);
                 }
             }
         }
@@ -242,10 +242,10 @@ impl Transcript {
         let completed = at(info, &["time", "completed"]).is_some_and(|v| !v.is_null());
         if let Some(b) = self.text_block(i) {
             if let Some(err) = error {
-                b.status = StreamStatus::Error;
+                b.settle(StreamStatus::Error);
                 b.error = Some(err);
             } else if completed && b.status == StreamStatus::Streaming {
-                b.status = StreamStatus::Complete;
+                b.settle(StreamStatus::Complete);
             }
         }
     }
@@ -321,7 +321,7 @@ impl Transcript {
                 if let Some(Block::Assistant(t) | Block::Reasoning(t)) = self.blocks.get_mut(i)
                     && t.status == StreamStatus::Streaming
                 {
-                    t.status = StreamStatus::Complete;
+                    t.settle(StreamStatus::Complete);
                 }
             }
         }
