@@ -1,5 +1,7 @@
 //! The transcript lane's block types, as the webview renders them.
 
+use std::num::NonZeroU64;
+
 use serde::Serialize;
 
 use crate::truncate::Preview;
@@ -69,9 +71,10 @@ pub struct TextBlock {
     /// The error of a failed message (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Byte spans of `text`, in order: Kilo part ids, `None` for text written without one.
+    /// Byte spans of `text`, in order: the number the transcript gave a Kilo part id, `None`
+    /// for text written without one.
     #[serde(skip)]
-    pub(crate) parts: Vec<(Option<String>, usize)>,
+    pub(crate) parts: Vec<(Option<NonZeroU64>, usize)>,
 }
 
 impl TextBlock {

@@ -2,6 +2,7 @@
 //! (tool, approval and notice blocks in the submodules).
 
 use std::collections::HashMap;
+use std::num::NonZeroU64;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -34,7 +35,9 @@ struct Index {
     assistant: HashMap<String, usize>,
     reasoning: HashMap<String, usize>,
     user: HashMap<String, usize>,
-    parts: HashMap<String, usize>,
+    /// Kilo part id → its block and the number its spans carry (the id is kept once, here).
+    parts: HashMap<Box<str>, (usize, NonZeroU64)>,
+    parts_seen: u64,
     tools: HashMap<String, usize>,
     open_tools: Vec<usize>,
     approvals: HashMap<String, usize>,
@@ -271,16 +274,9 @@ impl Transcript {
             }
             return;
         }
-        let i = match self.idx.parts.get(pid) {
-            Some(&i) => i,
-            None => {
-                let i = self.text_block_for(reasoning, Some(mid), None);
-                self.idx.parts.insert(pid.to_owned(), i);
-                i
-            }
-        };
+        let (i, part) = self.part_block(reasoning, pid, mid);
         if let Some(b) = self.text_block(i) {
-            set_part(b, pid, text);
+            set_part(b, part, text);
         }
     }
 
@@ -298,17 +294,22 @@ impl Transcript {
             return;
         }
         let delta = p.get("delta").and_then(Value::as_str).unwrap_or_default();
-        let i = match self.idx.parts.get(pid) {
-            Some(&i) => i,
-            None => {
-                let i = self.text_block_for(false, Some(mid), None);
-                self.idx.parts.insert(pid.to_owned(), i);
-                i
-            }
-        };
+        let (i, part) = self.part_block(false, pid, mid);
         if let Some(b) = self.text_block(i) {
-            append_part(b, pid, delta);
+            append_part(b, part, delta);
         }
+    }
+
+    /// The block of a Kilo part and the part's number, both assigned on first sight.
+    fn part_block(&mut self, reasoning: bool, pid: &str, mid: &str) -> (usize, NonZeroU64) {
+        if let Some(&found) = self.idx.parts.get(pid) {
+            return found;
+        }
+        let i = self.text_block_for(reasoning, Some(mid), None);
+        let part = NonZeroU64::MIN.saturating_add(self.idx.parts_seen);
+        self.idx.parts_seen += 1;
+        self.idx.parts.insert(pid.into(), (i, part));
+        (i, part)
     }
 
     /// A turn boundary: later id-less deltas start new blocks. With `finished`, blocks
@@ -342,11 +343,11 @@ fn sync_spans(b: &mut TextBlock) {
     }
 }
 
-fn set_part(b: &mut TextBlock, pid: &str, text: &str) {
+fn set_part(b: &mut TextBlock, part: NonZeroU64, text: &str) {
     sync_spans(b);
     let mut start = 0;
     for (id, len) in &mut b.parts {
-        if id.as_deref() == Some(pid) {
+        if *id == Some(part) {
             b.text.replace_range(start..start + *len, text);
             *len = text.len();
             return;
@@ -354,20 +355,20 @@ fn set_part(b: &mut TextBlock, pid: &str, text: &str) {
         start += *len;
     }
     b.text.push_str(text);
-    b.parts.push((Some(pid.to_owned()), text.len()));
+    b.parts.push((Some(part), text.len()));
 }
 
-fn append_part(b: &mut TextBlock, pid: &str, delta: &str) {
+fn append_part(b: &mut TextBlock, part: NonZeroU64, delta: &str) {
     sync_spans(b);
     let mut end = 0;
     for (id, len) in &mut b.parts {
         end += *len;
-        if id.as_deref() == Some(pid) {
+        if *id == Some(part) {
             b.text.insert_str(end, delta);
             *len += delta.len();
             return;
         }
     }
     b.text.push_str(delta);
-    b.parts.push((Some(pid.to_owned()), delta.len()));
+    b.parts.push((Some(part), delta.len()));
 }
