@@ -2,9 +2,26 @@
 
 use std::num::NonZeroU64;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::truncate::Preview;
+
+/// Stable id of a block within the session view: its number, written `b1`, `b2`, … (kept as
+/// the number, so a block holds no string for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BlockId(pub u64);
+
+impl std::fmt::Display for BlockId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "b{}", self.0)
+    }
+}
+
+impl Serialize for BlockId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
 
 /// One block of the transcript, in event order. Each variant is boxed: a session holds
 /// thousands of blocks, and the vector of them then costs two words a slot, whatever the
@@ -31,7 +48,7 @@ pub enum Block {
 #[serde(rename_all = "camelCase")]
 pub struct UserBlock {
     /// Stable block id within the session view (`b1`, `b2`, …).
-    pub block_id: String,
+    pub block_id: BlockId,
     /// Id of the event that created the block.
     pub event_id: Option<String>,
     /// The engine's message id, when given.
@@ -59,7 +76,7 @@ pub enum StreamStatus {
 #[serde(rename_all = "camelCase")]
 pub struct TextBlock {
     /// Stable block id within the session view.
-    pub block_id: String,
+    pub block_id: BlockId,
     /// The engine's message id, when given.
     pub message_id: Option<String>,
     /// The turn, when given.
@@ -107,7 +124,7 @@ pub enum ToolStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ToolBlock {
     /// Stable block id within the session view.
-    pub block_id: String,
+    pub block_id: BlockId,
     /// The engine's call id, when given.
     pub call_id: Option<String>,
     /// The tool name.
@@ -168,7 +185,7 @@ pub enum ApprovalState {
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalBlock {
     /// Stable block id within the session view.
-    pub block_id: String,
+    pub block_id: BlockId,
     /// The request id the response must name.
     pub request_id: Option<String>,
     /// Permission or question.
@@ -208,7 +225,7 @@ pub enum NoticeLevel {
 #[serde(rename_all = "camelCase")]
 pub struct NoticeBlock {
     /// Stable block id within the session view.
-    pub block_id: String,
+    pub block_id: BlockId,
     /// Id of the event behind the notice.
     pub event_id: Option<String>,
     /// Severity.

@@ -8,8 +8,8 @@ mod tasks;
 mod transcript;
 
 pub use blocks::{
-    ApprovalBlock, ApprovalKind, ApprovalState, Block, NoticeBlock, NoticeLevel, StreamStatus,
-    TextBlock, ToolBlock, ToolStatus, UserBlock,
+    ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
+    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
 };
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, RunLane, RunState, RunSummary};

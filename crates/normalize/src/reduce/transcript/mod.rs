@@ -11,7 +11,7 @@ mod acp;
 mod approvals;
 mod tools;
 
-use super::blocks::{Block, StreamStatus, TextBlock, UserBlock};
+use super::blocks::{Block, BlockId, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
 use crate::json::{at, str_at, string_at};
 use crate::redact::redact_log_line;
@@ -64,9 +64,9 @@ fn one_line(s: &str) -> String {
 }
 
 impl Transcript {
-    fn push(&mut self, make: impl FnOnce(String) -> Block) -> usize {
+    fn push(&mut self, make: impl FnOnce(BlockId) -> Block) -> usize {
         self.idx.next_block += 1;
-        let id = format!("b{}", self.idx.next_block);
+        let id = BlockId(self.idx.next_block);
         self.blocks.push(make(id));
         self.blocks.len() - 1
     }
