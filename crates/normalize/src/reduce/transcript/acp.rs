@@ -35,7 +35,7 @@ impl Transcript {
         let text = content_text(ev.payload.get("content"));
         let mid = string_at(&ev.payload, &[&["messageId"]]);
         let existing = match &mid {
-            Some(m) => self.idx.user.get(m).copied(),
+            Some(m) => self.user_block_at(m),
             None => match self.blocks.last() {
                 Some(Block::User(b)) if b.message_id.is_none() => Some(self.blocks.len() - 1),
                 _ => None,
@@ -56,7 +56,7 @@ impl Transcript {
             Block::User(Box::new(UserBlock { block_id, event_id, message_id, turn, text: preview }))
         });
         if let Some(m) = mid {
-            self.idx.user.insert(m, i);
+            self.idx.user.insert(m.as_str(), i);
         }
     }
 }

@@ -9,7 +9,10 @@ use serde_json::Value;
 
 mod acp;
 mod approvals;
+mod keyed;
 mod tools;
+
+use keyed::KeyIndex;
 
 use super::blocks::{Block, BlockId, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
@@ -32,9 +35,10 @@ pub struct Transcript {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Index {
     next_block: u64,
-    assistant: HashMap<String, usize>,
-    reasoning: HashMap<String, usize>,
-    user: HashMap<String, usize>,
+    /// Assistant and reasoning blocks by message id + turn, user blocks by message id.
+    assistant: KeyIndex,
+    reasoning: KeyIndex,
+    user: KeyIndex,
     /// Kilo part id → its block and the number its spans carry (the id is kept once, here).
     parts: HashMap<Box<str>, (usize, NonZeroU64)>,
     parts_seen: u64,
@@ -44,13 +48,6 @@ struct Index {
     active_assistant: Option<usize>,
     active_reasoning: Option<usize>,
     streaming: Vec<usize>,
-}
-
-fn msg_key(message_id: Option<&str>, turn: Option<i64>) -> Option<String> {
-    message_id.map(|m| match turn {
-        Some(t) => format!("{m}\u{0}{t}"),
-        None => m.to_owned(),
-    })
 }
 
 /// The message id of a BreadBoard assistant event (`item_id` on the agent path,
@@ -78,6 +75,27 @@ impl Transcript {
         }
     }
 
+    /// The assistant (or reasoning) block indexed for a message id + turn.
+    fn text_block_at(&self, reasoning: bool, mid: &str, turn: Option<i64>) -> Option<usize> {
+        let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
+        map.get((mid, turn), |i| match self.blocks.get(i) {
+            Some(Block::Assistant(b)) if !reasoning => {
+                b.message_id.as_deref() == Some(mid) && b.turn == turn
+            }
+            Some(Block::Reasoning(b)) if reasoning => {
+                b.message_id.as_deref() == Some(mid) && b.turn == turn
+            }
+            _ => false,
+        })
+    }
+
+    /// The user block indexed for a message id.
+    fn user_block_at(&self, mid: &str) -> Option<usize> {
+        self.idx.user.get(mid, |i| {
+            matches!(self.blocks.get(i), Some(Block::User(b)) if b.message_id.as_deref() == Some(mid))
+        })
+    }
+
     /// The assistant (or reasoning) block for a message id + turn, created when missing.
     /// Without a message id, the active streaming block of the same turn is used.
     fn text_block_for(
@@ -86,12 +104,10 @@ impl Transcript {
         message_id: Option<&str>,
         turn: Option<i64>,
     ) -> usize {
-        let key = msg_key(message_id, turn);
-        let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
-        if let Some(&i) = key.as_ref().and_then(|k| map.get(k)) {
+        if let Some(i) = message_id.and_then(|m| self.text_block_at(reasoning, m, turn)) {
             return i;
         }
-        if key.is_none() {
+        if message_id.is_none() {
             let active =
                 if reasoning { self.idx.active_reasoning } else { self.idx.active_assistant };
             if let Some(i) = active
@@ -117,12 +133,9 @@ impl Transcript {
         } else {
             self.push(|id| Block::Assistant(Box::new(block(id))))
         };
-        if let Some(k) = key {
-            if reasoning {
-                self.idx.reasoning.insert(k, i);
-            } else {
-                self.idx.assistant.insert(k, i);
-            }
+        if let Some(m) = message_id {
+            let map = if reasoning { &mut self.idx.reasoning } else { &mut self.idx.assistant };
+            map.insert((m, turn), i);
         }
         if reasoning {
             self.idx.active_reasoning = Some(i);
@@ -139,7 +152,7 @@ impl Transcript {
     pub(crate) fn user_message(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
         let p = &ev.payload;
         let message_id = string_at(p, &[&["info", "id"], &["message_id"], &["id"]]);
-        if let Some(&i) = message_id.as_ref().and_then(|m| self.idx.user.get(m)) {
+        if let Some(i) = message_id.as_deref().and_then(|m| self.user_block_at(m)) {
             // Known user message: only a first text may be filled in, never rewritten.
             let text = str_at(p, &[&["text"]]).map(str::to_owned);
             if let (Some(Block::User(b)), Some(t)) = (self.blocks.get_mut(i), text)
@@ -156,7 +169,7 @@ impl Transcript {
             Block::User(Box::new(UserBlock { block_id, event_id, message_id: mid, turn, text }))
         });
         if let Some(m) = message_id {
-            self.idx.user.insert(m, i);
+            self.idx.user.insert(m.as_str(), i);
         }
     }
 
@@ -189,9 +202,8 @@ impl Transcript {
                 // `assistant_message`: the whole text. Empty text (tool-call-only reply)
                 // finalizes a streamed block but opens none.
                 let text = str_at(p, &[&["text"]]).unwrap_or_default();
-                let key = msg_key(mid, ev.turn);
-                let existing = match &key {
-                    Some(k) => self.idx.assistant.get(k).copied(),
+                let existing = match mid {
+                    Some(m) => self.text_block_at(false, m, ev.turn),
                     None => self.idx.active_assistant.filter(|&i| {
                         matches!(self.blocks.get(i), Some(Block::Assistant(b))
                             if b.status == StreamStatus::Streaming && b.turn == ev.turn)
@@ -266,7 +278,7 @@ impl Transcript {
             return;
         };
         let text = str_at(part, &[&["text"]]).unwrap_or_default();
-        if let Some(&u) = self.idx.user.get(mid) {
+        if let Some(u) = self.user_block_at(mid) {
             if let Some(Block::User(b)) = self.blocks.get_mut(u)
                 && b.text.is_none()
             {
@@ -290,7 +302,7 @@ impl Transcript {
         else {
             return;
         };
-        if self.idx.user.contains_key(mid) {
+        if self.user_block_at(mid).is_some() {
             return;
         }
         let delta = p.get("delta").and_then(Value::as_str).unwrap_or_default();
