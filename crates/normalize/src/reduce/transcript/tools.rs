@@ -148,13 +148,14 @@ impl Transcript {
             if let Some(input) = r.input {
                 b.input = Some(bodies.preview(&input, Limits::default()));
             }
+            // The streamed buffer goes with the call (its capacity too).
+            let live = std::mem::take(&mut b.live);
             if output.is_some() {
                 b.output = output;
-            } else if !b.live.is_empty() {
+            } else if !live.is_empty() {
                 // A streamed output is stored whole once the call ends.
-                b.output = Some(bodies.preview(&b.live, Limits::default()));
+                b.output = Some(bodies.preview(&live, Limits::default()));
             }
-            b.live.clear();
         }
     }
 }
