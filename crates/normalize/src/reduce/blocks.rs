@@ -149,9 +149,9 @@ pub struct ToolBlock {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The engine's artifact reference for the full output (`display.detail_artifact`,
-    /// `artifact_ref`), for an open action.
+    /// `artifact_ref`), for an open action (boxed: most calls have none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<serde_json::Value>,
+    pub artifact: Option<Box<serde_json::Value>>,
     /// Streamed output of a running call, before it is previewed.
     #[serde(skip)]
     pub(crate) live: String,

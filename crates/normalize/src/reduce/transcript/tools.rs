@@ -170,7 +170,7 @@ struct ToolFacts {
     input: Option<String>,
     output: Option<String>,
     error: Option<String>,
-    artifact: Option<Value>,
+    artifact: Option<Box<Value>>,
     failed: bool,
 }
 
@@ -248,7 +248,7 @@ impl ToolFacts {
             artifact: at(p, &["display", "detail_artifact"])
                 .or_else(|| p.get("artifact_ref"))
                 .filter(|a| a.is_object())
-                .map(crate::redact::redacted),
+                .map(|a| Box::new(crate::redact::redacted(a))),
             input: None,
             output,
             error,
