@@ -49,6 +49,12 @@
 //! - Bounded memory: the debug lane keeps the last 256 unknown nodes (evictions counted);
 //!   the body store keeps 64 MiB of full bodies (oldest evicted, counted). User text is a
 //!   preview too (BreadBoard appends its whole system prompt to it).
+//! - The view's memory stays near its serialized size: blocks are boxed (a slot of the block
+//!   vector is two words), a block id is held as its number (written `b<n>`), message ids are
+//!   held once, in their blocks (the transcript's indexes map a key's hash to block positions
+//!   and check the block), Kilo part ids once, as index keys (text spans carry a number), and
+//!   a text block gives back its spare capacity when its stream ends. The full bodies behind
+//!   truncated previews are held on top (the body store above), outside the serialized view.
 //! - Error texts shown in cards (notices, tool errors, approval summaries) are redacted and
 //!   one line; tool output previews are shown as the engine sent them.
 
