@@ -4,6 +4,7 @@
 mod breadboard;
 mod kilo_router;
 mod kilo_sync;
+mod kilo_unrouted;
 mod sse_client;
 mod sse_vectors;
 mod transport;

@@ -4,6 +4,7 @@
 //! keeps in a bounded store (`body.get`); a resync view is fitted the same way.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use bb_normalize::SessionView;
 use bb_normalize::truncate::{Limits, truncate};
@@ -18,11 +19,35 @@ const PAYLOAD_SLACK: usize = 256;
 
 /// Serialized size of a `bb/events` payload.
 pub(crate) fn payload_bytes(payload: &EventsPayload) -> usize {
-    serde_json::to_vec(payload).map_or(usize::MAX, |v| v.len())
+    value_bytes(payload)
 }
 
+/// Serialized size of `v`, counted as it is written (nothing is allocated for the text).
 fn value_bytes<T: serde::Serialize>(v: &T) -> usize {
-    serde_json::to_vec(v).map_or(usize::MAX, |v| v.len())
+    let mut counter = ByteCounter(0);
+    match serde_json::to_writer(&mut counter, v) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// An `io::Write` that only counts.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0 += buf.len();
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Splits batches and fits oversized items; keeps the full bodies.
@@ -73,18 +98,18 @@ impl Fitter {
         items: Vec<EventItem>,
         max_items: usize,
     ) -> Vec<(EventsPayload, usize)> {
-        let empty = EventsPayload {
+        let message = |events: Vec<EventItem>| EventsPayload {
             session_id: session.to_owned(),
-            events: Vec::new(),
+            events: Arc::new(events),
             tab_id: None,
             seq: None,
             resync: None,
             view: None,
         };
-        let base = payload_bytes(&empty);
+        let base = payload_bytes(&message(Vec::new()));
         let budget = self.budget();
         let mut out = Vec::new();
-        let mut current = empty.clone();
+        let mut current: Vec<EventItem> = Vec::new();
         let mut bytes = base;
         for item in items {
             let mut size = value_bytes(&item);
@@ -95,16 +120,16 @@ impl Fitter {
             } else {
                 item
             };
-            let full = current.events.len() >= max_items.max(1);
-            if !current.events.is_empty() && (full || bytes + size + 1 > budget) {
-                out.push((std::mem::replace(&mut current, empty.clone()), bytes));
+            let full = current.len() >= max_items.max(1);
+            if !current.is_empty() && (full || bytes + size + 1 > budget) {
+                out.push((message(std::mem::take(&mut current)), bytes));
                 bytes = base;
             }
-            bytes += size + usize::from(!current.events.is_empty());
-            current.events.push(item);
+            bytes += size + usize::from(!current.is_empty());
+            current.push(item);
         }
-        if !current.events.is_empty() {
-            out.push((current, bytes));
+        if !current.is_empty() {
+            out.push((message(current), bytes));
         }
         out
     }
@@ -139,7 +164,7 @@ impl Fitter {
         let mut value = serde_json::to_value(view).unwrap_or(Value::Object(Map::new()));
         let payload = |v: Map<String, Value>| EventsPayload {
             session_id: session.to_owned(),
-            events: Vec::new(),
+            events: Arc::default(),
             tab_id: None,
             seq: None,
             resync: Some(true),

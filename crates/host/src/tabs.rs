@@ -124,6 +124,8 @@ pub(crate) struct Tabs {
     tabs: HashMap<String, Tab>,
     by_session: HashMap<String, BTreeSet<String>>,
     early: HashMap<String, Early>,
+    /// Bytes of every session's early messages.
+    early_bytes: usize,
     detach_clock: u64,
 }
 
@@ -137,6 +139,7 @@ impl Tabs {
             tabs: HashMap::new(),
             by_session: HashMap::new(),
             early: HashMap::new(),
+            early_bytes: 0,
             detach_clock: 0,
         }
     }
@@ -182,17 +185,35 @@ impl Tabs {
         self.hand_early(tab_id, session);
     }
 
-    /// Keeps a message of a session no tab shows, for the first tab that will.
+    /// Keeps a message of a session no tab shows, for the first tab that will. The store is
+    /// bounded per session (a ring's bounds) and in total (one ring's bytes): beyond the
+    /// total, the session holding the most gives up its oldest messages (and gets `lost`).
     pub(crate) fn keep_early(&mut self, payload: &EventsPayload, bytes: usize) {
         let limits = self.limits;
         let early = self.early.entry(payload.session_id.clone()).or_default();
         early.messages.push_back((payload.clone(), bytes));
         early.bytes += bytes;
+        self.early_bytes += bytes;
         while early.messages.len() > limits.messages.max(1) || early.bytes > limits.bytes {
             let Some((_, b)) = early.messages.pop_front() else { break };
             early.bytes -= b;
+            self.early_bytes -= b;
             early.lost = true;
         }
+        while self.early_bytes > limits.bytes {
+            let Some(largest) = self.early.values_mut().max_by_key(|e| e.bytes) else { break };
+            let Some((_, b)) = largest.messages.pop_front() else { break };
+            largest.bytes -= b;
+            self.early_bytes -= b;
+            largest.lost = true;
+        }
+    }
+
+    /// Takes a session's early messages out of the store.
+    fn take_early(&mut self, session: &str) -> Option<Early> {
+        let early = self.early.remove(session)?;
+        self.early_bytes -= early.bytes;
+        Some(early)
     }
 
     /// Records the session's early messages for a tab that starts showing it (unless the
@@ -202,17 +223,18 @@ impl Tabs {
         if self.tabs.get(tab_id).is_some_and(|t| t.seen.contains(session)) {
             return;
         }
-        let Some(early) = self.early.remove(session) else { return };
+        let Some(early) = self.take_early(session) else { return };
         self.give_early(tab_id, session, &early);
     }
 
     /// Offers the early messages of a session no request claims any more to `tab_ids` (the
     /// implicit tabs of tab-less connections), keeping them for the first tab that binds it.
     pub(crate) fn offer_early(&mut self, tab_ids: &[String], session: &str) {
-        let Some(early) = self.early.remove(session) else { return };
+        let Some(early) = self.take_early(session) else { return };
         for tab_id in tab_ids {
             self.give_early(tab_id, session, &early);
         }
+        self.early_bytes += early.bytes;
         self.early.insert(session.to_owned(), early);
     }
 
@@ -277,7 +299,7 @@ impl Tabs {
 
     /// A session is gone: no tab shows it any more.
     pub(crate) fn remove_session(&mut self, session: &str) {
-        self.early.remove(session);
+        self.take_early(session);
         for tab in self.by_session.remove(session).into_iter().flatten() {
             if let Some(t) = self.tabs.get_mut(&tab) {
                 t.sessions.remove(session);

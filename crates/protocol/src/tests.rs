@@ -195,7 +195,8 @@ fn constructors_produce_valid_lines() {
                     fields: vec!["/output".into()],
                     total_bytes: 2_000_000,
                 }),
-            }],
+            }]
+            .into(),
             tab_id: Some("tab-a".into()),
             seq: Some(8),
             resync: Some(true),
@@ -278,7 +279,7 @@ fn event_outbound_check_agrees_with_decoding() {
     let events = |turn, seq, total| {
         V1Topic::Events(EventsPayload {
             session_id: "s".into(),
-            events: vec![item(turn, total)],
+            events: vec![item(turn, total)].into(),
             tab_id: Some("t".into()),
             seq,
             resync: None,

@@ -117,3 +117,73 @@ impl SyncEcho {
         })
     }
 }
+
+/// An event of no session (`server.connected`, `server.heartbeat`, `plugin.added`, instance
+/// and project events), kept as its `data` text: the bridge does not use these, so no tree
+/// is built for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnroutedEvent {
+    /// The event's `id`, when it has one.
+    pub id: Option<String>,
+    /// The event's `type`.
+    pub event_type: String,
+    /// The SSE `data`, as sent.
+    pub data: String,
+}
+
+impl UnroutedEvent {
+    /// The event's JSON.
+    pub fn raw(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or(Value::Null)
+    }
+
+    /// The event when `data` is a Kilo event (top-level `type`) that names no session, read
+    /// without building a tree; otherwise `data` back (it names a session or has another
+    /// shape: the caller parses it whole).
+    pub fn parse(data: String) -> Result<Self, String> {
+        #[derive(Deserialize)]
+        struct Head<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Cow<'a, str>,
+            #[serde(default, borrow)]
+            id: Option<Cow<'a, str>>,
+            #[serde(default, borrow)]
+            properties: Option<Properties<'a>>,
+            #[serde(default, rename = "syncEvent", borrow)]
+            sync: Option<Holder<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Properties<'a> {
+            #[serde(default, rename = "sessionID", borrow)]
+            session: Option<Cow<'a, str>>,
+            #[serde(default, borrow)]
+            info: Option<Holder<'a>>,
+            #[serde(default, borrow)]
+            part: Option<Holder<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct Holder<'a> {
+            #[serde(default, rename = "sessionID", borrow)]
+            session: Option<Cow<'a, str>>,
+            #[serde(default, rename = "aggregateID", borrow)]
+            aggregate: Option<Cow<'a, str>>,
+        }
+        let named = |s: &Option<Cow<'_, str>>| s.as_deref().is_some_and(|s| !s.is_empty());
+        let holder = |h: &Option<Holder<'_>>| h.as_ref().is_some_and(|h| named(&h.session));
+        let head: Head<'_> = match serde_json::from_str(&data) {
+            Ok(head) => head,
+            Err(_) => return Err(data),
+        };
+        let routed = head
+            .properties
+            .as_ref()
+            .is_some_and(|p| named(&p.session) || holder(&p.info) || holder(&p.part))
+            || head.sync.as_ref().is_some_and(|s| named(&s.aggregate));
+        if routed {
+            return Err(data);
+        }
+        let id = head.id.map(Cow::into_owned);
+        let event_type = head.kind.into_owned();
+        Ok(Self { id, event_type, data })
+    }
+}

@@ -7,7 +7,7 @@ mod router;
 mod routes;
 mod types;
 
-pub use event::{KiloEvent, KiloEventError, SyncEcho, session_of};
+pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent, session_of};
 pub use rest::{KiloClient, KiloError};
 pub use router::{
     KiloRouterHandle, KiloUpdate, RouterOptions, route, spawn_router, spawn_router_with,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::{KiloEvent, SyncEcho};
+use super::event::{KiloEvent, SyncEcho, UnroutedEvent};
 use super::rest::{KiloClient, KiloError};
 use super::routes::QuestionRequest;
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
@@ -68,7 +68,7 @@ pub enum KiloUpdate {
     Sync(SyncEcho),
     /// An event of no session (`server.connected`, `server.heartbeat`, instance and
     /// project events), as sent.
-    Unrouted(KiloEvent),
+    Unrouted(UnroutedEvent),
     /// Event data that is not a Kilo event (kept, never dropped silently).
     Malformed {
         /// The SSE `data`.
@@ -172,10 +172,19 @@ pub fn route(data: String) -> KiloUpdate {
     if let Some(sync) = SyncEcho::parse(&data) {
         return KiloUpdate::Sync(sync);
     }
+    // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
+    let data = match UnroutedEvent::parse(data) {
+        Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
+        Err(data) => data,
+    };
     match KiloEvent::parse(&data) {
         Ok(parsed) => match parsed.session_id.clone() {
             Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
-            None => KiloUpdate::Unrouted(parsed),
+            None => KiloUpdate::Unrouted(UnroutedEvent {
+                id: parsed.id,
+                event_type: parsed.event_type,
+                data,
+            }),
         },
         Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
     }

@@ -50,7 +50,13 @@ fn through_host(engine: Engine, events: Vec<EngineEvent>) -> Vec<EngineEvent> {
 fn events_of(topics: Vec<V1Topic>) -> Vec<EngineEvent> {
     topics
         .into_iter()
-        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b.events) } else { None })
+        .filter_map(|t| {
+            if let V1Topic::Events(b) = t {
+                Some(std::sync::Arc::unwrap_or_clone(b.events))
+            } else {
+                None
+            }
+        })
         .flatten()
         .map(|item| item.event)
         .collect()

@@ -209,7 +209,7 @@ fn an_oversized_event_is_truncated_with_a_ref_to_the_full_body() {
     for p in &out {
         assert!(serde_json::to_vec(p).unwrap().len() < bb_protocol::DEFAULT_MAX_BYTES);
     }
-    let item = out.iter().flat_map(|p| &p.events).find(|e| e.id == "tool").unwrap();
+    let item = out.iter().flat_map(|p| p.events.iter()).find(|e| e.id == "tool").unwrap();
     assert_eq!(item.class, "tool.result");
     let t = item.truncated.as_ref().expect("marked truncated");
     assert_eq!(t.fields, ["/output"]);
@@ -282,7 +282,8 @@ fn message_id_marks_the_reply_until_it_ends() {
         c.now(),
     );
     let out = batches(&settle(&mut h, &c), 0);
-    let marks: Vec<_> = out.iter().flat_map(|p| &p.events).map(|e| e.message_id.clone()).collect();
+    let marks: Vec<_> =
+        out.iter().flat_map(|p| p.events.iter()).map(|e| e.message_id.clone()).collect();
     assert_eq!(marks, [Some("m1".into()), Some("m1".into()), None]);
 }
 
@@ -394,4 +395,37 @@ fn events_before_the_binding_reach_the_tab_that_binds_the_session() {
     assert_eq!(event_ids(&out), ["n0", "n1", "m0"], "the early events first, once");
     assert!(out.iter().all(|p| p.tab_id.as_deref() == Some("t2")));
     assert_eq!(seqs(&out), (1..=out.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn early_messages_are_bounded_in_total_and_the_largest_session_gives_way() {
+    // The size of one single-event message as the host counts it.
+    let c = clock();
+    let mut probe = host(&c, config());
+    push(&mut probe, &c, "a", &names("p", 1));
+    let sent = batches(&settle(&mut probe, &c), 0);
+    let one = EventsPayload { tab_id: None, seq: None, ..sent[0].clone() };
+    let size = serde_json::to_vec(&one).unwrap().len();
+
+    let limit = HostConfig { max_buffered_bytes: size * 11 / 2, ..config() };
+    let mut h = host(&c, limit);
+    bind(&mut h, &c, 0, "t", "other");
+    for id in names("a", 4) {
+        push(&mut h, &c, "a", &[id]);
+        settle(&mut h, &c);
+    }
+    for id in names("b", 2) {
+        push(&mut h, &c, "b", &[id]);
+        settle(&mut h, &c);
+    }
+    // Six messages are more than the store holds: "a" (the most held) gave up its oldest.
+    bind(&mut h, &c, 0, "tb", "b");
+    let out = batches(&settle(&mut h, &c), 0);
+    assert_eq!(event_ids(&out), ["b0", "b1"], "the smaller session kept everything");
+    bind(&mut h, &c, 0, "ta", "a");
+    let out = batches(&settle(&mut h, &c), 0);
+    assert_eq!(out.len(), 1, "one declared resync: {out:?}");
+    assert_eq!(out[0].resync, Some(true));
+    let view = out[0].view.as_ref().expect("the view model");
+    assert_eq!(view["debug"]["lastEventId"], "a3", "the view holds every event");
 }

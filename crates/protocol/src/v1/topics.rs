@@ -1,5 +1,7 @@
 //! The three v1 event topics and their exact payloads.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -213,7 +215,9 @@ pub struct EventsPayload {
     /// The session.
     pub session_id: String,
     /// Events in engine order.
-    pub events: Vec<EventItem>,
+    // Shared: every tab showing the session, its replay ring and the host's early store hold
+    // the same items; `Arc::make_mut` copies them only to change them.
+    pub events: Arc<Vec<EventItem>>,
     /// The tab this message is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<String>,

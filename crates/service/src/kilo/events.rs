@@ -96,9 +96,10 @@ impl KiloEventState {
             tracing::debug!(%event_type, %session_id, "request already shown; not repeated");
             return Vec::new();
         }
-        let fail_closed = classify_kilo(&event_type, &Value::Object(properties.clone()))
-            == EventClass::Unknown
-            && self.in_flow(&session_id);
+        // The flow check first: classifying needs the payload as a `Value` (a copy).
+        let fail_closed = self.in_flow(&session_id)
+            && classify_kilo(&event_type, &Value::Object(properties.clone()))
+                == EventClass::Unknown;
         let derived = self.derive(&event_type, &session_id, &properties);
         let failed_type = fail_closed.then(|| event_type.clone());
         let event = EngineEvent {
