@@ -37,7 +37,9 @@
 //!   names; a create, whose session id is not known yet, claims every session that starts
 //!   streaming while it is in flight and that no tab was ever sent anything of (a new
 //!   session). The events of a claimed session that no tab shows are kept (as early
-//!   messages) and offered to nobody: the binding that the claiming request makes hands them
+//!   messages: a ring's bounds per session, one ring's bytes in all, the session holding the
+//!   most giving way first and then caught up by a declared resync; the messages are shared
+//!   with the tabs that were sent them, not copied) and offered to nobody: the binding that the claiming request makes hands them
 //!   to its tab. Only a session that no tab shows and no request claims is offered to the
 //!   implicit tabs of connections that never named a tab; a claimed session left unbound
 //!   when its claims end (the request failed, or bound another session) is offered to them

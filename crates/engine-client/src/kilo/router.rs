@@ -173,9 +173,16 @@ pub fn route(data: String) -> KiloUpdate {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
-    let data = match UnroutedEvent::parse(data) {
-        Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
-        Err(data) => data,
+    // Data that cannot name one (neither key appears, nothing escaped) is read by the head
+    // decode; the rest goes straight to the tree.
+    let could_name = ["sessionID", "aggregateID", "\\u"].iter().any(|k| data.contains(k));
+    let data = if could_name {
+        data
+    } else {
+        match UnroutedEvent::parse(data) {
+            Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
+            Err(data) => data,
+        }
     };
     match KiloEvent::parse(&data) {
         Ok(parsed) => match parsed.session_id.clone() {

@@ -138,3 +138,18 @@ fn wrapped_and_broken_events_take_the_tree_path() {
         assert!(!check(data), "{data}");
     }
 }
+
+#[test]
+fn escaped_keys_route_as_the_tree_says() {
+    for data in [
+        r#"{"type":"message.updated","properties":{"session\u0049D":"ses_a"}}"#,
+        r#"{"type":"message.updated","properties":{"info":{"\u0073essionID":"ses_a"}}}"#,
+        r#"{"type":"sync","syncEvent":{"aggregate\u0049D":"ses_a","seq":1}}"#,
+        r#"{"type":"plugin.added","properties":{"name":"\u0041"}}"#,
+    ] {
+        check(data);
+        assert!(
+            !matches!(route(data.to_owned()), KiloUpdate::Unrouted(_)) || data.contains("plugin")
+        );
+    }
+}
