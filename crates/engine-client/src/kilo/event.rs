@@ -84,37 +84,77 @@ impl SyncEcho {
     /// `properties`, a non-string id, a `seq` that is not a non-negative integer, or no
     /// non-empty `aggregateID`.
     pub fn parse(data: &str) -> Option<Self> {
-        #[derive(Deserialize)]
-        struct Head<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
-            #[serde(default, borrow)]
-            id: Option<Cow<'a, str>>,
-            #[serde(default)]
-            properties: Option<serde::de::IgnoredAny>,
-            #[serde(rename = "syncEvent", borrow)]
-            sync: Sync<'a>,
-        }
-        #[derive(Deserialize)]
-        struct Sync<'a> {
-            #[serde(rename = "aggregateID", borrow)]
-            aggregate_id: Cow<'a, str>,
-            #[serde(default)]
-            seq: Option<u64>,
-        }
         // Cheap pre-filter: most events are not `sync`.
         if !data.contains("\"syncEvent\"") {
             return None;
         }
-        let head: Head<'_> = serde_json::from_str(data).ok()?;
-        if head.kind != "sync" || head.properties.is_some() || head.sync.aggregate_id.is_empty() {
+        let head = Head::parse(data)?;
+        let sync = head.sync?;
+        let session = sync.aggregate_id.filter(|s| !s.is_empty())?;
+        if head.kind != "sync" || head.properties.is_some() {
             return None;
         }
         Some(Self {
             id: head.id.map(Cow::into_owned),
-            session_id: head.sync.aggregate_id.into_owned(),
-            seq: head.sync.seq,
+            session_id: session.into_owned(),
+            seq: sync.seq,
         })
+    }
+}
+
+/// The fields of an event the router reads, borrowed from its data without building a
+/// tree. Fails (the caller parses the event whole) on any other shape: a non-string `type`
+/// or `id`, a `properties` that is not an object, a `seq` that is not a non-negative integer,
+/// duplicate keys.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    properties: Option<Properties<'a>>,
+    #[serde(default, rename = "syncEvent", borrow)]
+    sync: Option<SyncHead<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Properties<'a> {
+    #[serde(default, rename = "sessionID", borrow)]
+    session: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    info: Option<Holder<'a>>,
+    #[serde(default, borrow)]
+    part: Option<Holder<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Holder<'a> {
+    #[serde(default, rename = "sessionID", borrow)]
+    session: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct SyncHead<'a> {
+    #[serde(default, rename = "aggregateID", borrow)]
+    aggregate_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    seq: Option<u64>,
+}
+
+impl<'a> Head<'a> {
+    fn parse(data: &'a str) -> Option<Self> {
+        serde_json::from_str(data).ok()
+    }
+
+    /// Whether it names a session where [`session_of`] looks for one.
+    fn names_session(&self) -> bool {
+        let named = |s: &Option<Cow<'_, str>>| s.as_deref().is_some_and(|s| !s.is_empty());
+        let holder = |h: &Option<Holder<'_>>| h.as_ref().is_some_and(|h| named(&h.session));
+        self.properties
+            .as_ref()
+            .is_some_and(|p| named(&p.session) || holder(&p.info) || holder(&p.part))
+            || self.sync.as_ref().is_some_and(|s| named(&s.aggregate_id))
     }
 }
 
@@ -141,47 +181,9 @@ impl UnroutedEvent {
     /// without building a tree; otherwise `data` back (it names a session or has another
     /// shape: the caller parses it whole).
     pub fn parse(data: String) -> Result<Self, String> {
-        #[derive(Deserialize)]
-        struct Head<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
-            #[serde(default, borrow)]
-            id: Option<Cow<'a, str>>,
-            #[serde(default, borrow)]
-            properties: Option<Properties<'a>>,
-            #[serde(default, rename = "syncEvent", borrow)]
-            sync: Option<Holder<'a>>,
-        }
-        #[derive(Deserialize)]
-        struct Properties<'a> {
-            #[serde(default, rename = "sessionID", borrow)]
-            session: Option<Cow<'a, str>>,
-            #[serde(default, borrow)]
-            info: Option<Holder<'a>>,
-            #[serde(default, borrow)]
-            part: Option<Holder<'a>>,
-        }
-        #[derive(Deserialize)]
-        struct Holder<'a> {
-            #[serde(default, rename = "sessionID", borrow)]
-            session: Option<Cow<'a, str>>,
-            #[serde(default, rename = "aggregateID", borrow)]
-            aggregate: Option<Cow<'a, str>>,
-        }
-        let named = |s: &Option<Cow<'_, str>>| s.as_deref().is_some_and(|s| !s.is_empty());
-        let holder = |h: &Option<Holder<'_>>| h.as_ref().is_some_and(|h| named(&h.session));
-        let head: Head<'_> = match serde_json::from_str(&data) {
-            Ok(head) => head,
-            Err(_) => return Err(data),
-        };
-        let routed = head
-            .properties
-            .as_ref()
-            .is_some_and(|p| named(&p.session) || holder(&p.info) || holder(&p.part))
-            || head.sync.as_ref().is_some_and(|s| named(&s.aggregate));
-        if routed {
+        let Some(head) = Head::parse(&data).filter(|h| !h.names_session()) else {
             return Err(data);
-        }
+        };
         let id = head.id.map(Cow::into_owned);
         let event_type = head.kind.into_owned();
         Ok(Self { id, event_type, data })
