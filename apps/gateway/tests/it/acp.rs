@@ -2,96 +2,15 @@
 //! connect, a streamed reply, a permission, a cancel, isolation between connections, and no
 //! agent left once the WebSocket closes.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use bb_test_support::{KiloWorld, kilo_bin};
 use serde_json::{Value, json};
 
-use crate::harness::{Gateway, repo_root};
+use crate::harness::Gateway;
 
 /// Bound on an agent start plus one turn on a loaded 2-core machine.
 const LONG: Duration = Duration::from_secs(120);
-
-fn kilo_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("BB_KILO_BIN") {
-        return PathBuf::from(bin);
-    }
-    let out = Command::new("bash").arg(repo_root().join("scripts/engine.sh")).output().unwrap();
-    assert!(out.status.success(), "scripts/engine.sh failed: the real Kilo engine is needed");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-/// The mock LLM plus an isolated HOME/XDG with the Kilo config naming it.
-struct KiloHome {
-    dir: tempfile::TempDir,
-    mock: Child,
-}
-
-impl KiloHome {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let p = |s: &str| dir.path().join(s);
-        for sub in ["home", "xdg/config/kilo", "xdg/data", "xdg/state", "xdg/cache"] {
-            std::fs::create_dir_all(p(sub)).unwrap();
-        }
-        let port_file = p("mock.port");
-        let mock = Command::new("python3")
-            .arg(repo_root().join("apps/sidecar/tests/it/mock_llm.py"))
-            .args(["--host", "127.0.0.1", "--port", "0", "--delay", "0.05", "--slow-seconds", "60"])
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 is needed for the mock LLM");
-        let mut port = 0u16;
-        for _ in 0..400 {
-            port = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0);
-            if port != 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert_ne!(port, 0, "the mock LLM did not start");
-        let cfg = json!({
-            "model": "mock/mock-model", "small_model": "mock/mock-model",
-            "autoupdate": false, "share": "disabled", "snapshot": false,
-            "enabled_providers": ["mock"],
-            "permission": {"bash": "ask", "edit": "ask"},
-            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock LLM",
-                "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "mock-key"},
-                "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
-                    "limit": {"context": 128000, "output": 4096}}}}}
-        });
-        std::fs::write(p("xdg/config/kilo/kilo.json"), cfg.to_string()).unwrap();
-        Self { dir, mock }
-    }
-
-    /// What `acp_connect` names: the agent's HOME/XDG and Kilo switches.
-    fn env(&self) -> Value {
-        let p = |s: &str| self.dir.path().join(s).display().to_string();
-        json!({
-            "HOME": p("home"), "XDG_CONFIG_HOME": p("xdg/config"), "XDG_DATA_HOME": p("xdg/data"),
-            "XDG_STATE_HOME": p("xdg/state"), "XDG_CACHE_HOME": p("xdg/cache"),
-            "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_AUTOUPDATE": "1",
-            "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1",
-            "KILO_DISABLE_SHARE": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1",
-            "KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_SESSION_INGEST": "1"
-        })
-    }
-}
-
-impl Drop for KiloHome {
-    fn drop(&mut self) {
-        let _ = self.mock.kill();
-        let _ = self.mock.wait();
-    }
-}
 
 fn children_with(parent: u32, needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
@@ -194,7 +113,11 @@ async fn call(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_methods_drive_kilo_over_the_websocket() {
     let bin = kilo_bin();
-    let home = KiloHome::new();
+    let world = KiloWorld::new();
+    let _mock = world.start_mock_llm(Duration::from_millis(50), "ask", "ask");
+    // What `acp_connect` names: the agent's HOME/XDG and Kilo switches.
+    let env: serde_json::Map<String, Value> =
+        world.env().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
     let gw = Gateway::start(&[]);
     let mut a = gw.connect().await;
     let mut b = gw.connect().await;
@@ -204,7 +127,7 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
     a.send(
         "c1",
         "acp_connect",
-        json!({"command": bin.display().to_string(), "args": ["acp"], "env": home.env()}),
+        json!({"command": bin.display().to_string(), "args": ["acp"], "env": env}),
     )
     .await;
     let info = response(&mut a, "c1", &mut ev_a).await;

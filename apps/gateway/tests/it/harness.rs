@@ -2,10 +2,10 @@
 //! envelope, and bounded waits.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+pub(crate) use bb_test_support::repo_root;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -15,10 +15,6 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 /// Bound on any single wait (a loaded 2-core machine).
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
-
-pub(crate) fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
 
 /// A running gateway; killed on drop.
 pub(crate) struct Gateway {

@@ -1,112 +1,19 @@
 //! The gateway on the real Kilo server (spawned and supervised through the shared launcher)
-//! with the scripted mock LLM of the sidecar's tests: a reply streams over the WebSocket.
+//! with the scripted mock LLM (`bb-test-support`): a reply streams over the WebSocket.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bb_test_support::{KiloWorld, kilo_bin_or_skip};
 use serde_json::json;
 
-use crate::harness::{Gateway, repo_root};
-
-/// The real Kilo binary: `$BB_KILO_BIN`, else what `scripts/engine.sh` installs; `None` only
-/// with `BB_SKIP_REAL_ENGINE=1`.
-fn real_engine() -> Option<PathBuf> {
-    let found = match std::env::var_os("BB_KILO_BIN") {
-        Some(bin) => Some(PathBuf::from(bin)).filter(|b| b.is_file()),
-        None => Command::new("bash")
-            .arg(repo_root().join("scripts/engine.sh"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())),
-    };
-    match found {
-        Some(bin) => Some(bin),
-        None if std::env::var("BB_SKIP_REAL_ENGINE").is_ok_and(|v| v == "1") => {
-            eprintln!("BB_SKIP_REAL_ENGINE=1: skipping a real-engine test");
-            None
-        }
-        None => panic!(
-            "the real Kilo engine is needed: run `bash scripts/engine.sh` or set BB_KILO_BIN \
-             (BB_SKIP_REAL_ENGINE=1 opts out explicitly)"
-        ),
-    }
-}
-
-struct MockLlm(Child, u16);
-
-impl Drop for MockLlm {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-// The child is owned by `MockLlm`, whose drop kills and reaps it.
-#[allow(clippy::zombie_processes)]
-fn mock_llm(dir: &std::path::Path) -> MockLlm {
-    let port_file = dir.join("mock.port");
-    let child = Command::new("python3")
-        .arg(repo_root().join("apps/sidecar/tests/it/mock_llm.py"))
-        .args(["--host", "127.0.0.1", "--port", "0", "--delay", "0.02", "--port-file"])
-        .arg(&port_file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 runs the mock LLM");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(port) =
-            std::fs::read_to_string(&port_file).ok().and_then(|s| s.trim().parse().ok())
-        {
-            return MockLlm(child, port);
-        }
-        assert!(Instant::now() < deadline, "the mock LLM did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use crate::harness::Gateway;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kilo_reply_streams_over_the_websocket() {
-    let Some(kilo) = real_engine() else { return };
-    let world = tempfile::tempdir().unwrap();
-    let p = |s: &str| world.path().join(s);
-    for sub in ["home", "xdg/config/kilo", "xdg/data", "xdg/state", "xdg/cache"] {
-        std::fs::create_dir_all(p(sub)).unwrap();
-    }
-    let mock = mock_llm(world.path());
-    let config = json!({
-        "model": "mock/mock-model", "small_model": "mock/mock-model", "autoupdate": false,
-        "share": "disabled", "snapshot": false, "enabled_providers": ["mock"],
-        "permission": {"bash": "ask", "edit": "ask"},
-        "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock LLM",
-            "options": {"baseURL": format!("http://127.0.0.1:{}/v1", mock.1), "apiKey": "mock-key"},
-            "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
-                "limit": {"context": 128000, "output": 4096}}}}}
-    });
-    std::fs::write(p("xdg/config/kilo/kilo.json"), config.to_string()).unwrap();
-    let s = |path: &str| p(path).display().to_string();
-    let mut env = vec![
-        ("HOME".to_owned(), s("home")),
-        ("XDG_CONFIG_HOME".to_owned(), s("xdg/config")),
-        ("XDG_DATA_HOME".to_owned(), s("xdg/data")),
-        ("XDG_STATE_HOME".to_owned(), s("xdg/state")),
-        ("XDG_CACHE_HOME".to_owned(), s("xdg/cache")),
-        ("KILO_TELEMETRY_LEVEL".to_owned(), "off".to_owned()),
-    ];
-    for flag in [
-        "AUTOUPDATE",
-        "MODELS_FETCH",
-        "DEFAULT_PLUGINS",
-        "SHARE",
-        "LSP_DOWNLOAD",
-        "CLAUDE_CODE",
-        "SESSION_INGEST",
-    ] {
-        env.push((format!("KILO_DISABLE_{flag}"), "1".to_owned()));
-    }
+    let Some(kilo) = kilo_bin_or_skip() else { return };
+    let world = KiloWorld::new();
+    let _mock = world.start_mock_llm(Duration::from_millis(20), "ask", "ask");
+    let env = world.env();
     let kilo = kilo.display().to_string();
     let gw = Gateway::start_with(&["--engine", "kilo", "--engine-bin", &kilo], &env);
     let mut c = gw.connect().await;

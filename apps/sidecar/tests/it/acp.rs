@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, children_of, cmdline, eventually, is_dead, real_engine,
+    LONG, MockLlm, Sidecar, World, children_of, cmdline, eventually, is_dead, kilo_bin_or_skip,
 };
 
 struct Acp {
@@ -18,10 +18,9 @@ struct Acp {
 
 impl Acp {
     fn start(trusted: bool) -> Option<Self> {
-        let bin = real_engine()?;
+        let bin = kilo_bin_or_skip()?;
         let world = World::new();
-        let mock = MockLlm::start(&world);
-        world.write_kilo_config(mock.port, "ask");
+        let mock = world.start_mock_llm("ask", "ask");
         let project = world.path("project").display().to_string();
         let mut args = vec!["--workspace", &project, "--engine", "acp"];
         if trusted {

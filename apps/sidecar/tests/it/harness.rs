@@ -1,188 +1,51 @@
-//! Test harness: the real engine (or a clear failure), the mock LLM, the sidecar process with
-//! a line reader, bounded waits, and process inspection through `/proc`.
+//! Test harness: the sidecar's world on the shared Kilo setup (`bb-test-support`), the sidecar
+//! process with a line reader, bounded waits, and process inspection through `/proc`.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use bb_test_support::KiloWorld;
+pub(crate) use bb_test_support::{MockLlm, eventually, kilo_bin_or_skip, repo_root};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 /// Bound on engine start-up plus one turn on a loaded 2-core machine.
 pub(crate) const LONG: Duration = Duration::from_secs(120);
 
-pub(crate) fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-/// The real Kilo binary: `$BB_KILO_BIN`, else what `scripts/engine.sh` installs. Fails the
-/// test with the reason when it cannot be had, unless `BB_SKIP_REAL_ENGINE=1`, in which case
-/// `None` (the caller returns, saying so).
-pub(crate) fn real_engine() -> Option<PathBuf> {
-    let skip = std::env::var("BB_SKIP_REAL_ENGINE").is_ok_and(|v| v == "1");
-    let found = match std::env::var_os("BB_KILO_BIN") {
-        Some(bin) => {
-            let bin = PathBuf::from(bin);
-            if bin.is_file() {
-                Ok(bin)
-            } else {
-                Err(format!("BB_KILO_BIN={} is not a file", bin.display()))
-            }
-        }
-        None => {
-            let script = repo_root().join("scripts/engine.sh");
-            match Command::new("bash").arg(&script).stderr(Stdio::inherit()).output() {
-                Ok(out) if out.status.success() => {
-                    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned()))
-                }
-                Ok(out) => Err(format!("{} failed with {}", script.display(), out.status)),
-                Err(err) => Err(format!("cannot run {}: {err}", script.display())),
-            }
-        }
-    };
-    match found {
-        Ok(bin) => Some(bin),
-        Err(why) if skip => {
-            eprintln!("BB_SKIP_REAL_ENGINE=1: skipping a real-engine test ({why})");
-            None
-        }
-        Err(why) => panic!(
-            "the real Kilo engine is needed for this test and cannot be had: {why}. \
-             Run `bash scripts/engine.sh` (npm needed) or set BB_KILO_BIN; \
-             BB_SKIP_REAL_ENGINE=1 opts out explicitly."
-        ),
-    }
-}
-
-/// Polls `cond` until it holds or `within` passes.
-pub(crate) fn eventually(within: Duration, what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out after {within:?} waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A scratch world: workspace, isolated HOME/XDG dirs.
+/// A scratch world: the shared Kilo world with `project/hello.txt`, and the environment the
+/// sidecar is started with.
 pub(crate) struct World {
-    pub(crate) dir: TempDir,
+    kilo: KiloWorld,
 }
 
 impl World {
     pub(crate) fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["project", "home", "xdg/config/kilo", "xdg/data", "xdg/state", "xdg/cache"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        std::fs::write(dir.path().join("project/hello.txt"), "hello world\n").unwrap();
-        Self { dir }
+        let kilo = KiloWorld::new();
+        std::fs::write(kilo.path("project/hello.txt"), "hello world\n").unwrap();
+        Self { kilo }
     }
 
     pub(crate) fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
+        self.kilo.path(sub)
     }
 
     /// The environment a user's engine configuration lives in (passed to the sidecar, which
     /// must forward it to the engine through its allow-list), plus a decoy that must not pass.
     pub(crate) fn env(&self) -> Vec<(String, String)> {
-        let p = |s: &str| self.path(s).display().to_string();
-        let mut env = vec![
-            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
-            ("HOME".to_owned(), p("home")),
-            ("XDG_CONFIG_HOME".to_owned(), p("xdg/config")),
-            ("XDG_DATA_HOME".to_owned(), p("xdg/data")),
-            ("XDG_STATE_HOME".to_owned(), p("xdg/state")),
-            ("XDG_CACHE_HOME".to_owned(), p("xdg/cache")),
-            ("KILO_TELEMETRY_LEVEL".to_owned(), "off".to_owned()),
-            ("RUST_LOG".to_owned(), "info".to_owned()),
-            ("BB_TEST_DECOY_SECRET".to_owned(), "decoy-must-not-reach-the-engine".to_owned()),
-        ];
-        for flag in [
-            "AUTOUPDATE",
-            "MODELS_FETCH",
-            "DEFAULT_PLUGINS",
-            "SHARE",
-            "LSP_DOWNLOAD",
-            "CLAUDE_CODE",
-            "SESSION_INGEST",
-        ] {
-            env.push((format!("KILO_DISABLE_{flag}"), "1".to_owned()));
-        }
+        let mut env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())];
+        env.extend(self.kilo.env());
+        env.push(("RUST_LOG".to_owned(), "info".to_owned()));
+        env.push(("BB_TEST_DECOY_SECRET".to_owned(), "decoy-must-not-reach-the-engine".to_owned()));
         env
     }
 
-    /// Writes the engine config exactly as `engine-peer/run-engine.sh` does; `bash` is the
-    /// engine's permission for its shell tool (`"ask"` or `"allow"`).
-    #[allow(dead_code)] // for tests that set only the shell tool's permission
-    pub(crate) fn write_kilo_config(&self, mock_port: u16, bash: &str) {
-        self.write_kilo_config_with(mock_port, bash, "ask");
-    }
-
-    /// As [`World::write_kilo_config`], with the permission for the edit tool too.
-    pub(crate) fn write_kilo_config_with(&self, mock_port: u16, bash: &str, edit: &str) {
-        let cfg = json!({
-            "$schema": "https://app.kilo.ai/config.json",
-            "model": "mock/mock-model",
-            "small_model": "mock/mock-model",
-            "autoupdate": false,
-            "share": "disabled",
-            "provider": {"mock": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Mock LLM",
-                "options": {"baseURL": format!("http://127.0.0.1:{mock_port}/v1"), "apiKey": "mock-key"},
-                "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
-                                          "limit": {"context": 128000, "output": 4096}}}}},
-            "permission": {"bash": bash, "edit": edit},
-            "enabled_providers": ["mock"],
-            "snapshot": false
-        });
-        std::fs::write(
-            self.path("xdg/config/kilo/kilo.json"),
-            serde_json::to_vec_pretty(&cfg).unwrap(),
-        )
-        .unwrap();
-    }
-}
-
-/// The scripted mock LLM (`tests/it/mock_llm.py`), killed on drop.
-pub(crate) struct MockLlm {
-    child: Child,
-    pub(crate) port: u16,
-}
-
-impl MockLlm {
-    pub(crate) fn start(world: &World) -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/mock_llm.py");
-        let port_file = world.path("mock.port");
-        let child = Command::new("python3")
-            .arg(script)
-            .args(["--host", "127.0.0.1", "--port", "0", "--delay", "0.02", "--slow-seconds", "60"])
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 is needed for the mock LLM");
-        let mut port = 0;
-        eventually(Duration::from_secs(20), "the mock LLM port file", || {
-            port = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0);
-            port != 0
-        });
-        Self { child, port }
-    }
-}
-
-impl Drop for MockLlm {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// Starts the mock LLM and writes the engine config naming it; `bash` and `edit` are the
+    /// engine's permissions for its shell and edit tools (`"ask"` or `"allow"`).
+    pub(crate) fn start_mock_llm(&self, bash: &str, edit: &str) -> MockLlm {
+        self.kilo.start_mock_llm(Duration::from_millis(20), bash, edit)
     }
 }
 

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{
     LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, environ_var, eventually,
-    is_dead, real_engine, stat_ids, streamed_text,
+    is_dead, kilo_bin_or_skip, stat_ids, streamed_text,
 };
 
 pub(crate) struct Kilo {
@@ -48,9 +48,8 @@ impl Kilo {
         edit: &str,
         extra: &[&str],
     ) -> Option<Self> {
-        let bin = real_engine()?;
-        let mock = MockLlm::start(&world);
-        world.write_kilo_config_with(mock.port, bash, edit);
+        let bin = kilo_bin_or_skip()?;
+        let mock = world.start_mock_llm(bash, edit);
         let project = world.path("project").display().to_string();
         let mut args = vec![
             "--workspace",

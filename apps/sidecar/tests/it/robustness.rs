@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, children_of, environ_var, eventually, real_engine, repo_root,
+    LONG, Sidecar, World, children_of, environ_var, eventually, kilo_bin_or_skip, repo_root,
     streamed_text,
 };
 
@@ -106,10 +106,9 @@ fn engine_password(sidecar: &Sidecar) -> String {
 
 #[test]
 fn a_turn_on_the_real_engine_under_debug_logging_leaks_no_credential() {
-    let Some(bin) = real_engine() else { return };
+    let Some(bin) = kilo_bin_or_skip() else { return };
     let world = World::new();
-    let mock = MockLlm::start(&world);
-    world.write_kilo_config(mock.port, "ask");
+    let _mock = world.start_mock_llm("ask", "ask");
     let project = world.path("project").display().to_string();
     let mut env = world.env();
     env.retain(|(k, _)| k != "RUST_LOG");

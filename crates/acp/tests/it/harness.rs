@@ -1,131 +1,46 @@
-//! Test harness: the real Kilo binary, the mock LLM, an isolated HOME/XDG world, a hub with
-//! its event receiver, and process inspection through `/proc`.
+//! Test harness: the hub's world on the shared Kilo setup (`bb-test-support`), a hub with its
+//! event receiver, and process inspection through `/proc`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bb_acp::{AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
 use bb_supervisor::TokioSpawner;
-use serde_json::{Value, json};
-use tempfile::TempDir;
+use bb_test_support::{KiloWorld, MockLlm};
+pub(crate) use bb_test_support::{kilo_bin, repo_root};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// Bound on an agent start plus one turn on a loaded 2-core machine.
 pub(crate) const LONG: Duration = Duration::from_secs(120);
 
-pub(crate) fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-/// The real Kilo binary: `$BB_KILO_BIN`, else what `scripts/engine.sh` installs; the test
-/// fails with the reason when neither works.
-pub(crate) fn real_engine() -> PathBuf {
-    if let Some(bin) = std::env::var_os("BB_KILO_BIN") {
-        let bin = PathBuf::from(bin);
-        assert!(bin.is_file(), "BB_KILO_BIN={} is not a file", bin.display());
-        return bin;
-    }
-    let script = repo_root().join("scripts/engine.sh");
-    let out = Command::new("bash").arg(&script).stderr(Stdio::inherit()).output().unwrap();
-    assert!(
-        out.status.success(),
-        "the real Kilo engine is needed: {} failed; run it by hand (npm needed) or set BB_KILO_BIN",
-        script.display()
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-/// Workspace, isolated HOME/XDG, the mock LLM and the Kilo config naming it.
+/// Workspace, isolated HOME/XDG and, once [`World::with_kilo`], the mock LLM and the Kilo
+/// config naming it.
 pub(crate) struct World {
-    pub(crate) dir: TempDir,
-    mock: Option<Child>,
+    kilo: KiloWorld,
+    _mock: Option<MockLlm>,
 }
 
 impl World {
     pub(crate) fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in ["project", "home", "xdg/config/kilo", "xdg/data", "xdg/state", "xdg/cache"] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        Self { dir, mock: None }
+        Self { kilo: KiloWorld::new(), _mock: None }
     }
 
     pub(crate) fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
+        self.kilo.path(sub)
     }
 
     /// Starts the mock LLM and writes the Kilo config (`bash` and `edit` ask).
     pub(crate) fn with_kilo(mut self) -> Self {
-        let script = repo_root().join("apps/sidecar/tests/it/mock_llm.py");
-        let port_file = self.path("mock.port");
-        let child = Command::new("python3")
-            .arg(script)
-            .args(["--host", "127.0.0.1", "--port", "0", "--delay", "0.05", "--slow-seconds", "60"])
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 is needed for the mock LLM");
-        self.mock = Some(child);
-        let mut port = 0u16;
-        for _ in 0..400 {
-            port = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0);
-            if port != 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert_ne!(port, 0, "the mock LLM did not write its port");
-        let cfg = json!({
-            "$schema": "https://app.kilo.ai/config.json",
-            "model": "mock/mock-model",
-            "small_model": "mock/mock-model",
-            "autoupdate": false,
-            "share": "disabled",
-            "provider": {"mock": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Mock LLM",
-                "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "mock-key"},
-                "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
-                                          "limit": {"context": 128000, "output": 4096}}}}},
-            "permission": {"bash": "ask", "edit": "ask"},
-            "enabled_providers": ["mock"],
-            "snapshot": false
-        });
-        std::fs::write(self.path("xdg/config/kilo/kilo.json"), cfg.to_string()).unwrap();
+        self._mock = Some(self.kilo.start_mock_llm(Duration::from_millis(50), "ask", "ask"));
         self
     }
 
     /// The agent's environment: what a user's configuration would hold.
     pub(crate) fn env(&self) -> Vec<(String, String)> {
-        let p = |s: &str| self.path(s).display().to_string();
-        let mut env = vec![
-            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
-            ("HOME".to_owned(), p("home")),
-            ("XDG_CONFIG_HOME".to_owned(), p("xdg/config")),
-            ("XDG_DATA_HOME".to_owned(), p("xdg/data")),
-            ("XDG_STATE_HOME".to_owned(), p("xdg/state")),
-            ("XDG_CACHE_HOME".to_owned(), p("xdg/cache")),
-            ("KILO_TELEMETRY_LEVEL".to_owned(), "off".to_owned()),
-        ];
-        for flag in [
-            "AUTOUPDATE",
-            "MODELS_FETCH",
-            "DEFAULT_PLUGINS",
-            "SHARE",
-            "LSP_DOWNLOAD",
-            "CLAUDE_CODE",
-            "SESSION_INGEST",
-        ] {
-            env.push((format!("KILO_DISABLE_{flag}"), "1".to_owned()));
-        }
+        let mut env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())];
+        env.extend(self.kilo.env());
         env
     }
 
@@ -138,15 +53,6 @@ impl World {
         };
         let (hub, rx) = AcpHub::new(policy, Arc::new(TokioSpawner::default()));
         (hub, Events { rx, seen: Vec::new() })
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.mock.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

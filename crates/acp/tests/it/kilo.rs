@@ -11,7 +11,7 @@ use bb_protocol::ws::{
 };
 use serde_json::Value;
 
-use crate::harness::{Events, LONG, World, group_members, is_dead, real_engine};
+use crate::harness::{Events, LONG, World, group_members, is_dead, kilo_bin};
 
 struct Kilo {
     _world: World,
@@ -22,7 +22,7 @@ struct Kilo {
 
 impl Kilo {
     async fn start() -> Self {
-        let bin = real_engine();
+        let bin = kilo_bin();
         let world = World::new().with_kilo();
         let (hub, events) = world.hub();
         let info = hub
