@@ -52,20 +52,7 @@ async fn wait_gone(pid: u32) {
 /// The next message, waiting up to LONG (an agent's start or turn on a loaded machine can
 /// take longer than the harness's per-message wait).
 async fn next_long(c: &mut crate::harness::Client) -> Value {
-    use futures_util::StreamExt;
-    use tokio_tungstenite::tungstenite::Message;
-    loop {
-        let msg = tokio::time::timeout(LONG, c.ws.next())
-            .await
-            .expect("a message in time")
-            .expect("the connection stays open")
-            .expect("a valid frame");
-        match msg {
-            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
-            Message::Close(frame) => panic!("closed: {frame:?}"),
-            _ => continue,
-        }
-    }
+    c.next_within(LONG).await
 }
 
 /// Reads until the response to `id` (or takes it from what was already read), collecting

@@ -140,10 +140,15 @@ impl Client {
 
     /// The next message; panics on close or timeout.
     pub(crate) async fn next(&mut self) -> Value {
+        self.next_within(WAIT).await
+    }
+
+    /// The next message within `within`; panics on close or timeout.
+    pub(crate) async fn next_within(&mut self, within: Duration) -> Value {
         loop {
-            let msg = tokio::time::timeout(WAIT, self.ws.next())
+            let msg = tokio::time::timeout(within, self.ws.next())
                 .await
-                .expect("a message within the wait")
+                .unwrap_or_else(|_| panic!("no message within {within:?}"))
                 .expect("the connection stays open")
                 .expect("a valid frame");
             match msg {
