@@ -1,7 +1,8 @@
 //! Dev-only setup shared by the tests that run the real Kilo engine (`kilo serve`, `kilo acp`):
 //! an isolated world ([`KiloWorld`]: temp dirs, the engine's HOME/XDG environment and
 //! switches), the scripted mock LLM it talks to ([`MockLlm`], `mock_llm.py` next to this
-//! crate's manifest, killed on drop) and the engine binary ([`kilo_bin`]).
+//! crate's manifest, killed on drop), the engine binary ([`kilo_bin`]) and process inspection
+//! through `/proc` ([`procfs`]).
 //!
 //! IO contract: creates temp dirs, writes the engine config, runs `python3` and
 //! `bash scripts/engine.sh`; a failure panics with its reason, as a test would. Only ever a
@@ -17,6 +18,7 @@
 
 mod kilo;
 mod mock_llm;
+pub mod procfs;
 mod world;
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
-//! The world's layout and environment, the mock LLM's life and the config naming it, and the
-//! binary lookup's errors.
+//! The world's layout and environment, the mock LLM's life and the config naming it, the
+//! binary lookup's errors, and what `/proc` tells about a child.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::procfs::{
+    children_of, cmdline, descendants_of, environ_names, environ_var, group_members, is_dead,
+    stat_ids,
+};
 use crate::{KiloWorld, kilo};
 
 /// One HTTP GET on loopback; the whole response.
@@ -69,4 +74,30 @@ fn a_kilo_bin_that_is_not_a_file_is_named_with_what_to_do() {
     let why = kilo::lookup(Some(world.path("no/such/kilo"))).unwrap_err();
     assert!(why.contains("BB_KILO_BIN=") && why.contains("is not a file"), "{why}");
     assert!(why.contains("scripts/engine.sh"), "{why}");
+}
+
+#[test]
+fn proc_shows_a_child_its_environment_and_its_death() {
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .env("BB_TEST_SUPPORT_MARK", "here")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let me = std::process::id();
+    assert!(children_of(me).contains(&pid));
+    assert!(descendants_of(me).contains(&pid));
+    assert!(cmdline(pid).starts_with("sleep 30"), "{}", cmdline(pid));
+    assert_eq!(environ_var(pid, "BB_TEST_SUPPORT_MARK").as_deref(), Some("here"));
+    assert!(environ_names(pid).iter().any(|n| n == "BB_TEST_SUPPORT_MARK"));
+    let (ppid, _, pgrp, _) = stat_ids(pid).unwrap();
+    assert_eq!(ppid, me);
+    assert!(group_members(pgrp).contains(&pid));
+    assert!(!is_dead(pid));
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(is_dead(pid));
+    assert!(!children_of(me).contains(&pid));
 }

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bb_test_support::procfs::{children_of, cmdline, is_dead};
 use bb_test_support::{KiloWorld, kilo_bin};
 use serde_json::{Value, json};
 
@@ -12,36 +13,9 @@ use crate::harness::Gateway;
 /// Bound on an agent start plus one turn on a loaded 2-core machine.
 const LONG: Duration = Duration::from_secs(120);
 
-fn children_with(parent: u32, needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let fields: Vec<&str> =
-            stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if fields.len() > 1
-            && fields[0] != "Z"
-            && fields[1] == parent.to_string()
-            && cmd.contains(needle)
-        {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-fn is_gone(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
-}
-
 async fn wait_gone(pid: u32) {
     for _ in 0..400 {
-        if is_gone(pid) {
+        if is_dead(pid) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -124,9 +98,9 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
     assert_eq!(info["protocolVersion"], "1");
     assert_eq!(info["agentInfo"]["name"], "Kilo");
     let conn = info["id"].as_str().unwrap().to_owned();
-    let agent = children_with(gw.pid(), " acp")
+    let agent = children_of(gw.pid())
         .into_iter()
-        .next()
+        .find(|&pid| !is_dead(pid) && cmdline(pid).contains(" acp"))
         .expect("the agent is the gateway's child");
 
     let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev_a).await;

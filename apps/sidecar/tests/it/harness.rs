@@ -1,5 +1,5 @@
 //! Test harness: the sidecar's world on the shared Kilo setup (`bb-test-support`), the sidecar
-//! process with a line reader, bounded waits, and process inspection through `/proc`.
+//! process with a line reader and bounded waits.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -9,6 +9,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use bb_test_support::KiloWorld;
+pub(crate) use bb_test_support::procfs::{
+    children_of, cmdline, descendants_of, environ_names, environ_var, is_dead, stat_ids,
+};
 pub(crate) use bb_test_support::{MockLlm, eventually, kilo_bin_or_skip, repo_root};
 use serde_json::{Value, json};
 
@@ -279,79 +282,6 @@ impl Drop for Sidecar {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Pids whose parent is `pid`.
-pub(crate) fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(child) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Some((ppid, _)) = stat(child)
-            && ppid == pid
-        {
-            out.push(child);
-        }
-    }
-    out
-}
-
-/// Pids descending from `pid` (children, their children, …), in no particular order.
-pub(crate) fn descendants_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(parent) = frontier.pop() {
-        for child in children_of(parent) {
-            out.push(child);
-            frontier.push(child);
-        }
-    }
-    out
-}
-
-/// (ppid, state) from `/proc/PID/stat`.
-fn stat(pid: u32) -> Option<(u32, char)> {
-    let (ppid, state, _, _) = stat_ids(pid)?;
-    Some((ppid, state))
-}
-
-/// (ppid, state, process group, session) from `/proc/PID/stat`.
-pub(crate) fn stat_ids(pid: u32) -> Option<(u32, char, u32, u32)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some((ppid, state, pgrp, session))
-}
-
-/// Gone, or a zombie nobody reaped yet (it no longer runs or holds ports).
-pub(crate) fn is_dead(pid: u32) -> bool {
-    stat(pid).is_none_or(|(_, state)| state == 'Z' || state == 'X')
-}
-
-/// One variable of a process's environment.
-pub(crate) fn environ_var(pid: u32, name: &str) -> Option<String> {
-    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    raw.split(|&b| b == 0).find_map(|kv| {
-        let kv = String::from_utf8_lossy(kv);
-        kv.strip_prefix(&format!("{name}=")).map(str::to_owned)
-    })
-}
-
-pub(crate) fn environ_names(pid: u32) -> Vec<String> {
-    let raw = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    raw.split(|&b| b == 0)
-        .filter_map(|kv| String::from_utf8_lossy(kv).split_once('=').map(|(k, _)| k.to_owned()))
-        .collect()
-}
-
-pub(crate) fn cmdline(pid: u32) -> String {
-    String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
-        .replace('\0', " ")
 }
 
 /// Text streamed for a session: `message.part.delta` deltas concatenated.

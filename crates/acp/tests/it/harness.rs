@@ -1,5 +1,5 @@
 //! Test harness: the hub's world on the shared Kilo setup (`bb-test-support`), a hub with its
-//! event receiver, and process inspection through `/proc`.
+//! event receiver.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bb_acp::{AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
 use bb_supervisor::TokioSpawner;
+pub(crate) use bb_test_support::procfs::{group_members, is_dead};
 use bb_test_support::{KiloWorld, MockLlm};
 pub(crate) use bb_test_support::{kilo_bin, repo_root};
 use serde_json::Value;
@@ -118,30 +119,4 @@ impl Events {
             })
             .collect()
     }
-}
-
-/// Whether a process is gone (no `/proc` entry, or a zombie).
-pub(crate) fn is_dead(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-/// Live (non-zombie) processes whose process group is `pgid`.
-pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let Some(rest) = stat.rsplit(')').next() else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // fields[0] = state, [1] = ppid, [2] = pgrp
-        if fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string() {
-            out.push(pid);
-        }
-    }
-    out
 }
