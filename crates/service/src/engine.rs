@@ -264,7 +264,9 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
 
     /// The engine's telemetry counters, by the spec's names (`bb.command metrics` adds them):
     /// Kilo reports `permissions.prompt_count`, `tools.write.allow_count`,
-    /// `tools.write.deny_count` and `security.out_of_scope_path_attempt_count`.
+    /// `tools.write.deny_count`, `security.out_of_scope_path_attempt_count`, and the stream
+    /// events no webview is shown: `events.unrouted_count` (of no session) and
+    /// `events.malformed_count` (not Kilo events).
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }

@@ -147,6 +147,12 @@ fn diff_fork_revert_mcp_and_commands() {
     for cap in ["permissions", "commands", "files", "diffs"] {
         assert_eq!(init["capabilities"][cap], true, "{init}");
     }
+    // The engine's sessionless events (`server.connected` at least) are shown to no webview:
+    // they are counted.
+    let metrics = k.sidecar.ok("bb.command", json!({"sessionId": "", "command": "metrics"}));
+    let m = &metrics["output"];
+    assert!(m["kilo.cli.events.unrouted_count"].as_u64().is_some_and(|n| n >= 1), "{m}");
+    assert_eq!(m["kilo.cli.events.malformed_count"], 0, "{m}");
     k.finish();
 }
 

@@ -441,6 +441,8 @@ impl EngineAdapter for KiloAdapter {
             ("tools.write.allow_count", c.write_allow.load(Ordering::Relaxed)),
             ("tools.write.deny_count", c.write_deny.load(Ordering::Relaxed)),
             ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
+            ("events.unrouted_count", self.shared.unrouted.load(Ordering::Relaxed)),
+            ("events.malformed_count", self.shared.malformed.load(Ordering::Relaxed)),
         ]
     }
 

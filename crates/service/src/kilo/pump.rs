@@ -8,6 +8,7 @@
 //! whose Retry is `bb.command retry`.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use bb_engine_client::kilo::{KiloClient, KiloUpdate, MessageWithParts, PermissionReply};
 use bb_host::permissions::RequestKind;
@@ -147,10 +148,12 @@ pub(crate) async fn run(
                 None => Vec::new(),
             },
             KiloUpdate::Unrouted(event) => {
+                shared.unrouted.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(event_type = %event.event_type, "engine event of no session");
                 Vec::new()
             }
             KiloUpdate::Malformed { error, .. } => {
+                shared.malformed.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%error, "engine sent an event that is not a Kilo event");
                 Vec::new()
             }

@@ -44,6 +44,11 @@ pub(crate) struct Shared {
     tracked: Mutex<BTreeSet<String>>,
     /// `out_of_scope_path_attempt_count`: workspace paths refused.
     pub(crate) out_of_scope: AtomicU64,
+    /// `events.unrouted_count`: engine events of no session (server, plugin and project
+    /// events), not shown to any webview.
+    pub(crate) unrouted: AtomicU64,
+    /// `events.malformed_count`: stream data that is not a Kilo event.
+    pub(crate) malformed: AtomicU64,
 }
 
 impl Shared {
@@ -53,6 +58,8 @@ impl Shared {
             sessions: Mutex::new(HashMap::new()),
             tracked: Mutex::new(BTreeSet::new()),
             out_of_scope: AtomicU64::new(0),
+            unrouted: AtomicU64::new(0),
+            malformed: AtomicU64::new(0),
         }
     }
 

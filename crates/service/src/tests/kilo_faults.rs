@@ -349,3 +349,46 @@ async fn requests_of_untracked_sessions_are_relisted_too() {
     assert_eq!(counts.first(), Some(&1));
     assert_eq!(counts.last(), Some(&0));
 }
+
+#[tokio::test]
+async fn stream_events_no_webview_is_shown_are_counted() {
+    let server = MockServer::start().await;
+    // A sessionless event, data that is not a Kilo event, then one of the session: when its
+    // update arrives, the two before it were handled.
+    let sse = concat!(
+        "data: {\"type\":\"plugin.added\",\"properties\":{\"name\":\"p\"}}\n\n",
+        "data: {\"type\":\"server.heartbeat\"}\n\n",
+        "data: not json\n\n",
+        "data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\"status\":{\"type\":\"busy\"}}}\n\n",
+    );
+    Mock::given(method("GET"))
+        .and(path("/event"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+        .mount(&server)
+        .await;
+    for (route, body) in [
+        ("/session/status", json!({})),
+        ("/question", json!([])),
+        ("/permission", json!([])),
+        ("/session/ses_a/message", json!([])),
+        ("/session/ses_a", json!({"id": SES, "title": "t", "time": {"created": 1, "updated": 2}})),
+    ] {
+        Mock::given(method("GET"))
+            .and(path(route))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .mount(&server)
+            .await;
+    }
+    let (adapter, mut updates) = adapter(&server, 1 << 20).await;
+    let running = async {
+        while let Some(update) = updates.recv().await {
+            if let EngineUpdate::SessionRunning { running: true, .. } = update {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), running).await.expect("the session's event");
+    let counters: std::collections::HashMap<_, _> = adapter.counters().into_iter().collect();
+    assert!(counters["events.unrouted_count"] >= 2, "{counters:?}");
+    assert!(counters["events.malformed_count"] >= 1, "{counters:?}");
+}
