@@ -25,8 +25,14 @@ fn permission(id: &str) -> serde_json::Value {
 /// An engine whose event stream ends after `server.connected` (so the router keeps
 /// reconnecting and rebuilding) and that lists `per_1`.
 pub(super) async fn engine() -> MockServer {
-    let server = MockServer::start().await;
     let sse = "data: {\"type\":\"server.connected\",\"properties\":{}}\n\n";
+    engine_with(sse, json!([permission("per_1")])).await
+}
+
+/// An engine whose event stream sends `sse` then ends, with session `ses_a` and
+/// `permissions` pending.
+async fn engine_with(sse: &'static str, permissions: serde_json::Value) -> MockServer {
+    let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/event"))
         .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
@@ -35,6 +41,7 @@ pub(super) async fn engine() -> MockServer {
     for (route, body) in [
         ("/session/status", json!({})),
         ("/question", json!([])),
+        ("/permission", permissions),
         ("/session/ses_a/message", json!([])),
         ("/session/ses_a", json!({"id": SES, "title": "t", "time": {"created": 1, "updated": 2}})),
     ] {
@@ -44,11 +51,6 @@ pub(super) async fn engine() -> MockServer {
             .mount(&server)
             .await;
     }
-    Mock::given(method("GET"))
-        .and(path("/permission"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([permission("per_1")])))
-        .mount(&server)
-        .await;
     server
 }
 
@@ -352,7 +354,6 @@ async fn requests_of_untracked_sessions_are_relisted_too() {
 
 #[tokio::test]
 async fn stream_events_no_webview_is_shown_are_counted() {
-    let server = MockServer::start().await;
     // A sessionless event, data that is not a Kilo event, then one of the session: when its
     // update arrives, the two before it were handled.
     let sse = concat!(
@@ -361,24 +362,7 @@ async fn stream_events_no_webview_is_shown_are_counted() {
         "data: not json\n\n",
         "data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\"status\":{\"type\":\"busy\"}}}\n\n",
     );
-    Mock::given(method("GET"))
-        .and(path("/event"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
-        .mount(&server)
-        .await;
-    for (route, body) in [
-        ("/session/status", json!({})),
-        ("/question", json!([])),
-        ("/permission", json!([])),
-        ("/session/ses_a/message", json!([])),
-        ("/session/ses_a", json!({"id": SES, "title": "t", "time": {"created": 1, "updated": 2}})),
-    ] {
-        Mock::given(method("GET"))
-            .and(path(route))
-            .respond_with(ResponseTemplate::new(200).set_body_json(body))
-            .mount(&server)
-            .await;
-    }
+    let server = engine_with(sse, json!([])).await;
     let (adapter, mut updates) = adapter(&server, 1 << 20).await;
     let running = async {
         while let Some(update) = updates.recv().await {
