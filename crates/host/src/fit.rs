@@ -4,11 +4,10 @@
 //! keeps in a bounded store (`body.get`); a resync view is fitted the same way.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
 use bb_normalize::SessionView;
 use bb_normalize::truncate::{Limits, truncate};
-use bb_protocol::v1::{EventItem, EventsPayload, Truncation};
+use bb_protocol::v1::{EventItem, Events, EventsPayload, EventsWriter, Truncation};
 use serde_json::{Map, Value};
 
 /// Bytes of full bodies the store keeps; the oldest are forgotten first.
@@ -91,45 +90,62 @@ impl Fitter {
     }
 
     /// A batch as messages: at most `max_items` items and `max_bytes` each, in order, with
-    /// their serialized sizes.
+    /// their serialized sizes. Each item is written (serialized) here, once: the messages
+    /// hold its JSON, and the item's tree is dropped.
     pub(crate) fn split(
         &mut self,
         session: &str,
         items: Vec<EventItem>,
         max_items: usize,
     ) -> Vec<(EventsPayload, usize)> {
-        let message = |events: Vec<EventItem>| EventsPayload {
+        let message = |events: Events| EventsPayload {
             session_id: session.to_owned(),
-            events: Arc::new(events),
+            events,
             tab_id: None,
             seq: None,
             resync: None,
             view: None,
         };
-        let base = payload_bytes(&message(Vec::new()));
+        let base = payload_bytes(&message(Events::default()));
         let budget = self.budget();
         let mut out = Vec::new();
-        let mut current: Vec<EventItem> = Vec::new();
+        let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
-            let mut size = value_bytes(&item);
-            let item = if base + size > budget {
-                let fitted = self.fit_item(item, budget.saturating_sub(base));
-                size = value_bytes(&fitted);
-                fitted
-            } else {
-                item
+            let size = match current.push(&item) {
+                Ok(size) if base + size > budget => {
+                    current.pop();
+                    let fitted = self.fit_item(item, budget.saturating_sub(base));
+                    current.push(&fitted).map_err(|_| fitted)
+                }
+                Ok(size) => Ok(size),
+                Err(_) => Err(item),
             };
-            let full = current.len() >= max_items.max(1);
-            if !current.is_empty() && (full || bytes + size + 1 > budget) {
-                out.push((message(std::mem::take(&mut current)), bytes));
+            let size = match size {
+                Ok(size) => size,
+                Err(item) => {
+                    // Not writable (a count out of range): sent alone, as an item, so the
+                    // rejection it meets takes no other event with it.
+                    if !current.is_empty() {
+                        out.push((message(std::mem::take(&mut current).finish()), bytes));
+                        bytes = base;
+                    }
+                    let alone = message(Events::from(vec![item]));
+                    let size = payload_bytes(&alone);
+                    out.push((alone, size));
+                    continue;
+                }
+            };
+            let full = current.len() > max_items.max(1);
+            if current.len() > 1 && (full || bytes + size + 1 > budget) {
+                let next = current.take_last();
+                out.push((message(std::mem::replace(&mut current, next).finish()), bytes));
                 bytes = base;
             }
-            bytes += size + usize::from(!current.is_empty());
-            current.push(item);
+            bytes += size + usize::from(current.len() > 1);
         }
         if !current.is_empty() {
-            out.push((message(current), bytes));
+            out.push((message(current.finish()), bytes));
         }
         out
     }
@@ -164,7 +180,7 @@ impl Fitter {
         let mut value = serde_json::to_value(view).unwrap_or(Value::Object(Map::new()));
         let payload = |v: Map<String, Value>| EventsPayload {
             session_id: session.to_owned(),
-            events: Arc::default(),
+            events: Events::default(),
             tab_id: None,
             seq: None,
             resync: Some(true),

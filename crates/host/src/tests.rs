@@ -78,7 +78,7 @@ pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
         .iter()
         .filter_map(|t| match t {
             V1Topic::Events(b) if b.session_id == session => {
-                Some(b.events.iter().map(|e| e.id.clone()))
+                Some(b.events.ids().map(str::to_owned).collect::<Vec<_>>())
             }
             _ => None,
         })

@@ -360,9 +360,9 @@ fn new_marks(link: &mut Link, payload: &EventsPayload) -> Marks {
     }
     payload
         .events
-        .iter()
+        .ids()
         .rev()
-        .find(|e| !e.id.is_empty())
-        .map(|e| vec![(payload.session_id.clone(), e.id.clone())])
+        .find(|id| !id.is_empty())
+        .map(|id| vec![(payload.session_id.clone(), id.to_owned())])
         .unwrap_or_default()
 }

@@ -436,17 +436,15 @@ impl Service {
     fn drain(&mut self) {
         while let Some((conn, topic)) = self.host.poll_output() {
             let written = match &topic {
-                V1Topic::Events(batch) => Some((
-                    batch.session_id.clone(),
-                    batch.events.iter().map(|e| e.class.clone()).collect::<Vec<_>>(),
-                )),
+                // A shared handle on the list: its classes are read once it is sent.
+                V1Topic::Events(batch) => Some((batch.session_id.clone(), batch.events.clone())),
                 _ => None,
             };
             let sent = self.conns.send_topic(conn, topic);
-            if let (Ok(_), Some((session, classes))) = (&sent, written) {
+            if let (Ok(_), Some((session, events))) = (&sent, written) {
                 let now = self.clock.now();
                 self.life.events_flushed(now);
-                self.life.metrics.events_written(&session, classes.iter().map(String::as_str), now);
+                self.life.metrics.events_written(&session, events.classes(), now);
             }
             match sent {
                 Ok(marks) => {

@@ -153,7 +153,7 @@ fn flood_rate(selected: bool) -> (usize, String) {
         for topic in out {
             if let V1Topic::Events(batch) = topic {
                 publishes += 1;
-                for e in batch.events.iter() {
+                for e in batch.events.items().iter() {
                     text.push_str(e.payload.get("delta").and_then(Value::as_str).unwrap_or(""));
                 }
             }

@@ -27,7 +27,7 @@ fn events_of(out: &[(ConnId, V1Topic)], conn: ConnId) -> Vec<EventsPayload> {
 }
 
 fn ids(out: &[(ConnId, V1Topic)], conn: ConnId) -> Vec<String> {
-    events_of(out, conn).iter().flat_map(|p| p.events.iter().map(|e| e.id.clone())).collect()
+    events_of(out, conn).iter().flat_map(|p| p.events.ids().map(str::to_owned)).collect()
 }
 
 fn push(h: &mut Host, c: &FakeClock, session: &str, ids: &[&str]) {

@@ -51,11 +51,7 @@ fn events_of(topics: Vec<V1Topic>) -> Vec<EngineEvent> {
     topics
         .into_iter()
         .filter_map(|t| {
-            if let V1Topic::Events(b) = t {
-                Some(std::sync::Arc::unwrap_or_clone(b.events))
-            } else {
-                None
-            }
+            if let V1Topic::Events(b) = t { Some(b.events.items().into_owned()) } else { None }
         })
         .flatten()
         .map(|item| item.event)

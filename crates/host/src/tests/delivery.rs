@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bb_protocol::v1::{EngineEvent, EventsPayload, SessionSummary, V1Topic};
+use bb_protocol::v1::{EngineEvent, EventsPayload, SessionSummary, V1Event, V1Message, V1Topic};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -40,7 +40,7 @@ fn seqs(batches: &[EventsPayload]) -> Vec<u64> {
 }
 
 fn event_ids(batches: &[EventsPayload]) -> Vec<String> {
-    batches.iter().flat_map(|p| p.events.iter().map(|e| e.id.clone())).collect()
+    batches.iter().flat_map(|p| p.events.ids().map(str::to_owned)).collect()
 }
 
 fn config() -> HostConfig {
@@ -90,7 +90,7 @@ fn each_tab_gets_its_session_with_its_own_seq() {
         let s = seqs(&mine);
         assert_eq!(s, (1..=s.len() as u64).collect::<Vec<_>>());
     }
-    assert!(got.iter().all(|p| p.events.iter().all(|e| e.class == "transcript.assistant_stream")));
+    assert!(got.iter().all(|p| p.events.classes().all(|c| c == "transcript.assistant_stream")));
 }
 
 #[test]
@@ -129,6 +129,12 @@ fn a_recreated_webview_gets_exactly_what_it_missed() {
     let replay = batches(&all(&mut h), 1);
     assert_eq!(seqs(&replay), [3, 4, 5, 6]);
     assert_eq!(event_ids(&replay), ["e2", "e3", "e4", "e5"]);
+    // Events are written once, when published: the ring holds that text, and the replay
+    // sends the same bytes.
+    assert!(first.iter().chain(&replay).all(|p| p.events.is_written()));
+    let text = |p: &EventsPayload| serde_json::to_string(&p.events).unwrap();
+    let sent: Vec<_> = first[2..].iter().map(text).collect();
+    assert_eq!(replay[..3].iter().map(text).collect::<Vec<_>>(), sent);
     push(&mut h, &c, "s", &["e6".to_owned()]);
     let next = batches(&settle(&mut h, &c), 1);
     assert_eq!(seqs(&next), [7]);
@@ -209,7 +215,8 @@ fn an_oversized_event_is_truncated_with_a_ref_to_the_full_body() {
     for p in &out {
         assert!(serde_json::to_vec(p).unwrap().len() < bb_protocol::DEFAULT_MAX_BYTES);
     }
-    let item = out.iter().flat_map(|p| p.events.iter()).find(|e| e.id == "tool").unwrap();
+    let item =
+        out.iter().flat_map(|p| p.events.items().into_owned()).find(|e| e.id == "tool").unwrap();
     assert_eq!(item.class, "tool.result");
     let t = item.truncated.as_ref().expect("marked truncated");
     assert_eq!(t.fields, ["/output"]);
@@ -240,10 +247,38 @@ fn large_batches_are_split_by_bytes() {
     let out = batches(&settle(&mut h, &c), 0);
     assert!(out.len() >= 3);
     assert_eq!(event_ids(&out), ["e0", "e1", "e2", "e3", "e4"]);
-    assert!(out.iter().all(|p| p.events.iter().all(|e| e.truncated.is_none())));
+    assert!(out.iter().all(|p| p.events.items().iter().all(|e| e.truncated.is_none())));
     for p in &out {
         assert!(serde_json::to_vec(p).unwrap().len() < bb_protocol::DEFAULT_MAX_BYTES);
     }
+}
+
+#[test]
+fn an_event_with_a_count_out_of_range_is_rejected_alone() {
+    let c = clock();
+    let mut h = host(&c, HostConfig::default());
+    let huge = EngineEvent { turn: Some(1 << 60), ..ev("huge") };
+    let events = vec![ev("before"), huge, ev("after")];
+    h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+    let out = batches(&settle(&mut h, &c), 0);
+    assert_eq!(event_ids(&out), ["before", "huge", "after"]);
+    let lines: Vec<_> = out
+        .into_iter()
+        .map(|p| {
+            let ids: Vec<_> = p.events.ids().map(str::to_owned).collect();
+            let message = V1Message::Event(V1Event::new(V1Topic::Events(p)));
+            (ids, message.to_line(&bb_protocol::Limits::default()).is_ok())
+        })
+        .collect();
+    // A turn JavaScript cannot hold fails the outbound check; its neighbours still go out.
+    assert_eq!(
+        lines,
+        [
+            (vec!["before".to_owned()], true),
+            (vec!["huge".to_owned()], false),
+            (vec!["after".to_owned()], true)
+        ]
+    );
 }
 
 #[test]
@@ -283,7 +318,7 @@ fn message_id_marks_the_reply_until_it_ends() {
     );
     let out = batches(&settle(&mut h, &c), 0);
     let marks: Vec<_> =
-        out.iter().flat_map(|p| p.events.iter()).map(|e| e.message_id.clone()).collect();
+        out.iter().flat_map(|p| p.events.items().into_owned()).map(|e| e.message_id).collect();
     assert_eq!(marks, [Some("m1".into()), Some("m1".into()), None]);
 }
 

@@ -93,7 +93,16 @@ impl V1Message {
     /// second time; the rejection is the one decoding would give. Requests and responses are
     /// decoded again.
     pub fn to_line(&self, limits: &Limits) -> Result<String, Rejection> {
-        let line = serde_json::to_string(self)
+        // Sized for a written event list, so the line is not regrown as it is written.
+        let mut bytes = Vec::with_capacity(match self {
+            V1Message::Event(V1Event { topic: V1Topic::Events(p), .. }) => {
+                p.events.written_len() + p.session_id.len() + 128
+            }
+            _ => 256,
+        });
+        serde_json::to_writer(&mut bytes, self)
+            .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
+        let line = String::from_utf8(bytes)
             .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
         match self {
             V1Message::Event(event) => {

@@ -1,11 +1,10 @@
 //! The three v1 event topics and their exact payloads.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::events::Events;
 use super::results::SessionSummary;
 
 /// Connection state.
@@ -215,9 +214,8 @@ pub struct EventsPayload {
     /// The session.
     pub session_id: String,
     /// Events in engine order.
-    // Shared: every tab showing the session, its replay ring and the host's early store hold
-    // the same items; `Arc::make_mut` copies them only to change them.
-    pub events: Arc<Vec<EventItem>>,
+    #[schemars(with = "Vec<EventItem>")]
+    pub events: Events,
     /// The tab this message is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<String>,
@@ -292,7 +290,7 @@ impl V1Topic {
             }
             V1Topic::Events(e) => {
                 check("seq", e.seq)?;
-                e.events.iter().try_for_each(|item| {
+                e.events.unwritten().iter().try_for_each(|item| {
                     check("turn", item.event.turn)?;
                     check("totalBytes", item.truncated.as_ref().map(|t| t.total_bytes))
                 })

@@ -1,6 +1,7 @@
 //! Properties over arbitrary input: the decoders never panic, and whatever they accept
 //! re-encodes (through the outbound check) to the same typed message.
 
+use bb_protocol::v1::{EngineEvent, EventItem, Events, EventsWriter, Truncation};
 use bb_protocol::{Limits, Message, Transport, Verdict, decode};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -151,4 +152,89 @@ proptest! {
         let code = if depth > bb_protocol::DEFAULT_MAX_DEPTH { "invalid_json" } else { "invalid_envelope" };
         prop_assert_eq!(verdict, Verdict::Rejected { code: code.into() });
     }
+}
+
+fn item() -> impl Strategy<Value = EventItem> {
+    let truncation = (".{0,6}", prop::collection::vec(".{0,6}", 0..3), 0u64..1 << 53)
+        .prop_map(|(body_ref, fields, total_bytes)| Truncation { body_ref, fields, total_bytes });
+    (
+        (".{0,6}", ".{0,8}", prop::option::of(0u64..1 << 53)),
+        prop::option::of(any::<f64>().prop_filter("finite", |f| f.is_finite())),
+        prop::collection::vec((".{0,6}", json()), 0..5),
+        (".{0,8}", prop::option::of(".{0,6}"), prop::option::of(truncation)),
+    )
+        .prop_map(|((id, event_type, turn), ts, payload, (class, message_id, truncated))| {
+            let payload = payload.into_iter().collect::<Map<_, _>>();
+            let event = EngineEvent { id, event_type, turn, ts, payload };
+            EventItem { event, class, message_id, truncated }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// The host writes every item once and sends the text from then on: a written list is
+    /// the same list, byte for byte on the wire, and reads back the same.
+    #[test]
+    fn written_events_are_the_same_list(
+        items in prop::collection::vec(item(), 0..6),
+        taken_back in item(),
+        moved in any::<bool>(),
+    ) {
+        let mut writer = EventsWriter::default();
+        for (n, item) in items.iter().enumerate() {
+            let size = writer.push(item).expect("counts in range");
+            prop_assert_eq!(size, serde_json::to_vec(item).unwrap().len());
+            if n == 0 {
+                // An item written and taken back leaves no trace.
+                writer.pop();
+                writer.push(&taken_back).unwrap();
+                writer.pop();
+                writer.push(item).unwrap();
+            }
+        }
+        let mut rest = Vec::new();
+        if moved && !items.is_empty() {
+            // The last item moved on to the next message.
+            rest = writer.take_last().finish().items().into_owned();
+        }
+        let mut listed = writer.finish().items().into_owned();
+        listed.extend(rest);
+        prop_assert_eq!(&listed, &items);
+
+        let mut writer = EventsWriter::default();
+        items.iter().for_each(|i| { writer.push(i).unwrap(); });
+        let written = writer.finish();
+        let plain = Events::from(items.clone());
+        prop_assert!(written.is_written() && !plain.is_written());
+        prop_assert_eq!(serde_json::to_string(&written).unwrap(), serde_json::to_string(&plain).unwrap());
+        prop_assert_eq!(&written, &plain);
+        prop_assert_eq!(written.len(), items.len());
+        prop_assert!(written.ids().eq(items.iter().map(|i| i.event.id.as_str())));
+        prop_assert!(written.classes().eq(items.iter().map(|i| i.class.as_str())));
+        prop_assert_eq!(written.items().into_owned(), items);
+    }
+}
+
+#[test]
+fn an_item_with_a_count_out_of_range_is_not_written() {
+    let mut item = EventItem::new(
+        EngineEvent {
+            id: "e".into(),
+            event_type: "t".into(),
+            turn: Some(1 << 53),
+            ts: None,
+            payload: Map::new(),
+        },
+        "unknown_event",
+    );
+    let mut writer = EventsWriter::default();
+    assert!(writer.push(&item).is_err(), "a turn past 2^53 - 1 stays an item");
+    item.event.turn = Some((1 << 53) - 1);
+    assert!(writer.push(&item).is_ok());
+    item.truncated =
+        Some(Truncation { body_ref: "r".into(), fields: Vec::new(), total_bytes: 1 << 53 });
+    assert!(writer.push(&item).is_err(), "so does a totalBytes past it");
+    assert_eq!(writer.len(), 1, "a refused item leaves nothing behind");
+    assert_eq!(writer.finish().items().len(), 1);
 }

@@ -124,7 +124,7 @@ async fn two_connections_see_only_their_own_sessions() {
         let seqs: Vec<u64> = got.iter().filter_map(|p| p.seq).collect();
         let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
         assert_eq!(seqs, expected, "per-tab seq from 1, +1");
-        let items: Vec<_> = got.iter().flat_map(|p| p.events.iter()).collect();
+        let items: Vec<_> = got.iter().flat_map(|p| p.events.items().into_owned()).collect();
         assert!(items.iter().all(|i| i.class == "transcript.assistant_stream"));
         assert!(items.iter().all(|i| i.message_id.as_deref() == Some(&*format!("m-{session}"))));
     }
@@ -165,7 +165,7 @@ async fn a_connection_that_stops_reading_holds_no_one_back() {
             if p.resync == Some(true) {
                 text.clear();
             }
-            for e in p.events.iter() {
+            for e in p.events.items().iter() {
                 text.push_str(e.payload["delta"].as_str().unwrap_or_default());
             }
         }
@@ -219,7 +219,7 @@ async fn delivery_is_reported_only_once_the_bridge_wrote_the_events() {
             V1Message::Event(e) => {
                 if let V1Topic::Events(p) = e.topic {
                     items += p.events.len();
-                    last_id = p.events.last().map(|e| e.id.clone());
+                    last_id = p.events.ids().last().map(str::to_owned);
                 }
             }
             V1Message::Response(r) => response |= r.id == "s",
