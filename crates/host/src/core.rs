@@ -481,6 +481,9 @@ impl Host {
                 let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
                 let Some(this) = this else { continue };
                 let Some(message) = self.tabs.record(tab, this, bytes) else { continue };
+                if !claimed {
+                    self.tabs.sent_early(tab, id);
+                }
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
                 let seq = message.seq.unwrap_or(0);

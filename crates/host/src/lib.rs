@@ -43,7 +43,10 @@
 //!   to its tab. Only a session that no tab shows and no request claims is offered to the
 //!   implicit tabs of connections that never named a tab; a claimed session left unbound
 //!   when its claims end (the request failed, or bound another session) is offered to them
-//!   then, from its first kept event. So two windows never see each other's sessions, even
+//!   then, from its first kept event. Early messages are numbered per session and each tab
+//!   is handed only those it was not sent yet: an implicit tab that was sent a session's
+//!   first events directly (a restarted bridge resumes a saved stream on its own) and then
+//!   selects it gets the events its select's claim held, once. So two windows never see each other's sessions, even
 //!   when one's implicit tab exists before the other names its tabs, and a single webview
 //!   that never names a tab still sees every session's events, including sessions it did
 //!   not create (e.g. after a bridge restart) — at worst held until its own create answers.

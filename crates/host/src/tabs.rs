@@ -39,6 +39,9 @@ pub(crate) struct Tab {
     sessions: BTreeSet<String>,
     /// Sessions this tab was ever sent events of: what a resync covers.
     seen: BTreeSet<String>,
+    /// Per session, how many of its early messages (counted as [`Tabs`] numbers them) this
+    /// tab already has: a tab that saw some of them gets only the rest.
+    early_got: HashMap<String, u64>,
     next_seq: u64,
     /// Last `seq` handed to the connection.
     pub(crate) delivered: u64,
@@ -55,6 +58,7 @@ impl Tab {
             explicit,
             sessions: BTreeSet::new(),
             seen: BTreeSet::new(),
+            early_got: HashMap::new(),
             next_seq: 1,
             delivered: 0,
             ring: VecDeque::new(),
@@ -109,12 +113,29 @@ impl Tab {
 
 /// Messages of a session no tab showed yet (e.g. events a new session streams before the
 /// `bb.createSession` that binds it has answered), handed to the first tab that shows it.
-#[derive(Debug, Default)]
+/// Each message has a number (per session, never reused): a tab-less window's implicit tab
+/// may have been sent the first ones directly, or a request's claim held the later ones from
+/// it, so a tab is handed the ones after what it has ([`Tab::early_got`]).
+#[derive(Debug)]
 struct Early {
     messages: VecDeque<(EventsPayload, usize)>,
     bytes: usize,
-    /// Some were dropped for the bound: the first tab gets a resync instead.
-    lost: bool,
+    /// The number of the first message this store kept.
+    start: u64,
+    /// The number of `messages`' front: those from `start` up to it were dropped for the
+    /// bound, so a tab that did not have them gets a resync instead.
+    first: u64,
+}
+
+impl Early {
+    fn new(start: u64) -> Self {
+        Early { messages: VecDeque::new(), bytes: 0, start, first: start }
+    }
+
+    /// The number the next message gets.
+    fn end(&self) -> u64 {
+        self.first + self.messages.len() as u64
+    }
 }
 
 /// Every tab, and which tabs show each session.
@@ -124,6 +145,8 @@ pub(crate) struct Tabs {
     tabs: HashMap<String, Tab>,
     by_session: HashMap<String, BTreeSet<String>>,
     early: HashMap<String, Early>,
+    /// Per session, the number its next early message gets (kept while the store is empty).
+    early_next: HashMap<String, u64>,
     /// Bytes of every session's early messages.
     early_bytes: usize,
     detach_clock: u64,
@@ -139,6 +162,7 @@ impl Tabs {
             tabs: HashMap::new(),
             by_session: HashMap::new(),
             early: HashMap::new(),
+            early_next: HashMap::new(),
             early_bytes: 0,
             detach_clock: 0,
         }
@@ -187,10 +211,14 @@ impl Tabs {
 
     /// Keeps a message of a session no tab shows, for the first tab that will. The store is
     /// bounded per session (a ring's bounds) and in total (one ring's bytes): beyond the
-    /// total, the session holding the most gives up its oldest messages (and gets `lost`).
+    /// total, the session holding the most gives up its oldest messages (a tab lacking
+    /// those then gets a resync).
     pub(crate) fn keep_early(&mut self, payload: &EventsPayload, bytes: usize) {
         let limits = self.limits;
-        let early = self.early.entry(payload.session_id.clone()).or_default();
+        let next = self.early_next.entry(payload.session_id.clone()).or_insert(0);
+        let early =
+            self.early.entry(payload.session_id.clone()).or_insert_with(|| Early::new(*next));
+        *next += 1;
         early.messages.push_back((payload.clone(), bytes));
         early.bytes += bytes;
         self.early_bytes += bytes;
@@ -198,14 +226,23 @@ impl Tabs {
             let Some((_, b)) = early.messages.pop_front() else { break };
             early.bytes -= b;
             self.early_bytes -= b;
-            early.lost = true;
+            early.first += 1;
         }
         while self.early_bytes > limits.bytes {
             let Some(largest) = self.early.values_mut().max_by_key(|e| e.bytes) else { break };
             let Some((_, b)) = largest.messages.pop_front() else { break };
             largest.bytes -= b;
             self.early_bytes -= b;
-            largest.lost = true;
+            largest.first += 1;
+        }
+    }
+
+    /// `tab_id` was just sent the session's latest early message directly (a tab-less
+    /// window's implicit tab): it has every early message so far.
+    pub(crate) fn sent_early(&mut self, tab_id: &str, session: &str) {
+        let Some(next) = self.early_next.get(session).copied() else { return };
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.early_got.insert(session.to_owned(), next);
         }
     }
 
@@ -216,13 +253,10 @@ impl Tabs {
         Some(early)
     }
 
-    /// Records the session's early messages for a tab that starts showing it (unless the
-    /// tab was already sent them); `lost` ones make the tab lag behind its ring, so its
-    /// catch-up is a declared resync.
+    /// Records the session's early messages for a tab that starts showing it (those it was
+    /// not sent yet); dropped ones it lacks make the tab lag behind its ring, so its catch-up
+    /// is a declared resync.
     fn hand_early(&mut self, tab_id: &str, session: &str) {
-        if self.tabs.get(tab_id).is_some_and(|t| t.seen.contains(session)) {
-            return;
-        }
         let Some(early) = self.take_early(session) else { return };
         self.give_early(tab_id, session, &early);
     }
@@ -241,10 +275,13 @@ impl Tabs {
     fn give_early(&mut self, tab_id: &str, session: &str, early: &Early) {
         let limits = self.limits;
         let Some(tab) = self.tabs.get_mut(tab_id) else { return };
-        if tab.seen.contains(session) {
+        let got = tab.early_got.get(session).copied().unwrap_or(0).max(early.start);
+        let end = early.end();
+        if got >= end {
             return;
         }
-        if early.lost {
+        tab.early_got.insert(session.to_owned(), end);
+        if got < early.first {
             // A message stands for what was dropped: one the tab was never handed.
             tab.seen.insert(session.to_owned());
             tab.next_seq += 1;
@@ -252,7 +289,8 @@ impl Tabs {
             tab.ring_bytes = 0;
             return;
         }
-        for (payload, bytes) in &early.messages {
+        let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
+        for (payload, bytes) in early.messages.iter().skip(skip) {
             tab.record(payload.clone(), *bytes, tab_id, limits);
         }
     }
@@ -300,6 +338,7 @@ impl Tabs {
     /// A session is gone: no tab shows it any more.
     pub(crate) fn remove_session(&mut self, session: &str) {
         self.take_early(session);
+        self.early_next.remove(session);
         for tab in self.by_session.remove(session).into_iter().flatten() {
             if let Some(t) = self.tabs.get_mut(&tab) {
                 t.sessions.remove(session);
@@ -307,6 +346,7 @@ impl Tabs {
         }
         for tab in self.tabs.values_mut() {
             tab.seen.remove(session);
+            tab.early_got.remove(session);
         }
     }
 

@@ -153,3 +153,44 @@ fn a_closed_connection_releases_what_it_claimed() {
     h.handle(Input::Closed(1), c.now());
     assert_eq!(ids(&settle(&mut h, &c), 0), ["n0"]);
 }
+
+#[test]
+fn a_select_of_a_session_the_implicit_tab_already_shows_loses_nothing() {
+    // A restarted bridge resumes a session's stream on its own: its first events reach the
+    // tab-less window before the window's select of that session is answered.
+    let c = clock();
+    let mut h = two(&c);
+    push(&mut h, &c, "x", &["x7", "x8"]);
+    let out = settle(&mut h, &c);
+    assert_eq!(ids(&out, 1), ["x7", "x8"]);
+    let select = Input::Claimed { conn: 1, request_id: "s".into(), session_id: Some("x".into()) };
+    h.handle(select, c.now());
+    push(&mut h, &c, "x", &["x9", "x10"]);
+    let held = settle(&mut h, &c);
+    assert_eq!(ids(&held, 0), Vec::<String>::new(), "held for the select");
+    h.handle(used(1, "x", None), c.now());
+    h.handle(answered(1, "s"), c.now());
+    push(&mut h, &c, "x", &["x11"]);
+    let out = [held, settle(&mut h, &c)].concat();
+    assert_eq!(ids(&out, 1), ["x9", "x10", "x11"], "the held events, once and in order");
+    let seqs: Vec<u64> = events_of(&out, 1).iter().filter_map(|p| p.seq).collect();
+    assert_eq!(seqs, [2, 3], "the tab's messages go on after the first one (x7, x8)");
+    // The other window saw it while no tab showed it; now a tab does, so it gets no more.
+    assert_eq!(ids(&out, 0), Vec::<String>::new());
+}
+
+#[test]
+fn a_failed_select_of_a_shown_session_hands_the_held_events_on() {
+    let c = clock();
+    let mut h = two(&c);
+    push(&mut h, &c, "x", &["x0"]);
+    settle(&mut h, &c);
+    let select = Input::Claimed { conn: 1, request_id: "s".into(), session_id: Some("x".into()) };
+    h.handle(select, c.now());
+    push(&mut h, &c, "x", &["x1"]);
+    let held = settle(&mut h, &c);
+    h.handle(answered(1, "s"), c.now());
+    let out = [held, settle(&mut h, &c)].concat();
+    assert_eq!(ids(&out, 0), ["x1"]);
+    assert_eq!(ids(&out, 1), ["x1"]);
+}
