@@ -241,8 +241,12 @@ impl Tabs {
     /// window's implicit tab): it has every early message so far.
     pub(crate) fn sent_early(&mut self, tab_id: &str, session: &str) {
         let Some(next) = self.early_next.get(session).copied() else { return };
-        if let Some(tab) = self.tabs.get_mut(tab_id) {
-            tab.early_got.insert(session.to_owned(), next);
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
+        match tab.early_got.get_mut(session) {
+            Some(got) => *got = next,
+            None => {
+                tab.early_got.insert(session.to_owned(), next);
+            }
         }
     }
 
