@@ -32,24 +32,24 @@
 //! * **Claims.** A session may stream before the request that binds it has answered (a new
 //!   session's first metadata events come before `bb.createSession` returns its id). So a
 //!   `bb.createSession` or `bb.selectSession` claims its session when it is *dispatched*
-//!   ([`Input::Claimed`]), not when it answers, and the claim lasts until its response went
-//!   out ([`Input::Answered`]) or its connection closed. A select claims the session it
-//!   names; a create, whose session id is not known yet, claims every session that starts
-//!   streaming while it is in flight and that no tab was ever sent anything of (a new
-//!   session). The events of a claimed session that no tab shows are kept (as early
-//!   messages: a ring's bounds per session, one ring's bytes in all, the session holding the
-//!   most giving way first and then caught up by a declared resync; the messages are shared
-//!   with the tabs that were sent them, not copied) and offered to nobody: the binding that the claiming request makes hands them
-//!   to its tab. Only a session that no tab shows and no request claims is offered to the
-//!   implicit tabs of connections that never named a tab; a claimed session left unbound
-//!   when its claims end (the request failed, or bound another session) is offered to them
-//!   then, from its first kept event. Early messages are numbered per session and each tab
-//!   is handed only those it was not sent yet: an implicit tab that was sent a session's
-//!   first events directly (a restarted bridge resumes a saved stream on its own) and then
-//!   selects it gets the events its select's claim held, once. So two windows never see each other's sessions, even
-//!   when one's implicit tab exists before the other names its tabs, and a single webview
-//!   that never names a tab still sees every session's events, including sessions it did
-//!   not create (e.g. after a bridge restart) — at worst held until its own create answers.
+//!   ([`Input::Claimed`]), not when it answers, and the claim lasts until its response went out
+//!   ([`Input::Answered`]) or its connection closed. A select claims the session it names; a
+//!   create, whose session id is not known yet, claims every session that starts streaming
+//!   while it is in flight and that no tab was ever sent anything of (a new session). The
+//!   events of a claimed session that no tab shows are kept (as early messages: a ring's bounds
+//!   per session, one ring's bytes in all, the session holding the most giving way first and
+//!   then caught up by a declared resync; the messages are shared with the tabs that were sent
+//!   them, not copied) and offered to nobody: the binding that the claiming request makes hands
+//!   them to its tab. Only a session that no tab shows and no request claims is offered to the
+//!   implicit tabs of connections that never named a tab; a claimed session left unbound when
+//!   its claims end (the request failed, or bound another session) is offered to them then,
+//!   from its first kept event. Early messages are numbered per session and each tab is handed
+//!   only those it was not sent yet: an implicit tab that was sent a session's first events
+//!   directly (a restarted bridge resumes a saved stream on its own) and then selects it gets
+//!   the events its select's claim held, once. So two windows never see each other's sessions,
+//!   even when one's implicit tab exists before the other names its tabs, and a single webview
+//!   that never names a tab still sees every session's events, including sessions it did not
+//!   create (e.g. after a bridge restart) — at worst held until its own create answers.
 //! * **seq and rings.** Every `bb/events` message carries `tabId` and a per-tab `seq` (from
 //!   1, +1 per message, never reused). Each tab keeps a ring of what it was sent, bounded by
 //!   `max_buffered_events` messages and `max_buffered_bytes` serialized bytes (the newest

@@ -9,7 +9,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::topics::EventItem;
-use crate::count::MAX_COUNT;
 
 /// The events of one `bb/events` message, in engine order. Cheap to clone: every tab
 /// showing the session, its replay ring and the host's early store share one list.
@@ -70,8 +69,7 @@ impl Default for EventsWriter {
 impl EventsWriter {
     /// Writes `item` after the others; the bytes of its JSON (without a separator).
     pub fn push(&mut self, item: &EventItem) -> Result<usize, Unwritable> {
-        let in_range = |n: Option<u64>| n.is_none_or(|n| n <= MAX_COUNT);
-        if !in_range(item.event.turn) || !in_range(item.truncated.as_ref().map(|t| t.total_bytes)) {
+        if item.check_counts().is_err() {
             return Err(Unwritable);
         }
         let end = self.json.len();

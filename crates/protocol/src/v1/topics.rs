@@ -191,6 +191,23 @@ impl EventItem {
     pub fn new(event: EngineEvent, class: impl Into<String>) -> Self {
         EventItem { event, class: class.into(), message_id: None, truncated: None }
     }
+
+    /// Checks the item's count fields (see [`V1Topic::check_counts`]).
+    pub(crate) fn check_counts(&self) -> Result<(), String> {
+        check("turn", self.event.turn)?;
+        check("totalBytes", self.truncated.as_ref().map(|t| t.total_bytes))
+    }
+}
+
+/// A count field against the range decoding accepts.
+fn check(name: &str, value: Option<u64>) -> Result<(), String> {
+    match value {
+        Some(v) if v > crate::count::MAX_COUNT => Err(format!(
+            "`{name}`: invalid value {v}, expected a non-negative integer no larger than {}",
+            crate::count::MAX_COUNT
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl std::ops::Deref for EventItem {
@@ -267,13 +284,6 @@ impl V1Topic {
     /// up to 2^53 - 1): the one thing a typed payload can hold that its line would not decode
     /// back to. Every count field of every topic is listed here.
     pub(crate) fn check_counts(&self) -> Result<(), String> {
-        let check = |name: &str, value: Option<u64>| match value {
-            Some(v) if v > crate::count::MAX_COUNT => Err(format!(
-                "`{name}`: invalid value {v}, expected a non-negative integer no larger than {}",
-                crate::count::MAX_COUNT
-            )),
-            _ => Ok(()),
-        };
         match self {
             V1Topic::Connection(c) => {
                 check("retryCount", c.retry_count)?;
@@ -290,10 +300,7 @@ impl V1Topic {
             }
             V1Topic::Events(e) => {
                 check("seq", e.seq)?;
-                e.events.unwritten().iter().try_for_each(|item| {
-                    check("turn", item.event.turn)?;
-                    check("totalBytes", item.truncated.as_ref().map(|t| t.total_bytes))
-                })
+                e.events.unwritten().iter().try_for_each(EventItem::check_counts)
             }
         }
     }
