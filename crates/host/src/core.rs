@@ -1,7 +1,7 @@
 //! The host state machine: inputs in, `bb/*` topics out per webview connection, flush
 //! deadlines reported.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use bb_normalize::{Engine, Priority, SessionView};
@@ -77,6 +77,12 @@ pub struct Host {
     tabs: Tabs,
     claims: Claims,
     state_dirty: bool,
+    /// Sessions whose `bb/state` entry changed since their lane last flushed: their pending
+    /// events leave before the state that shows the change. `None`: every session (a
+    /// listing replaced them all).
+    changed: Option<HashSet<String>>,
+    /// The time of the latest input (a state change is sent at the next poll).
+    now: Option<Instant>,
     connection: Option<ConnectionPayload>,
 }
 
@@ -102,6 +108,8 @@ impl Host {
             tabs: Tabs::new(limits),
             claims: Claims::default(),
             state_dirty: false,
+            changed: Some(HashSet::new()),
+            now: None,
             connection: None,
         }
     }
@@ -175,8 +183,10 @@ impl Host {
         }
     }
 
-    /// Applies one input at `now`.
+    /// Applies one input at `now`. What it changes in `bb/state` is sent at the next
+    /// [`Host::poll_output`]: inputs handled in a row before it yield one state message.
     pub fn handle(&mut self, input: Input, now: Instant) {
+        self.now = Some(now);
         match input {
             Input::Opened(conn) => {
                 self.conn_mut(conn);
@@ -213,9 +223,9 @@ impl Host {
             Input::SessionSelected { conn, session_id, tab_id } => {
                 self.entry(&session_id);
                 self.use_session(conn, &session_id, tab_id.as_deref(), now);
+                self.touch(&session_id);
                 self.conn_mut(conn).active = Some(session_id);
                 self.refresh_priorities();
-                self.state_dirty = true;
             }
             Input::TabNamed { conn, tab_id } => {
                 self.conn_mut(conn);
@@ -239,7 +249,7 @@ impl Host {
             Input::SessionUpserted(summary) => {
                 let id = summary.session_id.clone();
                 self.entry(&id).summary = Some(summary);
-                self.state_dirty = true;
+                self.touch(&id);
             }
             Input::SessionRemoved(id) => {
                 // What the session streamed before it went still leaves, in order.
@@ -248,6 +258,9 @@ impl Host {
                 self.views.remove(&id);
                 self.tabs.remove_session(&id);
                 self.claims.removed(&id);
+                if let Some(changed) = &mut self.changed {
+                    changed.remove(&id);
+                }
                 if self.sessions.remove(&id).is_some() {
                     self.order.retain(|s| *s != id);
                 }
@@ -262,21 +275,21 @@ impl Host {
                 let s = self.entry(&session_id);
                 if s.running != running {
                     s.running = running;
-                    self.state_dirty = true;
+                    self.touch(&session_id);
                 }
             }
             Input::PendingPermissions { session_id, count } => {
                 let s = self.entry(&session_id);
                 if s.pending_permissions != count {
                     s.pending_permissions = count;
-                    self.state_dirty = true;
+                    self.touch(&session_id);
                 }
             }
             Input::QueuedPrompts { session_id, count } => {
                 let s = self.entry(&session_id);
                 if s.queued_prompts != count {
                     s.queued_prompts = count;
-                    self.state_dirty = true;
+                    self.touch(&session_id);
                 }
             }
             Input::EngineEvents { session_id, events } => {
@@ -285,7 +298,7 @@ impl Host {
                 }
                 if !self.sessions.contains_key(&session_id) {
                     self.entry(&session_id);
-                    self.state_dirty = true;
+                    self.touch(&session_id);
                 }
                 self.push_events(session_id, events, now);
             }
@@ -299,9 +312,6 @@ impl Host {
                     c.emit(V1Topic::Connection(payload.clone()));
                 }
             }
-        }
-        if self.state_dirty {
-            self.emit_state_if_changed(now);
         }
     }
 
@@ -317,7 +327,7 @@ impl Host {
             let view = self.views.entry(id.clone()).or_default();
             if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now, view)) {
                 self.batch_order.retain(|s| *s != id);
-                self.publish(&id, events);
+                self.publish(&id, events, now);
             }
         }
     }
@@ -330,6 +340,9 @@ impl Host {
     /// The next topic to send and the connection it is for, among the connections that may
     /// receive now.
     pub fn poll_output(&mut self) -> Option<(ConnId, V1Topic)> {
+        if let Some(now) = self.now.filter(|_| self.state_dirty) {
+            self.emit_state_if_changed(now);
+        }
         self.conns
             .iter_mut()
             .filter(|(_, c)| c.deliverable())
@@ -400,6 +413,7 @@ impl Host {
             }
         }
         self.refresh_priorities();
+        self.changed = None;
         self.state_dirty = true;
     }
 
@@ -446,7 +460,7 @@ impl Host {
         };
         if let Some(events) = flushed {
             self.batch_order.retain(|s| *s != session_id);
-            self.publish(&session_id, events);
+            self.publish(&session_id, events, now);
         }
     }
 
@@ -456,12 +470,12 @@ impl Host {
             return;
         };
         self.batch_order.retain(|s| s != id);
-        self.publish(id, events);
+        self.publish(id, events, now);
     }
 
     /// Splits a flushed batch into messages under the count and byte bounds and records each
     /// for every tab showing the session; tabs of receiving connections get it at once.
-    fn publish(&mut self, id: &str, events: Vec<EventItem>) {
+    fn publish(&mut self, id: &str, events: Vec<EventItem>, now: Instant) {
         if events.is_empty() {
             return;
         }
@@ -471,6 +485,7 @@ impl Host {
             // A request in flight is about to bind it: nobody else gets it meanwhile.
             targets.clear();
         }
+        let mut lagging = Vec::new();
         for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
             if !claimed {
                 self.tabs.keep_early(&payload, bytes);
@@ -480,21 +495,31 @@ impl Host {
             for (i, tab) in targets.iter().enumerate() {
                 let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
                 let Some(this) = this else { continue };
-                let Some(message) = self.tabs.record(tab, this, bytes) else { continue };
-                if !claimed {
-                    self.tabs.sent_early(tab, id);
-                }
+                let messages = if claimed {
+                    self.tabs.record(tab, this, bytes).into_iter().collect()
+                } else {
+                    self.tabs.record_early(tab, this, bytes)
+                };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
-                let seq = message.seq.unwrap_or(0);
                 let receiving = self.conns.get(&conn).is_some_and(Conn::deliverable);
-                if receiving && t.delivered + 1 == seq {
-                    t.delivered = seq;
-                    if let Some(c) = self.conns.get_mut(&conn) {
-                        c.out.push_back(V1Topic::Events(message));
+                for message in messages {
+                    let seq = message.seq.unwrap_or(0);
+                    if receiving && t.delivered + 1 == seq {
+                        t.delivered = seq;
+                        if let Some(c) = self.conns.get_mut(&conn) {
+                            c.out.push_back(V1Topic::Events(message));
+                        }
                     }
                 }
+                if receiving && !t.caught_up() && !lagging.contains(&conn) {
+                    lagging.push(conn);
+                }
             }
+        }
+        // A tab handed a declared resync for early messages it lacks catches up at once.
+        for conn in lagging {
+            self.became_deliverable(conn, now);
         }
     }
 
@@ -522,6 +547,37 @@ impl Host {
         while let Some(id) = self.batch_order.pop_front() {
             self.flush_session(&id, now);
         }
+        self.changed = Some(HashSet::new());
+    }
+
+    /// `session`'s entry in `bb/state` changed: its pending events go out before the state.
+    fn touch(&mut self, session: &str) {
+        if let Some(changed) = &mut self.changed
+            && !changed.contains(session)
+        {
+            changed.insert(session.to_owned());
+        }
+        self.state_dirty = true;
+    }
+
+    /// Publishes the pending events of every session whose state changed since they were
+    /// queued, in the order the sessions' batches began. The others keep their cadence: the
+    /// state shows nothing about them that their pending events precede.
+    fn flush_changed(&mut self, now: Instant) {
+        let Some(changed) = self.changed.take() else {
+            self.flush_all(now);
+            return;
+        };
+        if !changed.is_empty() {
+            let due: Vec<String> =
+                self.batch_order.iter().filter(|id| changed.contains(*id)).cloned().collect();
+            for id in due {
+                self.flush_session(&id, now);
+            }
+        }
+        let mut changed = changed;
+        changed.clear();
+        self.changed = Some(changed);
     }
 
     fn emit_state_if_changed(&mut self, now: Instant) {
@@ -534,7 +590,7 @@ impl Host {
                 continue;
             }
             if !flushed {
-                self.flush_all(now);
+                self.flush_changed(now);
                 flushed = true;
             }
             if let Some(c) = self.conns.get_mut(&conn) {

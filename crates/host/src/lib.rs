@@ -70,9 +70,13 @@
 //!   connection and state again. Tabs of closed connections are kept (at most
 //!   `max_detached_tabs`, oldest forgotten) and keep recording.
 //! * **Ordering.** Events of one session leave in the order they came in, ids untouched.
-//!   Before a `bb/state` or `bb/connection` update is emitted, every pending event batch is
-//!   flushed, so the webview never sees "idle" ahead of the last streamed text; replayed
-//!   events go before held state/connection updates.
+//!   A `bb/state` update is built at the next [`Host::poll_output`], so the changes of inputs
+//!   handled in a row leave as one message (a run that starts and ends between two polls
+//!   shows no `running`; its events still say so). Before it, the pending events of every
+//!   session whose entry changed since they were queued are flushed, so the webview never
+//!   sees "idle" ahead of the last streamed text; other sessions keep their cadence. A
+//!   `bb/connection` update flushes every session first. Replayed events go before held
+//!   state/connection updates.
 //! * **Batching.** Each session's events go through its own `bb_normalize` batcher: adjacent
 //!   text deltas of one message (+ turn, + part) coalesce into one event, and a session
 //!   publishes at most once per cadence of its priority — a session a receiving connection

@@ -237,17 +237,42 @@ impl Tabs {
         }
     }
 
-    /// `tab_id` was just sent the session's latest early message directly (a tab-less
-    /// window's implicit tab): it has every early message so far.
-    pub(crate) fn sent_early(&mut self, tab_id: &str, session: &str) {
-        let Some(next) = self.early_next.get(session).copied() else { return };
-        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
+    /// Records for `tab_id` (a tab-less connection's implicit tab) a message of a session
+    /// no tab shows, just kept by [`Tabs::keep_early`]: first the session's early messages
+    /// the tab lacks (its connection opened after the session began streaming), then this
+    /// one. Returns what was recorded, in order; when the lacking ones were dropped for the
+    /// store's bound, nothing is, and the tab's catch-up is a declared resync.
+    pub(crate) fn record_early(
+        &mut self,
+        tab_id: &str,
+        payload: EventsPayload,
+        bytes: usize,
+    ) -> Vec<EventsPayload> {
+        let limits = self.limits;
+        let session = payload.session_id.as_str();
+        let this = self.early_next.get(session).map_or(0, |n| n.saturating_sub(1));
+        let Some(tab) = self.tabs.get(tab_id) else { return Vec::new() };
+        let got = tab.early_got.get(session).copied().unwrap_or(0);
+        let lacks = self
+            .early
+            .get(session)
+            .is_some_and(|e| got.max(e.start) < this && e.end() == this + 1 && e.first <= this);
+        if lacks {
+            let session = payload.session_id.clone();
+            let Some(early) = self.take_early(&session) else { return Vec::new() };
+            let out = self.give_early(tab_id, &session, &early);
+            self.early_bytes += early.bytes;
+            self.early.insert(session, early);
+            return out;
+        }
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
         match tab.early_got.get_mut(session) {
-            Some(got) => *got = next,
+            Some(got) => *got = this + 1,
             None => {
-                tab.early_got.insert(session.to_owned(), next);
+                tab.early_got.insert(session.to_owned(), this + 1);
             }
         }
+        vec![tab.record(payload, bytes, tab_id, limits)]
     }
 
     /// Takes a session's early messages out of the store.
@@ -276,13 +301,14 @@ impl Tabs {
         self.early.insert(session.to_owned(), early);
     }
 
-    fn give_early(&mut self, tab_id: &str, session: &str, early: &Early) {
+    /// Records for `tab_id` the early messages it lacks; returns them.
+    fn give_early(&mut self, tab_id: &str, session: &str, early: &Early) -> Vec<EventsPayload> {
         let limits = self.limits;
-        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
         let got = tab.early_got.get(session).copied().unwrap_or(0).max(early.start);
         let end = early.end();
         if got >= end {
-            return;
+            return Vec::new();
         }
         tab.early_got.insert(session.to_owned(), end);
         if got < early.first {
@@ -291,12 +317,15 @@ impl Tabs {
             tab.next_seq += 1;
             tab.ring.clear();
             tab.ring_bytes = 0;
-            return;
+            return Vec::new();
         }
         let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
-        for (payload, bytes) in early.messages.iter().skip(skip) {
-            tab.record(payload.clone(), *bytes, tab_id, limits);
-        }
+        early
+            .messages
+            .iter()
+            .skip(skip)
+            .map(|(payload, bytes)| tab.record(payload.clone(), *bytes, tab_id, limits))
+            .collect()
     }
 
     /// Whether any tab was sent events of `session`.

@@ -36,6 +36,10 @@ type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
 /// (and answer `engine_unavailable`).
 const MAX_HELD: usize = 256;
 
+/// Most engine updates handled in one round of the loop, between two drains of the host's
+/// output (one 16 KiB read of a dense stream holds a few dozen).
+const UPDATES_PER_ROUND: usize = 256;
+
 /// Tunables of the service.
 #[derive(Debug, Clone, Copy)]
 pub struct ServiceConfig {
@@ -231,7 +235,18 @@ impl Service {
                 self.host.handle(Input::Opened(conn), now);
             }
             Event::Webview(conn, report) => return self.on_webview(conn, report, now),
-            Event::Engine(update) => self.on_update(update, now),
+            Event::Engine(update) => {
+                self.on_update(update, now);
+                // What the engine client queued behind it is handled before the host's
+                // output is drained: a burst's state changes leave as one `bb/state`. Bounded,
+                // so webview requests wait at most one round.
+                for _ in 1..UPDATES_PER_ROUND {
+                    let Some(Ok(update)) = self.updates.as_mut().map(|rx| rx.try_recv()) else {
+                        break;
+                    };
+                    self.on_update(update, self.clock.now());
+                }
+            }
             Event::Child(exit) => {
                 self.process = None;
                 let why = match exit {

@@ -123,6 +123,9 @@ impl EngineAdapter for FakeEngine {
                 .await
                 .unwrap();
         }
+        // The turn ends a moment later, as a real engine's does: the loop has handled its
+        // events by then (updates queued together would show no `running` state at all).
+        tokio::task::yield_now().await;
         tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: false })
             .await
             .unwrap();
@@ -256,6 +259,53 @@ async fn send_streams_events_in_order_then_idle_state() {
         }
     }
     assert_eq!(ids, ["evt_0", "evt_1", "evt_2", "evt_3", "evt_4"]);
+    drop(w);
+    service.await.unwrap().unwrap();
+}
+
+/// Engine updates already queued when the loop wakes are handled before its output is
+/// drained: their state changes leave as one `bb/state`, after the events they follow.
+#[tokio::test]
+async fn a_burst_of_updates_yields_one_state() {
+    let (mut w, service, tx) = start();
+    request(&w, "1", V1Call::Init(Default::default())).await;
+    until_response(&mut w, "1").await;
+    next_topic(&mut w, |t| matches!(t, V1Topic::State(_))).await;
+    let summary = SessionSummary {
+        session_id: "s1".into(),
+        title: Some("t".into()),
+        status: None,
+        updated_at: None,
+        queued_prompts: None,
+    };
+    let event = EngineEvent {
+        id: "e0".into(),
+        event_type: "x".into(),
+        turn: None,
+        ts: None,
+        payload: Map::new(),
+    };
+    // The test runtime has one thread: the service runs only once the test awaits a read.
+    let running = |running| EngineUpdate::SessionRunning { session_id: "s1".into(), running };
+    tx.send(EngineUpdate::SessionUpserted(summary)).await.unwrap();
+    tx.send(running(true)).await.unwrap();
+    tx.send(EngineUpdate::Events { session_id: "s1".into(), events: vec![event] }).await.unwrap();
+    tx.send(running(false)).await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let topic = next_topic(&mut w, |_| true).await;
+        let done = matches!(&topic, V1Topic::State(_));
+        seen.push(topic);
+        if done {
+            break;
+        }
+    }
+    let [V1Topic::Events(events), V1Topic::State(state)] = seen.as_slice() else {
+        panic!("events then one state: {seen:?}");
+    };
+    assert_eq!(events.events.ids().collect::<Vec<_>>(), ["e0"]);
+    assert_eq!(state.sessions.len(), 1);
+    assert_eq!(state.sessions[0].status.as_deref(), Some("idle"));
     drop(w);
     service.await.unwrap().unwrap();
 }

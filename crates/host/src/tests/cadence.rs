@@ -128,6 +128,7 @@ fn immediate_classes_flush_at_once() {
         let mut h = ready_host_of(engine, HostConfig::default(), &c);
         h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
         h.handle(Input::select(0, "a"), c.now());
+        drain(&mut h);
         send(&mut h, &c, "b", vec![ev("b0")]);
         c.advance(ms(1));
         send(&mut h, &c, "b", vec![ev("b1")]);
@@ -189,6 +190,7 @@ fn a_removed_session_flushes_its_events_first() {
     let mut h = ready_host(&c);
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
     h.handle(Input::select(0, "a"), c.now());
+    drain(&mut h);
     send(&mut h, &c, "b", vec![ev("b0")]);
     c.advance(ms(1));
     send(&mut h, &c, "b", vec![ev("b1")]);
@@ -198,4 +200,81 @@ fn a_removed_session_flushes_its_events_first() {
     assert_eq!(super::ids(&out, "b"), ["b1"]);
     assert!(matches!(out.last(), Some(V1Topic::State(s)) if s.sessions.len() == 1));
     assert_eq!(h.poll_timeout(), None);
+}
+
+/// A state change flushes only the sessions it concerns: `b`'s pending events leave before
+/// the state that shows `b` running, `a`'s keep their 33 ms cadence.
+#[test]
+fn a_state_change_flushes_only_its_sessions_events() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    h.handle(Input::select(0, "a"), c.now());
+    drain(&mut h);
+    send(&mut h, &c, "a", vec![ev("a0")]);
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![ev("a1")]);
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    drain(&mut h);
+
+    h.handle(Input::SessionRunning { session_id: "b".into(), running: true }, c.now());
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "b"), ["b1"]);
+    assert!(super::ids(&out, "a").is_empty(), "a's batch is not due yet: {out:?}");
+    let running = |s: &bb_protocol::v1::StatePayload| {
+        s.sessions.iter().any(|x| x.session_id == "b" && x.status.as_deref() == Some("running"))
+    };
+    assert!(matches!(out.last(), Some(V1Topic::State(s)) if running(s)), "{out:?}");
+
+    c.advance(ms(33));
+    h.handle_timeout(c.now());
+    assert_eq!(super::ids(&drain(&mut h), "a"), ["a1"]);
+}
+
+/// A change made while no webview could see it still flushes its session before the first
+/// state a connection gets.
+#[test]
+fn a_change_no_webview_saw_yet_flushes_before_the_first_state() {
+    let c = clock();
+    let mut h = Host::new(Engine::Kilo, HostConfig::default());
+    h.handle(Input::SessionsListed(vec![summary("a")]), c.now());
+    send(&mut h, &c, "a", vec![kilo("a0", "message.updated", json!({}))]);
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![kilo("a1", "message.updated", json!({}))]);
+    h.handle(Input::SessionRunning { session_id: "a".into(), running: true }, c.now());
+    h.handle(Input::Opened(0), c.now());
+    h.handle(Input::ready(0), c.now());
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "a"), ["a0", "a1"]);
+    assert!(matches!(out.last(), Some(V1Topic::State(_))), "{out:?}");
+}
+
+/// State changes of inputs handled in a row go out as one `bb/state` message, the latest,
+/// after the events of the sessions they concern.
+#[test]
+fn state_changes_before_a_poll_go_out_as_one_message() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
+    drain(&mut h);
+    for (session, running) in [("a", true), ("b", true), ("a", false)] {
+        send(&mut h, &c, session, vec![kilo(&format!("{session}-{running}"), "x", json!({}))]);
+        h.handle(Input::SessionRunning { session_id: session.into(), running }, c.now());
+        c.advance(ms(1));
+    }
+    let out = drain(&mut h);
+    let states: Vec<_> = out
+        .iter()
+        .filter_map(|t| match t {
+            V1Topic::State(s) => {
+                Some(s.sessions.iter().map(|x| x.status.clone()).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .collect();
+    let idle_running = vec![Some("idle".to_owned()), Some("running".to_owned())];
+    assert_eq!(states, [idle_running], "{out:?}");
+    assert!(matches!(out.last(), Some(V1Topic::State(_))), "{out:?}");
+    assert_eq!(super::ids(&out, "a"), ["a-true", "a-false"]);
 }

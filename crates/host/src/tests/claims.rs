@@ -194,3 +194,38 @@ fn a_failed_select_of_a_shown_session_hands_the_held_events_on() {
     assert_eq!(ids(&out, 0), ["x1"]);
     assert_eq!(ids(&out, 1), ["x1"]);
 }
+
+/// A tab-less webview that connects after a session began streaming gets the session's
+/// earlier messages before its first direct one, numbered in order.
+#[test]
+fn a_webview_connecting_mid_stream_gets_what_streamed_before_it() {
+    let c = clock();
+    let config = HostConfig { max_batch: 2, ..HostConfig::default() };
+    let mut h = Host::new(crate::Engine::Kilo, config);
+    push(&mut h, &c, "s", &["e0", "e1", "e2"]);
+    settle(&mut h, &c);
+    h.handle(Input::ready(0), c.now());
+    push(&mut h, &c, "s", &["e3"]);
+    let out = settle(&mut h, &c);
+    assert_eq!(ids(&out, 0), ["e0", "e1", "e2", "e3"]);
+    let seqs: Vec<_> = events_of(&out, 0).iter().map(|p| p.seq).collect();
+    let expected: Vec<_> = (1..=seqs.len() as u64).map(Some).collect();
+    assert_eq!(seqs, expected);
+}
+
+/// When the store already dropped some of what streamed before the webview connected, its
+/// first message of the session is a declared resync, not a silent gap.
+#[test]
+fn a_webview_connecting_after_the_early_store_overflowed_gets_a_resync() {
+    let c = clock();
+    let config = HostConfig { max_batch: 1, max_buffered_events: 2, ..HostConfig::default() };
+    let mut h = Host::new(crate::Engine::Kilo, config);
+    push(&mut h, &c, "s", &["e0", "e1", "e2", "e3"]);
+    settle(&mut h, &c);
+    h.handle(Input::ready(0), c.now());
+    push(&mut h, &c, "s", &["e4"]);
+    let out = settle(&mut h, &c);
+    let events = events_of(&out, 0);
+    assert_eq!(events.first().and_then(|p| p.resync), Some(true), "{events:?}");
+    assert!(!ids(&out, 0).contains(&"e0".to_owned()), "{out:?}");
+}
