@@ -96,10 +96,16 @@ impl KiloEventState {
             tracing::debug!(%event_type, %session_id, "request already shown; not repeated");
             return Vec::new();
         }
-        // The flow check first: classifying needs the payload as a `Value` (a copy).
-        let fail_closed = self.in_flow(&session_id)
-            && classify_kilo(&event_type, &Value::Object(properties.clone()))
-                == EventClass::Unknown;
+        // The flow check first: classifying reads the payload as a `Value` (moved in and
+        // out, not copied).
+        let (fail_closed, properties) = if self.in_flow(&session_id) {
+            let payload = Value::Object(properties);
+            let unknown = classify_kilo(&event_type, &payload) == EventClass::Unknown;
+            let Value::Object(properties) = payload else { return Vec::new() };
+            (unknown, properties)
+        } else {
+            (false, properties)
+        };
         let derived = self.derive(&event_type, &session_id, &properties);
         let failed_type = fail_closed.then(|| event_type.clone());
         let event = EngineEvent {
