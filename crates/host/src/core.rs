@@ -495,15 +495,15 @@ impl Host {
             for (i, tab) in targets.iter().enumerate() {
                 let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
                 let Some(this) = this else { continue };
-                let messages = if claimed {
-                    self.tabs.record(tab, this, bytes).into_iter().collect()
+                let (earlier, this) = if claimed {
+                    (Vec::new(), self.tabs.record(tab, this, bytes))
                 } else {
                     self.tabs.record_early(tab, this, bytes)
                 };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
                 let receiving = self.conns.get(&conn).is_some_and(Conn::deliverable);
-                for message in messages {
+                for message in earlier.into_iter().chain(this) {
                     let seq = message.seq.unwrap_or(0);
                     if receiving && t.delivered + 1 == seq {
                         t.delivered = seq;
@@ -564,7 +564,7 @@ impl Host {
     /// queued, in the order the sessions' batches began. The others keep their cadence: the
     /// state shows nothing about them that their pending events precede.
     fn flush_changed(&mut self, now: Instant) {
-        let Some(changed) = self.changed.take() else {
+        let Some(mut changed) = self.changed.take() else {
             self.flush_all(now);
             return;
         };
@@ -574,9 +574,8 @@ impl Host {
             for id in due {
                 self.flush_session(&id, now);
             }
+            changed.clear();
         }
-        let mut changed = changed;
-        changed.clear();
         self.changed = Some(changed);
     }
 

@@ -240,18 +240,20 @@ impl Tabs {
     /// Records for `tab_id` (a tab-less connection's implicit tab) a message of a session
     /// no tab shows, just kept by [`Tabs::keep_early`]: first the session's early messages
     /// the tab lacks (its connection opened after the session began streaming), then this
-    /// one. Returns what was recorded, in order; when the lacking ones were dropped for the
-    /// store's bound, nothing is, and the tab's catch-up is a declared resync.
+    /// one. Returns what was recorded, in order: the lacking ones (empty, without an
+    /// allocation, in the usual case) and this one, or all of them in the first part. When
+    /// the lacking ones were dropped for the store's bound, nothing is recorded and the tab's
+    /// catch-up is a declared resync.
     pub(crate) fn record_early(
         &mut self,
         tab_id: &str,
         payload: EventsPayload,
         bytes: usize,
-    ) -> Vec<EventsPayload> {
+    ) -> (Vec<EventsPayload>, Option<EventsPayload>) {
         let limits = self.limits;
         let session = payload.session_id.as_str();
         let this = self.early_next.get(session).map_or(0, |n| n.saturating_sub(1));
-        let Some(tab) = self.tabs.get(tab_id) else { return Vec::new() };
+        let Some(tab) = self.tabs.get(tab_id) else { return (Vec::new(), None) };
         let got = tab.early_got.get(session).copied().unwrap_or(0);
         let lacks = self
             .early
@@ -259,20 +261,16 @@ impl Tabs {
             .is_some_and(|e| got.max(e.start) < this && e.end() == this + 1 && e.first <= this);
         if lacks {
             let session = payload.session_id.clone();
-            let Some(early) = self.take_early(&session) else { return Vec::new() };
-            let out = self.give_early(tab_id, &session, &early);
-            self.early_bytes += early.bytes;
-            self.early.insert(session, early);
-            return out;
+            return (self.give_kept(tab_id, &session), None);
         }
-        let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return (Vec::new(), None) };
         match tab.early_got.get_mut(session) {
             Some(got) => *got = this + 1,
             None => {
                 tab.early_got.insert(session.to_owned(), this + 1);
             }
         }
-        vec![tab.record(payload, bytes, tab_id, limits)]
+        (Vec::new(), Some(tab.record(payload, bytes, tab_id, limits)))
     }
 
     /// Takes a session's early messages out of the store.
@@ -293,12 +291,19 @@ impl Tabs {
     /// Offers the early messages of a session no request claims any more to `tab_ids` (the
     /// implicit tabs of tab-less connections), keeping them for the first tab that binds it.
     pub(crate) fn offer_early(&mut self, tab_ids: &[String], session: &str) {
-        let Some(early) = self.take_early(session) else { return };
         for tab_id in tab_ids {
-            self.give_early(tab_id, session, &early);
+            self.give_kept(tab_id, session);
         }
+    }
+
+    /// Records for `tab_id` the session's early messages it lacks, keeping them in the store
+    /// for the first tab that binds the session; returns them.
+    fn give_kept(&mut self, tab_id: &str, session: &str) -> Vec<EventsPayload> {
+        let Some(early) = self.take_early(session) else { return Vec::new() };
+        let out = self.give_early(tab_id, session, &early);
         self.early_bytes += early.bytes;
         self.early.insert(session.to_owned(), early);
+        out
     }
 
     /// Records for `tab_id` the early messages it lacks; returns them.
