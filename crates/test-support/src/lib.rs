@@ -1,8 +1,9 @@
 //! Dev-only setup shared by the tests that run the real Kilo engine (`kilo serve`, `kilo acp`):
 //! an isolated world ([`KiloWorld`]: temp dirs, the engine's HOME/XDG environment and
 //! switches), the scripted mock LLM it talks to ([`MockLlm`], `mock_llm.py` next to this
-//! crate's manifest, killed on drop), the engine binary ([`kilo_bin`]) and process inspection
-//! through `/proc` ([`procfs`]).
+//! crate's manifest, killed on drop), the engine binary ([`kilo_bin`]), a client of the test's
+//! own for the engine a bridge supervises ([`supervised_kilo`], [`slow_turn_streaming`]) and
+//! process inspection through `/proc` ([`procfs`]).
 //!
 //! IO contract: creates temp dirs, writes the engine config, runs `python3` and
 //! `bash scripts/engine.sh`; a failure panics with its reason, as a test would. Only ever a
@@ -27,7 +28,10 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use kilo::{kilo_bin, kilo_bin_or_skip};
+pub use kilo::{
+    SupervisedKilo, assert_turn_from_its_start, kilo_bin, kilo_bin_or_skip, slow_turn_streaming,
+    supervised_kilo,
+};
 pub use mock_llm::MockLlm;
 pub use world::KiloWorld;
 

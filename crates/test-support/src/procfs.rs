@@ -68,6 +68,35 @@ pub fn cmdline(pid: u32) -> String {
         .replace('\0', " ")
 }
 
+/// The TCP ports a process listens on over IPv4 (its socket inodes matched against
+/// `/proc/PID/net/tcp` rows in state `0A`, LISTEN).
+pub fn listening_ports(pid: u32) -> Vec<u16> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .filter_map(|target| {
+                    let target = target.to_string_lossy().into_owned();
+                    Some(target.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let table = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")).unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|row| {
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            let (local, state, inode) = (cols.get(1)?, cols.get(3)?, cols.get(9)?);
+            let listening = *state == "0A" && inodes.iter().any(|i| i == inode);
+            let port = local.rsplit_once(':')?.1;
+            listening.then(|| u16::from_str_radix(port, 16).ok()).flatten()
+        })
+        .collect()
+}
+
 fn all_pids() -> impl Iterator<Item = u32> {
     std::fs::read_dir("/proc")
         .unwrap()

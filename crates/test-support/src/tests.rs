@@ -101,3 +101,15 @@ fn proc_shows_a_child_its_environment_and_its_death() {
     assert!(is_dead(pid));
     assert!(!children_of(me).contains(&pid));
 }
+
+#[test]
+fn listening_ports_are_those_a_process_listens_on() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The connection has a row on the same port too; only the LISTEN row counts.
+    let _client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let ports = crate::procfs::listening_ports(std::process::id());
+    assert!(ports.contains(&port), "{port} not in {ports:?}");
+    drop(listener);
+    assert!(!crate::procfs::listening_ports(std::process::id()).contains(&port));
+}

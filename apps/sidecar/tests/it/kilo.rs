@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use bb_engine_client::kilo::KiloClient;
+use bb_test_support::{assert_turn_from_its_start, slow_turn_streaming, supervised_kilo};
 use serde_json::{Value, json};
 
 use crate::harness::{
@@ -48,6 +50,18 @@ impl Kilo {
         edit: &str,
         extra: &[&str],
     ) -> Option<Self> {
+        let mut k = Self::spawn_in(world, bash, edit, extra)?;
+        let init = k.sidecar.ok("bb.init", json!({}));
+        assert_eq!(init["protocolVersion"], 1);
+        assert_eq!(init["engine"]["kind"], "kilo");
+        k.sidecar.wait_event(LONG, "bb/connection connected", |m| {
+            m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
+        });
+        Some(k)
+    }
+
+    /// Sidecar + engine + mock LLM, before any `bb.init` (no webview yet).
+    pub(crate) fn spawn_in(world: World, bash: &str, edit: &str, extra: &[&str]) -> Option<Self> {
         let bin = kilo_bin_or_skip()?;
         let mock = world.start_mock_llm(bash, edit);
         let project = world.path("project").display().to_string();
@@ -60,18 +74,23 @@ impl Kilo {
             bin.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        let mut sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
-        let init = sidecar.ok("bb.init", json!({}));
-        assert_eq!(init["protocolVersion"], 1);
-        assert_eq!(init["engine"]["kind"], "kilo");
-        sidecar.wait_event(LONG, "bb/connection connected", |m| {
-            m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
-        });
+        let sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
         let engine = sidecar.engine_pid();
-        let password =
-            environ_var(engine, "KILO_SERVER_PASSWORD").expect("the engine has a password");
+        // Read once the child has become the engine (before that it is a copy of the sidecar).
+        let mut password = None;
+        eventually(LONG, "the engine's password in its environment", || {
+            password = environ_var(engine, "KILO_SERVER_PASSWORD");
+            password.is_some()
+        });
+        let password = password.unwrap();
         assert_eq!(password.len(), 64);
         Some(Self { world, _mock: mock, sidecar, engine, password })
+    }
+
+    /// A REST client of the engine of the test's own.
+    pub(crate) fn engine_client(&self) -> KiloClient {
+        let engine = supervised_kilo(self.sidecar.child.id(), LONG);
+        engine.client(&self.world.path("project").display().to_string(), LONG)
     }
 
     pub(crate) fn create_session(&mut self) -> String {
@@ -303,4 +322,34 @@ impl Drop for KillOnDrop {
             unsafe { libc::kill(i32::try_from(self.0).unwrap_or(0), libc::SIGKILL) };
         }
     }
+}
+
+/// A webview whose `bb.init` comes while a turn is streaming (the sidecar, and the turn,
+/// started before the webview was ready) gets the session from its first message: what
+/// streamed before, then the rest, numbered 1, 2, … on its tab, with no gap and no resync.
+#[test]
+fn a_webview_initialised_mid_stream_gets_the_turn_from_its_start() {
+    let Some(mut k) = Kilo::spawn_in(World::new(), "ask", "ask", &[]) else { return };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let client = k.engine_client();
+    let session = rt.block_on(slow_turn_streaming(&client, 3, LONG));
+    k.sidecar.ok("bb.init", json!({}));
+    // Two more ticks through the webview, then the turn stopped.
+    let mut messages = Vec::new();
+    let mut until = |sidecar: &mut Sidecar, done: &dyn Fn(&Value) -> bool| loop {
+        let m = sidecar.wait_event(LONG, "the session's events", |m| {
+            m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str()
+        });
+        messages.push(m["payload"].clone());
+        if m["payload"]["events"].as_array().unwrap().iter().any(done) {
+            return;
+        }
+    };
+    until(&mut k.sidecar, &|e| {
+        e["payload"]["delta"].as_str().is_some_and(|d| d.contains("tick 5."))
+    });
+    k.sidecar.ok("bb.stop", json!({"sessionId": session}));
+    until(&mut k.sidecar, &|e| e["type"] == "session.turn.close");
+    assert_turn_from_its_start(&messages, 3);
+    k.finish();
 }
