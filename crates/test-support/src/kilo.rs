@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use bb_engine_client::kilo::{
