@@ -3,12 +3,14 @@
 use std::time::Duration;
 
 use bb_engine_client::kilo::KiloClient;
-use bb_test_support::{assert_turn_from_its_start, slow_turn_streaming, supervised_kilo};
+use bb_test_support::{
+    SupervisedKilo, assert_turn_from_its_start, slow_turn_streaming, supervised_kilo,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, environ_var, eventually,
-    is_dead, kilo_bin_or_skip, stat_ids, streamed_text,
+    LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, eventually, is_dead,
+    kilo_bin_or_skip, stat_ids, streamed_text,
 };
 
 pub(crate) struct Kilo {
@@ -18,6 +20,8 @@ pub(crate) struct Kilo {
     /// The engine process and the password the sidecar gave it (read from its environment).
     pub(crate) engine: u32,
     pub(crate) password: String,
+    /// The engine as a client of the test's own reaches it (URL and password).
+    reached: SupervisedKilo,
 }
 
 impl Kilo {
@@ -76,21 +80,15 @@ impl Kilo {
         args.extend_from_slice(extra);
         let sidecar = Sidecar::spawn(&args, &world.env(), world.path("sidecar.err"));
         let engine = sidecar.engine_pid();
-        // Read once the child has become the engine (before that it is a copy of the sidecar).
-        let mut password = None;
-        eventually(LONG, "the engine's password in its environment", || {
-            password = environ_var(engine, "KILO_SERVER_PASSWORD");
-            password.is_some()
-        });
-        let password = password.unwrap();
+        let reached = supervised_kilo(sidecar.child.id(), LONG);
+        let password = reached.password.clone();
         assert_eq!(password.len(), 64);
-        Some(Self { world, _mock: mock, sidecar, engine, password })
+        Some(Self { world, _mock: mock, sidecar, engine, password, reached })
     }
 
     /// A REST client of the engine of the test's own.
     pub(crate) fn engine_client(&self) -> KiloClient {
-        let engine = supervised_kilo(self.sidecar.child.id(), LONG);
-        engine.client(&self.world.path("project").display().to_string(), LONG)
+        self.reached.client(&self.world.path("project").display().to_string(), LONG)
     }
 
     pub(crate) fn create_session(&mut self) -> String {
