@@ -104,6 +104,18 @@ pub fn supervised_kilo(bridge: u32, within: Duration) -> SupervisedKilo {
 /// delay) until stopped.
 pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Duration) -> String {
     let (_router, mut updates) = spawn_router(client.clone(), RouterOptions::default());
+    // The test's stream is up (the engine has set up the workspace) before the session is made.
+    loop {
+        let update = tokio::time::timeout(within, updates.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!("the engine's event stream did not connect within {within:?}")
+            })
+            .expect("the engine's event stream stays up");
+        if matches!(update, KiloUpdate::Connected { .. }) {
+            break;
+        }
+    }
     let session = client.create_session(&CreateSession::default()).await.expect("a session").id;
     let prompt = PromptRequest::text("Go slowly MOCK:slow");
     client.prompt_async(&session, &prompt).await.expect("the prompt accepted");
