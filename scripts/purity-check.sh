@@ -3,7 +3,7 @@
 # HTTP stack or a process API. Fails listing the offending dependency path.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-pure=(bb-protocol bb-normalize bb-host)
+pure=(bb-payload bb-protocol bb-normalize bb-host)
 banned='^(tokio|reqwest|hyper|mio|axum|async-std|smol|tokio-tungstenite) '
 status=0
 for krate in "${pure[@]}"; do

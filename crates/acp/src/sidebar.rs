@@ -374,7 +374,7 @@ async fn pump(
                 event_type: kind.to_owned(),
                 turn: None,
                 ts: None,
-                payload,
+                payload: payload.into(),
             }],
         }
     };

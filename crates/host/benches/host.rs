@@ -27,7 +27,7 @@ fn delta(i: usize) -> EngineEvent {
         event_type: "message.part.delta".into(),
         turn: None,
         ts: None,
-        payload,
+        payload: payload.into(),
     }
 }
 

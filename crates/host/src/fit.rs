@@ -157,17 +157,14 @@ impl Fitter {
         let total_bytes = full.len() as u64;
         let reference = self.keep(full.clone());
         let mut fields = Vec::new();
-        let mut payload = Value::Object(std::mem::take(&mut item.event.payload));
-        shorten(&mut payload, "", &reference, &mut fields);
-        let Value::Object(mut map) = payload else { unreachable_object() };
-        item.event.payload = map.clone();
+        shorten(item.event.payload.value_mut(), "", &reference, &mut fields);
         item.truncated =
             Some(Truncation { body_ref: reference.clone(), fields: fields.clone(), total_bytes });
         if value_bytes(&item) > budget {
             let preview = truncate(&full, Limits::default(), Some(&reference));
-            map = Map::new();
+            let mut map = Map::new();
             map.insert("preview".into(), Value::String(preview.text));
-            item.event.payload = map;
+            item.event.payload = map.into();
             item.truncated =
                 Some(Truncation { body_ref: reference, fields: vec![String::new()], total_bytes });
         }
@@ -209,6 +206,7 @@ impl Fitter {
     }
 }
 
+#[allow(dead_code)]
 fn unreachable_object() -> ! {
     unreachable!("an object stays an object when its strings are shortened")
 }

@@ -5,8 +5,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent, SessionView};
-use bb_protocol::v1::{EngineEvent, EventItem};
-use serde_json::{Map, Value};
+use bb_protocol::v1::{EngineEvent, EventItem, Payload};
 
 /// The envelope fields kept exactly as received, one per queued engine event: the batcher's
 /// event type holds a whole-millisecond `ts`, the webview's a float.
@@ -48,7 +47,7 @@ impl Lane {
     pub(crate) fn push(&mut self, now: Instant, event: EngineEvent, message_id: Option<String>) {
         let EngineEvent { id, event_type, turn, ts, payload } = event;
         self.envelopes.push_back(Envelope { ts, turn, message_id });
-        let mut raw = RawEvent::new(self.engine, event_type, Value::Object(payload)).with_id(id);
+        let mut raw = RawEvent::new(self.engine, event_type, payload).with_id(id);
         // The coalescing key uses the turn; one beyond i64 (never sent) just keys as "none".
         raw.turn = turn.and_then(|t| i64::try_from(t).ok());
         self.batcher.handle_event(now, Classified::new(raw));
@@ -104,10 +103,9 @@ impl Lane {
                     event_type: kind,
                     turn: envelope.turn,
                     ts: envelope.ts,
-                    payload: match payload {
-                        Value::Object(map) => map,
-                        _ => Map::new(),
-                    },
+                    // An engine event's payload is an object; a non-object one (from a
+                    // hand-built event) goes out empty.
+                    payload: if payload.is_object() { payload } else { Payload::default() },
                 };
                 let mut item = EventItem::new(event, class);
                 item.message_id = envelope.message_id;

@@ -29,7 +29,7 @@ pub(super) fn ev(id: &str) -> EngineEvent {
         event_type: "message.part.delta".into(),
         turn: None,
         ts: None,
-        payload: Map::new(),
+        payload: Map::new().into(),
     }
 }
 

@@ -3,10 +3,15 @@
 
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
+use bb_payload::LooseStr;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::class::Classified;
 use crate::event::RawEvent;
+use crate::kilo;
 use crate::reduce::bb_message_id;
 
 /// Minimum gap between two cadence flushes of the session the user is looking at.
@@ -151,14 +156,15 @@ impl Batcher {
 /// The coalescing key and appended field of a delta event.
 fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
     let p = &ev.payload;
-    let s = |k: &str| p.get(k).and_then(Value::as_str);
     let (id, field) = match ev.kind.as_str() {
         "assistant.message.delta"
         | "assistant.reasoning.delta"
         | "assistant.thought_summary.delta" => (bb_message_id(p).unwrap_or(""), "delta"),
         "assistant_delta" => (bb_message_id(p).unwrap_or(""), "text"),
         "message.part.delta" => {
-            let key = format!("{}\u{0}{}\u{0}{}", s("messageID")?, s("partID")?, s("field")?);
+            let d: kilo::Delta<'_> = ev.payload.read();
+            let (m, p, f) = (d.message_id.get()?, d.part_id.get()?, d.field.get()?);
+            let key = format!("{m}\u{0}{p}\u{0}{f}");
             return Some((format!("{}\u{0}{key}", ev.kind), "delta"));
         }
         _ => return None,
@@ -166,6 +172,21 @@ fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
     p.get(field)?.as_str()?;
     let turn = ev.turn.map_or(String::new(), |t| t.to_string());
     Some((format!("{}\u{0}{id}\u{0}{turn}", ev.kind), field))
+}
+
+/// A delta's text field (`delta` or `text`), read without a tree.
+fn text_field<'a>(ev: &'a RawEvent, field: &str) -> Cow<'a, str> {
+    #[derive(Default, Deserialize)]
+    #[serde(default)]
+    struct Text<'a> {
+        #[serde(borrow)]
+        delta: LooseStr<'a>,
+        #[serde(borrow)]
+        text: LooseStr<'a>,
+    }
+    let t: Text<'a> = ev.payload.read();
+    let found = if field == "text" { t.text } else { t.delta };
+    found.0.unwrap_or_default()
 }
 
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
@@ -181,9 +202,8 @@ fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if k1 != k2 || last.event.session_id != next.event.session_id {
         return false;
     }
-    let mut text =
-        last.event.payload.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
-    text.push_str(next.event.payload.get(field).and_then(Value::as_str).unwrap_or_default());
+    let mut text = text_field(&last.event, field).into_owned();
+    text.push_str(&text_field(&next.event, field));
     let mut merged = next.event.clone();
     // The debug lane tracks the highest seq; keep it across the merge.
     merged.seq = merged.seq.max(last.event.seq);

@@ -4,8 +4,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::event::{Engine, RawEvent};
+use crate::event::{Engine, Payload, RawEvent};
 use crate::json::str_at;
+use crate::kilo;
 
 /// The stable class of an event; decides which lane of the view it touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -223,13 +224,16 @@ pub fn classify_breadboard(kind: &str, payload: &Value) -> EventClass {
 }
 
 /// Kilo / opencode types (`event_shapes.json` and the OpenAPI `Event` union).
-pub fn classify_kilo(kind: &str, payload: &Value) -> EventClass {
+pub fn classify_kilo(kind: &str, payload: &Payload) -> EventClass {
     use EventClass as C;
     match kind {
-        "message.updated" => match str_at(payload, &[&["info", "role"]]) {
-            Some("user") => C::UserMessage,
-            _ => C::AssistantStream,
-        },
+        "message.updated" => {
+            let fields: kilo::InfoFields<'_> = payload.read();
+            match fields.info.get().and_then(|i| kilo::non_empty(&i.role)) {
+                Some("user") => C::UserMessage,
+                _ => C::AssistantStream,
+            }
+        }
         "message.part.updated" => classify_kilo_part(payload),
         // A delta names only its part; the reducer routes it to the part's block.
         "message.part.delta" => C::AssistantStream,
@@ -267,15 +271,19 @@ pub fn classify_kilo(kind: &str, payload: &Value) -> EventClass {
     }
 }
 
-fn classify_kilo_part(payload: &Value) -> EventClass {
+fn classify_kilo_part(payload: &Payload) -> EventClass {
     use EventClass as C;
-    match str_at(payload, &[&["part", "type"]]) {
+    let fields: kilo::PartKind<'_> = payload.read();
+    let part = fields.part.get();
+    match part.and_then(|p| kilo::non_empty(&p.kind)) {
         Some("text") => C::AssistantStream,
         Some("reasoning") => C::ReasoningStream,
-        Some("tool") => match str_at(payload, &[&["part", "state", "status"]]) {
-            Some("completed" | "error") => C::ToolResult,
-            _ => C::ToolCall,
-        },
+        Some("tool") => {
+            match part.and_then(|p| p.state.get()).and_then(|s| kilo::non_empty(&s.status)) {
+                Some("completed" | "error") => C::ToolResult,
+                _ => C::ToolCall,
+            }
+        }
         Some("step-start" | "step-finish" | "patch" | "snapshot" | "agent" | "compaction") => {
             C::SessionInfo
         }

@@ -1,5 +1,6 @@
 //! The raw engine event both engines map into, and the parsers from their wire JSON.
 
+pub use bb_payload::Payload;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -36,8 +37,10 @@ pub struct RawEvent {
     pub turn: Option<i64>,
     /// Engine timestamp in epoch milliseconds, when given.
     pub ts: Option<u64>,
-    /// The event body: BreadBoard `payload`, Kilo `properties` (or `syncEvent` for `sync`).
-    pub payload: Value,
+    /// The event body: BreadBoard `payload`, Kilo `properties` (or `syncEvent` for `sync`),
+    /// kept as the engine's text where the adapter received it so (read typed with
+    /// [`Payload::read`], or whole through its tree).
+    pub payload: Payload,
 }
 
 /// Why a wire event could not be turned into a [`RawEvent`].
@@ -57,7 +60,7 @@ pub enum EventError {
 
 impl RawEvent {
     /// Builds an event by hand (tests, adapters that already parsed the envelope).
-    pub fn new(engine: Engine, kind: impl Into<String>, payload: Value) -> Self {
+    pub fn new(engine: Engine, kind: impl Into<String>, payload: impl Into<Payload>) -> Self {
         Self {
             id: None,
             engine,
@@ -66,7 +69,7 @@ impl RawEvent {
             seq: None,
             turn: None,
             ts: None,
-            payload,
+            payload: payload.into(),
         }
     }
 
@@ -133,7 +136,7 @@ fn from_breadboard(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> 
         seq: take_u64(&obj, "seq"),
         turn: obj.get("turn").and_then(Value::as_i64),
         ts,
-        payload: obj.remove("payload").unwrap_or(Value::Null),
+        payload: obj.remove("payload").unwrap_or(Value::Null).into(),
         kind,
     })
 }
@@ -151,7 +154,7 @@ fn from_acp(obj: Map<String, Value>) -> Result<RawEvent, EventError> {
         seq: None,
         turn: None,
         ts: None,
-        payload: Value::Object(obj),
+        payload: Value::Object(obj).into(),
     })
 }
 
@@ -177,11 +180,12 @@ fn from_kilo(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> {
             seq,
             turn: None,
             ts: None,
-            payload,
+            payload: payload.into(),
         });
     }
     let payload = obj.remove("properties").unwrap_or(Value::Null);
     let session_id = payload.get("sessionID").and_then(Value::as_str).map(str::to_owned);
     let ts = payload.get("time").and_then(Value::as_u64);
+    let payload = payload.into();
     Ok(RawEvent { id, engine: Engine::Kilo, kind, session_id, seq: None, turn: None, ts, payload })
 }

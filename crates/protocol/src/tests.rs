@@ -186,7 +186,7 @@ fn constructors_produce_valid_lines() {
                     event_type: "tool_result".into(),
                     turn: Some(1),
                     ts: None,
-                    payload: serde_json::Map::new(),
+                    payload: serde_json::Map::new().into(),
                 },
                 class: "tool.result".into(),
                 message_id: Some("m1".into()),
@@ -265,7 +265,7 @@ fn event_outbound_check_agrees_with_decoding() {
                 event_type: "t".into(),
                 turn,
                 ts: Some(f64::NAN),
-                payload: json!({"a": [[{"b": 1}]]}).as_object().cloned().unwrap_or_default(),
+                payload: json!({"a": [[{"b": 1}]]}).as_object().cloned().unwrap_or_default().into(),
             },
             "tool.result",
         );

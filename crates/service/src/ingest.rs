@@ -115,7 +115,7 @@ impl Ingest {
     /// the router's connection bookkeeping (reconnects, rehydration) is not replayed.
     pub fn kilo(&mut self, update: KiloUpdate, now: Instant) {
         let updates = match update {
-            KiloUpdate::Event { event, .. } => self.kilo.apply(event.raw),
+            KiloUpdate::Event { event, .. } => self.kilo.apply(event),
             KiloUpdate::Sync(sync) => match sync.seq {
                 Some(seq) => self.kilo.sync_seq(&sync.session_id, seq),
                 None => Vec::new(),

@@ -117,7 +117,7 @@ impl EngineAdapter for FakeEngine {
                 event_type: "message.part.delta".into(),
                 turn: None,
                 ts: None,
-                payload,
+                payload: payload.into(),
             };
             tx.send(EngineUpdate::Events { session_id: sid.clone(), events: vec![event] })
                 .await
@@ -283,7 +283,7 @@ async fn a_burst_of_updates_yields_one_state() {
         event_type: "x".into(),
         turn: None,
         ts: None,
-        payload: Map::new(),
+        payload: Map::new().into(),
     };
     // The test runtime has one thread: the service runs only once the test awaits a read.
     let running = |running| EngineUpdate::SessionRunning { session_id: "s1".into(), running };

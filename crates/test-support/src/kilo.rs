@@ -129,7 +129,7 @@ pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Durati
             && session_id == session
             && event.event_type == "message.part.delta"
         {
-            text.push_str(event.raw["properties"]["delta"].as_str().unwrap_or_default());
+            text.push_str(event.body["delta"].as_str().unwrap_or_default());
         }
     }
     session

@@ -3,11 +3,14 @@
 
 use std::borrow::Cow;
 
+use bb_payload::Payload;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// An event of the Kilo stream. `raw` is the event's JSON exactly as sent (ids untouched;
-/// for `GET /global/event`, the wrapper with its `payload`).
+/// An event of the Kilo stream: its type, id and session, and its body as sent (ids
+/// untouched). The body is what the bridge forwards: `properties`, or `syncEvent` for
+/// `sync`; the other top-level fields (and the `/global/event` wrapper) are not kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KiloEvent {
     /// The event's `id` (`evt_…`), when it has one.
@@ -16,8 +19,9 @@ pub struct KiloEvent {
     pub event_type: String,
     /// The session: `properties.sessionID`, or `syncEvent.aggregateID` for `sync`.
     pub session_id: Option<String>,
-    /// The whole event.
-    pub raw: Value,
+    /// `properties` (`syncEvent` for `sync`), `null` when absent; kept as text when the event
+    /// has the usual shape.
+    pub body: Payload,
 }
 
 /// Why an event's data is not a Kilo event.
@@ -33,8 +37,14 @@ pub enum KiloEventError {
 }
 
 impl KiloEvent {
-    /// Parses one SSE `data` payload.
+    /// Parses one SSE `data` payload. The usual shape (`{type, id?, properties}`, or a
+    /// `sync`'s `{type, id?, syncEvent}`, possibly inside the `/global/event` wrapper) is
+    /// read without a tree, its body kept as text; anything else is read through the tree,
+    /// with the same result.
     pub fn parse(data: &str) -> Result<Self, KiloEventError> {
+        if let Some(event) = Self::parse_text(data) {
+            return Ok(event);
+        }
         let raw: Value =
             serde_json::from_str(data).map_err(|e| KiloEventError::Json(e.to_string()))?;
         // `GET /global/event` wraps each event as `{"directory", "project", "payload"}`.
@@ -46,8 +56,55 @@ impl KiloEvent {
             event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
         let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
         let session_id = session_of(event).map(str::to_owned);
-        Ok(Self { id, event_type, session_id, raw })
+        let key = if event_type == "sync" { "syncEvent" } else { "properties" };
+        let body = event.get(key).cloned().unwrap_or(Value::Null).into();
+        Ok(Self { id, event_type, session_id, body })
     }
+
+    /// The usual shape, read without a tree; `None` for any other (or for text the typed
+    /// decode refuses, such as duplicate keys).
+    fn parse_text(data: &str) -> Option<Self> {
+        let shape: Shape<'_> = serde_json::from_str(data).ok()?;
+        let Some(kind) = shape.kind else {
+            // The `/global/event` wrapper, when it holds nothing else the tree would read.
+            return match (shape.payload, shape.properties, shape.sync) {
+                (Some(inner), None, None) => Self::parse_text(inner.get()),
+                _ => None,
+            };
+        };
+        let (body, session) = match (kind.as_ref(), shape.properties, shape.sync) {
+            ("sync", None, Some(sync)) => {
+                let head: SyncHead<'_> = serde_json::from_str(sync.get()).ok()?;
+                (sync, head.aggregate_id.filter(|s| !s.is_empty()))
+            }
+            (_, Some(properties), None) if kind != "sync" => {
+                let head: Properties<'_> = serde_json::from_str(properties.get()).ok()?;
+                (properties, head.session())
+            }
+            _ => return None,
+        };
+        Some(Self {
+            id: shape.id.map(Cow::into_owned),
+            event_type: kind.into_owned(),
+            session_id: session.map(Cow::into_owned),
+            body: Payload::from_text(body.to_owned()),
+        })
+    }
+}
+
+/// The top level of an event, its body left as text.
+#[derive(Deserialize)]
+struct Shape<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    properties: Option<&'a RawValue>,
+    #[serde(default, rename = "syncEvent", borrow)]
+    sync: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    payload: Option<&'a RawValue>,
 }
 
 /// The session an event belongs to, if any.
@@ -126,6 +183,16 @@ struct Properties<'a> {
     info: Option<Holder<'a>>,
     #[serde(default, borrow)]
     part: Option<Holder<'a>>,
+}
+
+impl<'a> Properties<'a> {
+    /// The session [`session_of`] finds in `properties`.
+    fn session(self) -> Option<Cow<'a, str>> {
+        let named = |s: Option<Cow<'a, str>>| s.filter(|s| !s.is_empty());
+        named(self.session)
+            .or_else(|| named(self.info.and_then(|h| h.session)))
+            .or_else(|| named(self.part.and_then(|h| h.session)))
+    }
 }
 
 #[derive(Deserialize)]

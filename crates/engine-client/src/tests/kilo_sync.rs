@@ -25,7 +25,7 @@ fn by_tree(data: &str) -> Option<(String, Option<String>, Option<u64>)> {
     if event.event_type != "sync" {
         return None;
     }
-    let seq = event.raw.pointer("/syncEvent/seq").and_then(Value::as_u64);
+    let seq = event.body.get("seq").and_then(Value::as_u64);
     Some((event.session_id?, event.id, seq))
 }
 

@@ -38,7 +38,28 @@ fn kilo_event_session_sources() {
     for (raw, session) in cases {
         let event = KiloEvent::parse(&raw.to_string()).unwrap();
         assert_eq!(event.session_id.as_deref(), session, "{raw}");
-        assert_eq!(event.raw, raw, "kept as sent");
+        let event_json = raw.get("payload").unwrap_or(&raw);
+        let key = if event_json["type"] == "sync" { "syncEvent" } else { "properties" };
+        assert_eq!(event.body, event_json[key], "body kept as sent");
+        assert_eq!(event.body.text(), Some(event_json[key].to_string().as_str()), "as text");
+    }
+    // Shapes the text path leaves to the tree: the same result either way.
+    let odd = [
+        (r#"{"type":"x","properties":{"sessionID":"a","sessionID":"b"}}"#, Some("b")),
+        (r#"{"type":"x","properties":{"sessionID":7,"info":{"sessionID":"c"}}}"#, Some("c")),
+        (r#"{"type":"x","id":5,"properties":{"sessionID":"d"}}"#, Some("d")),
+        (r#"{"type":"x","properties":"text"}"#, None),
+        (
+            r#"{"type":"x","properties":{"sessionID":"e"},"syncEvent":{"aggregateID":"f"}}"#,
+            Some("e"),
+        ),
+    ];
+    for (data, session) in odd {
+        let event = KiloEvent::parse(data).unwrap();
+        assert_eq!(event.session_id.as_deref(), session, "{data}");
+        let tree: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(event.body, tree["properties"], "{data}");
+        assert_eq!(event.id, tree["id"].as_str().map(str::to_owned), "{data}");
     }
     assert!(KiloEvent::parse("[1]").is_err());
     assert!(KiloEvent::parse("{\"type\": 3}").is_err());

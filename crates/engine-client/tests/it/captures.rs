@@ -27,13 +27,23 @@ fn recorded(stream: &Value, sse: &[u8]) -> Vec<(String, Option<String>, Value)> 
             let length = e["length"].as_u64().unwrap() as usize;
             let text = std::str::from_utf8(&sse[offset..offset + length]).unwrap();
             let json = text.trim_end().strip_prefix("data: ").unwrap();
-            (
-                e["type"].as_str().unwrap().to_owned(),
-                e["sessionID"].as_str().map(str::to_owned),
-                sync_projection(serde_json::from_str(json).unwrap()),
-            )
+            let session = e["sessionID"].as_str().map(str::to_owned);
+            let event = sync_projection(serde_json::from_str(json).unwrap());
+            let event = if session.is_some() { routed_projection(event) } else { event };
+            (e["type"].as_str().unwrap().to_owned(), session, event)
         })
         .collect()
+}
+
+/// A routed event reduced to what `KiloUpdate::Event` keeps: type, id and body
+/// (`properties`, or a wrapped `sync`'s `syncEvent`).
+fn routed_projection(event: Value) -> Value {
+    if event["type"] == "sync" {
+        return event;
+    }
+    let inner = if event.get("type").is_none() { &event["payload"] } else { &event };
+    let body = if inner["type"] == "sync" { "syncEvent" } else { "properties" };
+    json!({"type": inner["type"], "id": inner["id"], "body": inner[body]})
 }
 
 /// A top-level `sync` event reduced to what `KiloUpdate::Sync` reports; others unchanged.
@@ -63,7 +73,8 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
         match rx.recv().await.unwrap() {
             KiloUpdate::Connected { .. } => {}
             KiloUpdate::Event { session_id, event } => {
-                got.push((event.event_type, Some(session_id), event.raw));
+                let kept = json!({"type": event.event_type, "id": event.id, "body": event.body.value()});
+                got.push((event.event_type, Some(session_id), kept));
             }
             KiloUpdate::Sync(sync) => got.push((
                 "sync".to_owned(),

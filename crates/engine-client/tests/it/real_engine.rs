@@ -85,7 +85,7 @@ async fn turn_text(rx: &mut mpsc::Receiver<KiloUpdate>, session: &str) -> (Strin
         match update {
             KiloUpdate::Event { session_id, event } if session_id == session => {
                 if event.event_type == "message.part.delta" {
-                    let delta = event.raw.pointer("/properties/delta").and_then(Value::as_str);
+                    let delta = event.body.get("delta").and_then(Value::as_str);
                     text.push_str(delta.unwrap_or_default());
                 }
                 types.push(event.event_type.clone());
@@ -198,7 +198,7 @@ async fn scenario(engine: &Engine) {
             _ => {}
         }
     };
-    let permission_id = asked.raw.pointer("/properties/id").and_then(Value::as_str).unwrap();
+    let permission_id = asked.body.get("id").and_then(Value::as_str).unwrap();
     let pending = kilo.permissions().await.expect("permissions");
     assert!(pending.iter().any(|p| p.id == permission_id && p.permission == "bash"));
     assert!(

@@ -22,7 +22,13 @@ fn kilo(id: &str, kind: &str, properties: Value) -> EngineEvent {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    EngineEvent { id: id.into(), event_type: kind.into(), turn: None, ts: None, payload }
+    EngineEvent {
+        id: id.into(),
+        event_type: kind.into(),
+        turn: None,
+        ts: None,
+        payload: payload.into(),
+    }
 }
 
 fn kilo_delta(id: &str, text: &str) -> EngineEvent {

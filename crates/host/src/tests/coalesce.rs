@@ -15,7 +15,7 @@ fn event(id: &str, kind: &str, turn: Option<u64>, ts: Option<f64>, payload: Valu
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    EngineEvent { id: id.into(), event_type: kind.into(), turn, ts, payload }
+    EngineEvent { id: id.into(), event_type: kind.into(), turn, ts, payload: payload.into() }
 }
 
 fn kilo_delta(id: &str, part: &str, text: &str) -> EngineEvent {
@@ -67,7 +67,7 @@ fn kilo_deltas_coalesce_into_the_last_event() {
         vec![kilo_delta("e1", "p", "a"), kilo_delta("e2", "p", "b"), last.clone()],
     );
     let mut want = last;
-    want.payload.insert("delta".into(), json!("abc"));
+    want.payload["delta"] = json!("abc");
     assert_eq!(out, [want]);
 }
 

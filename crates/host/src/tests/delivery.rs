@@ -206,7 +206,7 @@ fn an_oversized_event_is_truncated_with_a_ref_to_the_full_body() {
         event_type: "tool_result".into(),
         turn: None,
         ts: None,
-        payload,
+        payload: payload.into(),
     };
     let events = vec![before, tool, ev("after")];
     h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
@@ -239,7 +239,7 @@ fn large_batches_are_split_by_bytes() {
                 event_type: "message.part.delta".into(),
                 turn: None,
                 ts: None,
-                payload,
+                payload: payload.into(),
             }
         })
         .collect();
@@ -310,7 +310,7 @@ fn message_id_marks_the_reply_until_it_ends() {
         event_type: "session.idle".into(),
         turn: None,
         ts: None,
-        payload: Map::new(),
+        payload: Map::new().into(),
     };
     h.handle(
         Input::EngineEvents { session_id: "s".into(), events: vec![ev("a"), end, ev("later")] },

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::event::RawEvent;
 use crate::json::{at, bool_at, id_at, str_at, string_at};
+use crate::kilo;
 use crate::redact::redacted;
 
 /// Whether a turn is in progress.
@@ -146,7 +147,8 @@ impl RunLane {
 
     /// `run.status` (Kilo `session.status`): busy, idle or retry.
     pub(crate) fn status(&mut self, ev: &RawEvent) {
-        match str_at(&ev.payload, &[&["status", "type"], &["status"]]) {
+        let fields: kilo::RunStatus<'_> = ev.payload.read();
+        match fields.status.get() {
             Some("busy") => self.state = RunState::Running,
             Some("retry") => self.state = RunState::Retrying,
             Some("idle") => self.state = RunState::Idle,
@@ -308,7 +310,8 @@ impl RunLane {
                 self.ctree_node_count = at(p, &["snapshot", "node_count"]).and_then(Value::as_u64);
             }
             C::SessionInfo => {
-                if let Some(t) = str_at(p, &[&["info", "title"]])
+                let fields: kilo::InfoFields<'_> = ev.payload.read();
+                if let Some(t) = fields.info.get().and_then(|i| kilo::non_empty(&i.title))
                     && ev.kind != "session.deleted"
                 {
                     self.title = Some(t.to_owned());

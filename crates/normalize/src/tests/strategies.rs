@@ -103,7 +103,7 @@ pub(super) fn bb_event() -> impl Strategy<Value = RawEvent> {
             seq,
             turn,
             ts: None,
-            payload,
+            payload: payload.into(),
         },
     )
 }
@@ -131,7 +131,7 @@ pub(super) fn kilo_event() -> impl Strategy<Value = RawEvent> {
         seq: None,
         turn: None,
         ts: None,
-        payload,
+        payload: payload.into(),
     })
 }
 
@@ -199,7 +199,7 @@ pub(super) fn wild_event() -> impl Strategy<Value = RawEvent> {
             seq: None,
             turn,
             ts: None,
-            payload,
+            payload: payload.into(),
         },
     )
 }

@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use bb_payload::Payload;
+
 use super::events::Events;
 use super::results::SessionSummary;
 
@@ -148,7 +150,16 @@ pub struct EngineEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<f64>,
     /// Event body.
-    pub payload: Map<String, Value>,
+    // Kept as the engine's text while the bridge leaves it unchanged (written out byte for
+    // byte); read whole, it builds its tree once.
+    #[serde(deserialize_with = "object_payload")]
+    #[schemars(with = "Map<String, Value>")]
+    pub payload: Payload,
+}
+
+/// An event body read from a message: it must be an object.
+fn object_payload<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Payload, D::Error> {
+    Map::<String, Value>::deserialize(d).map(Payload::from)
 }
 
 /// Where the full body of a truncated event item can be fetched.

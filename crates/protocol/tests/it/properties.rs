@@ -165,7 +165,7 @@ fn item() -> impl Strategy<Value = EventItem> {
     )
         .prop_map(|((id, event_type, turn), ts, payload, (class, message_id, truncated))| {
             let payload = payload.into_iter().collect::<Map<_, _>>();
-            let event = EngineEvent { id, event_type, turn, ts, payload };
+            let event = EngineEvent { id, event_type, turn, ts, payload: payload.into() };
             EventItem { event, class, message_id, truncated }
         })
 }
@@ -224,7 +224,7 @@ fn an_item_with_a_count_out_of_range_is_not_written() {
             event_type: "t".into(),
             turn: Some(1 << 53),
             ts: None,
-            payload: Map::new(),
+            payload: Map::new().into(),
         },
         "unknown_event",
     );

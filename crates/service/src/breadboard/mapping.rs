@@ -51,7 +51,7 @@ pub(crate) fn engine_event(e: &BbEvent) -> EngineEvent {
         event_type: e.kind.clone(),
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
-        payload: e.payload.clone(),
+        payload: e.payload.clone().into(),
     }
 }
 
@@ -126,7 +126,7 @@ impl SessionState {
                 event_type: "warning".into(),
                 turn: None,
                 ts: None,
-                payload,
+                payload: payload.into(),
             }],
         }
     }
@@ -414,7 +414,7 @@ pub(crate) fn diff_event(path: &str, diff: &str, source: &str) -> EngineEvent {
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,
-        payload: payload.as_object().cloned().unwrap_or_default(),
+        payload: payload.as_object().cloned().unwrap_or_default().into(),
     }
 }
 

@@ -300,7 +300,7 @@ pub(super) async fn open_diff(
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,
-        payload,
+        payload: payload.into(),
     };
     let update = EngineUpdate::Events { session_id: id.to_owned(), events: vec![event] };
     let _ = adapter.updates.send(update).await;

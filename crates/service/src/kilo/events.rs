@@ -9,10 +9,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bb_engine_client::kilo::KiloEvent;
 use bb_normalize::class::{EventClass, classify_kilo};
-use bb_protocol::v1::{EngineEvent, SessionSummary};
+use bb_payload::{LooseStr, LooseU64};
+use bb_protocol::v1::{EngineEvent, Payload};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::facts::{Facts, Info};
 use super::shared::{Shared, kind_of};
 use super::stamp;
 use crate::engine::EngineUpdate;
@@ -21,6 +25,15 @@ use bb_host::permissions::RequestKind;
 /// The bridge-made event that marks a turn failed closed (`payload: {sessionID, reason,
 /// eventType, retry: {command: "retry"}}`).
 pub const TURN_FAILED_EVENT: &str = "bb.turn.failed";
+
+/// What a `sync` event's `syncEvent` says.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct SyncFields<'a> {
+    #[serde(rename = "aggregateID", borrow)]
+    aggregate_id: LooseStr<'a>,
+    seq: LooseU64,
+}
 
 /// Engine calls the mapping asks for (the pump makes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,55 +79,37 @@ impl KiloEventState {
         self.seq.clear();
     }
 
-    /// Maps one event (the parsed `data:` JSON) to updates, in the order they apply.
+    /// Maps one event to updates, in the order they apply.
     ///
     /// `sync` events repeat the preceding event under the same id: they are not forwarded
     /// (the webview would see a duplicate id); their per-session `seq` is checked instead and
     /// a jump reports a gap.
-    pub(crate) fn apply(&mut self, raw: Value) -> Vec<EngineUpdate> {
-        let Value::Object(mut obj) = raw else {
-            return Vec::new();
-        };
-        let event_type = obj.get("type").and_then(Value::as_str).unwrap_or("unknown").to_owned();
+    pub(crate) fn apply(&mut self, event: KiloEvent) -> Vec<EngineUpdate> {
+        let KiloEvent { id, event_type, body: properties, .. } = event;
         if event_type == "sync" {
-            return self.check_seq(&obj);
+            let sync: SyncFields<'_> = properties.read();
+            return match (sync.aggregate_id.get(), sync.seq.0) {
+                (Some(session), Some(seq)) => self.sync_seq(session, seq),
+                _ => Vec::new(),
+            };
         }
-        let properties = match obj.remove("properties") {
-            Some(Value::Object(p)) => p,
-            _ => Map::new(),
-        };
-        let Some(session_id) =
-            properties.get("sessionID").and_then(Value::as_str).map(str::to_owned)
-        else {
+        let properties = if properties.is_object() { properties } else { Payload::default() };
+        let facts: Facts<'_> = properties.read();
+        let Some(session_id) = facts.session_id.get().map(str::to_owned) else {
             return Vec::new();
-        };
-        let id = match obj.get("id") {
-            Some(Value::String(id)) => id.clone(),
-            _ => String::new(),
         };
         if !self.shows(&event_type, &session_id, &properties) {
             tracing::debug!(%event_type, %session_id, "request already shown; not repeated");
             return Vec::new();
         }
-        // The flow check first: classifying reads the payload as a `Value` (moved in and
-        // out, not copied).
-        let (fail_closed, properties) = if self.in_flow(&session_id) {
-            let payload = Value::Object(properties);
-            let unknown = classify_kilo(&event_type, &payload) == EventClass::Unknown;
-            let Value::Object(properties) = payload else { return Vec::new() };
-            (unknown, properties)
-        } else {
-            (false, properties)
-        };
-        let derived = self.derive(&event_type, &session_id, &properties);
+        let fail_closed = self.in_flow(&session_id)
+            && classify_kilo(&event_type, &properties) == EventClass::Unknown;
+        let derived = self.derive(&event_type, &session_id, &properties, &facts);
         let failed_type = fail_closed.then(|| event_type.clone());
-        let event = EngineEvent {
-            id,
-            event_type,
-            turn: stamp::event_turn(&properties),
-            ts: stamp::event_ts(&properties),
-            payload: properties,
-        };
+        let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
+        drop(facts);
+        let event =
+            EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let mut updates = Vec::with_capacity(1 + derived.len());
         updates.push(EngineUpdate::Events { session_id: session_id.clone(), events: vec![event] });
         updates.extend(derived);
@@ -125,7 +120,7 @@ impl KiloEventState {
     }
 
     /// Whether a permission or question event is new (a repeat is not shown again).
-    fn shows(&mut self, event_type: &str, session_id: &str, p: &Map<String, Value>) -> bool {
+    fn shows(&mut self, event_type: &str, session_id: &str, p: &Payload) -> bool {
         let kind = match event_type {
             "permission.asked" => {
                 kind_of(p.get("permission").and_then(Value::as_str).unwrap_or_default())
@@ -176,23 +171,12 @@ impl KiloEventState {
             event_type: TURN_FAILED_EVENT.into(),
             turn: None,
             ts: None,
-            payload,
+            payload: payload.into(),
         };
         vec![
             EngineUpdate::Events { session_id: session_id.to_owned(), events: vec![event] },
             self.shared.permits.count_update(session_id),
         ]
-    }
-
-    fn check_seq(&mut self, obj: &Map<String, Value>) -> Vec<EngineUpdate> {
-        let Some(sync) = obj.get("syncEvent").and_then(Value::as_object) else { return Vec::new() };
-        let (Some(session), Some(seq)) = (
-            sync.get("aggregateID").and_then(Value::as_str),
-            sync.get("seq").and_then(Value::as_u64),
-        ) else {
-            return Vec::new();
-        };
-        self.sync_seq(session, seq)
     }
 
     /// A `sync` event's sequence number for `session`: a jump reports a gap.
@@ -206,11 +190,13 @@ impl KiloEventState {
         }
     }
 
+    /// The updates an event implies: `p` is its properties, `facts` what was read of them.
     fn derive(
         &mut self,
         event_type: &str,
         session_id: &str,
-        p: &Map<String, Value>,
+        p: &Payload,
+        facts: &Facts<'_>,
     ) -> Vec<EngineUpdate> {
         let shared = self.shared.clone();
         let running = |running: bool| {
@@ -223,13 +209,11 @@ impl KiloEventState {
             EngineUpdate::SessionRunning { session_id: session_id.to_owned(), running }
         };
         match event_type {
-            "session.status" => {
-                match p.get("status").and_then(|s| s.get("type")).and_then(Value::as_str) {
-                    Some("idle") => vec![running(false)],
-                    Some(_) => vec![running(true)],
-                    None => Vec::new(),
-                }
-            }
+            "session.status" => match facts.status.get().and_then(|s| s.kind.get()) {
+                Some("idle") => vec![running(false)],
+                Some(_) => vec![running(true)],
+                None => Vec::new(),
+            },
             "session.idle" => vec![running(false)],
             "session.queue.changed" => {
                 let queued = p.get("queued").and_then(Value::as_array).map_or(0, Vec::len);
@@ -240,12 +224,13 @@ impl KiloEventState {
                 }]
             }
             "message.part.updated" => {
-                self.track_tool(session_id, p);
+                self.track_tool(session_id, facts);
                 Vec::new()
             }
-            "session.created" | "session.updated" => p
-                .get("info")
-                .and_then(session_summary)
+            "session.created" | "session.updated" => facts
+                .info
+                .get()
+                .and_then(Info::session_summary)
                 .map(EngineUpdate::SessionUpserted)
                 .into_iter()
                 .collect(),
@@ -269,7 +254,7 @@ impl KiloEventState {
                 vec![self.shared.permits.count_update(session_id)]
             }
             "permission.replied" | "question.replied" | "question.rejected" => {
-                let Some(id) = p.get("requestID").and_then(Value::as_str) else {
+                let Some(id) = facts.request_id.get() else {
                     return Vec::new();
                 };
                 self.shared.permits.replied(session_id, id);
@@ -279,15 +264,15 @@ impl KiloEventState {
         }
     }
 
-    fn track_tool(&self, session_id: &str, p: &Map<String, Value>) {
-        let Some(part) = p.get("part").filter(|part| part["type"] == "tool") else { return };
-        let Some(call) = part.get("callID").and_then(Value::as_str) else { return };
-        let open = matches!(
-            part.pointer("/state/status").and_then(Value::as_str),
-            Some("pending" | "running")
-        );
-        let file = part.pointer("/state/input/filePath").and_then(Value::as_str);
-        let diff = part.pointer("/state/metadata/diff").and_then(Value::as_str);
+    fn track_tool(&self, session_id: &str, facts: &Facts<'_>) {
+        let Some(part) = facts.part.get().filter(|part| part.kind.get() == Some("tool")) else {
+            return;
+        };
+        let Some(call) = part.call_id.get() else { return };
+        let state = part.state.get();
+        let open = matches!(state.and_then(|s| s.status.get()), Some("pending" | "running"));
+        let file = state.and_then(|s| s.input.get()).and_then(|i| i.file_path.get());
+        let diff = state.and_then(|s| s.metadata.get()).and_then(|m| m.diff.get());
         if let (Some(file), Some(diff)) = (file, diff) {
             self.shared.with(session_id, |f| {
                 f.seen_diffs.insert(file.to_owned(), diff.to_owned());
@@ -301,16 +286,4 @@ impl KiloEventState {
             }
         });
     }
-}
-
-/// A Kilo `Session` object as a summary (`id`, `title`, `time.updated`).
-pub(crate) fn session_summary(info: &Value) -> Option<SessionSummary> {
-    let session_id = info.get("id")?.as_str()?.to_owned();
-    Some(SessionSummary {
-        session_id,
-        title: info.get("title").and_then(Value::as_str).map(str::to_owned),
-        status: None,
-        updated_at: info.get("time").and_then(|t| t.get("updated")).and_then(Value::as_f64),
-        queued_prompts: None,
-    })
 }

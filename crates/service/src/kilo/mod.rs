@@ -74,6 +74,7 @@ pub mod commands;
 mod errors;
 pub(crate) mod events;
 mod expiry;
+mod facts;
 pub mod files;
 mod probe;
 mod pump;

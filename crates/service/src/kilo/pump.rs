@@ -94,7 +94,7 @@ pub(crate) async fn run(
                     event_type: REHYDRATED_EVENT.into(),
                     turn: None,
                     ts: None,
-                    payload,
+                    payload: payload.into(),
                 }];
                 // Requests raised while the stream was down are shown now, once, as the
                 // engine's own `*.asked` events would have shown them.
@@ -135,14 +135,14 @@ pub(crate) async fn run(
                     event_type: REBUILD_FAILED_EVENT.into(),
                     turn: None,
                     ts: None,
-                    payload,
+                    payload: payload.into(),
                 };
                 vec![
                     EngineUpdate::GapDetected { session_id: Some(session_id.clone()) },
                     EngineUpdate::Events { session_id, events: vec![event] },
                 ]
             }
-            KiloUpdate::Event { event, .. } => state.apply(event.raw),
+            KiloUpdate::Event { event, .. } => state.apply(event),
             KiloUpdate::Sync(sync) => match sync.seq {
                 Some(seq) => state.sync_seq(&sync.session_id, seq),
                 None => Vec::new(),
@@ -265,7 +265,13 @@ fn asked(event_type: &str, id: &str, body: Value) -> EngineEvent {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    EngineEvent { id: id.to_owned(), event_type: event_type.into(), turn: None, ts: None, payload }
+    EngineEvent {
+        id: id.to_owned(),
+        event_type: event_type.into(),
+        turn: None,
+        ts: None,
+        payload: payload.into(),
+    }
 }
 
 pub(crate) fn connection(

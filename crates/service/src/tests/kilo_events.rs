@@ -29,7 +29,7 @@ fn replay(name: &str) -> Vec<EngineUpdate> {
     for item in items {
         let SseItem::Event(event) = item else { continue };
         let parsed = KiloEvent::parse(&event.data).unwrap();
-        updates.extend(state.apply(parsed.raw));
+        updates.extend(state.apply(parsed));
     }
     updates
 }
@@ -66,6 +66,21 @@ fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
         })
         .flatten()
         .collect()
+}
+
+/// Events written as JSON, through the parser the router uses.
+trait ApplyJson {
+    fn apply_json(&mut self, raw: Value) -> Vec<EngineUpdate>;
+}
+
+impl ApplyJson for KiloEventState {
+    /// What the router does not route (not a Kilo event) never reaches the mapping.
+    fn apply_json(&mut self, raw: Value) -> Vec<EngineUpdate> {
+        match KiloEvent::parse(&raw.to_string()) {
+            Ok(event) => self.apply(event),
+            Err(_) => Vec::new(),
+        }
+    }
 }
 
 #[test]
@@ -145,19 +160,19 @@ fn sessions_are_upserted_from_their_events() {
 fn a_sync_sequence_jump_is_a_gap() {
     let sync = |seq: u64| json!({"type": "sync", "id": format!("evt_{seq}"), "syncEvent": {"aggregateID": "ses_a", "seq": seq, "type": "message.updated.1", "data": {}}});
     let mut state = KiloEventState::default();
-    assert!(state.apply(sync(0)).is_empty());
-    assert!(state.apply(sync(1)).is_empty());
+    assert!(state.apply_json(sync(0)).is_empty());
+    assert!(state.apply_json(sync(1)).is_empty());
     assert_eq!(
-        state.apply(sync(3)),
+        state.apply_json(sync(3)),
         [EngineUpdate::GapDetected { session_id: Some("ses_a".into()) }]
     );
     // After a reconnect the sequence starts over without a false gap.
     state.reset_stream();
-    assert!(state.apply(sync(9)).is_empty());
+    assert!(state.apply_json(sync(9)).is_empty());
     // A jump to the top of the range is a gap; repeating the top value is neither a gap nor
     // an overflow.
-    assert_eq!(state.apply(sync(u64::MAX)).len(), 1);
-    assert!(state.apply(sync(u64::MAX)).is_empty());
+    assert_eq!(state.apply_json(sync(u64::MAX)).len(), 1);
+    assert!(state.apply_json(sync(u64::MAX)).is_empty());
 }
 
 #[test]
@@ -173,13 +188,28 @@ fn odd_events_are_never_a_panic() {
         json!({"type": "sync"}),
         json!({"type": "x.y", "properties": "not an object"}),
     ] {
-        let _ = state.apply(raw);
+        let _ = state.apply_json(raw);
     }
     // An event of an unknown type with a session is forwarded as is.
-    let out = state.apply(
+    let out = state.apply_json(
         json!({"id": "evt_z", "type": "brand.new", "properties": {"sessionID": "ses_b", "k": 1}}),
     );
     assert_eq!(forwarded(&out), [("ses_b".to_owned(), "brand.new".to_owned(), "evt_z".to_owned())]);
+}
+
+/// `GET /global/event` wraps each event: the wrapped event is mapped as the bare one (the
+/// mapping used to see the wrapper, no `type`, and dropped it).
+#[test]
+fn a_wrapped_event_is_mapped_as_the_bare_one() {
+    let bare = json!({"id": "evt_w", "type": "message.part.delta", "properties":
+        {"sessionID": "ses_w", "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "hi"}});
+    let wrapped = json!({"directory": "/p", "project": "global", "payload": bare.clone()});
+    let out = KiloEventState::default().apply_json(wrapped);
+    assert_eq!(out, KiloEventState::default().apply_json(bare));
+    assert_eq!(
+        forwarded(&out),
+        [("ses_w".to_owned(), "message.part.delta".to_owned(), "evt_w".to_owned())]
+    );
 }
 
 /// `ts` and `turn` come from the event only: a table of the shapes Kilo sends.
@@ -201,7 +231,7 @@ fn ts_and_turn_come_from_the_event_only() {
         let mut p = props.as_object().cloned().unwrap();
         p.insert("sessionID".into(), json!("ses_1"));
         let raw = json!({"id": "evt_1", "type": "x.y", "properties": p});
-        let updates = KiloEventState::default().apply(raw);
+        let updates = KiloEventState::default().apply_json(raw);
         let Some(EngineUpdate::Events { events, .. }) = updates.first() else {
             panic!("no event for {props}")
         };
@@ -246,15 +276,15 @@ fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
     use crate::kilo::events::Action;
     let mut state = KiloEventState::default();
     let unknown = |id: &str| json!({"id": id, "type": "permission.v3.asked", "properties": {"sessionID": "ses_a"}});
-    assert_eq!(types(&state.apply(unknown("evt_0"))), ["permission.v3.asked"]);
+    assert_eq!(types(&state.apply_json(unknown("evt_0"))), ["permission.v3.asked"]);
     assert!(state.take_actions().is_empty());
 
     let asked = json!({"id": "evt_1", "type": "permission.asked",
         "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash"}});
-    state.apply(asked.clone());
+    state.apply_json(asked.clone());
     // The same request again (another connection, a re-list) is not shown twice.
-    assert!(state.apply(asked).is_empty());
-    let out = state.apply(unknown("evt_2"));
+    assert!(state.apply_json(asked).is_empty());
+    let out = state.apply_json(unknown("evt_2"));
     assert_eq!(types(&out), ["permission.v3.asked", crate::kilo::TURN_FAILED_EVENT]);
     let failed = out
         .iter()
@@ -280,9 +310,10 @@ fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
     // A running tool call is a flow too.
     let tool = json!({"id": "evt_3", "type": "message.part.updated", "properties": {"sessionID": "ses_b",
         "part": {"type": "tool", "callID": "call_1", "state": {"status": "running"}}}});
-    state.apply(tool);
-    let out = state
-        .apply(json!({"id": "evt_4", "type": "tool.v9", "properties": {"sessionID": "ses_b"}}));
+    state.apply_json(tool);
+    let out = state.apply_json(
+        json!({"id": "evt_4", "type": "tool.v9", "properties": {"sessionID": "ses_b"}}),
+    );
     assert_eq!(types(&out), ["tool.v9", crate::kilo::TURN_FAILED_EVENT]);
     assert_eq!(state.take_actions(), [Action::Abort("ses_b".into())]);
 }

@@ -16,7 +16,8 @@ use keyed::KeyIndex;
 
 use super::blocks::{Block, BlockId, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
-use crate::json::{at, str_at, string_at};
+use crate::json::{str_at, string_at};
+use crate::kilo;
 use crate::redact::redact_log_line;
 use crate::truncate::{BodyStore, Limits};
 
@@ -244,17 +245,20 @@ impl Transcript {
 
     /// Kilo `message.updated` of an assistant message: its state (streaming, complete, error).
     pub(crate) fn kilo_message(&mut self, ev: &RawEvent) {
-        let info = ev.payload.get("info").unwrap_or(&Value::Null);
-        let Some(mid) = str_at(info, &[&["id"]]) else {
+        let fields: kilo::InfoFields<'_> = ev.payload.read();
+        let Some(info) = fields.info.get() else { return };
+        let Some(mid) = kilo::non_empty(&info.id) else {
             return;
         };
         let i = self.text_block_for(false, Some(mid), None);
-        let error = info.get("error").filter(|e| !e.is_null()).map(|e| {
+        // An error is rare and of any shape: read from the tree.
+        let error = info.error.is_some().then(|| {
+            let e = &ev.payload["info"]["error"];
             let msg = str_at(e, &[&["data", "message"], &["message"], &["name"]])
                 .map_or_else(|| e.to_string(), str::to_owned);
             one_line(&msg)
         });
-        let completed = at(info, &["time", "completed"]).is_some_and(|v| !v.is_null());
+        let completed = info.time.get().is_some_and(|t| t.completed.is_some());
         if let Some(b) = self.text_block(i) {
             if let Some(err) = error {
                 b.settle(StreamStatus::Error);
@@ -272,12 +276,13 @@ impl Transcript {
         reasoning: bool,
         bodies: &mut BodyStore,
     ) {
-        let part = ev.payload.get("part").unwrap_or(&Value::Null);
-        let (Some(pid), Some(mid)) = (str_at(part, &[&["id"]]), str_at(part, &[&["messageID"]]))
+        let fields: kilo::TextPart<'_> = ev.payload.read();
+        let Some(part) = fields.part.get() else { return };
+        let (Some(pid), Some(mid)) = (kilo::non_empty(&part.id), kilo::non_empty(&part.message_id))
         else {
             return;
         };
-        let text = str_at(part, &[&["text"]]).unwrap_or_default();
+        let text = kilo::non_empty(&part.text).unwrap_or_default();
         if let Some(u) = self.user_block_at(mid) {
             if let Some(Block::User(b)) = self.blocks.get_mut(u)
                 && b.text.is_none()
@@ -294,18 +299,18 @@ impl Transcript {
 
     /// Kilo `message.part.delta`: appends to the named part's field (only `text` is shown).
     pub(crate) fn kilo_delta(&mut self, ev: &RawEvent) {
-        let p = &ev.payload;
-        if str_at(p, &[&["field"]]).is_some_and(|f| f != "text") {
+        let d: kilo::Delta<'_> = ev.payload.read();
+        if kilo::non_empty(&d.field).is_some_and(|f| f != "text") {
             return;
         }
-        let (Some(pid), Some(mid)) = (str_at(p, &[&["partID"]]), str_at(p, &[&["messageID"]]))
+        let (Some(pid), Some(mid)) = (kilo::non_empty(&d.part_id), kilo::non_empty(&d.message_id))
         else {
             return;
         };
         if self.user_block_at(mid).is_some() {
             return;
         }
-        let delta = p.get("delta").and_then(Value::as_str).unwrap_or_default();
+        let delta = d.delta.get().unwrap_or_default();
         let (i, part) = self.part_block(false, pid, mid);
         if let Some(b) = self.text_block(i) {
             append_part(b, part, delta);

@@ -1,0 +1,198 @@
+//! An engine event's body as the engine sent it: the JSON text, read typed and borrowed by
+//! the few fields the bridge needs, and written out again untouched. Its `serde_json::Value`
+//! tree is built only when something reads the body whole (or changes it). No IO.
+//!
+//! Building and freeing order-preserving trees was most of the event path's time (every
+//! routed Kilo event, then once more to write it); a [`Payload`] received as text costs one
+//! copy of its bytes, a scan per typed read ([`Payload::read`]) and a copy when written.
+//!
+//! Reads are lenient the way lookups in a tree are: a field of another shape than asked
+//! for ([`LooseStr`], [`LooseObj`]) reads as absent rather than failing the read, so a
+//! typed read finds exactly what `value.get(..).and_then(Value::as_str)` would.
+
+mod loose;
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+pub use loose::{LooseF64, LooseObj, LooseStr, LooseU64};
+
+/// A JSON value held as text until something needs its tree.
+///
+/// Reading it as a [`Value`] (through `Deref`) builds the tree once and keeps it beside the
+/// text; changing it (`DerefMut`) drops the text, and it is written from the tree from then
+/// on. Equality compares the JSON values.
+#[derive(Clone)]
+pub struct Payload(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// As received; the tree once something read it whole.
+    Text { text: Box<RawValue>, tree: OnceLock<Value> },
+    /// Built by the bridge, or changed since it was received.
+    Tree(Value),
+}
+
+impl Payload {
+    /// A payload of `text` (valid JSON by construction).
+    pub fn from_text(text: Box<RawValue>) -> Self {
+        Self(Repr::Text { text, tree: OnceLock::new() })
+    }
+
+    /// The JSON text it was received as, while unchanged (`None` for one built as a tree).
+    pub fn text(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Text { text, .. } => Some(text.get()),
+            Repr::Tree(_) => None,
+        }
+    }
+
+    /// Whether the value is a JSON object (read from the text without building the tree).
+    pub fn is_object(&self) -> bool {
+        match &self.0 {
+            Repr::Text { text, .. } => text.get().trim_start().starts_with('{'),
+            Repr::Tree(v) => v.is_object(),
+        }
+    }
+
+    /// The value's tree, built on first use. A text nested deeper than serde_json's limit
+    /// (128) reads as `null`.
+    pub fn value(&self) -> &Value {
+        match &self.0 {
+            Repr::Text { text, tree } => tree.get_or_init(|| parse(text)),
+            Repr::Tree(v) => v,
+        }
+    }
+
+    /// The value's tree, to change: the text is dropped.
+    pub fn value_mut(&mut self) -> &mut Value {
+        if let Repr::Text { text, tree } = &mut self.0 {
+            let value = tree.take().unwrap_or_else(|| parse(text));
+            self.0 = Repr::Tree(value);
+        }
+        match &mut self.0 {
+            Repr::Tree(v) => v,
+            Repr::Text { .. } => unreachable!("just replaced by its tree"),
+        }
+    }
+
+    /// The value's tree, taken.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Repr::Text { text, mut tree } => tree.take().unwrap_or_else(|| parse(&text)),
+            Repr::Tree(v) => v,
+        }
+    }
+
+    /// The fields `T` names, decoded from the text without a tree (strings borrowed where
+    /// they need no unescaping). Declare the fields [`LooseStr`] / [`LooseObj`] (or
+    /// `Option<IgnoredAny>` for "present and not null") with `#[serde(default)]`: then a
+    /// field of another shape reads as absent, as a tree lookup would. Text the typed
+    /// decode refuses (duplicate keys: the tree keeps the last) is read through the tree;
+    /// a value that is not an object reads as `T::default()`.
+    pub fn read<'a, T: Deserialize<'a> + Default>(&'a self) -> T {
+        // A derived struct also reads an array, by position: only objects are read.
+        if !self.is_object() {
+            return T::default();
+        }
+        let from_tree = |v: &'a Value| T::deserialize(v).unwrap_or_default();
+        match &self.0 {
+            Repr::Text { text, tree } => match tree.get() {
+                Some(v) => from_tree(v),
+                None => {
+                    serde_json::from_str(text.get()).unwrap_or_else(|_| from_tree(self.value()))
+                }
+            },
+            Repr::Tree(v) => from_tree(v),
+        }
+    }
+}
+
+fn parse(text: &RawValue) -> Value {
+    serde_json::from_str(text.get()).unwrap_or(Value::Null)
+}
+
+impl Default for Payload {
+    /// An empty object.
+    fn default() -> Self {
+        Self(Repr::Tree(Value::Object(Map::new())))
+    }
+}
+
+impl Deref for Payload {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl DerefMut for Payload {
+    fn deref_mut(&mut self) -> &mut Value {
+        self.value_mut()
+    }
+}
+
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Self(Repr::Tree(value))
+    }
+}
+
+impl From<Map<String, Value>> for Payload {
+    fn from(map: Map<String, Value>) -> Self {
+        Self(Repr::Tree(Value::Object(map)))
+    }
+}
+
+impl From<Box<RawValue>> for Payload {
+    fn from(text: Box<RawValue>) -> Self {
+        Self::from_text(text)
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl PartialEq<Value> for Payload {
+    fn eq(&self, other: &Value) -> bool {
+        self.value() == other
+    }
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Text { text, .. } => f.debug_tuple("Payload").field(&text.get()).finish(),
+            Repr::Tree(v) => f.debug_tuple("Payload").field(v).finish(),
+        }
+    }
+}
+
+impl Serialize for Payload {
+    /// The text as received, byte for byte, or the tree.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Text { text, .. } => text.serialize(serializer),
+            Repr::Tree(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    /// Decoded as a tree (any deserializer; not the event path's way in).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Self::from)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Typed reads find what tree lookups find; the text goes out as it came in.
+
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
+
+fn text(json: &str) -> Payload {
+    Payload::from_text(RawValue::from_string(json.to_owned()).unwrap())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    a: LooseStr<'a>,
+    #[serde(borrow)]
+    b: LooseObj<Inner<'a>>,
+    c: Option<IgnoredAny>,
+    n: LooseU64,
+    f: LooseF64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Inner<'a> {
+    #[serde(borrow)]
+    x: LooseStr<'a>,
+}
+
+/// What tree lookups find for the fields `Fields` reads.
+type Found = (Option<String>, Option<Option<String>>, bool, Option<u64>, Option<f64>);
+
+fn looked_up(v: &Value) -> Found {
+    let a = v.get("a").and_then(Value::as_str).map(str::to_owned);
+    let b = v
+        .get("b")
+        .filter(|b| b.is_object())
+        .map(|b| b.get("x").and_then(Value::as_str).map(str::to_owned));
+    let c = v.get("c").is_some_and(|c| !c.is_null());
+    (a, b, c, v.get("n").and_then(Value::as_u64), v.get("f").and_then(Value::as_f64))
+}
+
+fn read(p: &Payload) -> Found {
+    let f: Fields<'_> = p.read();
+    let b = f.b.get().map(|i| i.x.get().map(str::to_owned));
+    (f.a.get().map(str::to_owned), b, f.c.is_some(), f.n.0, f.f.0)
+}
+
+#[test]
+fn typed_reads_find_what_lookups_find_whatever_the_shapes() {
+    for json in [
+        r#"{"a":"s","b":{"x":"t","y":[1,{"z":2}]},"c":0,"n":3,"f":-1.5}"#,
+        r#"{"n":-3,"f":7}"#,
+        r#"{"n":2.0,"f":"1"}"#,
+        r#"{"a":1,"b":"not an object","c":null}"#,
+        r#"{"a":{"deep":["x"]},"b":{"x":{"no":1}},"c":[]}"#,
+        r#"{"a":"line\nbreak \u00e9","b":[],"other":{"a":"nested, not read"}}"#,
+        r#"{}"#,
+        r#"[1,2]"#,
+        r#""a string""#,
+        r#"null"#,
+        // Duplicate keys: the tree keeps the last; the typed decode refuses and reads the tree.
+        r#"{"a":"first","a":"last","b":{"x":"1","x":"2"}}"#,
+    ] {
+        let p = text(json);
+        let v: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(read(&p), looked_up(&v), "{json}");
+        assert_eq!(read(&Payload::from(v.clone())), looked_up(&v), "{json} as a tree");
+    }
+}
+
+#[test]
+fn strings_without_escapes_are_borrowed_from_the_text() {
+    let p = text(r#"{"a":"plain","b":{"x":"esc\"aped"}}"#);
+    let f: Fields<'_> = p.read();
+    assert!(matches!(f.a.0, Some(std::borrow::Cow::Borrowed("plain"))));
+    assert_eq!(f.b.get().and_then(|i| i.x.get()), Some("esc\"aped"));
+}
+
+#[test]
+fn a_payload_is_written_as_its_text_until_changed() {
+    let json = r#"{ "b" : 1,"a":[ "x" ] }"#;
+    let mut p = text(json);
+    assert_eq!(serde_json::to_string(&p).unwrap(), json, "byte for byte");
+    assert_eq!(p["a"][0], "x", "reading the tree leaves the text");
+    assert_eq!(p.text(), Some(json));
+    assert_eq!(serde_json::to_string(&p).unwrap(), json);
+    p.as_object_mut().unwrap().insert("c".into(), json!(2));
+    assert_eq!(p.text(), None, "a change drops the text");
+    assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"b":1,"a":["x"],"c":2}"#);
+}
+
+#[test]
+fn equality_compares_values_whatever_the_form() {
+    let tree = Payload::from(json!({"a": 1, "b": "x"}));
+    assert_eq!(text(r#"{"a":1,  "b":"x"}"#), tree);
+    assert_ne!(text(r#"{"a":2,"b":"x"}"#), tree);
+    assert!(text(" {}").is_object());
+    assert!(!text("[]").is_object());
+    assert!(Payload::default().is_object());
+    let back: Payload = serde_json::from_str(r#"{"a":1,"b":"x"}"#).unwrap();
+    assert_eq!(back, tree);
+    assert_eq!(text(r#"{"k":[1]}"#).into_value(), json!({"k": [1]}));
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-4000i32..4000).prop_map(|i| Value::from(f64::from(i) / 4.0)),
+        "[a-z\"\\\\\n é]{0,6}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::vec((prop_oneof!["[abcfnx]", "[a-z]{1,3}"], inner), 0..5)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn typed_reads_equal_lookups_on_any_json(v in arb_json()) {
+        let json = serde_json::to_string(&v).unwrap();
+        let p = text(&json);
+        prop_assert_eq!(read(&p), looked_up(&v));
+        prop_assert_eq!(serde_json::to_string(&p).unwrap(), json);
+        prop_assert_eq!(p.value(), &v);
+    }
+}

@@ -1,0 +1,104 @@
+//! What the Kilo event mapping reads of an event's `properties`, in one typed pass over its
+//! text (no tree): the session, the run status, the part's tool state, the session or
+//! message `info`, and the times and turn the webview event is stamped with.
+
+use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64};
+use bb_protocol::v1::SessionSummary;
+use serde::Deserialize;
+
+/// The fields of `properties` the mapping reads; each absent when of another shape.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Facts<'a> {
+    #[serde(rename = "sessionID", borrow)]
+    pub(crate) session_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) status: LooseObj<Status<'a>>,
+    #[serde(borrow)]
+    pub(crate) part: LooseObj<Part<'a>>,
+    #[serde(borrow)]
+    pub(crate) info: LooseObj<Info<'a>>,
+    pub(crate) time: LooseF64,
+    pub(crate) turn: LooseU64,
+    #[serde(rename = "requestID", borrow)]
+    pub(crate) request_id: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Status<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(crate) kind: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Part<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(crate) kind: LooseStr<'a>,
+    #[serde(rename = "callID", borrow)]
+    pub(crate) call_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) state: LooseObj<ToolState<'a>>,
+    pub(crate) time: LooseObj<Times>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolState<'a> {
+    #[serde(borrow)]
+    pub(crate) status: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) input: LooseObj<Input<'a>>,
+    #[serde(borrow)]
+    pub(crate) metadata: LooseObj<Metadata<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Input<'a> {
+    #[serde(rename = "filePath", borrow)]
+    pub(crate) file_path: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Metadata<'a> {
+    #[serde(borrow)]
+    pub(crate) diff: LooseStr<'a>,
+}
+
+/// A session's or message's `info`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Info<'a> {
+    #[serde(borrow)]
+    pub(crate) id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) title: LooseStr<'a>,
+    pub(crate) time: LooseObj<Times>,
+}
+
+/// A `time` object: every moment Kilo stamps.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Times {
+    pub(crate) start: LooseF64,
+    pub(crate) end: LooseF64,
+    pub(crate) created: LooseF64,
+    pub(crate) updated: LooseF64,
+    pub(crate) completed: LooseF64,
+}
+
+impl Info<'_> {
+    /// The `info` of a session event as a summary (`id`, `title`, `time.updated`).
+    pub(crate) fn session_summary(&self) -> Option<SessionSummary> {
+        Some(SessionSummary {
+            session_id: self.id.get()?.to_owned(),
+            title: self.title.get().map(str::to_owned),
+            status: None,
+            updated_at: self.time.get().and_then(|t| t.updated.0),
+            queued_prompts: None,
+        })
+    }
+}
