@@ -112,18 +112,17 @@ impl Fitter {
         let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
-            let size = match current.push(&item) {
-                Ok(size) if base + size > budget => {
-                    current.pop();
-                    let fitted = self.fit_item(item, budget.saturating_sub(base));
-                    current.push(&fitted).map_err(|_| fitted)
-                }
-                Ok(size) => Ok(size),
-                Err(_) => Err(item),
+            let size = match current.push(item) {
+                Ok(size) if base + size > budget => match current.pop() {
+                    Some(item) => current.push(self.fit_item(item, budget.saturating_sub(base))),
+                    None => continue,
+                },
+                pushed => pushed,
             };
             let size = match size {
                 Ok(size) => size,
                 Err(item) => {
+                    let item = *item;
                     // Not writable (a count out of range): sent alone, as an item, so the
                     // rejection it meets takes no other event with it.
                     if !current.is_empty() {

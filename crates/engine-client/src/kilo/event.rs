@@ -78,8 +78,14 @@ impl KiloEvent {
                 (sync, head.aggregate_id.filter(|s| !s.is_empty()))
             }
             (_, Some(properties), None) if kind != "sync" => {
-                let head: Properties<'_> = serde_json::from_str(properties.get()).ok()?;
-                (properties, head.session())
+                let session = match leading_session(properties.get()) {
+                    Some(session) => Some(Cow::Borrowed(session)),
+                    None => {
+                        let head: Properties<'_> = serde_json::from_str(properties.get()).ok()?;
+                        head.session()
+                    }
+                };
+                (properties, session)
             }
             _ => return None,
         };
@@ -90,6 +96,39 @@ impl KiloEvent {
             body: Payload::from_text(body.to_owned()),
         })
     }
+}
+
+/// The session of `properties` without decoding it, when that is certain: the object
+/// starts with a plain (unescaped, non-empty) `sessionID` string, and every `"sessionID"`
+/// key in the text names that same session, so whichever the tree would keep (a later
+/// duplicate, or `info`'s or `part`'s) is this one. Text with a `\u` escape (a key can be
+/// spelled with one) is left to the decode.
+fn leading_session(properties: &str) -> Option<&str> {
+    use std::sync::LazyLock;
+
+    use memchr::memmem::Finder;
+    static KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"sessionID\""));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+    const LEAD: &str = "{\"sessionID\":\"";
+    let rest = properties.strip_prefix(LEAD)?;
+    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+    if end == 0 || rest.as_bytes()[end] != b'"' {
+        return None;
+    }
+    let session = &rest[..end];
+    let text = properties.as_bytes();
+    if ESCAPE.find(text).is_some() {
+        return None;
+    }
+    // Each key is followed by `:"<session>"`, byte for byte.
+    let names_it = |at: usize| {
+        let after = &text[at + KEY.needle().len()..];
+        after
+            .strip_prefix(b":\"")
+            .and_then(|v| v.strip_prefix(session.as_bytes()))
+            .is_some_and(|v| v.first() == Some(&b'"'))
+    };
+    KEY.find_iter(text).all(names_it).then_some(session)
 }
 
 /// The top level of an event, its body left as text.

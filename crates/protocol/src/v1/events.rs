@@ -40,17 +40,18 @@ struct Written {
     classes: Vec<String>,
 }
 
-/// Writes event items, one at a time, into the JSON text of a list (the host core's
-/// message splitting: an item is written once, measured, and kept, taken back, or moved to
-/// the next message).
-#[derive(Debug)]
+/// Gathers the event items of one message, measuring each as it comes (the host core's
+/// message splitting: an item is measured, and kept, taken back, or moved to the next
+/// message), and writes them once, as one JSON text, when the message is full.
+///
+/// Measuring writes nothing: a payload kept as the engine's text counts as its length.
+/// So an item is serialized once, and the list's text needs no second check (serde_json
+/// wrote it).
+#[derive(Debug, Default)]
 pub struct EventsWriter {
-    /// `[` and the items so far, comma-separated.
-    json: Vec<u8>,
-    /// Where each item's JSON starts.
-    starts: Vec<usize>,
-    ids: Vec<String>,
-    classes: Vec<String>,
+    items: Vec<EventItem>,
+    /// Bytes of each item's JSON.
+    sizes: Vec<usize>,
 }
 
 /// An item that is not written: one with a count past `2^53 - 1` (its `turn` or
@@ -60,79 +61,77 @@ pub struct EventsWriter {
 #[error("the event item cannot be sent: a count is past 2^53 - 1")]
 pub struct Unwritable;
 
-impl Default for EventsWriter {
-    fn default() -> Self {
-        Self { json: vec![b'['], starts: Vec::new(), ids: Vec::new(), classes: Vec::new() }
+/// A writer that only counts.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
+/// The bytes of `item`'s JSON (without a separator).
+fn measure(item: &EventItem) -> Result<usize, Unwritable> {
+    item.check_counts().map_err(|_| Unwritable)?;
+    let mut counter = Counter(0);
+    // Fails only for a map with non-string keys, which a `Map` cannot hold; NaN and
+    // infinite floats are written as `null`.
+    serde_json::to_writer(&mut counter, item).map_err(|_| Unwritable)?;
+    Ok(counter.0)
+}
+
 impl EventsWriter {
-    /// Writes `item` after the others; the bytes of its JSON (without a separator).
-    pub fn push(&mut self, item: &EventItem) -> Result<usize, Unwritable> {
-        if item.check_counts().is_err() {
-            return Err(Unwritable);
-        }
-        let end = self.json.len();
-        if !self.starts.is_empty() {
-            self.json.push(b',');
-        }
-        let start = self.json.len();
-        // Writing to a `Vec` fails only for a map with non-string keys, which a `Map`
-        // cannot hold; NaN and infinite floats are written as `null`.
-        if serde_json::to_writer(&mut self.json, item).is_err() {
-            self.json.truncate(end);
-            return Err(Unwritable);
-        }
-        self.starts.push(start);
-        self.ids.push(item.event.id.clone());
-        self.classes.push(item.class.clone());
-        Ok(self.json.len() - start)
+    /// Adds `item` after the others; the bytes of its JSON (without a separator). An item
+    /// that cannot be written is handed back.
+    pub fn push(&mut self, item: EventItem) -> Result<usize, Box<EventItem>> {
+        let size = match measure(&item) {
+            Ok(size) => size,
+            Err(Unwritable) => return Err(Box::new(item)),
+        };
+        self.items.push(item);
+        self.sizes.push(size);
+        Ok(size)
     }
 
-    /// Removes the last item.
-    pub fn pop(&mut self) {
-        let Some(start) = self.starts.pop() else { return };
-        self.ids.pop();
-        self.classes.pop();
-        // Its separator goes with it.
-        self.json.truncate(if self.starts.is_empty() { 1 } else { start - 1 });
+    /// Takes back the last item.
+    pub fn pop(&mut self) -> Option<EventItem> {
+        self.sizes.pop();
+        self.items.pop()
     }
 
     /// Moves the last item into a new writer (the message is full; it starts the next).
     pub fn take_last(&mut self) -> EventsWriter {
         let mut next = EventsWriter::default();
-        let (Some(&start), Some(id), Some(class)) =
-            (self.starts.last(), self.ids.last(), self.classes.last())
-        else {
-            return next;
-        };
-        next.json.extend_from_slice(&self.json[start..]);
-        next.starts.push(1);
-        next.ids.push(id.clone());
-        next.classes.push(class.clone());
-        self.pop();
+        if let (Some(item), Some(size)) = (self.items.pop(), self.sizes.pop()) {
+            next.items.push(item);
+            next.sizes.push(size);
+        }
         next
     }
 
-    /// Number of items written.
+    /// Number of items.
     pub fn len(&self) -> usize {
-        self.starts.len()
+        self.items.len()
     }
 
-    /// Whether none is.
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
+        self.items.is_empty()
     }
 
-    /// The list.
+    /// The list, written.
     pub fn finish(self) -> Events {
-        let Self { mut json, ids, classes, .. } = self;
-        json.push(b']');
-        // serde_json wrote each item, so the array is JSON and UTF-8.
-        let json = String::from_utf8(json)
-            .ok()
-            .and_then(|text| RawValue::from_string(text).ok())
-            .unwrap_or_else(|| unreachable!("written items are JSON"));
+        let Self { items, .. } = self;
+        let ids = items.iter().map(|i| i.event.id.clone()).collect();
+        let classes = items.iter().map(|i| i.class.clone()).collect();
+        // Every item was measured, so each can be written.
+        let json = serde_json::value::to_raw_value(&items)
+            .unwrap_or_else(|e| unreachable!("measured items are written: {e}"));
         Events(Arc::new(Repr::Written(Written { json, ids, classes })))
     }
 }

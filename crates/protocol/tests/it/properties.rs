@@ -183,14 +183,15 @@ proptest! {
     ) {
         let mut writer = EventsWriter::default();
         for (n, item) in items.iter().enumerate() {
-            let size = writer.push(item).expect("counts in range");
+            let size = writer.push(item.clone()).expect("counts in range");
             prop_assert_eq!(size, serde_json::to_vec(item).unwrap().len());
             if n == 0 {
                 // An item written and taken back leaves no trace.
+                let popped = writer.pop();
+                prop_assert_eq!(popped.as_ref(), Some(item));
+                writer.push(taken_back.clone()).unwrap();
                 writer.pop();
-                writer.push(&taken_back).unwrap();
-                writer.pop();
-                writer.push(item).unwrap();
+                writer.push(item.clone()).unwrap();
             }
         }
         let mut rest = Vec::new();
@@ -203,7 +204,7 @@ proptest! {
         prop_assert_eq!(&listed, &items);
 
         let mut writer = EventsWriter::default();
-        items.iter().for_each(|i| { writer.push(i).unwrap(); });
+        items.iter().for_each(|i| { writer.push(i.clone()).unwrap(); });
         let written = writer.finish();
         let plain = Events::from(items.clone());
         prop_assert!(written.is_written() && !plain.is_written());
@@ -229,12 +230,13 @@ fn an_item_with_a_count_out_of_range_is_not_written() {
         "unknown_event",
     );
     let mut writer = EventsWriter::default();
-    assert!(writer.push(&item).is_err(), "a turn past 2^53 - 1 stays an item");
+    let back = writer.push(item.clone()).expect_err("a turn past 2^53 - 1 stays an item");
+    assert_eq!(*back, item, "handed back");
     item.event.turn = Some((1 << 53) - 1);
-    assert!(writer.push(&item).is_ok());
+    assert!(writer.push(item.clone()).is_ok());
     item.truncated =
         Some(Truncation { body_ref: "r".into(), fields: Vec::new(), total_bytes: 1 << 53 });
-    assert!(writer.push(&item).is_err(), "so does a totalBytes past it");
+    assert!(writer.push(item).is_err(), "so does a totalBytes past it");
     assert_eq!(writer.len(), 1, "a refused item leaves nothing behind");
     assert_eq!(writer.finish().items().len(), 1);
 }
