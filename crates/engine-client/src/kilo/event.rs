@@ -64,14 +64,16 @@ impl KiloEvent {
     /// The usual shape, read without a tree; `None` for any other (or for text the typed
     /// decode refuses, such as duplicate keys).
     fn parse_text(data: &str) -> Option<Self> {
-        let shape: Shape<'_> = serde_json::from_str(data).ok()?;
-        let Some(kind) = shape.kind else {
-            // The `/global/event` wrapper, when it holds nothing else the tree would read.
-            return match (shape.payload, shape.properties, shape.sync) {
-                (Some(inner), None, None) => Self::parse_text(inner.get()),
-                _ => None,
-            };
-        };
+        let mut shape: Shape<'_> = serde_json::from_str(data).ok()?;
+        if shape.kind.is_none() {
+            // The `/global/event` wrapper (read in the same pass), when it holds an event
+            // and nothing else the tree would read.
+            match (shape.payload.take(), &shape.properties, &shape.sync) {
+                (Some(inner), None, None) if inner.kind.is_some() => shape = *inner,
+                _ => return None,
+            }
+        }
+        let kind = shape.kind?;
         let (body, session) = match (kind.as_ref(), shape.properties, shape.sync) {
             ("sync", None, Some(sync)) => {
                 let head: SyncHead<'_> = serde_json::from_str(sync.get()).ok()?;
@@ -142,8 +144,9 @@ struct Shape<'a> {
     properties: Option<&'a RawValue>,
     #[serde(default, rename = "syncEvent", borrow)]
     sync: Option<&'a RawValue>,
+    /// The wrapped event; an event of another shape here is left to the tree.
     #[serde(default, borrow)]
-    payload: Option<&'a RawValue>,
+    payload: Option<Box<Shape<'a>>>,
 }
 
 /// The session an event belongs to, if any.

@@ -62,6 +62,9 @@ fn kilo_event_session_sources() {
         assert_eq!(event.id, tree["id"].as_str().map(str::to_owned), "{data}");
     }
     assert!(KiloEvent::parse("[1]").is_err());
+    // One wrapper is unwrapped, not two.
+    let twice = r#"{"payload":{"payload":{"type":"x","properties":{"sessionID":"a"}}}}"#;
+    assert!(KiloEvent::parse(twice).is_err());
     assert!(KiloEvent::parse("{\"type\": 3}").is_err());
     assert!(KiloEvent::parse("nope").is_err());
 }
