@@ -270,7 +270,13 @@ fn settle(mut line: String, cap: usize) -> String {
 /// The log-line form of free text: redacted, newlines (and other control characters)
 /// replaced by spaces, capped at `cap` bytes.
 pub fn redact_log_line(s: &str, cap: usize) -> String {
-    settle(cap_line(&one_line(&redact_text(s)), cap), cap)
+    let line = cap_line(&one_line(&redact_text(s)), cap);
+    // Nothing redacted, replaced or cut: the line is `s`, which another round would only
+    // give back (the usual case: most messages hold no secret).
+    if line == s {
+        return line;
+    }
+    settle(line, cap)
 }
 
 /// The log-line form of a JSON value: redacted, compact (one line: JSON escapes newlines),
