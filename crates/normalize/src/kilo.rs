@@ -4,9 +4,7 @@
 //! field of another shape is absent, and the `non_empty` accessors skip empty strings as
 //! `str_at` does.
 
-use std::borrow::Cow;
-
-use bb_payload::{LooseObj, LooseStr};
+use bb_payload::{LooseObj, LooseStr, LooseStrOrObj};
 use serde::Deserialize;
 
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
@@ -101,73 +99,25 @@ pub(crate) struct Delta<'a> {
 #[serde(default)]
 pub(crate) struct RunStatus<'a> {
     #[serde(borrow)]
-    pub(crate) status: StatusField<'a>,
+    status: LooseStrOrObj<'a, StatusType<'a>>,
 }
 
-/// A `status` that is either an object with a `type` or a string.
-#[derive(Debug, Default)]
-pub(crate) struct StatusField<'a> {
-    kind: Option<Cow<'a, str>>,
-    text: Option<Cow<'a, str>>,
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct StatusType<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: LooseStr<'a>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for StatusField<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = StatusField<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(StatusField { kind: None, text: Some(Cow::Borrowed(v)) })
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(StatusField { kind: None, text: Some(Cow::Owned(v.to_owned())) })
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                // Duplicate keys keep the last, as the tree does.
-                let mut kind = None;
-                while let Some(key) = map.next_key::<LooseStr<'de>>()? {
-                    if key.get() == Some("type") {
-                        kind = map.next_value::<LooseStr<'a>>()?.0;
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(StatusField { kind, text: None })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(StatusField::default())
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(StatusField::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(StatusField::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(StatusField::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(StatusField::default())
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(StatusField::default())
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-impl StatusField<'_> {
+impl RunStatus<'_> {
     /// `status.type` when non-empty, else `status` when a non-empty string (`str_at`'s
     /// order).
     pub(crate) fn get(&self) -> Option<&str> {
-        let kind = self.kind.as_deref().filter(|s| !s.is_empty());
-        kind.or_else(|| self.text.as_deref().filter(|s| !s.is_empty()))
+        match &self.status {
+            LooseStrOrObj::Obj(s) => non_empty(&s.kind),
+            LooseStrOrObj::Str(t) => Some(t.as_ref()).filter(|t| !t.is_empty()),
+            LooseStrOrObj::Absent => None,
+        }
     }
 }
 

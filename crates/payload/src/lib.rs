@@ -7,7 +7,7 @@
 //! copy of its bytes, a scan per typed read ([`Payload::read`]) and a copy when written.
 //!
 //! Reads are lenient the way lookups in a tree are: a field of another shape than asked
-//! for ([`LooseStr`], [`LooseObj`]) reads as absent rather than failing the read, so a
+//! for ([`LooseStr`], [`LooseObj`], …) reads as absent rather than failing the read, so a
 //! typed read finds exactly what `value.get(..).and_then(Value::as_str)` would.
 
 mod loose;
@@ -20,7 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use loose::{LooseF64, LooseObj, LooseStr, LooseU64};
+pub use loose::{LooseF64, LooseObj, LooseStr, LooseStrOrObj, LooseU64};
 
 /// A JSON value held as text until something needs its tree.
 ///

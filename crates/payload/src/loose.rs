@@ -113,6 +113,45 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for LooseObj<T> {
     }
 }
 
+/// A field that is a string or an object read as `T`; absent for any other value (as
+/// `status` in `{"status": "idle"}` and `{"status": {"type": "idle"}}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LooseStrOrObj<'a, T> {
+    /// Neither.
+    #[default]
+    Absent,
+    /// A string.
+    Str(Cow<'a, str>),
+    /// An object.
+    Obj(T),
+}
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for LooseStrOrObj<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EitherVisitor<'a, T>(PhantomData<(&'a (), T)>);
+        impl<'de: 'a, 'a, T: Deserialize<'de>> Visitor<'de> for EitherVisitor<'a, T> {
+            type Value = LooseStrOrObj<'a, T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LooseStrOrObj::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LooseStrOrObj::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(LooseStrOrObj::Str(Cow::Owned(v)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(LooseStrOrObj::Obj)
+            }
+            skip_others!();
+        }
+        deserializer.deserialize_any(EitherVisitor(PhantomData))
+    }
+}
+
 /// A number field as `u64` (a non-negative integer), absent for any other value.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LooseU64(pub Option<u64>);

@@ -6,7 +6,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
+use super::{LooseF64, LooseObj, LooseStr, LooseStrOrObj, LooseU64, Payload};
 
 fn text(json: &str) -> Payload {
     Payload::from_text(RawValue::from_string(json.to_owned()).unwrap())
@@ -133,5 +133,39 @@ proptest! {
         prop_assert_eq!(read(&p), looked_up(&v));
         prop_assert_eq!(serde_json::to_string(&p).unwrap(), json);
         prop_assert_eq!(p.value(), &v);
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Either<'a> {
+    #[serde(borrow)]
+    b: LooseStrOrObj<'a, Inner<'a>>,
+}
+
+/// `b` as a string, an object's `x`, or nothing: what lookups find.
+fn either_looked_up(v: &Value) -> Option<Result<String, Option<String>>> {
+    match v.get("b")? {
+        Value::String(s) => Some(Ok(s.clone())),
+        o @ Value::Object(_) => Some(Err(o.get("x").and_then(Value::as_str).map(str::to_owned))),
+        _ => None,
+    }
+}
+
+fn either_read(p: &Payload) -> Option<Result<String, Option<String>>> {
+    let e: Either<'_> = p.read();
+    match e.b {
+        LooseStrOrObj::Str(s) => Some(Ok(s.into_owned())),
+        LooseStrOrObj::Obj(i) => Some(Err(i.x.get().map(str::to_owned))),
+        LooseStrOrObj::Absent => None,
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_string_or_object_field_reads_as_lookups_find_it(v in arb_json()) {
+        let json = serde_json::to_string(&v).unwrap();
+        prop_assert_eq!(either_read(&text(&json)), either_looked_up(&v));
+        prop_assert_eq!(either_read(&Payload::from(v.clone())), either_looked_up(&v));
     }
 }

@@ -148,7 +148,7 @@ impl RunLane {
     /// `run.status` (Kilo `session.status`): busy, idle or retry.
     pub(crate) fn status(&mut self, ev: &RawEvent) {
         let fields: kilo::RunStatus<'_> = ev.payload.read();
-        match fields.status.get() {
+        match fields.get() {
             Some("busy") => self.state = RunState::Running,
             Some("retry") => self.state = RunState::Retrying,
             Some("idle") => self.state = RunState::Idle,
