@@ -205,11 +205,6 @@ impl Fitter {
     }
 }
 
-#[allow(dead_code)]
-fn unreachable_object() -> ! {
-    unreachable!("an object stays an object when its strings are shortened")
-}
-
 fn too_long(s: &str) -> bool {
     let limits = Limits::default();
     s.len() > limits.max_bytes || s.lines().count() > limits.max_lines

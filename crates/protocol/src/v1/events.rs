@@ -14,7 +14,7 @@ use super::topics::EventItem;
 /// showing the session, its replay ring and the host's early store share one list.
 ///
 /// A list is built from items (`Vec<EventItem>`, or decoded from a line). The host core
-/// writes each item once, when it fits a message ([`EventsWriter`]); a written list is their
+/// writes each item once, when its message is full ([`EventsWriter`]); a written list is their
 /// JSON text and the few facts the bridge reads of each (id, class). So what a ring holds
 /// is the bytes that go out, bounded by its byte limit, and every line of the message
 /// splices the same text. Both forms serialize the same way;
