@@ -113,10 +113,10 @@ impl Fitter {
         let mut bytes = base;
         for item in items {
             let size = match current.push(item) {
-                Ok(size) if base + size > budget => match current.pop() {
-                    Some(item) => current.push(self.fit_item(item, budget.saturating_sub(base))),
-                    None => continue,
-                },
+                Ok(size) if base + size > budget => {
+                    let Some(item) = current.pop() else { unreachable!("the item just pushed") };
+                    current.push(self.fit_item(item, budget.saturating_sub(base)))
+                }
                 pushed => pushed,
             };
             let size = match size {

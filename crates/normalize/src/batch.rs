@@ -1,9 +1,8 @@
 //! The pure per-session batcher: queues classified events, coalesces consecutive deltas of
 //! the same message + turn, and decides when a batch is published (time passed in).
 
-use std::time::{Duration, Instant};
-
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use bb_payload::LooseStr;
 use serde::Deserialize;
