@@ -4,8 +4,6 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use bb_payload::LooseStr;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::class::Classified;
@@ -152,8 +150,17 @@ impl Batcher {
     }
 }
 
-/// The coalescing key and appended field of a delta event.
-fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
+/// What names a delta's stream: its type, then message + part + field (Kilo) or message id
+/// and turn (BreadBoard). Two deltas merge only when their keys are equal.
+#[derive(PartialEq)]
+struct DeltaKey<'a> {
+    kind: &'a str,
+    ids: [Cow<'a, str>; 3],
+    turn: Option<i64>,
+}
+
+/// A delta event's coalescing key, appended field and that field's text.
+fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)> {
     let p = &ev.payload;
     let (id, field) = match ev.kind.as_str() {
         "assistant.message.delta"
@@ -162,30 +169,15 @@ fn delta_key(ev: &RawEvent) -> Option<(String, &'static str)> {
         "assistant_delta" => (bb_message_id(p).unwrap_or(""), "text"),
         "message.part.delta" => {
             let d: kilo::Delta<'_> = ev.payload.read();
-            let (m, p, f) = (d.message_id.get()?, d.part_id.get()?, d.field.get()?);
-            let key = format!("{m}\u{0}{p}\u{0}{f}");
-            return Some((format!("{}\u{0}{key}", ev.kind), "delta"));
+            let ids = [d.message_id.0?, d.part_id.0?, d.field.0?];
+            let text = d.delta.0.unwrap_or_default();
+            return Some((DeltaKey { kind: &ev.kind, ids, turn: None }, "delta", text));
         }
         _ => return None,
     };
-    p.get(field)?.as_str()?;
-    let turn = ev.turn.map_or(String::new(), |t| t.to_string());
-    Some((format!("{}\u{0}{id}\u{0}{turn}", ev.kind), field))
-}
-
-/// A delta's text field (`delta` or `text`), read without a tree.
-fn text_field<'a>(ev: &'a RawEvent, field: &str) -> Cow<'a, str> {
-    #[derive(Default, Deserialize)]
-    #[serde(default)]
-    struct Text<'a> {
-        #[serde(borrow)]
-        delta: LooseStr<'a>,
-        #[serde(borrow)]
-        text: LooseStr<'a>,
-    }
-    let t: Text<'a> = ev.payload.read();
-    let found = if field == "text" { t.text } else { t.delta };
-    found.0.unwrap_or_default()
+    let text = p.get(field)?.as_str()?;
+    let ids = [Cow::Borrowed(id), Cow::Borrowed(""), Cow::Borrowed("")];
+    Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, Cow::Borrowed(text)))
 }
 
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
@@ -194,15 +186,17 @@ fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
     }
-    let (Some((k1, field)), Some((k2, _))) = (delta_key(&last.event), delta_key(&next.event))
+    let (Some((k1, field, t1)), Some((k2, _, t2))) =
+        (delta_key(&last.event), delta_key(&next.event))
     else {
         return false;
     };
     if k1 != k2 || last.event.session_id != next.event.session_id {
         return false;
     }
-    let mut text = text_field(&last.event, field).into_owned();
-    text.push_str(&text_field(&next.event, field));
+    let mut text = t1.into_owned();
+    text.push_str(&t2);
+    drop((k1, k2, t2));
     let mut merged = next.event.clone();
     // The debug lane tracks the highest seq; keep it across the merge.
     merged.seq = merged.seq.max(last.event.seq);
