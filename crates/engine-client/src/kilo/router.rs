@@ -169,13 +169,18 @@ pub fn spawn_router_with(
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
 /// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
 pub fn route(data: String) -> KiloUpdate {
-    if let Some(sync) = SyncEcho::parse(&data) {
+    // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): the
+    // event parse reads the wrapper in its one pass, which the head decodes below would
+    // make first and fail on (no top-level `type`). Its result is the same either way.
+    let wrapped = data.starts_with("{\"directory\":");
+    if !wrapped && let Some(sync) = SyncEcho::parse(&data) {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
     // Data that cannot name one (neither key appears, nothing escaped) is read by the head
     // decode; the rest goes straight to the tree.
-    let could_name = ["sessionID", "aggregateID", "\\u"].iter().any(|k| data.contains(k));
+    let could_name =
+        wrapped || ["sessionID", "aggregateID", "\\u"].iter().any(|k| data.contains(k));
     let data = if could_name {
         data
     } else {
