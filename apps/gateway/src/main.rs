@@ -19,6 +19,11 @@ mod acp;
 mod page;
 mod runtime;
 
+/// The allocator (as in every bridge binary): the event path allocates many small, short-lived
+/// values and frees them on another task's thread, which glibc malloc does slowly.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The WebSocket gateway: serves the sidebar page and the WebSocket envelope
 /// (`request`/`response`/`event`, the `bb.*` methods plus `dialog.open`, `shell.openPath` and
 /// `acp_*`) on 127.0.0.1, and prints one line with the URL to open (it carries the per-run

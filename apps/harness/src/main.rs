@@ -14,6 +14,11 @@ mod redact;
 mod sse_parse;
 mod sse_test_service;
 
+/// The allocator (as in every bridge binary): the event path allocates many small, short-lived
+/// values and frees them on another task's thread, which glibc malloc does slowly.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]
 #[command(name = "bb-harness", version)]

@@ -13,6 +13,11 @@ use bb_protocol::Limits;
 use bb_service::{Service, SystemClock};
 use clap::Parser;
 
+/// The allocator (as in every bridge binary): the event path allocates many small, short-lived
+/// values and frees them on another task's thread, which glibc malloc does slowly.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The stdio sidecar: a webview speaks the v1 envelope as JSON Lines on stdin/stdout (one
 /// envelope per line); the sidecar drives one engine for the workspace. Logs go to stderr
 /// (filter with RUST_LOG, default `info`). The sidecar exits 0 when stdin closes, after
