@@ -50,6 +50,7 @@ function flush() {
   }
 }
 
+const cpuBefore = process.cpuUsage();
 const started = process.hrtime.bigint();
 const parser = createParser({ onEvent });
 const buf = Buffer.allocUnsafe(CHUNK);
@@ -67,8 +68,10 @@ for (let r = 0; r < repeat; r++) {
 parser.feed("\n\n");
 flush();
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+const cpu = process.cpuUsage(cpuBefore);
 console.log(JSON.stringify({
   events, published, bytesOut, seconds,
+  cpuSeconds: (cpu.user + cpu.system) / 1e6,
   eventsPerSec: events / seconds,
   peakRssBytes: process.resourceUsage().maxRSS * 1024,
 }));

@@ -1,29 +1,41 @@
 //! `bb-harness ingest`: replays an engine SSE capture through the bridge's own event path,
 //! in process, and prints one JSON line of throughput figures.
 //!
-//! The path is the sidecar's: the bytes in 16 KiB chunks through the engine client's SSE
-//! parser, the engine's routing and event decoding (Kilo: `kilo::route`; BreadBoard:
-//! `BbEvent::parse`), the adapter's event mapping and the
-//! host core (`bb_service::Ingest`: batching, coalescing, state), and the stdio bridge's
-//! envelope encoding (`bb_bridge_stdio::encode`, validation included) into a sink that only
-//! counts bytes. Simulated time advances 1 ms per chunk and due batches are published after
-//! each chunk, so a session flushes at most once per chunk. The webview has called `bb.init`
-//! and selected the first session that streams. The file is read in chunks, never whole:
-//! memory stays flat in the number of events.
+//! The path is the sidecar's, stage by stage and on the sidecar's runtime (tokio, one
+//! worker per core), each stage a task handing its output to the next over a channel of the
+//! capacity the sidecar uses:
+//!
+//! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
+//!   chunks through the engine client's SSE parser, then the engine's routing and event
+//!   decoding (Kilo: `kilo::route`; BreadBoard: `BbEvent::parse` and the adapter's mapping);
+//! * Kilo only, the pump: the adapter's event mapping (`bb_service::Mapping`);
+//! * the service loop's engine side (`bb_service::Ingest`): routing into the host core
+//!   (batching, coalescing, tabs, state) and the envelopes it publishes;
+//! * the stdio writer: the envelope encoding (`bb_bridge_stdio::encode`, validation
+//!   included) into a sink that only counts bytes.
+//!
+//! Simulated time advances 1 ms per chunk and travels with the updates; due batches are
+//! published after each chunk, so a session flushes at most once per chunk and the output
+//! does not depend on how the stages interleave. `--serial` runs the same stages one after
+//! the other on one thread (same output; for profiling, and for the CPU cost alone). The
+//! webview has called `bb.init` and selected the first session that streams. The file is
+//! read in chunks, never whole: memory stays flat in the number of events.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bb_engine_client::breadboard::{BbEvent, StreamUpdate};
-use bb_engine_client::kilo::{self, KiloUpdate};
+use bb_engine_client::kilo::{self, KiloUpdate, RouterOptions};
 use bb_engine_client::sse::{SseItem, SseParser};
 use bb_host::{Clock, HostConfig};
-use bb_protocol::Limits;
 use bb_protocol::v1::EngineKind;
-use bb_service::{Ingest, SystemClock};
+use bb_protocol::{Limits, V1Message};
+use bb_service::sink::OUTBOUND_CAPACITY;
+use bb_service::{EngineUpdate, Ingest, Mapping, SystemClock};
 use serde::Serialize;
+use tokio::sync::mpsc;
 
 use crate::normalize::EngineArg;
 
@@ -42,134 +54,341 @@ pub(crate) struct Report {
     pub(crate) bytes_out: u64,
     /// Wall time of the whole run.
     pub(crate) seconds: f64,
+    /// CPU time (user + system, every thread) of the whole run.
+    pub(crate) cpu_seconds: f64,
     /// `events / seconds`.
     pub(crate) events_per_sec: f64,
     /// Peak resident set of the process (`VmHWM`), 0 where unknown.
     pub(crate) peak_rss_bytes: u64,
 }
 
-/// The engine side of the path: routing and decoding of each SSE event.
-enum Engine {
-    Kilo,
-    BreadBoard,
+/// What flows between the stages besides the updates themselves: the simulated clock and
+/// the webview's one selection.
+#[derive(Debug)]
+enum Step<T> {
+    /// An update for the next stage.
+    Item(T),
+    /// The webview selects this session (the first one that streams), before its first update.
+    Select(String),
+    /// A chunk arrived: the clock reads this from now on.
+    Now(Instant),
+    /// The chunk was handled: publish what is due.
+    Tick,
 }
 
-struct Replay {
-    engine: Engine,
-    ingest: Ingest,
-    limits: Limits,
+/// How the reader turns one SSE event (last event id, data) into steps; `selected` is set
+/// once a session was selected.
+type Decode<'a, T> = dyn FnMut(&str, String, &mut Vec<Step<T>>, &mut bool) + Send + 'a;
+
+/// The reading end: the capture in 16 KiB chunks through the SSE parser, each chunk's steps
+/// handed on at once.
+struct Reader {
+    parser: SseParser,
+    items: Vec<SseItem>,
+    buf: Vec<u8>,
+    file: PathBuf,
+    input: Option<std::fs::File>,
+    rounds_left: u32,
+    ends_blank: bool,
+    done: bool,
+    now: Instant,
     selected: bool,
-    report: Report,
+    events: u64,
 }
 
-impl Replay {
-    fn event(&mut self, last_event_id: &str, data: String, now: Instant) {
-        self.report.events += 1;
-        match &mut self.engine {
-            Engine::Kilo => {
-                let update = kilo::route(data);
-                if let KiloUpdate::Event { session_id, .. } = &update {
-                    select_first(&mut self.ingest, &mut self.selected, session_id, now);
+impl Reader {
+    fn new(file: &Path, repeat: u32, now: Instant) -> Self {
+        Self {
+            parser: SseParser::default(),
+            items: Vec::with_capacity(64),
+            buf: vec![0u8; CHUNK],
+            file: file.to_owned(),
+            input: None,
+            rounds_left: repeat.max(1),
+            ends_blank: true,
+            done: false,
+            now,
+            selected: false,
+            events: 0,
+        }
+    }
+
+    /// The next chunk's steps into `out`; `false` once the capture (every round of it) and
+    /// the final flush were handed out.
+    fn next_chunk<T>(
+        &mut self,
+        out: &mut Vec<Step<T>>,
+        decode: &mut Decode<'_, T>,
+    ) -> anyhow::Result<bool> {
+        while !self.done {
+            let Some(input) = &mut self.input else {
+                if self.rounds_left == 0 {
+                    // The stream ended: whatever is pending goes out at the latest cadence.
+                    self.done = true;
+                    self.now += Duration::from_secs(1);
+                    out.extend([Step::Now(self.now), Step::Tick]);
+                    return Ok(true);
                 }
-                self.ingest.kilo(update, now);
+                self.rounds_left -= 1;
+                let file = &self.file;
+                let opened = std::fs::File::open(file)
+                    .with_context(|| format!("opening {}", file.display()))?;
+                self.input = Some(opened);
+                continue;
+            };
+            let n = read_full(input, &mut self.buf)?;
+            if n == 0 {
+                self.input = None;
+                // A capture that ends without a blank line still holds a complete last event.
+                if !std::mem::replace(&mut self.ends_blank, true) {
+                    self.parser.feed(b"\n\n", &mut self.items).context("parsing the SSE stream")?;
+                    self.decode_items(out, decode);
+                }
+                continue;
             }
-            Engine::BreadBoard => {
-                // The session stream's resume cursor (an integer compare) is left out: a
-                // cycled capture repeats its `seq`s, which the cursor would drop.
-                let Ok(event) = BbEvent::parse(last_event_id, &data) else { return };
-                let session = event.session_id.clone();
-                select_first(&mut self.ingest, &mut self.selected, &session, now);
-                self.ingest.breadboard(&session, StreamUpdate::Event(event), now);
-            }
+            self.ends_blank = self.buf[..n].ends_with(b"\n\n");
+            self.now += Duration::from_millis(1);
+            out.push(Step::Now(self.now));
+            self.parser.feed(&self.buf[..n], &mut self.items).context("parsing the SSE stream")?;
+            self.decode_items(out, decode);
+            out.push(Step::Tick);
+            return Ok(true);
         }
+        Ok(false)
     }
 
-    fn drain(&mut self) {
-        while let Some(message) = self.ingest.poll_output() {
-            if let Some(line) = bb_bridge_stdio::encode(message, &self.limits) {
-                self.report.published += 1;
-                self.report.bytes_out += line.len() as u64 + 1;
+    fn decode_items<T>(&mut self, out: &mut Vec<Step<T>>, decode: &mut Decode<'_, T>) {
+        for item in self.items.drain(..) {
+            if let SseItem::Event(e) = item {
+                self.events += 1;
+                decode(&e.last_event_id, e.data, out, &mut self.selected);
             }
         }
     }
 }
 
-fn select_first(ingest: &mut Ingest, selected: &mut bool, session: &str, now: Instant) {
+/// The Kilo router's decoding: `kilo::route`.
+fn kilo_decode(_: &str, data: String, out: &mut Vec<Step<KiloUpdate>>, selected: &mut bool) {
+    let update = kilo::route(data);
+    if let KiloUpdate::Event { session_id, .. } = &update {
+        select_first(session_id, out, selected);
+    }
+    out.push(Step::Item(update));
+}
+
+/// A BreadBoard stream task's decoding and mapping.
+fn breadboard_decode(
+    mapping: &mut Mapping,
+) -> impl FnMut(&str, String, &mut Vec<Step<EngineUpdate>>, &mut bool) + Send + '_ {
+    move |last_event_id, data, out, selected| {
+        // The session stream's resume cursor (an integer compare) is left out: a cycled
+        // capture repeats its `seq`s, which the cursor would drop.
+        let Ok(event) = BbEvent::parse(last_event_id, &data) else { return };
+        let session = event.session_id.clone();
+        select_first(&session, out, selected);
+        let updates = mapping.breadboard(&session, StreamUpdate::Event(event));
+        out.extend(updates.into_iter().map(Step::Item));
+    }
+}
+
+fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
     if !*selected {
         *selected = true;
-        ingest.select(session, now);
+        out.push(Step::Select(session.to_owned()));
+    }
+}
+
+/// The Kilo pump: the adapter's mapping of each router update.
+fn pump(mapping: &mut Mapping, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
+    match step {
+        Step::Item(update) => out.extend(mapping.kilo(update).into_iter().map(Step::Item)),
+        Step::Select(session) => out.push(Step::Select(session)),
+        Step::Now(now) => out.push(Step::Now(now)),
+        Step::Tick => out.push(Step::Tick),
+    }
+}
+
+/// The service loop's engine side.
+struct Core {
+    ingest: Ingest,
+    now: Instant,
+}
+
+impl Core {
+    fn step(&mut self, step: Step<EngineUpdate>, out: &mut Vec<V1Message>) {
+        match step {
+            Step::Item(update) => self.ingest.engine_update(update, self.now),
+            Step::Select(session) => self.ingest.select(&session, self.now),
+            Step::Now(now) => self.now = now,
+            Step::Tick => {
+                self.ingest.tick(self.now);
+                while let Some(message) = self.ingest.poll_output() {
+                    out.push(message);
+                }
+            }
+        }
+    }
+}
+
+/// The stdio writer, writing into a byte counter.
+#[derive(Default)]
+struct Writer {
+    limits: Limits,
+    published: u64,
+    bytes_out: u64,
+}
+
+impl Writer {
+    fn write(&mut self, message: V1Message) {
+        if let Some(line) = bb_bridge_stdio::encode(message, &self.limits) {
+            self.published += 1;
+            self.bytes_out += line.len() as u64 + 1;
+        }
     }
 }
 
 /// Runs the subcommand.
-pub(crate) fn run(engine: EngineArg, repeat: u32, file: &Path) -> anyhow::Result<()> {
-    let report = replay(engine, repeat, file)?;
+pub(crate) fn run(engine: EngineArg, repeat: u32, serial: bool, file: &Path) -> anyhow::Result<()> {
+    let report = replay(engine, repeat, serial, file)?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
 }
 
 /// Replays `file` `repeat` times (one stream, as if the engine sent it that often).
-pub(crate) fn replay(engine: EngineArg, repeat: u32, file: &Path) -> anyhow::Result<Report> {
+pub(crate) fn replay(
+    engine: EngineArg,
+    repeat: u32,
+    serial: bool,
+    file: &Path,
+) -> anyhow::Result<Report> {
     let clock = SystemClock;
+    let cpu_before = cpu_seconds();
     let started = clock.now();
     let kind = match engine {
         EngineArg::Kilo => EngineKind::Kilo,
         EngineArg::Breadboard => EngineKind::Breadboard,
     };
-    let mut replay = Replay {
-        engine: match engine {
-            EngineArg::Kilo => Engine::Kilo,
-            EngineArg::Breadboard => Engine::BreadBoard,
-        },
-        ingest: Ingest::new(kind, HostConfig::default(), started),
-        limits: Limits::default(),
-        selected: false,
-        report: Report::default(),
+    let reader = Reader::new(file, repeat, started);
+    let core = Core { ingest: Ingest::new(kind, HostConfig::default(), started), now: started };
+    let (events, writer) = if serial {
+        run_serial(engine, reader, core)?
+    } else {
+        // The sidecar's runtime.
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        runtime.block_on(run_pipelined(engine, reader, core))?
     };
-    let mut parser = SseParser::default();
-    let mut items = Vec::with_capacity(64);
-    let mut buf = vec![0u8; CHUNK];
-    let mut now = started;
-    for _ in 0..repeat.max(1) {
-        let mut input =
-            std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
-        let mut ends_blank = true;
-        loop {
-            let n = read_full(&mut input, &mut buf)?;
-            if n == 0 {
-                break;
-            }
-            ends_blank = buf[..n].ends_with(b"\n\n");
-            now += Duration::from_millis(1);
-            parser.feed(&buf[..n], &mut items).context("parsing the SSE stream")?;
-            for item in items.drain(..) {
-                if let SseItem::Event(e) = item {
-                    replay.event(&e.last_event_id, e.data, now);
+    let seconds = clock.now().duration_since(started).as_secs_f64();
+    Ok(Report {
+        events,
+        published: writer.published,
+        bytes_out: writer.bytes_out,
+        seconds,
+        cpu_seconds: cpu_seconds() - cpu_before,
+        events_per_sec: if seconds > 0.0 { events as f64 / seconds } else { 0.0 },
+        peak_rss_bytes: peak_rss(),
+    })
+}
+
+/// Every stage in turn on this thread, a chunk at a time.
+fn run_serial(
+    engine: EngineArg,
+    mut reader: Reader,
+    mut core: Core,
+) -> anyhow::Result<(u64, Writer)> {
+    let mut writer = Writer::default();
+    let mut messages = Vec::new();
+    let mut to_core = |step, core: &mut Core, writer: &mut Writer| {
+        core.step(step, &mut messages);
+        messages.drain(..).for_each(|m| writer.write(m));
+    };
+    match engine {
+        EngineArg::Kilo => {
+            let mut mapping = Mapping::default();
+            let (mut chunk, mut mapped) = (Vec::new(), Vec::new());
+            while reader.next_chunk(&mut chunk, &mut kilo_decode)? {
+                for step in chunk.drain(..) {
+                    pump(&mut mapping, step, &mut mapped);
+                    mapped.drain(..).for_each(|s| to_core(s, &mut core, &mut writer));
                 }
             }
-            replay.ingest.tick(now);
-            replay.drain();
         }
-        // A capture that ends without a blank line still holds a complete last event.
-        if !ends_blank {
-            parser.feed(b"\n\n", &mut items).context("parsing the SSE stream")?;
-            for item in items.drain(..) {
-                if let SseItem::Event(e) = item {
-                    replay.event(&e.last_event_id, e.data, now);
-                }
+        EngineArg::Breadboard => {
+            let mut mapping = Mapping::default();
+            let mut decode = breadboard_decode(&mut mapping);
+            let mut chunk = Vec::new();
+            while reader.next_chunk(&mut chunk, &mut decode)? {
+                chunk.drain(..).for_each(|s| to_core(s, &mut core, &mut writer));
             }
         }
     }
-    // The stream ended: whatever is pending goes out at the latest cadence.
-    now += Duration::from_secs(1);
-    replay.ingest.tick(now);
-    replay.drain();
-    let mut report = replay.report;
-    report.seconds = clock.now().duration_since(started).as_secs_f64();
-    report.events_per_sec =
-        if report.seconds > 0.0 { report.events as f64 / report.seconds } else { 0.0 };
-    report.peak_rss_bytes = peak_rss();
-    Ok(report)
+    Ok((reader.events, writer))
+}
+
+/// Each stage a task, as in the sidecar, over channels of the sidecar's capacities.
+async fn run_pipelined(
+    engine: EngineArg,
+    mut reader: Reader,
+    mut core: Core,
+) -> anyhow::Result<(u64, Writer)> {
+    let (to_core, core_rx) = mpsc::channel(bb_service::engine::UPDATE_CAPACITY);
+    let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
+    let reading = match engine {
+        EngineArg::Kilo => {
+            let (to_pump, pump_rx) = mpsc::channel(RouterOptions::default().capacity);
+            let mut mapping = Mapping::default();
+            tokio::spawn(stage(pump_rx, to_core, move |step, out| pump(&mut mapping, step, out)));
+            tokio::spawn(async move {
+                let mut chunk = Vec::new();
+                while reader.next_chunk(&mut chunk, &mut kilo_decode)? {
+                    send_all(&to_pump, &mut chunk).await?;
+                }
+                Ok::<_, anyhow::Error>(reader.events)
+            })
+        }
+        EngineArg::Breadboard => tokio::spawn(async move {
+            let mut mapping = Mapping::default();
+            let mut decode = breadboard_decode(&mut mapping);
+            let mut chunk = Vec::new();
+            while reader.next_chunk(&mut chunk, &mut decode)? {
+                send_all(&to_core, &mut chunk).await?;
+            }
+            Ok(reader.events)
+        }),
+    };
+    tokio::spawn(stage(core_rx, to_writer, move |step, out| core.step(step, out)));
+    let writing = tokio::spawn(async move {
+        let mut writer = Writer::default();
+        while let Some(message) = writer_rx.recv().await {
+            writer.write(message);
+        }
+        writer
+    });
+    let events = reading.await??;
+    Ok((events, writing.await?))
+}
+
+/// One stage's task: each input through `f`, its outputs on to the next stage in order.
+async fn stage<I, O>(
+    mut rx: mpsc::Receiver<I>,
+    tx: mpsc::Sender<O>,
+    mut f: impl FnMut(I, &mut Vec<O>),
+) {
+    let (mut inputs, mut out) = (Vec::new(), Vec::new());
+    while rx.recv_many(&mut inputs, 256).await > 0 {
+        for input in inputs.drain(..) {
+            f(input, &mut out);
+        }
+        if send_all(&tx, &mut out).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn send_all<T>(tx: &mpsc::Sender<T>, items: &mut Vec<T>) -> anyhow::Result<()> {
+    for item in items.drain(..) {
+        tx.send(item).await.map_err(|_| anyhow::anyhow!("a later stage stopped"))?;
+    }
+    Ok(())
 }
 
 /// Fills `buf` as far as the file allows (a short read only at the end).
@@ -184,6 +403,18 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(filled)
+}
+
+/// CPU time of this process so far (user + system, every thread), in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: `getrusage` fills the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// `VmHWM` of this process, in bytes (Linux); 0 elsewhere.

@@ -49,10 +49,11 @@ enum Command {
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
-    /// Replay an engine SSE capture through the sidecar's event path in process (SSE parser,
-    /// routing, adapter mapping, host core, envelope encoding into a byte counter, 1 ms of
-    /// simulated time per 16 KiB chunk); print one JSON line
-    /// `{"events","published","bytesOut","seconds","eventsPerSec","peakRssBytes"}`.
+    /// Replay an engine SSE capture through the sidecar's event path in process, stage by
+    /// stage as the sidecar's tasks (SSE parser and routing, adapter mapping, host core,
+    /// envelope encoding into a byte counter, 1 ms of simulated time per 16 KiB chunk); print
+    /// one JSON line
+    /// `{"events","published","bytesOut","seconds","cpuSeconds","eventsPerSec","peakRssBytes"}`.
     Ingest {
         /// The engine that produced the capture.
         #[arg(long, value_enum)]
@@ -60,6 +61,10 @@ enum Command {
         /// Replay the file this many times as one stream.
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+        /// Run the stages one after the other on one thread instead of as the sidecar's
+        /// tasks (same output; for profiling).
+        #[arg(long)]
+        serial: bool,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -120,7 +125,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
-        Command::Ingest { engine, repeat, file } => ingest::run(engine, repeat, &file),
+        Command::Ingest { engine, repeat, serial, file } => {
+            ingest::run(engine, repeat, serial, &file)
+        }
         Command::BenchE2e(args) => tokio::runtime::Runtime::new()?.block_on(bench_e2e::run(args)),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {

@@ -1,7 +1,8 @@
 //! The engine-event half of the service loop as a synchronous entry point: engine updates
 //! into the host core, `bb/*` envelopes out. The service loop routes every engine update
-//! through [`route_update`]; [`Ingest`] runs the same mapping and host core without tasks or
-//! channels, for in-process replays of captures (`bb-harness ingest`).
+//! through [`route_update`]; [`Mapping`] (the adapters' event mapping) and [`Ingest`] (the
+//! host core behind that routing) run the same code without the service's tasks, for
+//! in-process replays of captures (`bb-harness ingest`).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -76,9 +77,39 @@ pub(crate) fn connection(
 /// The connection an [`Ingest`] replays to.
 const CONN: ConnId = 1;
 
-/// The engine event path of one webview connection without the loop around it: the
-/// adapter's event mapping (Kilo `GET /event` updates or BreadBoard stream updates), the
-/// host core (batching, coalescing, state), and the outgoing envelopes. Time is passed in.
+/// The adapters' event mapping without their tasks: what the Kilo pump does with each
+/// router update, and what a BreadBoard stream task does with each stream update. Its
+/// engine updates go to an [`Ingest`], as the pump's go to the service loop.
+#[derive(Debug, Default)]
+pub struct Mapping {
+    kilo: KiloEventState,
+    breadboard: HashMap<String, BreadboardState>,
+}
+
+impl Mapping {
+    /// One update of the Kilo event router, mapped as the Kilo adapter maps it; the router's
+    /// connection bookkeeping (reconnects, rehydration) is not replayed.
+    pub fn kilo(&mut self, update: KiloUpdate) -> Vec<EngineUpdate> {
+        match update {
+            KiloUpdate::Event { event, .. } => self.kilo.apply(event),
+            KiloUpdate::Sync(sync) => match sync.seq {
+                Some(seq) => self.kilo.sync_seq(&sync.session_id, seq),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// One update of a BreadBoard session stream, mapped as the BreadBoard adapter maps it.
+    pub fn breadboard(&mut self, session_id: &str, update: StreamUpdate) -> Vec<EngineUpdate> {
+        let state = self.breadboard.entry(session_id.to_owned()).or_default();
+        state.apply(session_id, update)
+    }
+}
+
+/// The service loop's engine side for one webview connection without the loop around it:
+/// engine updates into the host core (batching, coalescing, state), the outgoing envelopes
+/// out. Time is passed in.
 ///
 /// One webview connection, initialised (`bb.init` answered) and visible, drained as fast
 /// as the host core publishes (tabs and per-tab `seq` as the runtime numbers them).
@@ -86,22 +117,15 @@ const CONN: ConnId = 1;
 pub struct Ingest {
     host: Host,
     connection: ConnectionPayload,
-    kilo: KiloEventState,
-    breadboard: HashMap<String, BreadboardState>,
 }
 
 impl Ingest {
-    /// The path for `kind`'s events, with `config`'s batching, at `now`.
+    /// The host core for `kind`'s events, with `config`'s batching, at `now`.
     pub fn new(kind: EngineKind, config: HostConfig, now: Instant) -> Self {
         let mut host = Host::new(crate::service::normalize_engine(kind), config);
         host.handle(Input::Opened(CONN), now);
         host.handle(Input::WebviewReady { conn: CONN, last_seen: Default::default() }, now);
-        Self {
-            host,
-            connection: connection(ConnectionStatus::Connected, None, None),
-            kilo: KiloEventState::default(),
-            breadboard: HashMap::new(),
-        }
+        Self { host, connection: connection(ConnectionStatus::Connected, None, None) }
     }
 
     /// The webview selected `session_id` (its events publish at the active cadence).
@@ -109,30 +133,6 @@ impl Ingest {
         let select =
             Input::SessionSelected { conn: CONN, session_id: session_id.to_owned(), tab_id: None };
         self.host.handle(select, now);
-    }
-
-    /// One update of the Kilo event router. Events are mapped as the Kilo adapter maps them;
-    /// the router's connection bookkeeping (reconnects, rehydration) is not replayed.
-    pub fn kilo(&mut self, update: KiloUpdate, now: Instant) {
-        let updates = match update {
-            KiloUpdate::Event { event, .. } => self.kilo.apply(event),
-            KiloUpdate::Sync(sync) => match sync.seq {
-                Some(seq) => self.kilo.sync_seq(&sync.session_id, seq),
-                None => Vec::new(),
-            },
-            _ => return,
-        };
-        for update in updates {
-            self.engine_update(update, now);
-        }
-    }
-
-    /// One update of a BreadBoard session stream, mapped as the BreadBoard adapter maps it.
-    pub fn breadboard(&mut self, session_id: &str, update: StreamUpdate, now: Instant) {
-        let state = self.breadboard.entry(session_id.to_owned()).or_default();
-        for update in state.apply(session_id, update) {
-            self.engine_update(update, now);
-        }
     }
 
     /// One engine update into the host core, as the service loop hands it over.

@@ -45,10 +45,10 @@
 //!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
 //!   after its response.
 //!
-//! Every engine update reaches the host core through one routing function; [`Ingest`] runs
-//! that routing, the adapters' event mapping and the host core without tasks or channels, time
-//! passed in, so a capture can be replayed through the sidecar's own path
-//! (`bb-harness ingest`).
+//! Every engine update reaches the host core through one routing function; [`Mapping`] runs
+//! the adapters' event mapping and [`Ingest`] that routing and the host core, each without
+//! its task, time passed in, so a capture can be replayed through the sidecar's own path and
+//! stages (`bb-harness ingest`).
 //!
 //! # Choices
 //!
@@ -116,7 +116,7 @@ pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     update_channel,
 };
-pub use ingest::Ingest;
+pub use ingest::{Ingest, Mapping};
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 

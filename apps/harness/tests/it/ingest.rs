@@ -7,9 +7,15 @@ use serde_json::Value;
 use crate::run::{fixtures, output};
 
 fn ingest(engine: &str, file: &str, repeat: &str) -> Value {
+    ingest_with(engine, file, repeat, &[])
+}
+
+fn ingest_with(engine: &str, file: &str, repeat: &str, flags: &[&str]) -> Value {
     let path = fixtures().join(file);
-    let out =
-        output(&["ingest", "--engine", engine, "--repeat", repeat, path.to_str().unwrap()], b"");
+    let mut args = vec!["ingest", "--engine", engine, "--repeat", repeat];
+    args.extend(flags);
+    args.push(path.to_str().unwrap());
+    let out = output(&args, b"");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -34,7 +40,7 @@ fn every_event_of_a_capture_goes_through_and_envelopes_come_out() {
         let bytes = report["bytesOut"].as_u64().unwrap();
         assert!(published > 0 && bytes > 100 * published, "{file}: {report}");
         assert!(report["eventsPerSec"].as_f64().unwrap() > 0.0, "{report}");
-        for key in ["seconds", "peakRssBytes"] {
+        for key in ["seconds", "cpuSeconds", "peakRssBytes"] {
             assert!(report[key].is_number(), "{key} in {report}");
         }
     }
@@ -47,6 +53,22 @@ fn repeat_replays_the_capture_as_one_stream() {
     let thrice = ingest("kilo", file, "3");
     assert_eq!(thrice["events"], 3 * data_events(file));
     assert!(thrice["bytesOut"].as_u64() > once["bytesOut"].as_u64(), "{once} {thrice}");
+}
+
+#[test]
+fn the_stages_as_tasks_publish_what_they_publish_one_after_the_other() {
+    // Time travels with the updates, so how the tasks interleave changes nothing.
+    for (engine, file) in [
+        ("kilo", "engine/kilo/stream_text.sse"),
+        ("kilo", "engine/kilo/permission_allow.sse"),
+        ("breadboard", "engine/breadboard/replays/everything_showcase_v1/replay_all.sse"),
+    ] {
+        let tasks = ingest(engine, file, "20");
+        let serial = ingest_with(engine, file, "20", &["--serial"]);
+        for key in ["events", "published", "bytesOut"] {
+            assert_eq!(tasks[key], serial[key], "{file} {key}: {tasks} vs {serial}");
+        }
+    }
 }
 
 #[test]
