@@ -405,7 +405,14 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
+/// CPU time of this process so far (user + system, every thread), in seconds; 0 off Unix.
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    0.0
+}
+
 /// CPU time of this process so far (user + system, every thread), in seconds.
+#[cfg(unix)]
 fn cpu_seconds() -> f64 {
     // SAFETY: `getrusage` fills the zeroed struct it is given and reads nothing else.
     let usage = unsafe {

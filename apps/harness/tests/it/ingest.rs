@@ -22,6 +22,13 @@ fn ingest_with(engine: &str, file: &str, repeat: &str, flags: &[&str]) -> Value 
     serde_json::from_str(&text).unwrap()
 }
 
+/// Real captures of both engines: (engine, file under fixtures/).
+const CAPTURES: [(&str, &str); 3] = [
+    ("kilo", "engine/kilo/stream_text.sse"),
+    ("kilo", "engine/kilo/permission_allow.sse"),
+    ("breadboard", "engine/breadboard/replays/everything_showcase_v1/replay_all.sse"),
+];
+
 fn data_events(file: &str) -> u64 {
     let text = std::fs::read_to_string(fixtures().join(file)).unwrap();
     text.lines().filter(|l| l.starts_with("data:")).count() as u64
@@ -29,11 +36,7 @@ fn data_events(file: &str) -> u64 {
 
 #[test]
 fn every_event_of_a_capture_goes_through_and_envelopes_come_out() {
-    for (engine, file) in [
-        ("kilo", "engine/kilo/stream_text.sse"),
-        ("kilo", "engine/kilo/permission_allow.sse"),
-        ("breadboard", "engine/breadboard/replays/everything_showcase_v1/replay_all.sse"),
-    ] {
+    for (engine, file) in CAPTURES {
         let report = ingest(engine, file, "1");
         assert_eq!(report["events"], data_events(file), "{file}: {report}");
         let published = report["published"].as_u64().unwrap();
@@ -58,11 +61,7 @@ fn repeat_replays_the_capture_as_one_stream() {
 #[test]
 fn the_stages_as_tasks_publish_what_they_publish_one_after_the_other() {
     // Time travels with the updates, so how the tasks interleave changes nothing.
-    for (engine, file) in [
-        ("kilo", "engine/kilo/stream_text.sse"),
-        ("kilo", "engine/kilo/permission_allow.sse"),
-        ("breadboard", "engine/breadboard/replays/everything_showcase_v1/replay_all.sse"),
-    ] {
+    for (engine, file) in CAPTURES {
         let tasks = ingest(engine, file, "20");
         let serial = ingest_with(engine, file, "20", &["--serial"]);
         for key in ["events", "published", "bytesOut"] {
