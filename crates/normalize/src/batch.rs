@@ -180,23 +180,28 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
     Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, Cow::Borrowed(text)))
 }
 
+/// The appended field and the concatenated text of `last` and `next` when both are deltas
+/// of one stream of one session.
+fn merged_text(last: &RawEvent, next: &RawEvent) -> Option<(&'static str, String)> {
+    let (k1, field, t1) = delta_key(last)?;
+    let (k2, _, t2) = delta_key(next)?;
+    if k1 != k2 || last.session_id != next.session_id {
+        return None;
+    }
+    let mut text = t1.into_owned();
+    text.push_str(&t2);
+    Some((field, text))
+}
+
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
 /// `next`'s envelope (id, ts; the higher seq) and the concatenated text.
 fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
     }
-    let (Some((k1, field, t1)), Some((k2, _, t2))) =
-        (delta_key(&last.event), delta_key(&next.event))
-    else {
+    let Some((field, text)) = merged_text(&last.event, &next.event) else {
         return false;
     };
-    if k1 != k2 || last.event.session_id != next.event.session_id {
-        return false;
-    }
-    let mut text = t1.into_owned();
-    text.push_str(&t2);
-    drop((k1, k2, t2));
     let mut merged = next.event.clone();
     // The debug lane tracks the highest seq; keep it across the merge.
     merged.seq = merged.seq.max(last.event.seq);

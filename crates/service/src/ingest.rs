@@ -92,10 +92,7 @@ impl Mapping {
     pub fn kilo(&mut self, update: KiloUpdate) -> Vec<EngineUpdate> {
         match update {
             KiloUpdate::Event { event, .. } => self.kilo.apply(event),
-            KiloUpdate::Sync(sync) => match sync.seq {
-                Some(seq) => self.kilo.sync_seq(&sync.session_id, seq),
-                None => Vec::new(),
-            },
+            KiloUpdate::Sync(sync) => self.kilo.sync_echo(&sync),
             _ => Vec::new(),
         }
     }

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bb_engine_client::kilo::KiloEvent;
+use bb_engine_client::kilo::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo};
 use bb_payload::{LooseStr, LooseU64};
 use bb_protocol::v1::{EngineEvent, Payload};
@@ -177,6 +177,15 @@ impl KiloEventState {
             EngineUpdate::Events { session_id: session_id.to_owned(), events: vec![event] },
             self.shared.permits.count_update(session_id),
         ]
+    }
+
+    /// A `sync` echo the router read: its sequence number is checked (one without is
+    /// ignored).
+    pub(crate) fn sync_echo(&mut self, sync: &SyncEcho) -> Vec<EngineUpdate> {
+        match sync.seq {
+            Some(seq) => self.sync_seq(&sync.session_id, seq),
+            None => Vec::new(),
+        }
     }
 
     /// A `sync` event's sequence number for `session`: a jump reports a gap.

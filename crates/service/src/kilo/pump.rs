@@ -143,10 +143,7 @@ pub(crate) async fn run(
                 ]
             }
             KiloUpdate::Event { event, .. } => state.apply(event),
-            KiloUpdate::Sync(sync) => match sync.seq {
-                Some(seq) => state.sync_seq(&sync.session_id, seq),
-                None => Vec::new(),
-            },
+            KiloUpdate::Sync(sync) => state.sync_echo(&sync),
             KiloUpdate::Unrouted(event) => {
                 shared.unrouted.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(event_type = %event.event_type, "engine event of no session");
