@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use bb_normalize::SessionView;
 use bb_normalize::truncate::{Limits, truncate};
-use bb_protocol::v1::{EventItem, Events, EventsPayload, EventsWriter, Truncation};
+use bb_protocol::v1::{EventItem, Events, EventsPayload, EventsWriter, Refused, Truncation};
 use serde_json::{Map, Value};
 
 /// Bytes of full bodies the store keeps; the oldest are forgotten first.
@@ -112,17 +112,15 @@ impl Fitter {
         let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
-            let size = match current.push(item) {
-                Ok(size) if base + size > budget => {
-                    let Some(item) = current.pop() else { unreachable!("the item just pushed") };
-                    current.push(self.fit_item(item, budget.saturating_sub(base)))
-                }
+            let room = budget.saturating_sub(base);
+            let size = match current.push(item, room) {
+                Err(Refused::TooLong(item)) => current.push(self.fit_item(*item, room), usize::MAX),
                 pushed => pushed,
             };
             let size = match size {
                 Ok(size) => size,
-                Err(item) => {
-                    let item = *item;
+                Err(refused) => {
+                    let item = refused.into_item();
                     // Not writable (a count out of range): sent alone, as an item, so the
                     // rejection it meets takes no other event with it.
                     if !current.is_empty() {

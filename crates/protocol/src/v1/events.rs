@@ -14,11 +14,10 @@ use super::topics::EventItem;
 /// showing the session, its replay ring and the host's early store share one list.
 ///
 /// A list is built from items (`Vec<EventItem>`, or decoded from a line). The host core
-/// writes each item once, when its message is full ([`EventsWriter`]); a written list is their
-/// JSON text and the few facts the bridge reads of each (id, class). So what a ring holds
-/// is the bytes that go out, bounded by its byte limit, and every line of the message
-/// splices the same text. Both forms serialize the same way;
-/// equality compares the JSON.
+/// writes each item once, as it adds it to a message ([`EventsWriter`]); a written list is
+/// their JSON texts and the few facts the bridge reads of each (id, class). So what a ring
+/// holds is the bytes that go out, bounded by its byte limit, and every line of the message
+/// splices the same texts. Both forms serialize the same way; equality compares the JSON.
 #[derive(Clone, Default)]
 pub struct Events(Arc<Repr>);
 
@@ -33,105 +32,102 @@ impl Default for Repr {
     }
 }
 
-/// Items already written: `json` is the array.
+/// Items already written: each one's JSON, in order (written as one array).
 struct Written {
-    json: Box<RawValue>,
+    json: Vec<Box<RawValue>>,
     ids: Vec<String>,
     classes: Vec<String>,
 }
 
-/// Gathers the event items of one message, measuring each as it comes (the host core's
-/// message splitting: an item is measured, and kept, taken back, or moved to the next
-/// message), and writes them once, as one JSON text, when the message is full.
-///
-/// Measuring writes nothing: a payload kept as the engine's text counts as its length.
-/// So an item is serialized once, and the list's text needs no second check (serde_json
-/// wrote it).
+impl Written {
+    /// Bytes of the array: the items, the commas between them and the brackets.
+    fn len(&self) -> usize {
+        let items: usize = self.json.iter().map(|j| j.get().len()).sum();
+        items + self.json.len().saturating_sub(1) + 2
+    }
+}
+
+/// Gathers the event items of one message, writing each as it comes (the host core's
+/// message splitting: an item is written, and kept, refused for its length, or moved to
+/// the next message). An item is serialized once; the list's text is its items' texts,
+/// and needs no second check (serde_json wrote it).
 #[derive(Debug, Default)]
 pub struct EventsWriter {
-    items: Vec<EventItem>,
-    /// Bytes of each item's JSON.
-    sizes: Vec<usize>,
+    json: Vec<Box<RawValue>>,
+    ids: Vec<String>,
+    classes: Vec<String>,
 }
 
-/// An item that is not written: one with a count past `2^53 - 1` (its `turn` or
-/// `truncated.totalBytes`; a message carrying it is rejected when it is sent), or, not
-/// reached, one serde_json cannot write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the event item cannot be sent: a count is past 2^53 - 1")]
-pub struct Unwritable;
-
-/// A writer that only counts.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// An item [`EventsWriter::push`] did not add, handed back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refused {
+    /// Its JSON is longer than the room it was given (fit it, then push it again).
+    TooLong(Box<EventItem>),
+    /// It cannot be written: a count is past `2^53 - 1` (its `turn` or
+    /// `truncated.totalBytes`; a message carrying it is rejected when it is sent), or, not
+    /// reached, serde_json cannot write it.
+    Unwritable(Box<EventItem>),
 }
 
-/// The bytes of `item`'s JSON (without a separator).
-fn measure(item: &EventItem) -> Result<usize, Unwritable> {
-    item.check_counts().map_err(|_| Unwritable)?;
-    let mut counter = Counter(0);
-    // Fails only for a map with non-string keys, which a `Map` cannot hold; NaN and
-    // infinite floats are written as `null`.
-    serde_json::to_writer(&mut counter, item).map_err(|_| Unwritable)?;
-    Ok(counter.0)
+impl Refused {
+    /// The item handed back.
+    pub fn into_item(self) -> EventItem {
+        match self {
+            Refused::TooLong(item) | Refused::Unwritable(item) => *item,
+        }
+    }
 }
 
 impl EventsWriter {
-    /// Adds `item` after the others; the bytes of its JSON (without a separator). An item
-    /// that cannot be written is handed back.
-    pub fn push(&mut self, item: EventItem) -> Result<usize, Box<EventItem>> {
-        let size = match measure(&item) {
-            Ok(size) => size,
-            Err(Unwritable) => return Err(Box::new(item)),
+    /// Writes `item` after the others if its JSON takes at most `room` bytes; the bytes of
+    /// its JSON (without a separator). An item that is longer, or cannot be written, is
+    /// handed back and leaves nothing behind.
+    pub fn push(&mut self, item: EventItem, room: usize) -> Result<usize, Refused> {
+        if item.check_counts().is_err() {
+            return Err(Refused::Unwritable(Box::new(item)));
+        }
+        // Fails only for a map with non-string keys, which a `Map` cannot hold; NaN and
+        // infinite floats are written as `null`.
+        let Ok(json) = serde_json::value::to_raw_value(&item) else {
+            return Err(Refused::Unwritable(Box::new(item)));
         };
-        self.items.push(item);
-        self.sizes.push(size);
+        let size = json.get().len();
+        if size > room {
+            return Err(Refused::TooLong(Box::new(item)));
+        }
+        let EventItem { event, class, .. } = item;
+        self.json.push(json);
+        self.ids.push(event.id);
+        self.classes.push(class);
         Ok(size)
-    }
-
-    /// Takes back the last item.
-    pub fn pop(&mut self) -> Option<EventItem> {
-        self.sizes.pop();
-        self.items.pop()
     }
 
     /// Moves the last item into a new writer (the message is full; it starts the next).
     pub fn take_last(&mut self) -> EventsWriter {
         let mut next = EventsWriter::default();
-        if let (Some(item), Some(size)) = (self.items.pop(), self.sizes.pop()) {
-            next.items.push(item);
-            next.sizes.push(size);
+        if let (Some(json), Some(id), Some(class)) =
+            (self.json.pop(), self.ids.pop(), self.classes.pop())
+        {
+            next.json.push(json);
+            next.ids.push(id);
+            next.classes.push(class);
         }
         next
     }
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.json.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.json.is_empty()
     }
 
     /// The list, written.
     pub fn finish(self) -> Events {
-        let Self { items, .. } = self;
-        let ids = items.iter().map(|i| i.event.id.clone()).collect();
-        let classes = items.iter().map(|i| i.class.clone()).collect();
-        // Every item was measured, so each can be written.
-        let json = serde_json::value::to_raw_value(&items)
-            .unwrap_or_else(|e| unreachable!("measured items are written: {e}"));
+        let Self { json, ids, classes } = self;
         Events(Arc::new(Repr::Written(Written { json, ids, classes })))
     }
 }
@@ -154,7 +150,7 @@ impl Events {
     pub fn written_len(&self) -> usize {
         match &*self.0 {
             Repr::Items(_) => 0,
-            Repr::Written(w) => w.json.get().len(),
+            Repr::Written(w) => w.len(),
         }
     }
 
@@ -181,7 +177,10 @@ impl Events {
         match &*self.0 {
             Repr::Items(items) => Cow::Borrowed(items),
             Repr::Written(w) => Cow::Owned(
-                serde_json::from_str(w.json.get())
+                w.json
+                    .iter()
+                    .map(|j| serde_json::from_str(j.get()))
+                    .collect::<Result<_, _>>()
                     .unwrap_or_else(|e| unreachable!("a written list decodes: {e}")),
             ),
         }
@@ -205,11 +204,12 @@ impl Events {
     }
 
     /// The JSON text of the list.
-    fn json(&self) -> Cow<'_, str> {
-        match &*self.0 {
-            Repr::Items(items) => Cow::Owned(serde_json::to_string(items).unwrap_or_default()),
-            Repr::Written(w) => Cow::Borrowed(w.json.get()),
-        }
+    fn json(&self) -> String {
+        let written = match &*self.0 {
+            Repr::Items(items) => serde_json::to_string(items),
+            Repr::Written(w) => serde_json::to_string(&w.json),
+        };
+        written.unwrap_or_default()
     }
 }
 
@@ -232,7 +232,7 @@ impl fmt::Debug for Events {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.0 {
             Repr::Items(items) => f.debug_list().entries(items).finish(),
-            Repr::Written(w) => f.debug_tuple("Written").field(&w.json.get()).finish(),
+            Repr::Written(_) => f.debug_tuple("Written").field(&self.json()).finish(),
         }
     }
 }

@@ -9,7 +9,7 @@ mod topics;
 
 pub use decode::decode_v1;
 pub use envelope::{V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response};
-pub use events::{Events, EventsWriter, Unwritable};
+pub use events::{Events, EventsWriter, Refused};
 pub use params::*;
 pub use results::*;
 pub use topics::*;

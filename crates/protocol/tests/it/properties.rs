@@ -1,7 +1,7 @@
 //! Properties over arbitrary input: the decoders never panic, and whatever they accept
 //! re-encodes (through the outbound check) to the same typed message.
 
-use bb_protocol::v1::{EngineEvent, EventItem, Events, EventsWriter, Truncation};
+use bb_protocol::v1::{EngineEvent, EventItem, Events, EventsWriter, Refused, Truncation};
 use bb_protocol::{Limits, Message, Transport, Verdict, decode};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -183,16 +183,17 @@ proptest! {
     ) {
         let mut writer = EventsWriter::default();
         for (n, item) in items.iter().enumerate() {
-            let size = writer.push(item.clone()).expect("counts in range");
-            prop_assert_eq!(size, serde_json::to_vec(item).unwrap().len());
+            let size = serde_json::to_vec(item).unwrap().len();
             if n == 0 {
-                // An item written and taken back leaves no trace.
-                let popped = writer.pop();
-                prop_assert_eq!(popped.as_ref(), Some(item));
-                writer.push(taken_back.clone()).unwrap();
-                writer.pop();
-                writer.push(item.clone()).unwrap();
+                // An item refused for its length is handed back and leaves no trace.
+                let refused = writer.push(item.clone(), size - 1);
+                prop_assert_eq!(refused, Err(Refused::TooLong(Box::new(item.clone()))));
+                let long = serde_json::to_vec(&taken_back).unwrap().len();
+                let refused = writer.push(taken_back.clone(), long - 1).unwrap_err();
+                prop_assert_eq!(refused.into_item(), taken_back.clone());
+                prop_assert!(writer.is_empty());
             }
+            prop_assert_eq!(writer.push(item.clone(), size), Ok(size));
         }
         let mut rest = Vec::new();
         if moved && !items.is_empty() {
@@ -204,7 +205,7 @@ proptest! {
         prop_assert_eq!(&listed, &items);
 
         let mut writer = EventsWriter::default();
-        items.iter().for_each(|i| { writer.push(i.clone()).unwrap(); });
+        items.iter().for_each(|i| { writer.push(i.clone(), usize::MAX).unwrap(); });
         let written = writer.finish();
         let plain = Events::from(items.clone());
         prop_assert!(written.is_written() && !plain.is_written());
@@ -230,13 +231,17 @@ fn an_item_with_a_count_out_of_range_is_not_written() {
         "unknown_event",
     );
     let mut writer = EventsWriter::default();
-    let back = writer.push(item.clone()).expect_err("a turn past 2^53 - 1 stays an item");
-    assert_eq!(*back, item, "handed back");
+    let back =
+        writer.push(item.clone(), usize::MAX).expect_err("a turn past 2^53 - 1 stays an item");
+    assert_eq!(back, Refused::Unwritable(Box::new(item.clone())), "handed back");
     item.event.turn = Some((1 << 53) - 1);
-    assert!(writer.push(item.clone()).is_ok());
+    assert!(writer.push(item.clone(), usize::MAX).is_ok());
     item.truncated =
         Some(Truncation { body_ref: "r".into(), fields: Vec::new(), total_bytes: 1 << 53 });
-    assert!(writer.push(item).is_err(), "so does a totalBytes past it");
+    assert!(
+        matches!(writer.push(item, usize::MAX), Err(Refused::Unwritable(_))),
+        "so does a totalBytes past it"
+    );
     assert_eq!(writer.len(), 1, "a refused item leaves nothing behind");
     assert_eq!(writer.finish().items().len(), 1);
 }
