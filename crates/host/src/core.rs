@@ -1,13 +1,14 @@
 //! The host state machine: inputs in, `bb/*` topics out per webview connection, flush
 //! deadlines reported.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
 use bb_normalize::{Engine, Priority, SessionView};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
+use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
 use crate::claims::Claims;
 use crate::conn::Conn;

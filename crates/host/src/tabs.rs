@@ -1,7 +1,9 @@
 //! Tabs: the tab ↔ session bindings, each tab's delivery index (`seq`) and its bounded ring
 //! of what it was sent, and the catch-up (replay or declared resync) of a tab that lagged.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use foldhash::{HashMap, HashMapExt as _};
 
 use bb_protocol::v1::EventsPayload;
 

@@ -6,13 +6,13 @@
 //! that turn (a bridge-made [`TURN_FAILED_EVENT`] with a Retry) and asks the pump to reject
 //! what is open and abort the turn. No IO.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bb_engine_client::kilo::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo};
 use bb_payload::{LooseStr, LooseU64};
 use bb_protocol::v1::{EngineEvent, Payload};
+use foldhash::{HashMap, HashMapExt as _};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

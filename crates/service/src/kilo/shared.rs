@@ -1,11 +1,12 @@
 //! What the Kilo adapter's calls and its event pump share: the engine-wide permission table
 //! and per-session flags (running, queued prompts, tools in flight, failures to retry).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bb_host::permissions::RequestKind;
+use foldhash::{HashMap, HashMapExt as _, HashSet};
 use serde_json::Value;
 
 use crate::clock::SystemClock;

@@ -2,9 +2,11 @@
 //! copy of the key: it maps the key's hash to block positions and asks the caller whether the
 //! block at a position carries the key, so the id is kept once, in its block.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, Hash};
+
+use foldhash::HashMap;
+use foldhash::fast::RandomState;
 
 /// Block positions by key hash.
 #[derive(Debug, Clone, Default)]
