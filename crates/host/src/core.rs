@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
-use bb_normalize::{Engine, Priority, SessionView};
+use bb_normalize::{Engine, EventClass, Priority, SessionView};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
@@ -294,14 +294,12 @@ impl Host {
                 }
             }
             Input::EngineEvents { session_id, events } => {
-                if events.is_empty() {
-                    return;
-                }
-                if !self.sessions.contains_key(&session_id) {
-                    self.entry(&session_id);
-                    self.touch(&session_id);
-                }
-                self.push_events(session_id, events, now);
+                let events = events.into_iter().map(|e| (e, None));
+                self.engine_events(session_id, events, now);
+            }
+            Input::ClassifiedEvents { session_id, events } => {
+                let events = events.into_iter().map(|(e, class)| (e, Some(class)));
+                self.engine_events(session_id, events, now);
             }
             Input::Connection(payload) => {
                 if self.connection.as_ref() == Some(&payload) {
@@ -436,7 +434,29 @@ impl Host {
         }
     }
 
-    fn push_events(&mut self, session_id: String, events: Vec<EngineEvent>, now: Instant) {
+    /// Engine events of a session, each with its class where the adapter decided it.
+    fn engine_events(
+        &mut self,
+        session_id: String,
+        events: impl ExactSizeIterator<Item = (EngineEvent, Option<EventClass>)>,
+        now: Instant,
+    ) {
+        if events.len() == 0 {
+            return;
+        }
+        if !self.sessions.contains_key(&session_id) {
+            self.entry(&session_id);
+            self.touch(&session_id);
+        }
+        self.push_events(session_id, events, now);
+    }
+
+    fn push_events(
+        &mut self,
+        session_id: String,
+        events: impl Iterator<Item = (EngineEvent, Option<EventClass>)>,
+        now: Instant,
+    ) {
         let priority = self.priority_of(&session_id);
         let engine = self.engine;
         let state = self.sessions.entry(session_id.clone()).or_default();
@@ -445,9 +465,9 @@ impl Host {
         if lane.pending_len() == 0 {
             self.batch_order.push_back(session_id.clone());
         }
-        for event in events {
+        for (event, class) in events {
             let ends = ends_reply(&event.event_type);
-            lane.push(now, event, state.message_id.clone());
+            lane.push(now, event, class, state.message_id.clone());
             if ends {
                 state.message_id = None;
             }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionPayload, EngineEvent, SessionSummary};
 
 use crate::tabs::ConnId;
@@ -128,6 +129,14 @@ pub enum Input {
         session_id: String,
         /// The events.
         events: Vec<EngineEvent>,
+    },
+    /// Engine events of one session, in engine order, each with the class its adapter
+    /// decided from what it read of the event (the core does not read it again).
+    ClassifiedEvents {
+        /// The session.
+        session_id: String,
+        /// The events and their classes.
+        events: Vec<(EngineEvent, EventClass)>,
     },
     /// The engine connection changed.
     Connection(ConnectionPayload),

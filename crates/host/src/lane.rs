@@ -4,7 +4,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use bb_normalize::{Batch, Batcher, Classified, Engine, Priority, RawEvent, SessionView};
+use bb_normalize::{
+    Batch, Batcher, Classified, Engine, EventClass, Priority, RawEvent, SessionView,
+};
 use bb_protocol::v1::{EngineEvent, EventItem, Payload};
 
 /// The envelope fields kept exactly as received, one per queued engine event: the batcher's
@@ -43,14 +45,24 @@ impl Lane {
         self.batcher.coalesced()
     }
 
-    /// Queues one event.
-    pub(crate) fn push(&mut self, now: Instant, event: EngineEvent, message_id: Option<String>) {
+    /// Queues one event, of `class` if its adapter decided it.
+    pub(crate) fn push(
+        &mut self,
+        now: Instant,
+        event: EngineEvent,
+        class: Option<EventClass>,
+        message_id: Option<String>,
+    ) {
         let EngineEvent { id, event_type, turn, ts, payload } = event;
         self.envelopes.push_back(Envelope { ts, turn, message_id });
         let mut raw = RawEvent::new(self.engine, event_type, payload).with_id(id);
         // The coalescing key uses the turn; one beyond i64 (never sent) just keys as "none".
         raw.turn = turn.and_then(|t| i64::try_from(t).ok());
-        self.batcher.handle_event(now, Classified::new(raw));
+        let classified = match class {
+            Some(class) => Classified::with_class(class, raw),
+            None => Classified::new(raw),
+        };
+        self.batcher.handle_event(now, classified);
     }
 
     /// When the pending events are due, if any are pending.

@@ -223,18 +223,66 @@ pub fn classify_breadboard(kind: &str, payload: &Value) -> EventClass {
     }
 }
 
-/// Kilo / opencode types (`event_shapes.json` and the OpenAPI `Event` union).
+/// Kilo / opencode types (`event_shapes.json` and the OpenAPI `Event` union). Reads the
+/// payload's [`KiloFields`] for the two types they decide.
 pub fn classify_kilo(kind: &str, payload: &Payload) -> EventClass {
-    use EventClass as C;
     match kind {
         "message.updated" => {
-            let fields: kilo::InfoFields<'_> = payload.read();
-            match fields.info.get().and_then(|i| kilo::non_empty(&i.role)) {
-                Some("user") => C::UserMessage,
-                _ => C::AssistantStream,
-            }
+            let read: kilo::InfoFields<'_> = payload.read();
+            let role = read.info.get().and_then(|i| kilo::non_empty(&i.role));
+            classify_kilo_fields(kind, KiloFields { role, ..KiloFields::default() })
         }
-        "message.part.updated" => classify_kilo_part(payload),
+        "message.part.updated" => {
+            let read: kilo::PartKind<'_> = payload.read();
+            let part = read.part.get();
+            let fields = KiloFields {
+                part: part.and_then(|p| kilo::non_empty(&p.kind)),
+                tool_status: part
+                    .and_then(|p| p.state.get())
+                    .and_then(|s| kilo::non_empty(&s.status)),
+                role: None,
+            };
+            classify_kilo_fields(kind, fields)
+        }
+        _ => classify_kilo_fields(kind, KiloFields::default()),
+    }
+}
+
+/// What decides the class of a Kilo event besides its type, read from its payload: the
+/// message's `info.role` (`message.updated`), the part's `type` and its `state.status`
+/// (`message.part.updated`); each `None` when absent, empty or not a string. A caller
+/// that reads these fields in its own pass classifies with [`classify_kilo_fields`] and
+/// skips [`classify_kilo`]'s read.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KiloFields<'a> {
+    /// `info.role`.
+    pub role: Option<&'a str>,
+    /// `part.type`.
+    pub part: Option<&'a str>,
+    /// `part.state.status`.
+    pub tool_status: Option<&'a str>,
+}
+
+/// The class of a Kilo event of type `kind` whose payload holds `fields`.
+pub fn classify_kilo_fields(kind: &str, fields: KiloFields<'_>) -> EventClass {
+    use EventClass as C;
+    match kind {
+        "message.updated" => match fields.role {
+            Some("user") => C::UserMessage,
+            _ => C::AssistantStream,
+        },
+        "message.part.updated" => match fields.part {
+            Some("text") => C::AssistantStream,
+            Some("reasoning") => C::ReasoningStream,
+            Some("tool") => match fields.tool_status {
+                Some("completed" | "error") => C::ToolResult,
+                _ => C::ToolCall,
+            },
+            Some("step-start" | "step-finish" | "patch" | "snapshot" | "agent" | "compaction") => {
+                C::SessionInfo
+            }
+            _ => C::Unknown,
+        },
         // A delta names only its part; the reducer routes it to the part's block.
         "message.part.delta" => C::AssistantStream,
         "message.removed" | "message.part.removed" => C::AssistantStream,
@@ -271,26 +319,6 @@ pub fn classify_kilo(kind: &str, payload: &Payload) -> EventClass {
     }
 }
 
-fn classify_kilo_part(payload: &Payload) -> EventClass {
-    use EventClass as C;
-    let fields: kilo::PartKind<'_> = payload.read();
-    let part = fields.part.get();
-    match part.and_then(|p| kilo::non_empty(&p.kind)) {
-        Some("text") => C::AssistantStream,
-        Some("reasoning") => C::ReasoningStream,
-        Some("tool") => {
-            match part.and_then(|p| p.state.get()).and_then(|s| kilo::non_empty(&s.status)) {
-                Some("completed" | "error") => C::ToolResult,
-                _ => C::ToolCall,
-            }
-        }
-        Some("step-start" | "step-finish" | "patch" | "snapshot" | "agent" | "compaction") => {
-            C::SessionInfo
-        }
-        _ => C::Unknown,
-    }
-}
-
 /// An event with its class, as the batcher queues it and the reducers consume it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Classified {
@@ -306,7 +334,12 @@ pub struct Classified {
 impl Classified {
     /// Classifies an event.
     pub fn new(event: RawEvent) -> Self {
-        Self { class: classify(&event), event, absorbed_ids: Vec::new() }
+        Self::with_class(classify(&event), event)
+    }
+
+    /// An event whose class its adapter decided ([`classify`]'s, from what it read).
+    pub fn with_class(class: EventClass, event: RawEvent) -> Self {
+        Self { class, event, absorbed_ids: Vec::new() }
     }
 
     /// How many engine events this item stands for.

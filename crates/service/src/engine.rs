@@ -4,6 +4,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
+use bb_normalize::EventClass;
 use bb_protocol::v1::{
     ApprovePermissionParams, CommandParams, CommandResult, ConnectionStatus, CreateSessionParams,
     DownloadArtifactParams, DownloadArtifactResult, EngineEvent, EngineKind, FileSnippetResult,
@@ -108,6 +109,14 @@ pub enum EngineUpdate {
         session_id: String,
         /// The events.
         events: Vec<EngineEvent>,
+    },
+    /// Events of one session as [`EngineUpdate::Events`], each with the class the adapter
+    /// decided from what it read of it (the host core does not read it again).
+    ClassifiedEvents {
+        /// The engine session id.
+        session_id: String,
+        /// The events and their classes.
+        events: Vec<(EngineEvent, EventClass)>,
     },
     /// Events of a session (or of all, `None`) may have been lost (reconnect without replay).
     GapDetected {

@@ -40,6 +40,9 @@ pub(crate) fn route_update(update: EngineUpdate, current: &ConnectionPayload) ->
             Input::Connection(payload)
         }
         EngineUpdate::Events { session_id, events } => Input::EngineEvents { session_id, events },
+        EngineUpdate::ClassifiedEvents { session_id, events } => {
+            Input::ClassifiedEvents { session_id, events }
+        }
         EngineUpdate::SessionUpserted(s) => Input::SessionUpserted(s),
         EngineUpdate::SessionRemoved(id) => Input::SessionRemoved(id),
         EngineUpdate::SessionsListed(list) => Input::SessionsListed(list),

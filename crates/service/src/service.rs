@@ -393,6 +393,7 @@ impl Service {
                     self.life.metrics.rehydrated();
                 }
             }
+            EngineUpdate::ClassifiedEvents { .. } => self.life.events_arrived(now),
             _ => {}
         }
         let current = self.decorated(self.connection.clone());

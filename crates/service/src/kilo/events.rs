@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use bb_engine_client::kilo::{KiloEvent, SyncEcho};
-use bb_normalize::class::{EventClass, classify_kilo};
+use bb_normalize::class::{EventClass, classify_kilo_fields};
 use bb_payload::{LooseStr, LooseU64};
 use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
@@ -102,8 +102,8 @@ impl KiloEventState {
             tracing::debug!(%event_type, %session_id, "request already shown; not repeated");
             return Vec::new();
         }
-        let fail_closed = self.in_flow(&session_id)
-            && classify_kilo(&event_type, &properties) == EventClass::Unknown;
+        let class = classify_kilo_fields(&event_type, facts.kilo_fields());
+        let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
         let derived = self.derive(&event_type, &session_id, &properties, &facts);
         let failed_type = fail_closed.then(|| event_type.clone());
         let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
@@ -111,7 +111,8 @@ impl KiloEventState {
         let event =
             EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let mut updates = Vec::with_capacity(1 + derived.len());
-        updates.push(EngineUpdate::Events { session_id: session_id.clone(), events: vec![event] });
+        let events = vec![(event, class)];
+        updates.push(EngineUpdate::ClassifiedEvents { session_id: session_id.clone(), events });
         updates.extend(derived);
         if let Some(unknown) = failed_type {
             updates.extend(self.fail_turn(&session_id, &unknown));

@@ -2,6 +2,7 @@
 //! text (no tree): the session, the run status, the part's tool state, the session or
 //! message `info`, and the times and turn the webview event is stamped with.
 
+use bb_normalize::class::KiloFields;
 use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64};
 use bb_protocol::v1::SessionSummary;
 use serde::Deserialize;
@@ -75,6 +76,8 @@ pub(crate) struct Info<'a> {
     #[serde(borrow)]
     pub(crate) id: LooseStr<'a>,
     #[serde(borrow)]
+    pub(crate) role: LooseStr<'a>,
+    #[serde(borrow)]
     pub(crate) title: LooseStr<'a>,
     pub(crate) time: LooseObj<Times>,
 }
@@ -88,6 +91,21 @@ pub(crate) struct Times {
     pub(crate) created: LooseF64,
     pub(crate) updated: LooseF64,
     pub(crate) completed: LooseF64,
+}
+
+impl Facts<'_> {
+    /// What classifies the event besides its type (see `classify_kilo_fields`).
+    pub(crate) fn kilo_fields(&self) -> KiloFields<'_> {
+        fn non_empty<'b>(s: &'b LooseStr<'_>) -> Option<&'b str> {
+            s.get().filter(|s| !s.is_empty())
+        }
+        let part = self.part.get();
+        KiloFields {
+            role: self.info.get().and_then(|i| non_empty(&i.role)),
+            part: part.and_then(|p| non_empty(&p.kind)),
+            tool_status: part.and_then(|p| p.state.get()).and_then(|s| non_empty(&s.status)),
+        }
+    }
 }
 
 impl Info<'_> {

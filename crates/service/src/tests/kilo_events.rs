@@ -6,10 +6,22 @@ use std::path::{Path, PathBuf};
 
 use bb_engine_client::kilo::KiloEvent;
 use bb_engine_client::sse::{SseItem, SseParser};
+use bb_normalize::class::classify_kilo;
+use bb_protocol::v1::EngineEvent;
 use serde_json::{Value, json};
 
 use crate::engine::EngineUpdate;
 use crate::kilo::events::KiloEventState;
+
+/// The captures whose meta lists what is forwarded.
+const CAPTURES: [&str; 6] = [
+    "session_create",
+    "stream_text",
+    "message_sync",
+    "permission_allow",
+    "abort",
+    "idle_heartbeat",
+];
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine/kilo")
@@ -53,18 +65,24 @@ fn expected(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The events of an update, classified by the mapping or not, with their session.
+fn events_of(update: &EngineUpdate) -> Vec<(&str, &EngineEvent)> {
+    match update {
+        EngineUpdate::Events { session_id, events } => {
+            events.iter().map(|e| (session_id.as_str(), e)).collect()
+        }
+        EngineUpdate::ClassifiedEvents { session_id, events } => {
+            events.iter().map(|(e, _)| (session_id.as_str(), e)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
     updates
         .iter()
-        .filter_map(|u| match u {
-            EngineUpdate::Events { session_id, events } => Some(
-                events
-                    .iter()
-                    .map(move |e| (session_id.clone(), e.event_type.clone(), e.id.clone())),
-            ),
-            _ => None,
-        })
-        .flatten()
+        .flat_map(events_of)
+        .map(|(session, e)| (session.to_owned(), e.event_type.clone(), e.id.clone()))
         .collect()
 }
 
@@ -83,16 +101,27 @@ impl ApplyJson for KiloEventState {
     }
 }
 
+/// The class the mapping decides from its own read of an event is the one the normalizer
+/// gives the event read alone, on every capture (the host core does not classify again).
+#[test]
+fn the_mapping_classifies_each_event_as_the_normalizer_does() {
+    let mut classified = 0;
+    for name in CAPTURES {
+        for update in replay(name) {
+            let EngineUpdate::ClassifiedEvents { events, .. } = update else { continue };
+            for (event, class) in events {
+                let alone = classify_kilo(&event.event_type, &event.payload);
+                assert_eq!(class, alone, "{name}: {} ({})", event.id, event.event_type);
+                classified += 1;
+            }
+        }
+    }
+    assert!(classified > 100, "only {classified} events classified");
+}
+
 #[test]
 fn every_capture_forwards_each_session_event_once_in_order() {
-    for name in [
-        "session_create",
-        "stream_text",
-        "message_sync",
-        "permission_allow",
-        "abort",
-        "idle_heartbeat",
-    ] {
+    for name in CAPTURES {
         let updates = replay(name);
         let got = forwarded(&updates);
         let want = expected(name);
@@ -232,10 +261,10 @@ fn ts_and_turn_come_from_the_event_only() {
         p.insert("sessionID".into(), json!("ses_1"));
         let raw = json!({"id": "evt_1", "type": "x.y", "properties": p});
         let updates = KiloEventState::default().apply_json(raw);
-        let Some(EngineUpdate::Events { events, .. }) = updates.first() else {
+        let Some((_, event)) = updates.first().and_then(|u| events_of(u).first().copied()) else {
             panic!("no event for {props}")
         };
-        assert_eq!((events[0].ts, events[0].turn), (ts, turn), "{props}");
+        assert_eq!((event.ts, event.turn), (ts, turn), "{props}");
     }
 }
 
@@ -244,12 +273,8 @@ fn ts_and_turn_come_from_the_event_only() {
 #[test]
 fn captured_events_get_their_engine_time() {
     let updates = replay("stream_text");
-    let events = updates.iter().filter_map(|u| match u {
-        EngineUpdate::Events { events, .. } => Some(events.iter()),
-        _ => None,
-    });
     let mut timed = 0;
-    for e in events.flatten() {
+    for (_, e) in updates.iter().flat_map(events_of) {
         match e.event_type.as_str() {
             "message.updated" | "session.updated" | "message.part.updated" => {
                 assert!(e.ts.is_some_and(|t| t > 1.7e12), "{} has no time", e.id);
@@ -288,14 +313,8 @@ fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
     assert_eq!(types(&out), ["permission.v3.asked", crate::kilo::TURN_FAILED_EVENT]);
     let failed = out
         .iter()
-        .find_map(|u| match u {
-            EngineUpdate::Events { events, .. }
-                if events[0].event_type == crate::kilo::TURN_FAILED_EVENT =>
-            {
-                Some(events[0].payload.clone())
-            }
-            _ => None,
-        })
+        .flat_map(events_of)
+        .find_map(|(_, e)| (e.event_type == crate::kilo::TURN_FAILED_EVENT).then_some(&e.payload))
         .unwrap();
     assert_eq!(failed["retry"]["command"], "retry");
     assert_eq!(failed["eventType"], "permission.v3.asked");
