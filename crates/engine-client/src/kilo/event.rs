@@ -2,8 +2,10 @@
 //! and the session it belongs to.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use bb_payload::Payload;
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -106,9 +108,6 @@ impl KiloEvent {
 /// duplicate, or `info`'s or `part`'s) is this one. Text with a `\u` escape (a key can be
 /// spelled with one) is left to the decode.
 fn leading_session(properties: &str) -> Option<&str> {
-    use std::sync::LazyLock;
-
-    use memchr::memmem::Finder;
     static KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"sessionID\""));
     static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
     const LEAD: &str = "{\"sessionID\":\"";
@@ -184,9 +183,9 @@ impl SyncEcho {
     /// non-empty `aggregateID`.
     pub fn parse(data: &str) -> Option<Self> {
         // Cheap pre-filter: most events are not `sync`.
-        if !data.contains("\"syncEvent\"") {
-            return None;
-        }
+        static SYNC_KEY: LazyLock<Finder<'static>> =
+            LazyLock::new(|| Finder::new(b"\"syncEvent\""));
+        SYNC_KEY.find(data.as_bytes())?;
         let head = Head::parse(data)?;
         let sync = head.sync?;
         let session = sync.aggregate_id.filter(|s| !s.is_empty())?;

@@ -3,8 +3,10 @@
 //! (re)connection before live events resume (refresh-on-reconnect).
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use memchr::memmem::Finder;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -179,8 +181,10 @@ pub fn route(data: String) -> KiloUpdate {
     // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
     // Data that cannot name one (neither key appears, nothing escaped) is read by the head
     // decode; the rest goes straight to the tree.
-    let could_name =
-        wrapped || ["sessionID", "aggregateID", "\\u"].iter().any(|k| data.contains(k));
+    static CAN_NAME: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {
+        [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
+    });
+    let could_name = wrapped || CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some());
     let data = if could_name {
         data
     } else {
