@@ -4,8 +4,10 @@
 //! field of another shape is absent, and the `non_empty` accessors skip empty strings as
 //! `str_at` does.
 
-use bb_payload::{LooseObj, LooseStr, LooseStrOrObj};
+use bb_payload::{LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj};
 use serde::Deserialize;
+
+use crate::json::Shown;
 
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
 /// ended (`info.time.completed`) or failed (`info.error`).
@@ -80,6 +82,46 @@ pub(crate) struct PartText<'a> {
     pub(crate) text: LooseStr<'a>,
 }
 
+/// `message.part.updated` of a tool part: what its tool block shows.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolPart<'a> {
+    #[serde(rename = "callID", borrow)]
+    pub(crate) call_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) tool: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) state: LooseObj<ToolState<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolState<'a> {
+    #[serde(borrow)]
+    pub(crate) status: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) title: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) error: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) input: Shown<'a>,
+    /// The output of a completed call.
+    #[serde(borrow)]
+    pub(crate) output: Shown<'a>,
+    #[serde(borrow)]
+    pub(crate) metadata: LooseObj<ToolMetadata<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolMetadata<'a> {
+    /// The output so far of a running call.
+    #[serde(borrow)]
+    pub(crate) output: Shown<'a>,
+}
+
 /// `message.part.delta`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -124,4 +166,13 @@ impl RunStatus<'_> {
 /// The string when it is not empty (what `str_at` finds).
 pub(crate) fn non_empty<'b>(s: &'b LooseStr<'_>) -> Option<&'b str> {
     s.get().filter(|s| !s.is_empty())
+}
+
+/// An id as `id_at` finds it: a non-empty string, or a number as the tree writes it.
+pub(crate) fn id(s: &LooseStrOrNum<'_>) -> Option<String> {
+    match s {
+        LooseStrOrNum::Str(s) if !s.is_empty() => Some(s.as_ref().to_owned()),
+        LooseStrOrNum::Num(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
