@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::json::Shown;
 
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
-/// ended (`info.time.completed`) or failed (`info.error`).
+/// ended (`info.time.completed`) or failed (`info.error`, with its message).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct InfoFields<'a> {
@@ -27,8 +27,9 @@ pub(crate) struct Info<'a> {
     pub(crate) id: LooseStr<'a>,
     #[serde(borrow)]
     pub(crate) title: LooseStr<'a>,
-    /// Present and not null.
-    pub(crate) error: Option<serde::de::IgnoredAny>,
+    /// Present and not null (`LooseObj(None)` when not an object).
+    #[serde(borrow)]
+    pub(crate) error: Option<LooseObj<ErrorFields<'a>>>,
     pub(crate) time: LooseObj<Completed>,
 }
 
@@ -37,6 +38,36 @@ pub(crate) struct Info<'a> {
 pub(crate) struct Completed {
     /// Present and not null.
     pub(crate) completed: Option<serde::de::IgnoredAny>,
+}
+
+/// An error (`NamedError`: `{name, data: {message}}`, some with a `message` of their own).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ErrorFields<'a> {
+    #[serde(borrow)]
+    data: LooseObj<ErrorData<'a>>,
+    #[serde(borrow)]
+    message: LooseStr<'a>,
+    #[serde(borrow)]
+    name: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ErrorData<'a> {
+    #[serde(borrow)]
+    message: LooseStr<'a>,
+}
+
+impl ErrorFields<'_> {
+    /// `data.message`, else `message`, else `name`: the first non-empty (`str_at`'s order).
+    pub(crate) fn message(&self) -> Option<&str> {
+        self.data
+            .get()
+            .and_then(|d| non_empty(&d.message))
+            .or_else(|| non_empty(&self.message))
+            .or_else(|| non_empty(&self.name))
+    }
 }
 
 /// `message.part.updated`: the part's kind and tool status (what classifies it).

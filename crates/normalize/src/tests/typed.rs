@@ -7,9 +7,9 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::event::{Engine, Payload, RawEvent};
-use crate::json::{as_text, at, bool_at, str_at, string_at};
+use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
 use crate::redact::{redact_log_line, redacted};
-use crate::reduce::{Block, RunSummary, SessionView, ToolStatus};
+use crate::reduce::{ApprovalState, Block, RunSummary, SessionView, StreamStatus, ToolStatus};
 
 /// The cap of a card's line (the transcript's `LINE_CAP`).
 fn one_line(s: &str) -> String {
@@ -50,6 +50,11 @@ fn finish_looked_up(p: &Value) -> RunSummary {
     }
 }
 
+fn user_looked_up(p: &Value) -> (Option<String>, Option<String>) {
+    let id = string_at(p, &[&["info", "id"], &["message_id"], &["id"]]);
+    (id, string_at(p, &[&["text"]]))
+}
+
 /// A tool part's call id, tool, title, input, output, error and failure.
 type ToolFound = (
     Option<String>,
@@ -86,6 +91,81 @@ fn tool_part_looked_up(part: &Value) -> ToolFound {
     )
 }
 
+fn message_error_looked_up(p: &Value) -> Option<String> {
+    let e = p.get("info").and_then(|i| i.get("error")).filter(|e| !e.is_null())?;
+    let msg = str_at(e, &[&["data", "message"], &["message"], &["name"]])
+        .map_or_else(|| e.to_string(), str::to_owned);
+    Some(one_line(&msg))
+}
+
+fn notice_looked_up(p: &Value) -> String {
+    let msg = str_at(
+        p,
+        &[
+            &["message"],
+            &["reason"],
+            &["error", "data", "message"],
+            &["error", "message"],
+            &["error", "name"],
+            &["error"],
+        ],
+    );
+    one_line(msg.unwrap_or("error"))
+}
+
+/// A request's id, tool, summary, patterns and call id.
+type AskFound = (Option<String>, Option<String>, Option<String>, Vec<String>, Option<String>);
+
+fn ask_looked_up(p: &Value) -> AskFound {
+    let request_id = id_at(p, &[&["request_id"], &["id"], &["requestID"], &["requestId"]]);
+    let tool = string_at(
+        p,
+        &[&["permission"], &["tool"], &["tool", "name"], &["category"], &["toolCall", "kind"]],
+    );
+    let summary = str_at(
+        p,
+        &[
+            &["summary"],
+            &["metadata", "command"],
+            &["metadata", "filepath"],
+            &["title"],
+            &["toolCall", "title"],
+        ],
+    )
+    .map(str::to_owned)
+    .or_else(|| {
+        p.get("questions")
+            .and_then(Value::as_array)
+            .and_then(|q| q.first())
+            .and_then(|q| str_at(q, &[&["question"], &["header"]]))
+            .map(str::to_owned)
+    })
+    .map(|s| one_line(&s));
+    let patterns = p
+        .get("patterns")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(one_line).collect())
+        .unwrap_or_default();
+    let call_id = string_at(p, &[&["tool", "callID"], &["call_id"]]);
+    (request_id, tool, summary, patterns, call_id)
+}
+
+fn reply_looked_up(p: &Value) -> (Option<String>, String) {
+    let request_id = id_at(p, &[&["request_id"], &["requestID"], &["id"], &["requestId"]]);
+    let decision = str_at(
+        p,
+        &[
+            &["decision"],
+            &["reply"],
+            &["response"],
+            &["outcome", "optionId"],
+            &["outcome", "outcome"],
+        ],
+    )
+    .map_or_else(|| "unknown".to_owned(), one_line);
+    (request_id, decision)
+}
+
 // ---- what the view shows ----------------------------------------------------------------
 
 fn turn_read(p: Payload) -> Option<i64> {
@@ -96,6 +176,13 @@ fn finish_read(p: Payload) -> RunSummary {
     let mut s = reduced(Engine::Kilo, "session.idle", p).run.summary.unwrap();
     s.event_id = None;
     s
+}
+
+fn user_read(p: Payload) -> (Option<String>, Option<String>) {
+    match reduced(Engine::BreadBoard, "user_message", p).transcript.blocks.first() {
+        Some(Block::User(b)) => (b.message_id.clone(), b.text.as_ref().map(|t| t.text.clone())),
+        other => panic!("{other:?}"),
+    }
 }
 
 fn tool_part_read(p: Payload) -> ToolFound {
@@ -129,6 +216,46 @@ fn tool_call_read(p: Payload) -> ToolFound {
     }
 }
 
+fn message_error_read(p: Payload) -> Option<String> {
+    match reduced(Engine::Kilo, "message.updated", p).transcript.blocks.first() {
+        Some(Block::Assistant(b)) => {
+            assert_eq!(b.error.is_some(), b.status == StreamStatus::Error);
+            b.error.clone()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn notice_read(p: Payload) -> String {
+    match reduced(Engine::Kilo, "session.error", p).transcript.blocks.first() {
+        Some(Block::Notice(n)) => n.message.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn ask_read(p: Payload) -> AskFound {
+    match reduced(Engine::Kilo, "permission.asked", p).transcript.blocks.first() {
+        Some(Block::Approval(a)) => (
+            a.request_id.clone(),
+            a.tool.clone(),
+            a.summary.clone(),
+            a.patterns.clone(),
+            a.call_id.clone(),
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn reply_read(p: Payload) -> (Option<String>, String) {
+    match reduced(Engine::Kilo, "permission.replied", p).transcript.blocks.first() {
+        Some(Block::Approval(a)) => match &a.state {
+            ApprovalState::Resolved { decision } => (a.request_id.clone(), decision.clone()),
+            ApprovalState::Pending => panic!("a reply resolves"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Every read of `json`, as text and as a tree, against its replaced lookup.
 fn check(json: &str) {
     let (tree, [text, as_tree]) = forms(json);
@@ -136,11 +263,23 @@ fn check(json: &str) {
         let form = if p.text().is_some() { "text" } else { "tree" };
         assert_eq!(turn_read(p.clone()), turn_looked_up(&tree), "turn of {json} as {form}");
         assert_eq!(finish_read(p.clone()), finish_looked_up(&tree), "finish {json} as {form}");
+        assert_eq!(user_read(p.clone()), user_looked_up(&tree), "user {json} as {form}");
+        assert_eq!(notice_read(p.clone()), notice_looked_up(&tree), "notice {json} as {form}");
+        assert_eq!(ask_read(p.clone()), ask_looked_up(&tree), "ask {json} as {form}");
+        assert_eq!(reply_read(p.clone()), reply_looked_up(&tree), "reply {json} as {form}");
         if let Some(part) = tree.get("part") {
             let found = tool_part_looked_up(part);
             assert_eq!(tool_part_read(p.clone()), found, "result {json} as {form}");
             let call = (found.0, found.1, found.2, found.3, found.4, None, false);
             assert_eq!(tool_call_read(p.clone()), call, "call {json} as {form}");
+        }
+        if tree
+            .get("info")
+            .and_then(|i| i.get("id"))
+            .and_then(Value::as_str)
+            .is_some_and(|i| !i.is_empty())
+        {
+            assert_eq!(message_error_read(p), message_error_looked_up(&tree), "{json} as {form}");
         }
     }
 }
@@ -175,6 +314,11 @@ fn typed_reads_find_what_the_lookups_found() {
         r#"{"usage":{"a":1,"a":2}}"#,
         // Duplicate keys: the tree keeps the last; the typed read falls back to it.
         r#"{"reason":"first","reason":"last","steps":1,"steps":2}"#,
+        // User messages: `info.id`, else `message_id`, else `id`; empty strings skipped.
+        r#"{"info":{"id":"m1"},"message_id":"m2","id":"m3","text":"hi"}"#,
+        r#"{"info":{"id":""},"message_id":"","id":"m3","text":""}"#,
+        r#"{"info":"m1","message_id":1,"id":"m3","text":["a"]}"#,
+        r#"{"info":{"id":7},"text":"line\nbreak \u00e9"}"#,
         // Tool parts: any `part` makes it a Kilo part, even one that is no object.
         r#"{"part":null}"#,
         r#"{"part":"p","call_id":"c"}"#,
@@ -187,6 +331,37 @@ fn typed_reads_find_what_the_lookups_found() {
         r#"{"part":{"callID":"c","state":{"status":"completed","output":false,"input":{"k":{"k":1,"k":2}}}}}"#,
         r#"{"part":{"callID":"c","state":"running"}}"#,
         r#"{"part":[{"callID":"c"}]}"#,
+        // Message errors: the error's message, else the error whole as JSON.
+        r#"{"info":{"id":"m","error":{"name":"E","data":{"message":"Aborted"}}}}"#,
+        r#"{"info":{"id":"m","error":{"name":"E","data":{"message":""},"message":"m2"}}}"#,
+        r#"{"info":{"id":"m","error":{"name":"","data":"d","message":3}}}"#,
+        r#"{"info":{"id":"m","error":"plain"}}"#,
+        r#"{"info":{"id":"m","error":1e2}}"#,
+        r#"{"info":{"id":"m","error":{"k":[1,2]}}}"#,
+        r#"{"info":{"id":"m","error":null}}"#,
+        // Notices: `message`, `reason`, the error's message, the error as a string.
+        r#"{"message":"","reason":"","error":"as string"}"#,
+        r#"{"message":1,"reason":"r","error":"e"}"#,
+        r#"{"error":{"data":{"message":"d"},"message":"m","name":"n"}}"#,
+        r#"{"error":{"message":"","name":"n"}}"#,
+        r#"{"error":["x"]}"#,
+        // Requests and replies: ids are non-empty strings or numbers (as the tree writes
+        // them), taken in each lookup's order.
+        r#"{"request_id":"","id":7,"requestID":"r","requestId":"q"}"#,
+        r#"{"request_id":1e2,"requestID":"r"}"#,
+        r#"{"request_id":null,"id":{"x":1},"requestID":-3,"requestId":"q"}"#,
+        r#"{"requestId":0.5,"permission":"","tool":"bash","category":"c"}"#,
+        r#"{"tool":{"name":"n","callID":"c"},"call_id":"c2","toolCall":{"kind":"k","title":"t"}}"#,
+        r#"{"tool":{"name":"","callID":""},"call_id":"c2","category":"","toolCall":{"kind":"k"}}"#,
+        r#"{"summary":"","metadata":{"command":"","filepath":"f"},"title":"t"}"#,
+        r#"{"metadata":"m","questions":[{"question":"","header":"h"},{"question":"q2"}]}"#,
+        r#"{"questions":["q",{"question":"q2"}]}"#,
+        r#"{"questions":{"question":"q"},"patterns":["a","",1,null,"b\nc"]}"#,
+        r#"{"patterns":"a"}"#,
+        r#"{"decision":"","reply":"once","response":"r"}"#,
+        r#"{"outcome":{"optionId":"","outcome":"cancelled"}}"#,
+        r#"{"outcome":{"optionId":"allow"},"reply":3}"#,
+        r#"{"outcome":"o"}"#,
         r#"{}"#,
     ] {
         check(json);
