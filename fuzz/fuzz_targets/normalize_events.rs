@@ -3,12 +3,12 @@
 //! through the router's parser with their bodies kept as text: the view they reduce to is
 //! the view of the same bodies as trees (typed reads find what tree lookups find), but for
 //! the debug lane's `payloadSize`: the text's own length (`9e6` is 3 bytes; its tree is
-//! written `9000000.0`).
+//! written `9000000.0`). A body nested deeper than serde_json's limit has no tree: its line
+//! is not compared.
 #![no_main]
 
 use bb_normalize::redact::{redact_log_line, redact_text};
 use bb_engine_client::kilo::KiloEvent;
-use bb_normalize::event::Payload;
 use bb_normalize::{Engine, PathFlavor, PathGuard, RawEvent, SessionView};
 use libfuzzer_sys::fuzz_target;
 
@@ -26,7 +26,14 @@ fuzz_target!(|input: &[u8]| {
             view.apply_event(ev);
         }
         if let Ok(ev) = KiloEvent::parse(line) {
-            let tree = Payload::from(ev.body.value().clone());
+            // The tree of a copy: built on the body itself, it would be what the text's typed
+            // reads read.
+            let tree = ev.body.clone().into_value();
+            // A body nested deeper than serde_json's limit has no tree (`null`), while typed
+            // reads of its text still find its fields: not compared.
+            if tree.is_null() && ev.body.is_object() {
+                continue;
+            }
             as_tree.apply_event(RawEvent::new(Engine::Kilo, ev.event_type.clone(), tree));
             as_text.apply_event(RawEvent::new(Engine::Kilo, ev.event_type, ev.body));
         }

@@ -4,11 +4,13 @@
 //! field of another shape is absent, and the `non_empty` accessors skip empty strings as
 //! `str_at` does.
 
-use bb_payload::{LooseObj, LooseStr, LooseStrOrObj};
+use bb_payload::{LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj};
 use serde::Deserialize;
 
+use crate::json::Shown;
+
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
-/// ended (`info.time.completed`) or failed (`info.error`).
+/// ended (`info.time.completed`) or failed (`info.error`, with its message).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct InfoFields<'a> {
@@ -25,8 +27,9 @@ pub(crate) struct Info<'a> {
     pub(crate) id: LooseStr<'a>,
     #[serde(borrow)]
     pub(crate) title: LooseStr<'a>,
-    /// Present and not null.
-    pub(crate) error: Option<serde::de::IgnoredAny>,
+    /// Present and not null (`LooseObj(None)` when not an object).
+    #[serde(borrow)]
+    pub(crate) error: Option<LooseObj<ErrorFields<'a>>>,
     pub(crate) time: LooseObj<Completed>,
 }
 
@@ -35,6 +38,36 @@ pub(crate) struct Info<'a> {
 pub(crate) struct Completed {
     /// Present and not null.
     pub(crate) completed: Option<serde::de::IgnoredAny>,
+}
+
+/// An error (`NamedError`: `{name, data: {message}}`, some with a `message` of their own).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ErrorFields<'a> {
+    #[serde(borrow)]
+    data: LooseObj<ErrorData<'a>>,
+    #[serde(borrow)]
+    message: LooseStr<'a>,
+    #[serde(borrow)]
+    name: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ErrorData<'a> {
+    #[serde(borrow)]
+    message: LooseStr<'a>,
+}
+
+impl ErrorFields<'_> {
+    /// `data.message`, else `message`, else `name`: the first non-empty (`str_at`'s order).
+    pub(crate) fn message(&self) -> Option<&str> {
+        self.data
+            .get()
+            .and_then(|d| non_empty(&d.message))
+            .or_else(|| non_empty(&self.message))
+            .or_else(|| non_empty(&self.name))
+    }
 }
 
 /// `message.part.updated`: the part's kind and tool status (what classifies it).
@@ -78,6 +111,46 @@ pub(crate) struct PartText<'a> {
     pub(crate) message_id: LooseStr<'a>,
     #[serde(borrow)]
     pub(crate) text: LooseStr<'a>,
+}
+
+/// `message.part.updated` of a tool part: what its tool block shows.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolPart<'a> {
+    #[serde(rename = "callID", borrow)]
+    pub(crate) call_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) tool: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) state: LooseObj<ToolState<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolState<'a> {
+    #[serde(borrow)]
+    pub(crate) status: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) title: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) error: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) input: Shown<'a>,
+    /// The output of a completed call.
+    #[serde(borrow)]
+    pub(crate) output: Shown<'a>,
+    #[serde(borrow)]
+    pub(crate) metadata: LooseObj<ToolMetadata<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolMetadata<'a> {
+    /// The output so far of a running call.
+    #[serde(borrow)]
+    pub(crate) output: Shown<'a>,
 }
 
 /// `message.part.delta`.
@@ -124,4 +197,13 @@ impl RunStatus<'_> {
 /// The string when it is not empty (what `str_at` finds).
 pub(crate) fn non_empty<'b>(s: &'b LooseStr<'_>) -> Option<&'b str> {
     s.get().filter(|s| !s.is_empty())
+}
+
+/// An id as `id_at` finds it: a non-empty string, or a number as the tree writes it.
+pub(crate) fn id(s: &LooseStrOrNum<'_>) -> Option<String> {
+    match s {
+        LooseStrOrNum::Str(s) if !s.is_empty() => Some(s.as_ref().to_owned()),
+        LooseStrOrNum::Num(n) => Some(n.to_string()),
+        _ => None,
+    }
 }

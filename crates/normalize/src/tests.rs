@@ -9,6 +9,7 @@ mod redact;
 mod reduce;
 mod strategies;
 mod truncate;
+mod typed;
 
 use std::path::PathBuf;
 

@@ -20,7 +20,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use loose::{LooseF64, LooseObj, LooseStr, LooseStrOrObj, LooseU64};
+pub use loose::{
+    LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
+    LooseVec, Present,
+};
 
 /// A JSON value held as text until something needs its tree.
 ///

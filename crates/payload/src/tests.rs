@@ -6,7 +6,10 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::{LooseF64, LooseObj, LooseStr, LooseStrOrObj, LooseU64, Payload};
+use super::{
+    LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
+    LooseVec, Payload, Present,
+};
 
 fn text(json: &str) -> Payload {
     Payload::from_text(RawValue::from_string(json.to_owned()).unwrap())
@@ -167,5 +170,110 @@ proptest! {
         let json = serde_json::to_string(&v).unwrap();
         prop_assert_eq!(either_read(&text(&json)), either_looked_up(&v));
         prop_assert_eq!(either_read(&Payload::from(v.clone())), either_looked_up(&v));
+    }
+}
+
+/// The keys `Fields` reads, read as the other shapes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Others<'a> {
+    #[serde(rename = "n")]
+    int: LooseI64,
+    #[serde(rename = "a")]
+    flag: LooseBool,
+    #[serde(rename = "c", borrow)]
+    id: LooseStrOrNum<'a>,
+    #[serde(rename = "x", borrow)]
+    list: LooseVec<LooseStr<'a>>,
+    #[serde(rename = "b", borrow)]
+    any_b: Present<LooseObj<Inner<'a>>>,
+    #[serde(rename = "f")]
+    any_f: Present<LooseU64>,
+}
+
+/// What tree lookups find for the fields `Others` reads: a string id as `Ok`, a number as
+/// `Err` of its text as the tree writes it; `b` and `f` as found whatever their values.
+type FoundOthers = (
+    Option<i64>,
+    Option<bool>,
+    Option<Result<String, String>>,
+    Option<Vec<Option<String>>>,
+    Option<Option<Option<String>>>,
+    Option<Option<u64>>,
+);
+
+fn others_looked_up(v: &Value) -> FoundOthers {
+    let id = match v.get("c") {
+        Some(Value::String(s)) => Some(Ok(s.clone())),
+        Some(Value::Number(n)) => Some(Err(n.to_string())),
+        _ => None,
+    };
+    let list = v
+        .get("x")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|e| e.as_str().map(str::to_owned)).collect());
+    let any_b = v
+        .get("b")
+        .map(|b| b.is_object().then(|| b.get("x").and_then(Value::as_str).map(str::to_owned)));
+    (
+        v.get("n").and_then(Value::as_i64),
+        v.get("a").and_then(Value::as_bool),
+        id,
+        list,
+        any_b,
+        v.get("f").map(Value::as_u64),
+    )
+}
+
+fn others_read(p: &Payload) -> FoundOthers {
+    let o: Others<'_> = p.read();
+    let id = match o.id {
+        LooseStrOrNum::Str(s) => Some(Ok(s.into_owned())),
+        LooseStrOrNum::Num(n) => Some(Err(n.to_string())),
+        LooseStrOrNum::Absent => None,
+    };
+    let list = o.list.get().map(|l| l.iter().map(|e| e.get().map(str::to_owned)).collect());
+    let any_b = o.any_b.0.map(|b| b.get().map(|i| i.x.get().map(str::to_owned)));
+    (o.int.0, o.flag.0, id, list, any_b, o.any_f.0.map(|f| f.0))
+}
+
+#[test]
+fn other_shapes_read_as_lookups_find_them() {
+    for json in [
+        r#"{"n":-3,"a":true,"c":"id","x":["s",1,null,"t"],"b":{"x":"in"},"f":4}"#,
+        // `as_i64` takes a u64 up to i64::MAX, never a float; `as_bool` only booleans.
+        r#"{"n":9223372036854775807,"a":1,"c":7,"x":"not an array","b":null,"f":null}"#,
+        r#"{"n":9223372036854775808,"a":"true","c":-2,"x":{},"b":"s","f":-1}"#,
+        r#"{"n":2.0,"a":null,"c":1e2,"x":[],"b":[],"f":2.5}"#,
+        r#"{"n":-9223372036854775808,"a":false,"c":0.5,"x":[["s"]],"b":{},"f":"1"}"#,
+        // An id's number is written as the tree writes it (`1E400` is refused as JSON).
+        r#"{"c":-0}"#,
+        r#"{"c":12345678901234567890}"#,
+        r#"{"c":1.0e-7}"#,
+        r#"{"c":true,"x":null}"#,
+        r#"{"c":[1],"n":"1"}"#,
+        r#"{"c":{"id":1}}"#,
+        r#"{}"#,
+        r#"[1]"#,
+        // Duplicate keys: the tree keeps the last.
+        r#"{"c":1,"c":"last","b":null,"b":{"x":"2"}}"#,
+    ] {
+        let p = text(json);
+        let v: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(others_read(&p), others_looked_up(&v), "{json}");
+        assert_eq!(
+            others_read(&Payload::from(v.clone())),
+            others_looked_up(&v),
+            "{json} as a tree"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn other_shapes_read_as_lookups_find_them_on_any_json(v in arb_json()) {
+        let json = serde_json::to_string(&v).unwrap();
+        prop_assert_eq!(others_read(&text(&json)), others_looked_up(&v));
+        prop_assert_eq!(others_read(&Payload::from(v.clone())), others_looked_up(&v));
     }
 }

@@ -22,7 +22,6 @@ use serde::Serialize;
 use crate::batch::Batch;
 use crate::class::{Classified, EventClass};
 use crate::event::RawEvent;
-use crate::json::str_at;
 use crate::truncate::BodyStore;
 
 /// The view model of one session.
@@ -108,19 +107,7 @@ impl SessionView {
                     "warning" => (NoticeLevel::Warning, "warning"),
                     _ => (NoticeLevel::Error, "error"),
                 };
-                let msg = str_at(
-                    &ev.payload,
-                    &[
-                        &["message"],
-                        &["reason"],
-                        &["error", "data", "message"],
-                        &["error", "message"],
-                        &["error", "name"],
-                        &["error"],
-                    ],
-                )
-                .unwrap_or(fallback);
-                t.notice(ev, level, msg);
+                t.error_notice(ev, level, fallback);
                 self.run.error_or_gap(ev);
             }
             C::CheckpointList => self.run.checkpoints(ev),

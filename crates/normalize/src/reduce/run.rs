@@ -1,13 +1,14 @@
 //! The run lane: run status and turn, checkpoints, artifact links, changed files, limits,
 //! skills, reward, context-tree summary and the run summary record.
 
-use serde::Serialize;
+use bb_payload::{LooseBool, LooseI64, LooseObj, LooseStr, LooseU64, Present};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::RawEvent;
-use crate::json::{at, bool_at, id_at, str_at, string_at};
+use crate::json::{at, id_at, str_at, string_at};
 use crate::kilo;
-use crate::redact::redacted;
+use crate::redact::{redact_value, redacted};
 
 /// Whether a turn is in progress.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -140,7 +141,7 @@ impl RunLane {
     pub(crate) fn turn_start(&mut self, ev: &RawEvent) {
         self.turns_started += 1;
         self.state = RunState::Running;
-        if let Some(t) = ev.turn.or_else(|| ev.payload.get("turn").and_then(Value::as_i64)) {
+        if let Some(t) = ev.turn.or_else(|| ev.payload.read::<TurnField>().turn.0) {
             self.turn = Some(t);
         }
     }
@@ -160,7 +161,6 @@ impl RunLane {
     /// one turn (`completion` + `run_finished`, `session.idle` + `turn.close`) merge: a field
     /// is overwritten only by a value that is present.
     pub(crate) fn finished(&mut self, ev: &RawEvent) {
-        let p = &ev.payload;
         self.state = RunState::Idle;
         self.finish_events += 1;
         let turn_index = self.turns_started;
@@ -168,14 +168,20 @@ impl RunLane {
             Some(s) if s.turn_index == turn_index => s,
             slot => slot.insert(RunSummary { turn_index, ..RunSummary::default() }),
         };
-        let completed =
-            bool_at(p, &["summary", "completed"]).or_else(|| bool_at(p, &["completed"]));
-        let reason = string_at(p, &[&["summary", "reason"], &["reason"]]);
-        let steps = at(p, &["summary", "steps_taken"])
-            .or_else(|| at(p, &["steps"]))
-            .and_then(Value::as_u64);
-        let logging_dir = string_at(p, &[&["logging_dir"]]);
-        let usage = p.get("usage").filter(|u| u.is_object()).map(redacted);
+        let f: Finish<'_> = ev.payload.read();
+        let head = f.summary.get();
+        let completed = head.and_then(|s| s.completed.0).or(f.completed.0);
+        let reason = head
+            .and_then(|s| kilo::non_empty(&s.reason))
+            .or_else(|| kilo::non_empty(&f.reason))
+            .map(str::to_owned);
+        // `summary.steps_taken` when present, whatever its value, else `steps`.
+        let steps = head.and_then(|s| s.steps_taken.0).map_or(f.steps.0, |taken| taken.0);
+        let logging_dir = kilo::non_empty(&f.logging_dir).map(str::to_owned);
+        let usage = f.usage.0.map(|mut u| {
+            redact_value(&mut u);
+            u
+        });
         if completed.is_some() {
             summary.completed = completed;
         }
@@ -320,4 +326,38 @@ impl RunLane {
             _ => {}
         }
     }
+}
+
+/// A turn start's `turn` (when the envelope has none).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TurnField {
+    turn: LooseI64,
+}
+
+/// What a finish event (BreadBoard `completion` / `run_finished`, Kilo `session.idle` /
+/// `session.turn.close`) says of the run, each field of another shape absent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Finish<'a> {
+    #[serde(borrow)]
+    summary: LooseObj<FinishSummary<'a>>,
+    completed: LooseBool,
+    #[serde(borrow)]
+    reason: LooseStr<'a>,
+    steps: LooseU64,
+    #[serde(borrow)]
+    logging_dir: LooseStr<'a>,
+    /// Read whole (only its subtree is built): it is kept, redacted.
+    usage: LooseObj<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FinishSummary<'a> {
+    completed: LooseBool,
+    #[serde(borrow)]
+    reason: LooseStr<'a>,
+    /// Present whatever its value: then `steps` is not read, even if this is no count.
+    steps_taken: Present<LooseU64>,
 }

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 
-use serde::Serialize;
+use bb_payload::{LooseObj, LooseStr};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod acp;
@@ -16,7 +17,7 @@ use keyed::KeyIndex;
 
 use super::blocks::{Block, BlockId, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
-use crate::json::{str_at, string_at};
+use crate::json::str_at;
 use crate::kilo;
 use crate::redact::redact_log_line;
 use crate::truncate::{BodyStore, Limits};
@@ -55,6 +56,28 @@ struct Index {
 /// `message_id` in replays). Shared with the batcher so coalescing uses the same key.
 pub(crate) fn bb_message_id(p: &Value) -> Option<&str> {
     str_at(p, &[&["item_id"], &["message_id"]])
+}
+
+/// A user message (BreadBoard `user_message`, Kilo user `message.updated`): its id
+/// (`info.id`, else `message_id`, else `id`) and text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct UserFields<'a> {
+    #[serde(borrow)]
+    info: LooseObj<UserInfo<'a>>,
+    #[serde(borrow)]
+    message_id: LooseStr<'a>,
+    #[serde(borrow)]
+    id: LooseStr<'a>,
+    #[serde(borrow)]
+    text: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct UserInfo<'a> {
+    #[serde(borrow)]
+    id: LooseStr<'a>,
 }
 
 fn one_line(s: &str) -> String {
@@ -151,26 +174,31 @@ impl Transcript {
 
     /// Appends an immutable user block (BreadBoard `user_message`, Kilo user `message.updated`).
     pub(crate) fn user_message(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
-        let p = &ev.payload;
-        let message_id = string_at(p, &[&["info", "id"], &["message_id"], &["id"]]);
-        if let Some(i) = message_id.as_deref().and_then(|m| self.user_block_at(m)) {
+        let f: UserFields<'_> = ev.payload.read();
+        let message_id = f
+            .info
+            .get()
+            .and_then(|i| kilo::non_empty(&i.id))
+            .or_else(|| kilo::non_empty(&f.message_id))
+            .or_else(|| kilo::non_empty(&f.id));
+        let text = kilo::non_empty(&f.text);
+        if let Some(i) = message_id.and_then(|m| self.user_block_at(m)) {
             // Known user message: only a first text may be filled in, never rewritten.
-            let text = str_at(p, &[&["text"]]).map(str::to_owned);
             if let (Some(Block::User(b)), Some(t)) = (self.blocks.get_mut(i), text)
                 && b.text.is_none()
             {
-                b.text = Some(bodies.preview(&t, Limits::default()));
+                b.text = Some(bodies.preview(t, Limits::default()));
             }
             return;
         }
-        let text = str_at(p, &[&["text"]]).map(|t| bodies.preview(t, Limits::default()));
+        let text = text.map(|t| bodies.preview(t, Limits::default()));
         let (event_id, turn) = (ev.id.clone(), ev.turn);
-        let mid = message_id.clone();
+        let mid = message_id.map(str::to_owned);
         let i = self.push(|block_id| {
             Block::User(Box::new(UserBlock { block_id, event_id, message_id: mid, turn, text }))
         });
         if let Some(m) = message_id {
-            self.idx.user.insert(m.as_str(), i);
+            self.idx.user.insert(m, i);
         }
     }
 
@@ -251,12 +279,10 @@ impl Transcript {
             return;
         };
         let i = self.text_block_for(false, Some(mid), None);
-        // An error is rare and of any shape: read from the tree.
-        let error = info.error.is_some().then(|| {
-            let e = &ev.payload["info"]["error"];
-            let msg = str_at(e, &[&["data", "message"], &["message"], &["name"]])
-                .map_or_else(|| e.to_string(), str::to_owned);
-            one_line(&msg)
+        let error = info.error.as_ref().map(|e| match e.get().and_then(|e| e.message()) {
+            Some(msg) => one_line(msg),
+            // An error without a message is shown whole: read from the tree (rare).
+            None => one_line(&ev.payload["info"]["error"].to_string()),
         });
         let completed = info.time.get().is_some_and(|t| t.completed.is_some());
         if let Some(b) = self.text_block(i) {

@@ -1,12 +1,15 @@
 //! Tool blocks: opened by calls, fed by streamed output, closed by results; matching by
 //! call id, tool name and turn across both engines' shapes.
 
+use bb_payload::{LooseObj, LooseStrOrNum, Present};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::blocks::{Block, ToolBlock, ToolStatus};
 use super::{Transcript, one_line};
 use crate::event::{Engine, RawEvent};
 use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
+use crate::kilo;
 use crate::truncate::{BodyStore, Limits, truncate};
 
 impl Transcript {
@@ -68,13 +71,14 @@ impl Transcript {
 
     /// `tool.call`: opens a running tool block (or updates the open one with the same id).
     pub(crate) fn tool_call(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
-        let call = ToolFacts::call(ev);
+        let head: ToolHead<'_> = ev.payload.read();
+        let call = ToolFacts::call(ev, &head);
         let i = match call.call_id.as_deref().and_then(|c| self.idx.tools.get(c)) {
             Some(&i) => i,
             None => self.open_tool(call.call_id.clone(), call.tool.clone(), ev.turn),
         };
         // `tool.exec.*` deltas name only the exec id: make it an alias of the call.
-        if let Some(exec) = id_at(&ev.payload, &[&["exec_id"]]) {
+        if let Some(exec) = kilo::id(&head.exec_id) {
             self.idx.tools.entry(exec).or_insert(i);
         }
         if let Some(b) = self.tool_mut(i) {
@@ -112,7 +116,8 @@ impl Transcript {
     /// without an open match refreshes the latest block of the same call or tool in the same
     /// turn (BreadBoard emits two results per call), or else opens a closed block.
     pub(crate) fn tool_result(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
-        let r = ToolFacts::result(ev);
+        let head: ToolHead<'_> = ev.payload.read();
+        let r = ToolFacts::result(ev, &head);
         let i = self.find_open_tool(r.call_id.as_deref(), r.tool.as_deref()).or_else(|| {
             self.blocks.iter().rposition(|b| {
                 matches!(b, Block::Tool(t) if t.turn == ev.turn
@@ -160,6 +165,17 @@ impl Transcript {
     }
 }
 
+/// What a tool event's payload says, read typed: the Kilo part (present with any value:
+/// then it is a Kilo tool event) and the exec id (BreadBoard's alias of a call).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ToolHead<'a> {
+    #[serde(borrow)]
+    part: Present<LooseObj<kilo::ToolPart<'a>>>,
+    #[serde(borrow)]
+    exec_id: LooseStrOrNum<'a>,
+}
+
 /// What a tool call or result says, whichever engine shape it has.
 #[derive(Debug, Default)]
 struct ToolFacts {
@@ -175,13 +191,13 @@ struct ToolFacts {
 }
 
 impl ToolFacts {
-    fn call(ev: &RawEvent) -> Self {
+    fn call(ev: &RawEvent, head: &ToolHead<'_>) -> Self {
         let p = &ev.payload;
         if ev.engine == Engine::Acp {
             return Self::acp(p);
         }
-        if let Some(part) = p.get("part") {
-            return Self::kilo(part);
+        if let Some(part) = &head.part.0 {
+            return Self::kilo(part.get());
         }
         Self {
             call_id: id_at(p, &[&["call_id"], &["call", "id"], &["exec_id"]]),
@@ -205,13 +221,13 @@ impl ToolFacts {
         }
     }
 
-    fn result(ev: &RawEvent) -> Self {
+    fn result(ev: &RawEvent, head: &ToolHead<'_>) -> Self {
         let p = &ev.payload;
         if ev.engine == Engine::Acp {
             return Self::acp(p);
         }
-        if let Some(part) = p.get("part") {
-            return Self::kilo(part);
+        if let Some(part) = &head.part.0 {
+            return Self::kilo(part.get());
         }
         let failed = bool_at(p, &["error"]) == Some(true)
             || bool_at(p, &["success"]) == Some(false)
@@ -271,26 +287,33 @@ impl ToolFacts {
         }
     }
 
-    fn kilo(part: &Value) -> Self {
-        let state = part.get("state").unwrap_or(&Value::Null);
-        let status = str_at(state, &[&["status"]]);
+    /// A Kilo tool part (nothing of one that is not an object).
+    fn kilo(part: Option<&kilo::ToolPart<'_>>) -> Self {
+        let Some(part) = part else { return Self::default() };
+        let state = part.state.get();
+        let status = state.and_then(|s| kilo::non_empty(&s.status));
         let failed = status == Some("error");
-        let output = if status == Some("completed") {
-            state.get("output").and_then(as_text)
-        } else {
-            at(state, &["metadata", "output"]).and_then(as_text)
-        };
+        let output = state.and_then(|s| {
+            if status == Some("completed") {
+                s.output.as_text()
+            } else {
+                s.metadata.get().and_then(|m| m.output.as_text())
+            }
+        });
         Self {
-            call_id: string_at(part, &[&["callID"], &["id"]]),
-            tool: string_at(part, &[&["tool"]]),
-            title: string_at(state, &[&["title"]]),
+            call_id: kilo::non_empty(&part.call_id)
+                .or_else(|| kilo::non_empty(&part.id))
+                .map(str::to_owned),
+            tool: kilo::non_empty(&part.tool).map(str::to_owned),
+            title: state.and_then(|s| kilo::non_empty(&s.title)).map(str::to_owned),
             summary: None,
-            input: state
-                .get("input")
-                .filter(|v| v.as_object().is_none_or(|o| !o.is_empty()))
-                .and_then(as_text),
+            input: state.filter(|s| !s.input.is_empty_object()).and_then(|s| s.input.as_text()),
             output,
-            error: if failed { str_at(state, &[&["error"]]).map(one_line) } else { None },
+            error: if failed {
+                state.and_then(|s| kilo::non_empty(&s.error)).map(one_line)
+            } else {
+                None
+            },
             artifact: None,
             failed,
         }
