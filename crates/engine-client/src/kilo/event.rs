@@ -2,11 +2,13 @@
 //! and the session it belongs to.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::sync::LazyLock;
 
 use bb_payload::Payload;
 use memchr::memmem::Finder;
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -132,10 +134,34 @@ fn leading_session(properties: &str) -> Option<&str> {
     KEY.find_iter(text).all(names_it).then_some(session)
 }
 
+/// A field that, where present, is a string: `null` is refused as any other non-string is
+/// (the tree path refuses it), where a plain `Option` would read it as absent.
+fn present_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+
+    impl<'de> Visitor<'de> for Text {
+        type Value = Cow<'de, str>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(v))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v.to_owned()))
+        }
+    }
+
+    d.deserialize_str(Text).map(Some)
+}
+
 /// The top level of an event, its body left as text.
 #[derive(Deserialize)]
 struct Shape<'a> {
-    #[serde(default, rename = "type", borrow)]
+    #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
     kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
@@ -186,10 +212,10 @@ impl SyncEcho {
         static SYNC_KEY: LazyLock<Finder<'static>> =
             LazyLock::new(|| Finder::new(b"\"syncEvent\""));
         SYNC_KEY.find(data.as_bytes())?;
-        let head = Head::parse(data)?;
+        let (kind, head) = Head::parse(data)?;
         let sync = head.sync?;
         let session = sync.aggregate_id.filter(|s| !s.is_empty())?;
-        if head.kind != "sync" || head.properties.is_some() {
+        if kind != "sync" || head.properties.is_some() {
             return None;
         }
         Some(Self {
@@ -203,17 +229,20 @@ impl SyncEcho {
 /// The fields of an event the router reads, borrowed from its data without building a
 /// tree. Fails (the caller parses the event whole) on any other shape: a non-string `type`
 /// or `id`, a `properties` that is not an object, a `seq` that is not a non-negative integer,
-/// duplicate keys.
+/// duplicate keys. A `/global/event` wrapper is read in the same pass ([`Head::parse`]).
 #[derive(Deserialize)]
 struct Head<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
+    kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     properties: Option<Properties<'a>>,
     #[serde(default, rename = "syncEvent", borrow)]
     sync: Option<SyncHead<'a>>,
+    /// The wrapped event.
+    #[serde(default, borrow)]
+    payload: Option<Box<Head<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -251,8 +280,18 @@ struct SyncHead<'a> {
 }
 
 impl<'a> Head<'a> {
-    fn parse(data: &'a str) -> Option<Self> {
-        serde_json::from_str(data).ok()
+    /// The event's type and head. A `/global/event` wrapper (no `type`; `payload` holds the
+    /// event) stands for the event it wraps when it holds nothing else the event parse would
+    /// read, as in [`KiloEvent::parse`]; `None` for any other shape.
+    fn parse(data: &'a str) -> Option<(Cow<'a, str>, Self)> {
+        let mut head: Head<'a> = serde_json::from_str(data).ok()?;
+        if head.kind.is_none() {
+            match (head.payload.take(), &head.properties, &head.sync) {
+                (Some(inner), None, None) => head = *inner,
+                _ => return None,
+            }
+        }
+        Some((head.kind.take()?, head))
     }
 
     /// Whether it names a session where [`session_of`] looks for one.
@@ -285,15 +324,15 @@ impl UnroutedEvent {
         serde_json::from_str(&self.data).unwrap_or(Value::Null)
     }
 
-    /// The event when `data` is a Kilo event (top-level `type`) that names no session, read
-    /// without building a tree; otherwise `data` back (it names a session or has another
+    /// The event when `data` is a Kilo event (top-level `type`, or wrapped) that names no
+    /// session, read without building a tree; otherwise `data` back (it names a session or has another
     /// shape: the caller parses it whole).
     pub fn parse(data: String) -> Result<Self, String> {
-        let Some(head) = Head::parse(&data).filter(|h| !h.names_session()) else {
+        let Some((kind, head)) = Head::parse(&data).filter(|(_, h)| !h.names_session()) else {
             return Err(data);
         };
         let id = head.id.map(Cow::into_owned);
-        let event_type = head.kind.into_owned();
+        let event_type = kind.into_owned();
         Ok(Self { id, event_type, data })
     }
 }

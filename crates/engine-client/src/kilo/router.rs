@@ -171,11 +171,9 @@ pub fn spawn_router_with(
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
 /// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
 pub fn route(data: String) -> KiloUpdate {
-    // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): the
-    // event parse reads the wrapper in its one pass, which the head decodes below would
-    // make first and fail on (no top-level `type`). Its result is the same either way.
-    let wrapped = data.starts_with("{\"directory\":");
-    if !wrapped && let Some(sync) = SyncEcho::parse(&data) {
+    // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): every
+    // decode below reads the wrapper in its one pass.
+    if let Some(sync) = SyncEcho::parse(&data) {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
@@ -184,7 +182,7 @@ pub fn route(data: String) -> KiloUpdate {
     static CAN_NAME: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {
         [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
     });
-    let could_name = wrapped || CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some());
+    let could_name = CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some());
     let data = if could_name {
         data
     } else {

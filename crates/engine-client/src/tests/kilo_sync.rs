@@ -38,20 +38,24 @@ fn check(data: &str) -> bool {
 #[test]
 fn every_captured_sync_event_takes_the_fast_path_and_agrees() {
     let lines = data_lines();
-    // `/global/event` wraps events in `{directory, payload}`: those take the tree path.
-    let top_level = |d: &&String| !d.starts_with(r#"{"directory""#);
-    let syncs = lines.iter().filter(top_level).filter(|d| by_tree(d).is_some()).count();
+    let syncs = lines.iter().filter(|d| by_tree(d).is_some()).count();
     assert!(syncs > 50, "the captures hold sync events");
-    let fast = lines.iter().filter(top_level).filter(|d| check(d)).count();
+    // `/global/event` wraps events in `{directory, project, payload}`: read in the same pass.
+    let wrapped = |d: &&String| d.starts_with(r#"{"directory""#);
+    assert!(lines.iter().filter(wrapped).any(|d| by_tree(d).is_some()), "wrapped syncs");
+    let fast = lines.iter().filter(|d| check(d)).count();
     assert_eq!(fast, syncs);
 }
 
 #[test]
 fn unusual_sync_shapes_fall_back_to_the_tree() {
     let declined = [
-        // Not sync, or wrapped as `/global/event` does.
+        // Not sync; a wrapper holding more than the event, or an event of no type.
         r#"{"type":"message.updated","syncEvent":{"aggregateID":"ses_a","seq":1}}"#,
-        r#"{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}}}"#,
+        r#"{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}},"syncEvent":{}}"#,
+        r#"{"payload":{"syncEvent":{"aggregateID":"ses_a","seq":1}}}"#,
+        r#"{"payload":{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}}}}"#,
+        r#"{"type":null,"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}}}"#,
         // Routed by `properties.sessionID` first.
         r#"{"type":"sync","properties":{"sessionID":"ses_b"},"syncEvent":{"aggregateID":"ses_a"}}"#,
         // No usable aggregate, odd seq or id, duplicate keys, not an object.
@@ -73,6 +77,9 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
         r#"{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":3,"data":{"x":[1,{"y":"\""}]}},"id":"evt_1"}"#,
         r#"{"type":"sync","syncEvent":{"aggregateID":"ses_\u0061","seq":null}}"#,
         r#"{"type":"s\u0079nc","syncEvent":{"aggregateID":"ses_a","seq":18446744073709551615}}"#,
+        // Wrapped as `/global/event` does.
+        r#"{"directory":"/w","payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1},"id":"e"}}"#,
+        r#"{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":2}},"project":"p"}"#,
     ];
     for data in taken {
         assert!(check(data), "{data}");

@@ -128,9 +128,21 @@ proptest! {
 }
 
 #[test]
-fn wrapped_and_broken_events_take_the_tree_path() {
+fn wrapped_events_of_no_session_take_the_head_path() {
     for data in [
         r#"{"directory":"/w","payload":{"type":"server.connected","properties":{}}}"#,
+        r#"{"payload":{"type":"plugin.added","id":"e","properties":{"id":"x"}},"project":"p"}"#,
+    ] {
+        assert!(check(data), "{data}");
+    }
+}
+
+#[test]
+fn broken_and_unusual_events_take_the_tree_path() {
+    for data in [
+        r#"{"directory":"/w","payload":{"type":"server.connected","properties":{"sessionID":"s"}}}"#,
+        r#"{"payload":{"type":"server.connected"},"properties":{}}"#,
+        r#"{"payload":{"type":"server.connected"},"type":null}"#,
         r#"{"type":"plugin.added","properties":{"sessionID":"ses_a"},"type":"x"}"#,
         r#"{"type":"plugin.added""#,
         "[]",

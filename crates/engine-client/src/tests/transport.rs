@@ -66,6 +66,9 @@ fn kilo_event_session_sources() {
     let twice = r#"{"payload":{"payload":{"type":"x","properties":{"sessionID":"a"}}}}"#;
     assert!(KiloEvent::parse(twice).is_err());
     assert!(KiloEvent::parse("{\"type\": 3}").is_err());
+    // A `null` type is a type of the wrong kind, not a wrapper's missing one.
+    let null_type = r#"{"type":null,"payload":{"type":"x","properties":{"sessionID":"a"}}}"#;
+    assert!(KiloEvent::parse(null_type).is_err());
     assert!(KiloEvent::parse("nope").is_err());
 }
 

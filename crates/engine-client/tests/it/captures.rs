@@ -36,26 +36,27 @@ fn recorded(stream: &Value, sse: &[u8]) -> Vec<(String, Option<String>, Value)> 
 }
 
 /// A routed event reduced to what `KiloUpdate::Event` keeps: type, id and body
-/// (`properties`, or a wrapped `sync`'s `syncEvent`).
+/// (`properties`); a `sync` one is already projected.
 fn routed_projection(event: Value) -> Value {
     if event["type"] == "sync" {
         return event;
     }
     let inner = if event.get("type").is_none() { &event["payload"] } else { &event };
-    let body = if inner["type"] == "sync" { "syncEvent" } else { "properties" };
-    json!({"type": inner["type"], "id": inner["id"], "body": inner[body]})
+    json!({"type": inner["type"], "id": inner["id"], "body": inner["properties"]})
 }
 
-/// A top-level `sync` event reduced to what `KiloUpdate::Sync` reports; others unchanged.
+/// A `sync` event (top-level or wrapped) reduced to what `KiloUpdate::Sync` reports; others
+/// unchanged.
 fn sync_projection(event: Value) -> Value {
-    if event["type"] != "sync" {
+    let inner = if event.get("type").is_none() { &event["payload"] } else { &event };
+    if inner["type"] != "sync" {
         return event;
     }
     json!({
         "type": "sync",
-        "id": event["id"],
-        "aggregateID": event["syncEvent"]["aggregateID"],
-        "seq": event["syncEvent"]["seq"],
+        "id": inner["id"],
+        "aggregateID": inner["syncEvent"]["aggregateID"],
+        "seq": inner["syncEvent"]["seq"],
     })
 }
 
