@@ -7,7 +7,8 @@
 //!
 //! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
-//!   decoding (Kilo: `kilo::route`; BreadBoard: `BbEvent::parse` and the adapter's mapping);
+//!   decoding (Kilo: the router's `kilo::Routing`; BreadBoard: `BbEvent::parse` and the
+//!   adapter's mapping);
 //! * Kilo only, the pump: the adapter's event mapping (`bb_service::Mapping`);
 //! * the service loop's engine side (`bb_service::Ingest`): routing into the host core
 //!   (batching, coalescing, tabs, state) and the envelopes it publishes;
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bb_engine_client::breadboard::{BbEvent, StreamUpdate};
-use bb_engine_client::kilo::{self, KiloUpdate, RouterOptions};
+use bb_engine_client::kilo::{KiloUpdate, RouterOptions, Routing};
 use bb_engine_client::sse::{SseItem, SseParser};
 use bb_host::{Clock, HostConfig};
 use bb_protocol::v1::EngineKind;
@@ -167,13 +168,17 @@ impl Reader {
     }
 }
 
-/// The Kilo router's decoding: `kilo::route`.
-fn kilo_decode(_: &str, data: String, out: &mut Vec<Step<KiloUpdate>>, selected: &mut bool) {
-    let update = kilo::route(data);
-    if let KiloUpdate::Event { session_id, .. } = &update {
-        select_first(session_id, out, selected);
+/// The Kilo router's decoding: its `kilo::Routing`.
+fn kilo_decode(
+    routing: &mut Routing,
+) -> impl FnMut(&str, String, &mut Vec<Step<KiloUpdate>>, &mut bool) + Send + '_ {
+    move |_, data, out, selected| {
+        let update = routing.route(data);
+        if let KiloUpdate::Event { session_id, .. } = &update {
+            select_first(session_id, out, selected);
+        }
+        out.push(Step::Item(update));
     }
-    out.push(Step::Item(update));
 }
 
 /// A BreadBoard stream task's decoding and mapping.
@@ -305,7 +310,9 @@ fn run_serial(
         EngineArg::Kilo => {
             let mut mapping = Mapping::default();
             let (mut chunk, mut mapped) = (Vec::new(), Vec::new());
-            while reader.next_chunk(&mut chunk, &mut kilo_decode)? {
+            let mut routing = Routing::default();
+            let mut decode = kilo_decode(&mut routing);
+            while reader.next_chunk(&mut chunk, &mut decode)? {
                 for step in chunk.drain(..) {
                     pump(&mut mapping, step, &mut mapped);
                     mapped.drain(..).for_each(|s| to_core(s, &mut core, &mut writer));
@@ -339,7 +346,9 @@ async fn run_pipelined(
             tokio::spawn(stage(pump_rx, to_core, move |step, out| pump(&mut mapping, step, out)));
             tokio::spawn(async move {
                 let mut chunk = Vec::new();
-                while reader.next_chunk(&mut chunk, &mut kilo_decode)? {
+                let mut routing = Routing::default();
+                let mut decode = kilo_decode(&mut routing);
+                while reader.next_chunk(&mut chunk, &mut decode)? {
                     send_all(&to_pump, &mut chunk).await?;
                 }
                 Ok::<_, anyhow::Error>(reader.events)

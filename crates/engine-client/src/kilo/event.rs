@@ -224,6 +224,52 @@ impl SyncEcho {
             seq: sync.seq,
         })
     }
+
+    /// A `sync` echo of the event whose body was `last_body`, in the exact layout Kilo
+    /// writes (`{"type":"sync","syncEvent":{"id","type","seq","aggregateID","data"},"id"}`,
+    /// no escapes in its strings), read without decoding its `data`: the repeat is compared
+    /// with `last_body` byte for byte, which was valid JSON when it was routed. `None` for
+    /// anything else ([`SyncEcho::parse`] reads it then); where it reads an echo, it reads
+    /// what [`SyncEcho::parse`] would.
+    pub fn parse_echo(data: &str, last_body: &str) -> Option<Self> {
+        if last_body.is_empty() {
+            return None;
+        }
+        let rest = data.strip_prefix(r#"{"type":"sync","syncEvent":{"id":"#)?;
+        let (_, rest) = plain_string(rest)?;
+        let (_, rest) = plain_string(rest.strip_prefix(r#","type":"#)?)?;
+        let (seq, rest) = count(rest.strip_prefix(r#","seq":"#)?)?;
+        let (session, rest) = plain_string(rest.strip_prefix(r#","aggregateID":"#)?)?;
+        let rest = rest.strip_prefix(r#","data":"#)?.strip_prefix(last_body)?;
+        let (id, rest) = plain_string(rest.strip_prefix(r#"},"id":"#)?)?;
+        (rest == "}" && !session.is_empty()).then(|| Self {
+            id: Some(id.to_owned()),
+            session_id: session.to_owned(),
+            seq: Some(seq),
+        })
+    }
+}
+
+/// A JSON string at the start of `text` that needs no unescaping (no `\`, no control
+/// character): its contents and what follows it.
+fn plain_string(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix('"')?;
+    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+    let (contents, after) = rest.split_at(end);
+    let after = after.strip_prefix('"')?;
+    (!contents.bytes().any(|b| b < 0x20)).then_some((contents, after))
+}
+
+/// A non-negative JSON integer at the start of `text` (digits, no leading zero) that fits a
+/// `u64`: its value and what follows it (a fraction or exponent there is the caller's to
+/// refuse).
+fn count(text: &str) -> Option<(u64, &str)> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, rest) = text.split_at(digits);
+    if digits == 0 || (digits > 1 && number.starts_with('0')) {
+        return None;
+    }
+    Some((number.parse().ok()?, rest))
 }
 
 /// The fields of an event the router reads, borrowed from its data without building a

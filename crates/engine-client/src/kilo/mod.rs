@@ -10,7 +10,7 @@ mod types;
 pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent, session_of};
 pub use rest::{KiloClient, KiloError};
 pub use router::{
-    KiloRouterHandle, KiloUpdate, RouterOptions, route, spawn_router, spawn_router_with,
+    KiloRouterHandle, KiloUpdate, RouterOptions, Routing, route, spawn_router, spawn_router_with,
 };
 pub use routes::{FileDiff, QuestionRequest};
 pub use types::{

@@ -163,14 +163,44 @@ pub fn spawn_router_with(
 ) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
     let (updates, receiver) = mpsc::channel(capacity.max(1));
     let (commands, command_rx) = mpsc::unbounded_channel();
-    let router = Router { client, sse, updates, tracked: BTreeSet::new() };
+    let router =
+        Router { client, sse, updates, tracked: BTreeSet::new(), routing: Routing::default() };
     let task = tokio::spawn(router.run(command_rx));
     (KiloRouterHandle { commands, task }, receiver)
 }
 
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
-/// not a Kilo event. Pure; the router task and in-process benchmarks call it alike.
+/// not a Kilo event. Pure: [`Routing::route`] without the previous event.
 pub fn route(data: String) -> KiloUpdate {
+    Routing::default().route(data)
+}
+
+/// The stream's routing, with the one thing it keeps between events: the body of the last
+/// routed event, which the `sync` echo that follows it repeats ([`SyncEcho::parse_echo`]
+/// then compares the repeat with it instead of decoding it). The router task and in-process
+/// replays route with it alike.
+#[derive(Debug, Default)]
+pub struct Routing {
+    last_body: String,
+}
+
+impl Routing {
+    /// Routes one SSE `data` payload, as [`route`] does.
+    pub fn route(&mut self, data: String) -> KiloUpdate {
+        if let Some(sync) = SyncEcho::parse_echo(&data, &self.last_body) {
+            return KiloUpdate::Sync(sync);
+        }
+        let update = route_fresh(data);
+        if let KiloUpdate::Event { event, .. } = &update {
+            // A copy, not a kept buffer: one huge body is not held past the next event.
+            self.last_body = event.body.text().unwrap_or_default().to_owned();
+        }
+        update
+    }
+}
+
+/// [`route`]'s work, from the data alone.
+fn route_fresh(data: String) -> KiloUpdate {
     // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): every
     // decode below reads the wrapper in its one pass.
     if let Some(sync) = SyncEcho::parse(&data) {
@@ -209,6 +239,7 @@ struct Router {
     sse: SseClient,
     updates: mpsc::Sender<KiloUpdate>,
     tracked: BTreeSet<String>,
+    routing: Routing,
 }
 
 /// The consumer went away: stop.
@@ -277,7 +308,10 @@ impl Router {
                 let last_error = reason.to_string();
                 self.send(KiloUpdate::Reconnecting { attempt, delay, last_error }).await
             }
-            SseClientEvent::Event(event) => self.send(route(event.data)).await,
+            SseClientEvent::Event(event) => {
+                let update = self.routing.route(event.data);
+                self.send(update).await
+            }
             // Kilo sends neither; nothing to route.
             SseClientEvent::Comment(_) | SseClientEvent::Retry(_) => Ok(()),
         }
