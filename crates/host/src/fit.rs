@@ -108,11 +108,12 @@ impl Fitter {
         };
         let base = payload_bytes(&message(Events::default()));
         let budget = self.budget();
+        // Room for one item's JSON in a message of its own.
+        let room = budget.saturating_sub(base);
         let mut out = Vec::new();
         let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
-            let room = budget.saturating_sub(base);
             let size = match current.push(item, room) {
                 Err(Refused::TooLong(item)) => current.push(self.fit_item(*item, room), usize::MAX),
                 pushed => pushed,
