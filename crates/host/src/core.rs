@@ -8,7 +8,7 @@ use bb_normalize::{Engine, EventClass, Priority, SessionView};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
-use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
+use foldhash::{HashSet, HashSetExt as _};
 
 use crate::claims::Claims;
 use crate::conn::Conn;
@@ -16,6 +16,11 @@ use crate::fit::Fitter;
 use crate::input::Input;
 use crate::lane::Lane;
 use crate::tabs::{ConnId, RingLimits, Tabs, implicit_tab};
+
+/// A map keyed by session id, hashed with `foldhash`, whose `entry_ref` copies the key only
+/// when it inserts one: the event path looks a session up per input and must not allocate
+/// for it.
+type Keyed<V> = hashbrown::HashMap<String, V, foldhash::fast::RandomState>;
 
 /// Tunables of the host core. The flush cadence is `bb_normalize`'s (by priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,12 +72,12 @@ pub struct Host {
     engine: Engine,
     /// Session ids in display order; `sessions` holds their state.
     order: Vec<String>,
-    sessions: HashMap<String, SessionState>,
+    sessions: Keyed<SessionState>,
     /// Event lanes per session, and the order sessions got their first pending event.
-    lanes: HashMap<String, Lane>,
+    lanes: Keyed<Lane>,
     batch_order: VecDeque<String>,
     /// Reduced view model per session (sent with a declared resync).
-    views: HashMap<String, SessionView>,
+    views: Keyed<SessionView>,
     fitter: Fitter,
     conns: BTreeMap<ConnId, Conn>,
     tabs: Tabs,
@@ -100,10 +105,10 @@ impl Host {
             config,
             engine,
             order: Vec::new(),
-            sessions: HashMap::new(),
-            lanes: HashMap::new(),
+            sessions: Keyed::default(),
+            lanes: Keyed::default(),
             batch_order: VecDeque::new(),
-            views: HashMap::new(),
+            views: Keyed::default(),
             fitter: Fitter::new(config.max_message_bytes),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
@@ -323,7 +328,7 @@ impl Host {
             .cloned()
             .collect();
         for id in due {
-            let view = self.views.entry(id.clone()).or_default();
+            let view = self.views.entry_ref(&id).or_default();
             if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now, view)) {
                 self.batch_order.retain(|s| *s != id);
                 self.publish(&id, events, now);
@@ -370,7 +375,7 @@ impl Host {
         if !self.sessions.contains_key(id) {
             self.order.insert(0, id.to_owned());
         }
-        self.sessions.entry(id.to_owned()).or_default()
+        self.sessions.entry_ref(id).or_default()
     }
 
     fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>, now: Instant) {
@@ -386,7 +391,7 @@ impl Host {
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
         let mut order = Vec::with_capacity(list.len());
-        let mut sessions = HashMap::with_capacity(list.len());
+        let mut sessions = Keyed::with_capacity_and_hasher(list.len(), Default::default());
         for summary in list {
             let id = summary.session_id.clone();
             let mut state = self.sessions.remove(&id).unwrap_or_default();
@@ -459,9 +464,8 @@ impl Host {
     ) {
         let priority = self.priority_of(&session_id);
         let engine = self.engine;
-        let state = self.sessions.entry(session_id.clone()).or_default();
-        let lane =
-            self.lanes.entry(session_id.clone()).or_insert_with(|| Lane::new(engine, priority));
+        let state = self.sessions.entry_ref(&session_id).or_default();
+        let lane = self.lanes.entry_ref(&session_id).or_insert_with(|| Lane::new(engine, priority));
         if lane.pending_len() == 0 {
             self.batch_order.push_back(session_id.clone());
         }
@@ -473,7 +477,7 @@ impl Host {
             }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
-        let view = self.views.entry(session_id.clone()).or_default();
+        let view = self.views.entry_ref(&session_id).or_default();
         let flushed = if lane.pending_len() >= self.config.max_batch {
             lane.flush_now(now, view)
         } else {
@@ -486,7 +490,7 @@ impl Host {
     }
 
     fn flush_session(&mut self, id: &str, now: Instant) {
-        let view = self.views.entry(id.to_owned()).or_default();
+        let view = self.views.entry_ref(id).or_default();
         let Some(events) = self.lanes.get_mut(id).and_then(|l| l.flush_now(now, view)) else {
             return;
         };

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use bb_payload::Payload;
 use memchr::memmem::Finder;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -374,11 +374,61 @@ impl UnroutedEvent {
     /// session, read without building a tree; otherwise `data` back (it names a session or has another
     /// shape: the caller parses it whole).
     pub fn parse(data: String) -> Result<Self, String> {
-        let Some((kind, head)) = Head::parse(&data).filter(|(_, h)| !h.names_session()) else {
+        let read = if cannot_name_session(&data) {
+            Bare::parse(&data)
+        } else {
+            Head::parse(&data).filter(|(_, h)| !h.names_session()).map(|(kind, h)| (kind, h.id))
+        };
+        let Some((kind, id)) = read else {
             return Err(data);
         };
-        let id = head.id.map(Cow::into_owned);
+        let id = id.map(Cow::into_owned);
         let event_type = kind.into_owned();
         Ok(Self { id, event_type, data })
+    }
+}
+
+/// Whether `data` cannot name a session wherever [`session_of`] looks: neither key appears
+/// in it, and nothing in it is escaped (a key can be spelled with a `\u` escape).
+pub(super) fn cannot_name_session(data: &str) -> bool {
+    static CAN_NAME: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {
+        [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
+    });
+    !CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some())
+}
+
+/// The type and id of an event that cannot name a session ([`cannot_name_session`]), the
+/// rest validated as JSON and skipped: what [`Head`] would read of it, without decoding
+/// `properties` or `syncEvent` (a session is the only thing read from them). Fails where
+/// `Head` fails on the type, id, wrapper and duplicate top-level keys; a body `Head`
+/// refuses (a `properties` that is not an object or repeats a key, a negative `seq`) is
+/// read here as the tree reads it: an event of no session.
+#[derive(Deserialize)]
+struct Bare<'a> {
+    #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    properties: Option<IgnoredAny>,
+    #[serde(default, rename = "syncEvent")]
+    sync: Option<IgnoredAny>,
+    /// The wrapped event.
+    #[serde(default, borrow)]
+    payload: Option<Box<Bare<'a>>>,
+}
+
+impl<'a> Bare<'a> {
+    /// The event's type and id; a `/global/event` wrapper stands for the event it wraps as
+    /// in [`Head::parse`].
+    fn parse(data: &'a str) -> Option<(Cow<'a, str>, Option<Cow<'a, str>>)> {
+        let mut bare: Bare<'a> = serde_json::from_str(data).ok()?;
+        if bare.kind.is_none() {
+            match (bare.payload.take(), &bare.properties, &bare.sync) {
+                (Some(inner), None, None) => bare = *inner,
+                _ => return None,
+            }
+        }
+        Some((bare.kind?, bare.id))
     }
 }

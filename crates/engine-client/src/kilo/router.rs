@@ -3,14 +3,12 @@
 //! (re)connection before live events resume (refresh-on-reconnect).
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use memchr::memmem::Finder;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::{KiloEvent, SyncEcho, UnroutedEvent};
+use super::event::{KiloEvent, SyncEcho, UnroutedEvent, cannot_name_session};
 use super::rest::{KiloClient, KiloError};
 use super::routes::QuestionRequest;
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
@@ -192,12 +190,22 @@ impl Routing {
         }
         let update = route_fresh(data);
         if let KiloUpdate::Event { event, .. } = &update {
-            // A copy, not a kept buffer: one huge body is not held past the next event.
-            self.last_body = event.body.text().unwrap_or_default().to_owned();
+            let body = event.body.text().unwrap_or_default();
+            self.last_body.clear();
+            // The buffer is reused, but one huge body's worth of it is not kept past the
+            // next event.
+            if self.last_body.capacity() > KEPT_BODY_CAPACITY && body.len() <= KEPT_BODY_CAPACITY {
+                self.last_body.shrink_to(KEPT_BODY_CAPACITY);
+            }
+            self.last_body.push_str(body);
         }
         update
     }
 }
+
+/// The capacity [`Routing`] keeps for the last body between events (Kilo's bodies are a few
+/// hundred bytes; a file's content can be megabytes).
+const KEPT_BODY_CAPACITY: usize = 64 * 1024;
 
 /// [`route`]'s work, from the data alone.
 fn route_fresh(data: String) -> KiloUpdate {
@@ -207,19 +215,15 @@ fn route_fresh(data: String) -> KiloUpdate {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
-    // Data that cannot name one (neither key appears, nothing escaped) is read by the head
-    // decode; the rest goes straight to the tree.
-    static CAN_NAME: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {
-        [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
-    });
-    let could_name = CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some());
-    let data = if could_name {
-        data
-    } else {
+    // Data that cannot name one is read by the unrouted decode; the rest goes straight to
+    // the event parse.
+    let data = if cannot_name_session(&data) {
         match UnroutedEvent::parse(data) {
             Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
             Err(data) => data,
         }
+    } else {
+        data
     };
     match KiloEvent::parse(&data) {
         Ok(parsed) => match parsed.session_id.clone() {
