@@ -203,13 +203,38 @@ fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
     }
 }
 
-/// The Kilo pump: the adapter's mapping of each router update.
-fn pump(mapping: &mut Mapping, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
-    match step {
-        Step::Item(update) => out.extend(mapping.kilo(update).into_iter().map(Step::Item)),
-        Step::Select(session) => out.push(Step::Select(session)),
-        Step::Now(now) => out.push(Step::Now(now)),
-        Step::Tick => out.push(Step::Tick),
+/// The Kilo pump: the adapter's mapping of each router update, adjacent events of one
+/// session merged as the pump merges what it takes from the router at once
+/// ([`EngineUpdate::merge`]). Here the merging spans a chunk, whatever the channel hands
+/// over at once, so the output does not depend on how the stages interleave: the last
+/// update is held until the next step.
+#[derive(Default)]
+struct Pump {
+    mapping: Mapping,
+    held: Option<EngineUpdate>,
+}
+
+impl Pump {
+    fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
+        let step = match step {
+            Step::Item(update) => {
+                for update in self.mapping.kilo(update) {
+                    let unmerged = match &mut self.held {
+                        Some(held) => held.merge(update),
+                        None => Err(update),
+                    };
+                    if let Err(update) = unmerged {
+                        out.extend(self.held.replace(update).map(Step::Item));
+                    }
+                }
+                return;
+            }
+            Step::Select(session) => Step::Select(session),
+            Step::Now(now) => Step::Now(now),
+            Step::Tick => Step::Tick,
+        };
+        out.extend(self.held.take().map(Step::Item));
+        out.push(step);
     }
 }
 
@@ -308,13 +333,13 @@ fn run_serial(
     };
     match engine {
         EngineArg::Kilo => {
-            let mut mapping = Mapping::default();
+            let mut pump = Pump::default();
             let (mut chunk, mut mapped) = (Vec::new(), Vec::new());
             let mut routing = Routing::default();
             let mut decode = kilo_decode(&mut routing);
             while reader.next_chunk(&mut chunk, &mut decode)? {
                 for step in chunk.drain(..) {
-                    pump(&mut mapping, step, &mut mapped);
+                    pump.step(step, &mut mapped);
                     mapped.drain(..).for_each(|s| to_core(s, &mut core, &mut writer));
                 }
             }
@@ -342,8 +367,8 @@ async fn run_pipelined(
     let reading = match engine {
         EngineArg::Kilo => {
             let (to_pump, pump_rx) = mpsc::channel(RouterOptions::default().capacity);
-            let mut mapping = Mapping::default();
-            tokio::spawn(stage(pump_rx, to_core, move |step, out| pump(&mut mapping, step, out)));
+            let mut pump = Pump::default();
+            tokio::spawn(stage(pump_rx, to_core, move |step, out| pump.step(step, out)));
             tokio::spawn(async move {
                 let mut chunk = Vec::new();
                 let mut routing = Routing::default();

@@ -152,6 +152,43 @@ pub enum EngineUpdate {
     },
 }
 
+impl EngineUpdate {
+    /// At most this many events go in one update made by [`EngineUpdate::merge`].
+    pub const MERGED_EVENTS: usize = 256;
+
+    /// Merges `next` into `self` when both are classified events of one session (the merged
+    /// update applies as the two did, in the same order: only a batch may split otherwise,
+    /// as more events arrived at once) and the result holds at most
+    /// [`EngineUpdate::MERGED_EVENTS`] events; otherwise hands `next` back. An adapter
+    /// merges what it mapped from events that arrived together, so each goes to the
+    /// service loop (and the host core) as one update.
+    pub fn merge(&mut self, next: EngineUpdate) -> Result<(), EngineUpdate> {
+        match (self, next) {
+            (
+                EngineUpdate::ClassifiedEvents { session_id, events },
+                EngineUpdate::ClassifiedEvents { session_id: next_id, events: next_events },
+            ) if *session_id == next_id
+                && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
+            {
+                events.extend(next_events);
+                Ok(())
+            }
+            (_, next) => Err(next),
+        }
+    }
+}
+
+/// Appends `update` to `out`, merged into the last one where [`EngineUpdate::merge`] can.
+pub fn push_merged(out: &mut Vec<EngineUpdate>, update: EngineUpdate) {
+    let unmerged = match out.last_mut() {
+        Some(last) => last.merge(update),
+        None => Err(update),
+    };
+    if let Err(update) = unmerged {
+        out.push(update);
+    }
+}
+
 /// Capacity of an engine's update channel; a full channel applies back-pressure to the
 /// engine's event reader rather than dropping events.
 pub const UPDATE_CAPACITY: usize = 1024;

@@ -114,7 +114,7 @@ pub use clock::SystemClock;
 pub use endpoint::Endpoint;
 pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
-    update_channel,
+    push_merged, update_channel,
 };
 pub use ingest::{Ingest, Mapping};
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::events::{Action, KiloEventState};
 use super::shared::{Shared, kind_of};
-use crate::engine::{ConnectionUpdate, EngineUpdate, UpdateSender};
+use crate::engine::{ConnectionUpdate, EngineUpdate, UpdateSender, push_merged};
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
@@ -45,131 +45,166 @@ pub(crate) async fn run(
     let PumpContext { shared, client, mut restarted } = context;
     let mut state = KiloEventState::new(shared.clone());
     let mut rehydrations: u64 = 0;
-    while let Some(update) = router.recv().await {
-        let out: Vec<EngineUpdate> = match update {
-            KiloUpdate::Connected { reconnects } => {
-                state.reset_stream();
-                let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
-                out.extend(relist_untracked(&shared, &client).await);
-                if reconnects > 0 || std::mem::take(&mut restarted) {
-                    out.push(EngineUpdate::GapDetected { session_id: None });
-                    out.extend(
-                        shared
-                            .tracked()
-                            .into_iter()
-                            .map(|id| EngineUpdate::GapDetected { session_id: Some(id) }),
-                    );
-                }
-                out
-            }
-            KiloUpdate::Reconnecting { attempt, delay, last_error } => {
-                tracing::info!(attempt, ?delay, %last_error, "engine event stream dropped; reconnecting");
-                vec![connection(
-                    ConnectionStatus::Connecting,
-                    Some(u64::from(attempt)),
-                    Some(last_error),
-                )]
-            }
-            KiloUpdate::Rehydrated { session_id, messages, status, permissions, questions } => {
-                rehydrations += 1;
-                shared.with(&session_id, |f| f.rebuild_failed = false);
-                let running = status.kind != "idle";
-                let mut listed: Vec<(String, RequestKind)> =
-                    permissions.iter().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
-                listed.extend(questions.iter().map(|q| (q.id.clone(), RequestKind::Question)));
-                let new = shared.permits.relisted(&session_id, listed);
-                let mut payload = Map::new();
-                payload.insert("sessionID".into(), json!(session_id));
-                payload.insert("status".into(), json!(status.kind));
-                payload.insert(
-                    "messages".into(),
-                    Value::Array(messages.iter().map(message_json).collect()),
-                );
-                let ids: Vec<&str> = permissions.iter().map(|p| p.id.as_str()).collect();
-                payload.insert("permissions".into(), json!(ids));
-                let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
-                payload.insert("questions".into(), json!(qids));
-                let mut events = vec![EngineEvent {
-                    id: format!("bb-rehydrate-{rehydrations}"),
-                    event_type: REHYDRATED_EVENT.into(),
-                    turn: None,
-                    ts: None,
-                    payload: payload.into(),
-                }];
-                // Requests raised while the stream was down are shown now, once, as the
-                // engine's own `*.asked` events would have shown them.
-                for p in permissions.iter().filter(|p| new.contains(&p.id)) {
-                    events.push(asked(
-                        "permission.asked",
-                        &format!("bb-relisted-{}", p.id),
-                        serde_json::to_value(PermissionView::from(p)).unwrap_or_default(),
-                    ));
-                }
-                for q in questions.iter().filter(|q| new.contains(&q.id)) {
-                    let body =
-                        json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
-                    events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
-                }
-                vec![
-                    EngineUpdate::Events { session_id: session_id.clone(), events },
-                    EngineUpdate::SessionRunning { session_id: session_id.clone(), running },
-                    shared.permits.count_update(&session_id),
-                ]
-            }
-            KiloUpdate::RehydrateFailed { session_id, error } => {
-                tracing::warn!(%session_id, %error, "rebuilding a session after reconnect failed");
-                shared.with(&session_id, |f| f.rebuild_failed = true);
-                rehydrations += 1;
-                let mut payload = Map::new();
-                payload.insert("sessionID".into(), json!(session_id));
-                payload.insert(
-                    "message".into(),
-                    json!(
-                        "the session could not be rebuilt from the engine after a reconnect; \
-                         what is shown may be incomplete. Retry with bb.command retry."
-                    ),
-                );
-                payload.insert("retry".into(), json!({"command": "retry"}));
-                let event = EngineEvent {
-                    id: format!("bb-rebuild-failed-{rehydrations}"),
-                    event_type: REBUILD_FAILED_EVENT.into(),
-                    turn: None,
-                    ts: None,
-                    payload: payload.into(),
-                };
-                vec![
-                    EngineUpdate::GapDetected { session_id: Some(session_id.clone()) },
-                    EngineUpdate::Events { session_id, events: vec![event] },
-                ]
-            }
-            KiloUpdate::Event { event, .. } => state.apply(event),
-            KiloUpdate::Sync(sync) => state.sync_echo(&sync),
-            KiloUpdate::Unrouted(event) => {
-                shared.unrouted.fetch_add(1, Ordering::Relaxed);
-                tracing::trace!(event_type = %event.event_type, "engine event of no session");
-                Vec::new()
-            }
-            KiloUpdate::Malformed { error, .. } => {
-                shared.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(%error, "engine sent an event that is not a Kilo event");
-                Vec::new()
-            }
-            KiloUpdate::Failed(err) => {
-                tracing::error!(%err, "engine event stream failed for good");
-                vec![connection(ConnectionStatus::Error, None, Some(err.to_string()))]
-            }
-            other => {
-                tracing::debug!(?other, "router update not used");
-                Vec::new()
-            }
-        };
-        for update in out {
-            if updates.send(update).await.is_err() {
+    // What the router had ready is mapped together: adjacent events of one session go on
+    // as one update (`push_merged`), and the engine calls the mapping asks for follow them.
+    let (mut received, mut mapped, mut actions) = (Vec::new(), Vec::new(), Vec::new());
+    while router.recv_many(&mut received, EngineUpdate::MERGED_EVENTS).await > 0 {
+        for update in received.drain(..) {
+            // What was mapped before a reconnection goes out first: mapping that one waits
+            // on the engine.
+            let waits = matches!(update, KiloUpdate::Connected { .. });
+            if waits && !send_all(&updates, &mut mapped).await {
                 return;
             }
+            for update in
+                map(update, &mut state, &shared, &client, &mut restarted, &mut rehydrations).await
+            {
+                push_merged(&mut mapped, update);
+            }
+            actions.extend(state.take_actions());
         }
-        for action in state.take_actions() {
+        if !send_all(&updates, &mut mapped).await {
+            return;
+        }
+        for action in actions.drain(..) {
             act(&client, action).await;
+        }
+    }
+}
+
+/// Sends `mapped` in order; `false` once the service is gone.
+async fn send_all(updates: &UpdateSender, mapped: &mut Vec<EngineUpdate>) -> bool {
+    for update in mapped.drain(..) {
+        if updates.send(update).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// One router update as engine updates, in the order they apply.
+async fn map(
+    update: KiloUpdate,
+    state: &mut KiloEventState,
+    shared: &Shared,
+    client: &KiloClient,
+    restarted: &mut bool,
+    rehydrations: &mut u64,
+) -> Vec<EngineUpdate> {
+    match update {
+        KiloUpdate::Connected { reconnects } => {
+            state.reset_stream();
+            let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
+            out.extend(relist_untracked(shared, client).await);
+            if reconnects > 0 || std::mem::take(restarted) {
+                out.push(EngineUpdate::GapDetected { session_id: None });
+                out.extend(
+                    shared
+                        .tracked()
+                        .into_iter()
+                        .map(|id| EngineUpdate::GapDetected { session_id: Some(id) }),
+                );
+            }
+            out
+        }
+        KiloUpdate::Reconnecting { attempt, delay, last_error } => {
+            tracing::info!(attempt, ?delay, %last_error, "engine event stream dropped; reconnecting");
+            vec![connection(
+                ConnectionStatus::Connecting,
+                Some(u64::from(attempt)),
+                Some(last_error),
+            )]
+        }
+        KiloUpdate::Rehydrated { session_id, messages, status, permissions, questions } => {
+            *rehydrations += 1;
+            shared.with(&session_id, |f| f.rebuild_failed = false);
+            let running = status.kind != "idle";
+            let mut listed: Vec<(String, RequestKind)> =
+                permissions.iter().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
+            listed.extend(questions.iter().map(|q| (q.id.clone(), RequestKind::Question)));
+            let new = shared.permits.relisted(&session_id, listed);
+            let mut payload = Map::new();
+            payload.insert("sessionID".into(), json!(session_id));
+            payload.insert("status".into(), json!(status.kind));
+            payload.insert(
+                "messages".into(),
+                Value::Array(messages.iter().map(message_json).collect()),
+            );
+            let ids: Vec<&str> = permissions.iter().map(|p| p.id.as_str()).collect();
+            payload.insert("permissions".into(), json!(ids));
+            let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+            payload.insert("questions".into(), json!(qids));
+            let mut events = vec![EngineEvent {
+                id: format!("bb-rehydrate-{rehydrations}"),
+                event_type: REHYDRATED_EVENT.into(),
+                turn: None,
+                ts: None,
+                payload: payload.into(),
+            }];
+            // Requests raised while the stream was down are shown now, once, as the
+            // engine's own `*.asked` events would have shown them.
+            for p in permissions.iter().filter(|p| new.contains(&p.id)) {
+                events.push(asked(
+                    "permission.asked",
+                    &format!("bb-relisted-{}", p.id),
+                    serde_json::to_value(PermissionView::from(p)).unwrap_or_default(),
+                ));
+            }
+            for q in questions.iter().filter(|q| new.contains(&q.id)) {
+                let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
+                events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
+            }
+            vec![
+                EngineUpdate::Events { session_id: session_id.clone(), events },
+                EngineUpdate::SessionRunning { session_id: session_id.clone(), running },
+                shared.permits.count_update(&session_id),
+            ]
+        }
+        KiloUpdate::RehydrateFailed { session_id, error } => {
+            tracing::warn!(%session_id, %error, "rebuilding a session after reconnect failed");
+            shared.with(&session_id, |f| f.rebuild_failed = true);
+            *rehydrations += 1;
+            let mut payload = Map::new();
+            payload.insert("sessionID".into(), json!(session_id));
+            payload.insert(
+                "message".into(),
+                json!(
+                    "the session could not be rebuilt from the engine after a reconnect; \
+                         what is shown may be incomplete. Retry with bb.command retry."
+                ),
+            );
+            payload.insert("retry".into(), json!({"command": "retry"}));
+            let event = EngineEvent {
+                id: format!("bb-rebuild-failed-{rehydrations}"),
+                event_type: REBUILD_FAILED_EVENT.into(),
+                turn: None,
+                ts: None,
+                payload: payload.into(),
+            };
+            vec![
+                EngineUpdate::GapDetected { session_id: Some(session_id.clone()) },
+                EngineUpdate::Events { session_id, events: vec![event] },
+            ]
+        }
+        KiloUpdate::Event { event, .. } => state.apply(event),
+        KiloUpdate::Sync(sync) => state.sync_echo(&sync),
+        KiloUpdate::Unrouted(event) => {
+            shared.unrouted.fetch_add(1, Ordering::Relaxed);
+            tracing::trace!(event_type = %event.event_type, "engine event of no session");
+            Vec::new()
+        }
+        KiloUpdate::Malformed { error, .. } => {
+            shared.malformed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(%error, "engine sent an event that is not a Kilo event");
+            Vec::new()
+        }
+        KiloUpdate::Failed(err) => {
+            tracing::error!(%err, "engine event stream failed for good");
+            vec![connection(ConnectionStatus::Error, None, Some(err.to_string()))]
+        }
+        other => {
+            tracing::debug!(?other, "router update not used");
+            Vec::new()
         }
     }
 }

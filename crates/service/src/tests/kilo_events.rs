@@ -10,7 +10,8 @@ use bb_normalize::class::classify_kilo;
 use bb_protocol::v1::EngineEvent;
 use serde_json::{Value, json};
 
-use crate::engine::EngineUpdate;
+use crate::engine::{EngineUpdate, push_merged};
+use crate::ingest::Ingest;
 use crate::kilo::events::KiloEventState;
 
 /// The captures whose meta lists what is forwarded.
@@ -117,6 +118,144 @@ fn the_mapping_classifies_each_event_as_the_normalizer_does() {
         }
     }
     assert!(classified > 100, "only {classified} events classified");
+}
+
+fn classified(session: &str, ids: &[&str]) -> EngineUpdate {
+    let events = ids
+        .iter()
+        .map(|id| {
+            let event = EngineEvent {
+                id: (*id).into(),
+                event_type: "message.part.delta".into(),
+                turn: None,
+                ts: None,
+                payload: json!({"sessionID": session}).into(),
+            };
+            (event, bb_normalize::EventClass::AssistantStream)
+        })
+        .collect();
+    EngineUpdate::ClassifiedEvents { session_id: session.into(), events }
+}
+
+/// Adjacent classified events of one session merge into one update, in order; anything
+/// else stays apart, and no merged update holds more than `MERGED_EVENTS` events.
+#[test]
+fn adjacent_events_of_one_session_merge() {
+    let running = EngineUpdate::SessionRunning { session_id: "a".into(), running: true };
+    let cases: Vec<(Vec<EngineUpdate>, Vec<Vec<&str>>)> = vec![
+        (vec![classified("a", &["1"]), classified("a", &["2", "3"])], vec![vec!["1", "2", "3"]]),
+        (vec![classified("a", &["1"]), classified("b", &["2"])], vec![vec!["1"], vec!["2"]]),
+        (
+            vec![classified("a", &["1"]), running.clone(), classified("a", &["2"])],
+            vec![vec!["1"], vec![], vec!["2"]],
+        ),
+        (
+            vec![classified("a", &["1"]), classified("b", &["2"]), classified("a", &["3"])],
+            vec![vec!["1"], vec!["2"], vec!["3"]],
+        ),
+    ];
+    for (updates, want) in cases {
+        let mut out = Vec::new();
+        for update in updates.clone() {
+            push_merged(&mut out, update);
+        }
+        let got: Vec<Vec<&str>> = out
+            .iter()
+            .map(|u| events_of(u).into_iter().map(|(_, e)| e.id.as_str()).collect())
+            .collect();
+        assert_eq!(got, want, "{updates:?}");
+    }
+    let ids: Vec<String> = (0..EngineUpdate::MERGED_EVENTS + 1).map(|i| i.to_string()).collect();
+    let mut out = Vec::new();
+    for id in &ids {
+        push_merged(&mut out, classified("a", &[id]));
+    }
+    let sizes: Vec<usize> = out.iter().map(|u| events_of(u).len()).collect();
+    assert_eq!(sizes, [EngineUpdate::MERGED_EVENTS, 1]);
+}
+
+/// Every event item the webview was sent, in order.
+fn sent_items(ingest: &mut Ingest) -> Vec<Value> {
+    let mut items = Vec::new();
+    while let Some(message) = ingest.poll_output() {
+        let message = serde_json::to_value(&message).unwrap();
+        if message["topic"] == "bb/events" {
+            items.extend(message["payload"]["events"].as_array().unwrap().iter().cloned());
+        }
+    }
+    items
+}
+
+/// Adjacent deltas of one part folded into one, as the host core coalesces them (the last
+/// one's fields, the texts joined): the items a webview shows whatever the batching was.
+fn folded(items: Vec<Value>) -> Vec<Value> {
+    let key = |item: &Value| {
+        (item["type"] == "message.part.delta").then(|| {
+            let p = &item["payload"];
+            (p["messageID"].clone(), p["partID"].clone(), p["field"].clone())
+        })
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for mut item in items {
+        if let Some(last) = out.last_mut()
+            && key(last).is_some()
+            && key(last) == key(&item)
+        {
+            let text = format!(
+                "{}{}",
+                last["payload"]["delta"].as_str().unwrap(),
+                item["payload"]["delta"].as_str().unwrap()
+            );
+            item["payload"]["delta"] = text.into();
+            *last = item;
+        } else {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// A merged update applies as the updates it holds did: on every capture, fed a few
+/// updates at a time (as the pump takes them from the router), the webview is sent the same
+/// items, in the same order, with or without merging; only where messages split differs.
+#[test]
+fn merged_updates_send_what_the_updates_sent() {
+    let mut sent = 0;
+    for name in CAPTURES {
+        let updates = replay(name);
+        // Any instant: only the steps from it matter.
+        let start = bb_host::Clock::now(&crate::clock::SystemClock);
+        let config = bb_host::HostConfig::default();
+        let (mut one_by_one, mut merged) = (
+            Ingest::new(bb_protocol::v1::EngineKind::Kilo, config, start),
+            Ingest::new(bb_protocol::v1::EngineKind::Kilo, config, start),
+        );
+        let (mut apart, mut together) = (Vec::new(), Vec::new());
+        let mut now = start;
+        for batch in updates.chunks(5) {
+            now += std::time::Duration::from_millis(7);
+            let mut out = Vec::new();
+            for update in batch {
+                one_by_one.engine_update(update.clone(), now);
+                push_merged(&mut out, update.clone());
+            }
+            for update in out {
+                merged.engine_update(update, now);
+            }
+            one_by_one.tick(now);
+            merged.tick(now);
+            apart.extend(sent_items(&mut one_by_one));
+            together.extend(sent_items(&mut merged));
+        }
+        now += std::time::Duration::from_secs(10);
+        one_by_one.tick(now);
+        merged.tick(now);
+        apart.extend(sent_items(&mut one_by_one));
+        together.extend(sent_items(&mut merged));
+        sent += apart.len();
+        assert_eq!(folded(apart), folded(together), "{name}");
+    }
+    assert!(sent > 100, "only {sent} items sent");
 }
 
 #[test]
