@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::limits::nesting_depth_exceeds;
+use crate::limits::{mattering, mattering_bytewise, nesting_depth_exceeds};
 use crate::v1::{
     ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent, EventItem,
     EventsPayload, InitParams, SessionParams, Truncation, V1Call, V1Error, V1Event, V1Message,
@@ -148,10 +148,44 @@ fn nesting_reference(raw: &[u8], max: usize) -> bool {
 proptest::proptest! {
     #[test]
     fn nesting_scan_agrees_with_the_bytewise_reference(
-        raw in proptest::collection::vec(proptest::sample::select(b"[]{}\"\\ab:,".to_vec()), 0..64),
+        raw in proptest::collection::vec(proptest::sample::select(b"[]{}\"\\ab:,|".to_vec()), 0..300),
         max in 0usize..6,
     ) {
         proptest::prop_assert_eq!(nesting_depth_exceeds(&raw, max), nesting_reference(&raw, max));
+    }
+}
+
+proptest::proptest! {
+    /// The block mask the scan visits, as built on this machine, is the bytewise one.
+    #[test]
+    fn the_block_mask_is_the_bytewise_one(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 64),
+        picks in proptest::collection::vec((0usize..64, proptest::sample::select(b"[]{}\"\\|;:zZ".to_vec())), 0..24),
+    ) {
+        let mut block = [0u8; 64];
+        block.copy_from_slice(&bytes);
+        for (at, b) in picks {
+            block[at] = b;
+        }
+        proptest::prop_assert_eq!(mattering(&block), mattering_bytewise(&block));
+    }
+}
+
+/// Escapes, strings and depth carry from one 64-byte block to the next: every position of an
+/// escape, a closing quote and brackets around a block boundary.
+#[test]
+fn nesting_scan_carries_its_state_across_blocks() {
+    for pad in 0..140 {
+        for tail in [r#"\"[[[["]]]]"#, r#"\\"[[[["#, r#"x"[[[["#, r#"\\\"[[["#] {
+            let raw = format!(r#"{{"a":[{{"b":"{}{tail}"#, "x".repeat(pad));
+            for max in 0..8 {
+                let (got, want) = (
+                    nesting_depth_exceeds(raw.as_bytes(), max),
+                    nesting_reference(raw.as_bytes(), max),
+                );
+                assert_eq!(got, want, "{raw} at most {max}");
+            }
+        }
     }
 }
 
