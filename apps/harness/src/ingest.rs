@@ -1,9 +1,10 @@
 //! `bb-harness ingest`: replays an engine SSE capture through the bridge's own event path,
 //! in process, and prints one JSON line of throughput figures.
 //!
-//! The path is the sidecar's, stage by stage and on the sidecar's runtime (tokio, one
-//! worker per core), each stage a task handing its output to the next over a channel of the
-//! capacity the sidecar uses:
+//! The path is the sidecar's, stage by stage and on the sidecar's threads (the Kilo reader
+//! and pump on the engine events thread, the service loop and the writer on the main
+//! thread's runtime), each stage a task handing its output to the next over a channel of
+//! the capacity the sidecar uses:
 //!
 //! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
@@ -34,7 +35,7 @@ use bb_host::{Clock, HostConfig};
 use bb_protocol::v1::EngineKind;
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
-use bb_service::{EngineUpdate, Ingest, Mapping, SystemClock};
+use bb_service::{EngineUpdate, EventsThread, Ingest, Mapping, SystemClock};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -303,9 +304,10 @@ pub(crate) fn replay(
     let (events, writer) = if serial {
         run_serial(engine, reader, core)?
     } else {
-        // The sidecar's runtime.
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-        runtime.block_on(run_pipelined(engine, reader, core))?
+        // The sidecar's runtime and threads.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let events = EventsThread::start()?;
+        runtime.block_on(run_pipelined(engine, reader, core, events.handle()))?
     };
     let seconds = clock.now().duration_since(started).as_secs_f64();
     Ok(Report {
@@ -356,16 +358,20 @@ fn run_serial(
     Ok((reader.events, writer))
 }
 
-/// Each stage a task, as in the sidecar, over channels of the sidecar's capacities.
+/// Each stage a task, as in the sidecar, over channels of the sidecar's capacities, on the
+/// sidecar's threads: the Kilo reader and pump on the engine events thread (`events`), the
+/// service loop, the writer (and the BreadBoard reader) on this one.
 async fn run_pipelined(
     engine: EngineArg,
     mut reader: Reader,
     mut core: Core,
+    events: &tokio::runtime::Handle,
 ) -> anyhow::Result<(u64, Writer)> {
     let (to_core, core_rx) = mpsc::channel(bb_service::engine::UPDATE_CAPACITY);
     let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
     let reading = match engine {
         EngineArg::Kilo => {
+            let _entered = events.enter();
             let (to_pump, pump_rx) = mpsc::channel(RouterOptions::default().capacity);
             let mut pump = Pump::default();
             tokio::spawn(stage(pump_rx, to_core, move |step, out| pump.step(step, out)));
@@ -389,7 +395,6 @@ async fn run_pipelined(
             Ok(reader.events)
         }),
     };
-    tokio::spawn(stage(core_rx, to_writer, move |step, out| core.step(step, out)));
     let writing = tokio::spawn(async move {
         let mut writer = Writer::default();
         while let Some(message) = writer_rx.recv().await {
@@ -397,6 +402,7 @@ async fn run_pipelined(
         }
         writer
     });
+    stage(core_rx, to_writer, move |step, out| core.step(step, out)).await;
     let events = reading.await??;
     Ok((events, writing.await?))
 }

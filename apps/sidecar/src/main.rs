@@ -32,9 +32,13 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     bb_logging::init();
-    // The service loop runs on this (main) thread: the engine is spawned from it, and its
-    // parent-death signal is tied to the spawning thread.
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // The service loop and every task but the engine's event path run on this (main)
+    // thread: the engine is spawned from it (its parent-death signal is tied to the spawning
+    // thread), and the stdio writer reads what the loop made while it is still in this
+    // core's cache. Kilo's event path (router and pump) runs on a thread of its own
+    // (`bb_service::EventsThread`, started by the launcher): under a busy stream each of the
+    // two keeps a core, and only the pump's updates cross (BENCHMARKS.md, step 30).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let result = runtime.block_on(run(args));
     // A stdin read may still block a runtime thread (after SIGTERM): don't wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -10,7 +10,8 @@ use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
 use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
 use bb_service::kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, ServiceConfig, Supervision, SystemClock, UpdateReceiver,
+    EngineAdapter, EngineError, EventsThread, ServiceConfig, Supervision, SystemClock,
+    UpdateReceiver,
 };
 use bb_supervisor::kilo::EngineEndpoint;
 use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
@@ -63,6 +64,9 @@ pub enum LaunchError {
     /// Attaching to a running engine failed.
     #[error("attaching to the engine: {0}")]
     Attach(EngineError),
+    /// The thread of the engine's event path could not be started.
+    #[error("starting the engine events thread: {0}")]
+    EventsThread(std::io::Error),
 }
 
 /// One engine adapter ready for a service: the adapter, its updates and, when the bridge
@@ -87,6 +91,8 @@ pub struct Launcher {
     breadboard_url: Option<(String, Option<String>)>,
     _demo: Option<RunningEngine>,
     _demo_state: Option<tempfile::TempDir>,
+    /// Kilo's event router and pump run on this thread (`bb_service::EventsThread`).
+    events: Option<EventsThread>,
 }
 
 impl Launcher {
@@ -139,7 +145,19 @@ impl Launcher {
             }
             EngineKind::Kilo | EngineKind::Acp => None,
         };
-        Ok(Self { args, root, state_dir, breadboard_url, _demo: demo, _demo_state: demo_state })
+        let events = match args.engine {
+            EngineKind::Kilo => Some(EventsThread::start().map_err(LaunchError::EventsThread)?),
+            _ => None,
+        };
+        Ok(Self {
+            args,
+            root,
+            state_dir,
+            breadboard_url,
+            _demo: demo,
+            _demo_state: demo_state,
+            events,
+        })
     }
 
     /// The engine flags this launcher was built from.
@@ -203,6 +221,7 @@ impl Launcher {
             workspace: Some(self.root.clone()),
             trusted: args.trusted,
             permission_timeout: args.permission_timeout.map(Duration::from_secs),
+            events: self.events.as_ref().map(|t| t.handle().clone()),
             ..KiloOptions::default()
         });
         let supervision = match &args.engine_url {

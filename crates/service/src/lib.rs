@@ -101,6 +101,7 @@ mod connections;
 mod delivery;
 mod endpoint;
 pub mod engine;
+mod events_thread;
 mod ingest;
 pub mod kilo;
 mod lifecycle;
@@ -116,6 +117,7 @@ pub use engine::{
     ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
     push_merged, update_channel,
 };
+pub use events_thread::EventsThread;
 pub use ingest::{Ingest, Mapping};
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};

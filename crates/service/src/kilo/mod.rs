@@ -125,16 +125,21 @@ pub struct KiloOptions {
     /// A permission request or question nobody answers within this expires and the engine
     /// is told `reject` (`--permission-timeout`); `None`: it waits for the user.
     pub permission_timeout: Option<Duration>,
+    /// The runtime the event router and its pump run on ([`crate::EventsThread`] in the
+    /// bridges); `None`: the one `bind` is called on.
+    pub events: Option<tokio::runtime::Handle>,
 }
 
 impl Default for KiloOptions {
-    /// No workspace, untrusted, 10 s per answer, no permission deadline.
+    /// No workspace, untrusted, 10 s per answer, no permission deadline, the event path on
+    /// the caller's runtime.
     fn default() -> Self {
         Self {
             workspace: None,
             trusted: false,
             engine_timeout: Duration::from_secs(10),
             permission_timeout: None,
+            events: None,
         }
     }
 }
@@ -223,6 +228,8 @@ impl KiloAdapter {
     /// Binds to any transport (tests use in-memory ones) and starts the event router.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
         let client = KiloClient::new(transport);
+        // The router and the pump run where the settings say (`KiloOptions::events`).
+        let entered = self.settings.events.as_ref().map(tokio::runtime::Handle::enter);
         // Never gives up while the engine is meant to run; refused credentials still stop it.
         let (router, router_updates) = spawn_router(client.clone(), RouterOptions::default());
         let updates = self.updates.clone();
@@ -239,6 +246,7 @@ impl KiloAdapter {
             let _ = updates.try_send(pump::connection(ConnectionStatus::Connecting, None, None));
             pump::run(router_updates, updates, context).await;
         });
+        drop(entered);
         for id in self.shared.tracked() {
             router.track(id);
         }
