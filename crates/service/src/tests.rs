@@ -367,6 +367,7 @@ fn error_codes_are_stable() {
     }
 }
 
+mod events_thread;
 mod kilo_events;
 mod kilo_expiry;
 mod kilo_faults;

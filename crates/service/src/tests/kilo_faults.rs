@@ -31,7 +31,7 @@ pub(super) async fn engine() -> MockServer {
 
 /// An engine whose event stream sends `sse` then ends, with session `ses_a` and
 /// `permissions` pending.
-async fn engine_with(sse: &'static str, permissions: serde_json::Value) -> MockServer {
+pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Value) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/event"))
