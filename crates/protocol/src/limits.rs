@@ -60,16 +60,13 @@ impl Limits {
 /// for the block at once, and only those bytes are visited.
 pub(crate) fn nesting_depth_exceeds(raw: &[u8], max: usize) -> bool {
     let mut scan = Scan::default();
-    let mut blocks = raw.chunks_exact(BLOCK);
-    for block in &mut blocks {
-        let mut bytes = [0; BLOCK];
-        bytes.copy_from_slice(block);
-        if scan.block(&bytes, max) {
+    let (blocks, rest) = raw.as_chunks::<BLOCK>();
+    for block in blocks {
+        if scan.block(block, max) {
             return true;
         }
     }
     // The rest, padded with spaces (which matter nowhere).
-    let rest = blocks.remainder();
     let mut bytes = [b' '; BLOCK];
     bytes[..rest.len()].copy_from_slice(rest);
     scan.block(&bytes, max)
