@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use bb_payload::Payload;
 use memchr::memmem::Finder;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -68,15 +68,7 @@ impl KiloEvent {
     /// The usual shape, read without a tree; `None` for any other (or for text the typed
     /// decode refuses, such as duplicate keys).
     fn parse_text(data: &str) -> Option<Self> {
-        let mut shape: Shape<'_> = serde_json::from_str(data).ok()?;
-        if shape.kind.is_none() {
-            // The `/global/event` wrapper (read in the same pass), when it holds an event
-            // and nothing else the tree would read.
-            match (shape.payload.take(), &shape.properties, &shape.sync) {
-                (Some(inner), None, None) if inner.kind.is_some() => shape = *inner,
-                _ => return None,
-            }
-        }
+        let shape = Shape::read(data)?;
         let kind = shape.kind?;
         let (body, session) = match (kind.as_ref(), shape.properties, shape.sync) {
             ("sync", None, Some(sync)) => {
@@ -172,6 +164,21 @@ struct Shape<'a> {
     /// The wrapped event; an event of another shape here is left to the tree.
     #[serde(default, borrow)]
     payload: Option<Box<Shape<'a>>>,
+}
+
+impl<'a> Shape<'a> {
+    /// The event in `data`; a `/global/event` wrapper (read in the same pass) stands for
+    /// the event it wraps when it holds one and nothing else the tree would read.
+    fn read(data: &'a str) -> Option<Self> {
+        let mut shape: Self = serde_json::from_str(data).ok()?;
+        if shape.kind.is_none() {
+            match (shape.payload.take(), &shape.properties, &shape.sync) {
+                (Some(inner), None, None) if inner.kind.is_some() => shape = *inner,
+                _ => return None,
+            }
+        }
+        Some(shape)
+    }
 }
 
 /// The session an event belongs to, if any.
@@ -375,7 +382,11 @@ impl UnroutedEvent {
     /// shape: the caller parses it whole).
     pub fn parse(data: String) -> Result<Self, String> {
         let read = if cannot_name_session(&data) {
-            Bare::parse(&data)
+            // No session to read: the body is validated and skipped. This fails where `Head`
+            // fails on the type, id, wrapper and duplicate top-level keys; a body `Head`
+            // refuses (a `properties` that is not an object or repeats a key, a negative
+            // `seq`) is read as the tree reads it: an event of no session.
+            Shape::read(&data).and_then(|shape| Some((shape.kind?, shape.id)))
         } else {
             Head::parse(&data).filter(|(_, h)| !h.names_session()).map(|(kind, h)| (kind, h.id))
         };
@@ -395,40 +406,4 @@ pub(super) fn cannot_name_session(data: &str) -> bool {
         [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
     });
     !CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some())
-}
-
-/// The type and id of an event that cannot name a session ([`cannot_name_session`]), the
-/// rest validated as JSON and skipped: what [`Head`] would read of it, without decoding
-/// `properties` or `syncEvent` (a session is the only thing read from them). Fails where
-/// `Head` fails on the type, id, wrapper and duplicate top-level keys; a body `Head`
-/// refuses (a `properties` that is not an object or repeats a key, a negative `seq`) is
-/// read here as the tree reads it: an event of no session.
-#[derive(Deserialize)]
-struct Bare<'a> {
-    #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    properties: Option<IgnoredAny>,
-    #[serde(default, rename = "syncEvent")]
-    sync: Option<IgnoredAny>,
-    /// The wrapped event.
-    #[serde(default, borrow)]
-    payload: Option<Box<Bare<'a>>>,
-}
-
-impl<'a> Bare<'a> {
-    /// The event's type and id; a `/global/event` wrapper stands for the event it wraps as
-    /// in [`Head::parse`].
-    fn parse(data: &'a str) -> Option<(Cow<'a, str>, Option<Cow<'a, str>>)> {
-        let mut bare: Bare<'a> = serde_json::from_str(data).ok()?;
-        if bare.kind.is_none() {
-            match (bare.payload.take(), &bare.properties, &bare.sync) {
-                (Some(inner), None, None) => bare = *inner,
-                _ => return None,
-            }
-        }
-        Some((bare.kind?, bare.id))
-    }
 }
