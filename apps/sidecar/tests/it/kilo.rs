@@ -9,8 +9,8 @@ use bb_test_support::{
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, eventually, is_dead,
-    kilo_bin_or_skip, stat_ids, streamed_text,
+    KillOnDrop, LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, eventually,
+    is_dead, kilo_bin_or_skip, stat_ids, streamed_text,
 };
 
 pub(crate) struct Kilo {
@@ -308,18 +308,6 @@ fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
     k.sidecar.child.wait().unwrap();
     eventually(Duration::from_secs(10), "the engine to die with the sidecar", || is_dead(engine));
     eventually(Duration::from_secs(10), "the engine's tool process to die too", || is_dead(tool));
-}
-
-/// Kills a process left behind by a failed assertion, so a failing test leaks nothing.
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if !is_dead(self.0) {
-            // SAFETY: a plain signal to a process this test found among the engine's.
-            unsafe { libc::kill(i32::try_from(self.0).unwrap_or(0), libc::SIGKILL) };
-        }
-    }
 }
 
 /// A webview whose `bb.init` comes while a turn is streaming (the sidecar, and the turn,
