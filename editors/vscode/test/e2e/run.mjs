@@ -161,8 +161,13 @@ async function grantTrust(page) {
   await page.keyboard.press('Control+W');
 }
 
+/** Shows the bb-bridge view container (a click on its icon while it shows would hide it). */
 async function openView(page) {
-  await page.locator('.activitybar [aria-label^="bb-bridge"]').first().click();
+  const icon = page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="bb-bridge"]') }).first();
+  await icon.waitFor({ timeout: T });
+  await sleep(500);
+  const shown = (await icon.evaluate((el) => el.classList.contains('checked'))) && (await page.locator('.part.sidebar').first().isVisible());
+  if (!shown) await icon.click();
   return chatFrame(page);
 }
 
