@@ -345,10 +345,12 @@ try {
   const unexpected = pageErrors.filter((e) => !/ResizeObserver|Canceled/.test(e));
   if (unexpected.length) console.log(`workbench page errors (not failing): ${unexpected.join(' | ')}`);
   console.log('all VS Code checks passed');
+  console.log(`vscode e2e: ${shot} passed, 0 failed`);
 } catch (err) {
   console.error(`FAILED: ${err.stack ?? err}`);
   await page?.screenshot({ path: join(outDir, 'failure.png') }).then(() => console.error(`screenshot: ${join(outDir, 'failure.png')}`), () => {});
   if (server) console.error(`code-server log tail:\n${server.log().slice(-3000)}`);
+  console.error(`vscode e2e: ${shot} passed, 1 failed`);
   process.exitCode = 1;
 } finally {
   await browser?.close().catch(() => {});
