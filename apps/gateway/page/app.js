@@ -1,6 +1,6 @@
 // The sidebar page: wires the transport, the store and the view. Configuration comes from
 // window.__APP_CONFIG__: { wsUrl, authToken, settings } injected by the gateway, or
-// { transport: "vscode", settings, folders } injected by the VS Code extension.
+// { transport: "vscode", settings } injected by the VS Code extension.
 
 import { connectTransport } from './rpc.js';
 import { addNotice, addUserMessage, applyEvents, createStore, sessionView } from './store.js';
@@ -35,9 +35,9 @@ const failure = (sessionId, err) => {
 };
 
 const actions = {
-  async createSession(folder) {
+  async createSession() {
     try {
-      const session = await rpc.request('bb.createSession', folder ? { tabId, folder } : { tabId });
+      const session = await rpc.request('bb.createSession', { tabId });
       await actions.select(session.sessionId);
     } catch (err) {
       failure(null, err);
@@ -202,7 +202,6 @@ storage = transport.storage;
 tabId = saved('bb.tabId', null) ?? newId();
 save('bb.tabId', tabId);
 lastSeen[tabId] = 0;
-store.folders = Array.isArray(config.folders) ? config.folders : [];
 const view = new View(document.getElementById('app'), store, actions);
 // In VS Code the extension host reports visibility (the webview's own document may not
 // know it is hidden); in a browser the page does.

@@ -41,13 +41,6 @@ export class View {
         this.send();
       }
     });
-    // With more than one workspace folder (VS Code multi-root), a new session is scoped to
-    // the folder chosen here.
-    const folders = this.store.folders ?? [];
-    this.folder = folders.length > 1
-      ? el('select', { 'aria-label': 'Folder for a new session', 'data-testid': 'folder' },
-        ...folders.map((f) => el('option', { value: f.path }, f.name)))
-      : null;
     this.sendButton = el('button', { type: 'button', 'data-testid': 'send', onclick: () => this.send() }, 'Send');
     this.stopButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'stop', onclick: () => a.stop() }, 'Stop');
     this.tasks = el('div', { class: 'tasks', 'data-testid': 'tasks' });
@@ -62,8 +55,7 @@ export class View {
       this.banner,
       this.notices,
       el('section', { class: 'session-bar', 'aria-label': 'Sessions' },
-        el('button', { type: 'button', 'data-testid': 'new-session', onclick: () => a.createSession(this.folder?.value) }, 'New session'),
-        this.folder,
+        el('button', { type: 'button', 'data-testid': 'new-session', onclick: () => a.createSession() }, 'New session'),
         this.sessionList,
       ),
       el('main', {},

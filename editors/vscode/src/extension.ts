@@ -48,6 +48,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     };
   };
   const sidecar = new Sidecar(await options());
+  const roots = vscode.workspace.workspaceFolders ?? [];
+  if (roots.length > 1) {
+    void vscode.window.showWarningMessage(`bb-bridge serves the first workspace folder (${roots[0].name}) only: sessions in the other folders are not supported yet.`);
+  }
   const docs = new DiffDocuments();
   const ide = new Ide();
   const relays = new Set<Relay>();
@@ -61,7 +65,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       view.webview.html = pageHtml(template, view.webview.asWebviewUri(pageRoot).toString(), view.webview.cspSource, {
         transport: 'vscode',
         settings: pageSettings(settings),
-        folders: (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath })),
       });
       const relay = new Relay({
         port: {

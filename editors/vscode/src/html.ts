@@ -9,8 +9,6 @@ export interface PageConfig {
   transport: 'vscode';
   /** `bbBridge.*` settings the page may show. */
   settings: Record<string, unknown>;
-  /** The workspace folders a new session can be scoped to (name and path). */
-  folders: { name: string; path: string }[];
 }
 
 /** `template` is index.html; `assetBase` the webview URI of the page folder; `cspSource`

@@ -43,11 +43,11 @@ export function readSettings(get: <T>(key: string) => T | undefined): Settings {
 }
 
 /** The sidecar's engine flags for these settings, the workspace folders and state dir;
- * `hasSecret`: a secret is in the environment. */
+ * `hasSecret`: a secret is in the environment. The bridge serves one folder (the first): a
+ * session scoped to another folder of a multi-root workspace is not supported yet. */
 export function sidecarArgs(s: Settings, folders: string[], stateDir: string, hasSecret: boolean): string[] {
   const args = ['--engine', s.engine, '--state-dir', stateDir];
   if (folders.length > 0) args.push('--workspace', folders[0]);
-  for (const extra of folders.slice(1)) args.push('--folder', extra);
   if (s.engine === 'kilo') {
     if (s.engineUrl) {
       args.push('--engine-url', s.engineUrl);

@@ -28,7 +28,7 @@ test('settings become flags; a secret is only named', () => {
 
 test('the page HTML: one nonce on every script and style, a strict CSP, the config escaped', () => {
   const template = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', 'apps', 'gateway', 'page', 'index.html'), 'utf8');
-  const html = pageHtml(template, 'https://webview/page/', 'https://webview', { transport: 'vscode', settings: { x: '</script><script>alert(1)' }, folders: [] }, 'abc123');
+  const html = pageHtml(template, 'https://webview/page/', 'https://webview', { transport: 'vscode', settings: { x: '</script><script>alert(1)' } }, 'abc123');
   assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'nonce-abc123' 'strict-dynamic'; style-src 'nonce-abc123';/);
   assert.ok(html.includes('src="https://webview/page/app.js"') && html.includes('href="https://webview/page/style.css"'));
   assert.ok(!html.includes('/assets/') && !html.includes('{{'));
