@@ -5,14 +5,12 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use bb_bridge_stdio::socket::{Bound, Ended};
-use bb_launch::{EngineParts, Launcher};
+use bb_launch::Launcher;
 use bb_protocol::Limits;
-use bb_service::{Service, SystemClock};
 use tokio::sync::mpsc;
 
 use crate::Args;
@@ -45,14 +43,7 @@ pub(crate) async fn run(args: Args, path: PathBuf) -> anyhow::Result<()> {
     tracing::info!(path = %path.display(), linger_secs = args.linger, "listening");
 
     let launcher = Launcher::start(args.engine).await?;
-    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
-    let service = Service::new(
-        launcher.service_config(),
-        adapter,
-        updates,
-        Arc::new(SystemClock),
-        supervision,
-    );
+    let service = crate::service(&launcher).await?;
     let result = service.run(connections).await;
     if !serving.is_finished() {
         serving.abort();

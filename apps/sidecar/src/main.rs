@@ -70,15 +70,8 @@ fn main() -> anyhow::Result<()> {
 /// Runs the service loop on stdio until the webview closes.
 async fn run(args: Args) -> anyhow::Result<()> {
     let launcher = Launcher::start(args.engine).await?;
-    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    let service = service(&launcher).await?;
     let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
-    let service = Service::new(
-        launcher.service_config(),
-        adapter,
-        updates,
-        Arc::new(SystemClock),
-        supervision,
-    );
     let result = service.run(bb_service::sink::single(sink)).await;
     bridge.reader.abort();
     if let Err(err) = bridge.writer.await {
@@ -91,6 +84,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The service loop over the launcher's engine (not started yet).
+pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
+    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    Ok(Service::new(
+        launcher.service_config(),
+        adapter,
+        updates,
+        Arc::new(SystemClock),
+        supervision,
+    ))
 }
 
 /// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.

@@ -358,6 +358,32 @@ impl Peer {
     }
 }
 
+/// The engine's descendant running `command` (its shell tool), once there is one; killed on
+/// drop if still alive.
+pub(crate) fn engine_tool(engine: u32, command: &str) -> KillOnDrop {
+    let mut tool = None;
+    eventually(LONG, &format!("the engine's shell tool to run `{command}`"), || {
+        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == command);
+        tool.is_some()
+    });
+    KillOnDrop(tool.unwrap())
+}
+
+/// `bb/events` payloads (of `session`, when given) until one holds an event of type `until`.
+pub(crate) fn messages_until(peer: &mut Peer, session: Option<&str>, until: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let m = peer.wait_event(LONG, until, |m| {
+            m["topic"] == "bb/events" && session.is_none_or(|s| m["payload"]["sessionId"] == s)
+        });
+        let done = m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == until);
+        out.push(m["payload"].clone());
+        if done {
+            return out;
+        }
+    }
+}
+
 /// Kills a process left behind by a failed assertion, so a failing test leaks nothing.
 pub(crate) struct KillOnDrop(pub(crate) u32);
 

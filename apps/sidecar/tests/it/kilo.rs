@@ -9,8 +9,8 @@ use bb_test_support::{
 use serde_json::{Value, json};
 
 use crate::harness::{
-    KillOnDrop, LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, eventually,
-    is_dead, kilo_bin_or_skip, stat_ids, streamed_text,
+    LONG, MockLlm, Sidecar, World, cmdline, engine_tool, environ_names, eventually, is_dead,
+    kilo_bin_or_skip, stat_ids, streamed_text,
 };
 
 pub(crate) struct Kilo {
@@ -293,13 +293,8 @@ fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
     assert!(!is_dead(engine));
     let session = k.create_session();
     k.send(&session, "Wait MOCK:bash:sleep%20600");
-    let mut tool = None;
-    eventually(LONG, "the engine's shell tool to run `sleep 600`", || {
-        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == "sleep 600");
-        tool.is_some()
-    });
-    let tool = tool.unwrap();
-    let _reaper = KillOnDrop(tool);
+    let reaper = engine_tool(engine, "sleep 600");
+    let tool = reaper.0;
     let ids = |p| stat_ids(p).map(|(_, _, pgrp, sid)| (pgrp, sid));
     eprintln!("engine (pgrp, sid) {:?}; tool {:?}", ids(engine), ids(tool));
     // SAFETY: signalling our own child process.

@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    KillOnDrop, LONG, Peer, Sidecar, World, cmdline, descendants_of, eventually, is_dead,
-    kilo_bin_or_skip,
+    LONG, Peer, Sidecar, World, engine_tool, eventually, is_dead, kilo_bin_or_skip, messages_until,
 };
 
 /// A `--listen` sidecar and its socket, once it said it listens.
@@ -44,21 +43,6 @@ fn rand_suffix() -> u128 {
 
 fn connect(world: &World, socket: &Path) -> Peer {
     Peer::connect(socket, world.path("listen.err"))
-}
-
-/// `bb/events` payloads of `session` until one holds an event of type `until`.
-fn messages_until(peer: &mut Peer, session: &str, until: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = peer.wait_event(LONG, until, |m| {
-            m["topic"] == "bb/events" && m["payload"]["sessionId"] == session
-        });
-        let done = m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == until);
-        out.push(m["payload"].clone());
-        if done {
-            return out;
-        }
-    }
 }
 
 fn seqs(messages: &[Value]) -> Vec<u64> {
@@ -107,7 +91,7 @@ fn clients_come_and_go_and_the_sidecar_lingers_then_exits() {
     let session = created["sessionId"].as_str().unwrap().to_owned();
     a.ok("bb.sendMessage", json!({"sessionId": session, "text": "Add a Makefile"}));
     // The turn waits for the permission decision: it is running when the client leaves.
-    let before = messages_until(&mut a, &session, "permission_request");
+    let before = messages_until(&mut a, Some(&session), "permission_request");
     let last = *seqs(&before).last().unwrap();
     let request = before
         .iter()
@@ -131,7 +115,7 @@ fn clients_come_and_go_and_the_sidecar_lingers_then_exits() {
         json!({"sessionId": session, "requestId": request, "decision": "allow_once"}),
     );
     assert_eq!(decided["sessionId"], session.as_str());
-    let after = messages_until(&mut b, &session, "run_finished");
+    let after = messages_until(&mut b, Some(&session), "run_finished");
     assert!(after.iter().all(|m| m["tabId"] == "tab-a"));
     let all: Vec<u64> = seqs(&before).into_iter().chain(seqs(&after)).collect();
     assert_eq!(all, (1..=all.len() as u64).collect::<Vec<_>>(), "one tab, nothing twice or lost");
@@ -229,7 +213,7 @@ fn a_running_kilo_turn_survives_a_reconnect_and_nothing_outlives_the_linger() {
 
     let mut b = connect(&world, &socket);
     b.ok("bb.init", json!({"lastSeen": {"tab-k": last}}));
-    let after = messages_until(&mut b, &session, "session.turn.close");
+    let after = messages_until(&mut b, Some(&session), "session.turn.close");
     let all: Vec<u64> = seqs(&before).into_iter().chain(seqs(&after)).collect();
     assert_eq!(all, (1..=all.len() as u64).collect::<Vec<_>>(), "one tab, nothing twice or lost");
     let text: String = before
@@ -248,13 +232,8 @@ fn a_running_kilo_turn_survives_a_reconnect_and_nothing_outlives_the_linger() {
 
     // A detached shell tool of the engine, then no client: nothing outlives the linger.
     b.ok("bb.sendMessage", json!({"sessionId": session, "text": "Wait MOCK:bash:sleep%20600"}));
-    let mut tool = None;
-    eventually(LONG, "the engine's shell tool to run `sleep 600`", || {
-        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == "sleep 600");
-        tool.is_some()
-    });
-    let tool = tool.unwrap();
-    let _reaper = KillOnDrop(tool);
+    let reaper = engine_tool(engine, "sleep 600");
+    let tool = reaper.0;
     b.disconnect();
     let status = sidecar.wait_exit(Duration::from_secs(60));
     assert!(status.success(), "exit {status}; log:\n{}", sidecar.stderr());
