@@ -270,7 +270,7 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()
     let state_dir = state.path().to_string_lossy().into_owned();
     let args = ["--engine", shape.name(), "--engine-url", &engine.url, "--workspace", &ws];
     let mut sidecar = Sidecar::spawn(sidecar, &[&args[..], &["--state-dir", &state_dir]].concat())?;
-    sidecar.call("init", "bb.init", json!({})).await?;
+    sidecar.call("init", "bb.init", json!({})).await.context("bb.init")?;
     if engine.shape() == Shape::Breadboard {
         // Each select opens the session's stream; the first session is selected last.
         for i in (0..run.sessions).rev() {
@@ -327,7 +327,9 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()
         if let Ok(mut m) = written.lock() {
             m[n] = Some(now());
         }
-        feed.write(n, n % run.sessions).await?;
+        feed.write(n, n % run.sessions)
+            .await
+            .with_context(|| format!("writing event {n} to the sidecar's event stream"))?;
     }
     let written_for = now().duration_since(started).as_secs_f64();
     let (latencies, lines_read, done) = tokio::time::timeout(Duration::from_secs(10), reader)
