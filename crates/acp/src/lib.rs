@@ -10,7 +10,7 @@
 //! * **SDK.** The wire types and the JSON-RPC connection (ids, request/response matching,
 //!   the dispatch loop, "method not found" for agent requests nobody handles, failing
 //!   pending calls when the transport closes) are the `agent-client-protocol` crate, pinned
-//!   exactly (`=5.0.0`). Two things are not taken from it: spawning (its `AcpAgent` starts
+//!   exactly (`=5.2.0`, ACP schema 1.17.0). Two things are not taken from it: spawning (its `AcpAgent` starts
 //!   a process itself, without the supervisor's environment allow-list, process group,
 //!   parent-death signal and group guard, so the agent is spawned through
 //!   `bb_supervisor::ProcessSpawner::spawn_stdio` and its pipes handed to the SDK as
