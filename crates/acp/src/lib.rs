@@ -52,15 +52,27 @@
 //!   1024 events; when full the agent's reader waits (no drop).
 //! * **Limits.** The SDK reads one JSON-RPC message per line without a length bound.
 
+mod asks;
+mod caps;
+mod client;
 mod conn;
 mod error;
 mod event;
+mod fs;
+mod gate;
 mod hub;
 pub mod sidebar;
 mod spawn;
+mod terminal;
+mod watch;
 
-pub use conn::{MAX_LIST_PAGES, SETUP_TIMEOUT, STOP_GRACE};
+pub use caps::Optional;
+pub use conn::{AcpCounters, MAX_LIST_PAGES, SETUP_TIMEOUT, STOP_GRACE};
 pub use error::AcpError;
 pub use event::{AcpEvent, AcpEventKind};
+pub use fs::{MAX_READ_BYTES, MAX_WRITE_BYTES};
+pub use gate::{Gate, TrustFlag};
 pub use hub::{AcpHub, EVENT_CAPACITY};
 pub use spawn::LaunchPolicy;
+pub use terminal::DEFAULT_OUTPUT_LIMIT;
+pub use watch::{STDERR_TAIL_CHARS, STDERR_TAIL_LINES};
