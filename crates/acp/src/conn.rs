@@ -220,11 +220,16 @@ impl Connection {
             .client_info(Implementation::new("bb-bridge", env!("CARGO_PKG_VERSION")));
         let result = match conn.call_bounded("initialize", request).await {
             Ok(init) if init.protocol_version == ProtocolVersion::V1 => Ok(init),
-            Ok(init) => Err(AcpError::Protocol(
+            Ok(init) => Err(AcpError::Protocol(format!(
+                "the agent speaks ACP protocol version {}",
                 serde_json::to_value(init.protocol_version)
                     .map(|v| v.to_string())
-                    .unwrap_or_default(),
-            )),
+                    .unwrap_or_default()
+            ))),
+            // The SDK refuses an answer of another version before it reaches us.
+            Err(AcpError::Agent { message, .. }) if message.contains("protocol version") => {
+                Err(AcpError::Protocol(format!("the agent's initialize answer: {message}")))
+            }
             Err(err) => Err(err),
         };
         match result {
@@ -284,9 +289,15 @@ impl Connection {
                         .unwrap_or_else(|| "the agent closed its output".to_owned());
                     return Err(AcpError::Closed { id: self.id.clone(), reason });
                 }
+                // The SDK's own refusals say what is wrong in `data`.
+                let detail = match &err.data {
+                    Some(Value::String(d)) => format!(": {d}"),
+                    _ => String::new(),
+                };
+                let message = format!("{}{detail} ({})", err.message, i32::from(err.code));
                 Err(AcpError::Agent {
                     method,
-                    message: format!("{} ({})", err.message, i32::from(err.code)),
+                    message: bb_normalize::redact::redact_text(&message),
                 })
             }
         }

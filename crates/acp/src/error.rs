@@ -45,9 +45,9 @@ pub enum AcpError {
     #[error("the agent does not offer {0}")]
     NotSupported(&'static str),
     /// The agent answered `initialize` with a protocol version this bridge does not speak
-    /// (`acp_protocol_unsupported`).
+    /// (`acp_protocol_unsupported`); the text says which.
     #[error(
-        "the agent speaks ACP protocol version {0}; this bridge speaks version 1: update the agent or use one that speaks version 1"
+        "{0}; this bridge speaks ACP protocol version 1: update the agent or use one that speaks version 1"
     )]
     Protocol(String),
 }

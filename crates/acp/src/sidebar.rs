@@ -59,6 +59,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 pub use config::CONFIG_FILE;
+pub use events::HELD_OUTPUT;
 
 use crate::caps::Optional;
 use crate::gate::Gate;

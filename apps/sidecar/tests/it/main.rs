@@ -9,6 +9,7 @@
 )]
 
 mod acp;
+mod acp_client;
 mod breadboard;
 mod breadboard_engine;
 mod breaker;

@@ -7,7 +7,10 @@
 //!   `elicitation_settled {requestId, decision, outcome}`, `elicitation_completed
 //!   {elicitationId}`;
 //! * `terminal_output {terminalId, toolCallId?, output}` (streamed tool output),
-//!   `terminal_exited {terminalId, toolCallId?, exitStatus}`;
+//!   `terminal_exited {terminalId, toolCallId?, exitStatus}`. A terminal's output usually
+//!   starts before the agent names the tool call that shows it: until it does, the output is
+//!   held (at most [`HELD_OUTPUT`] bytes per terminal, then sent without the call), and sent
+//!   right after the update that names the call, or when the terminal exits;
 //! * `fs_read {path}`, `fs_write {path, file}`, `fs_refused {op, path, message}`;
 //! * `subagent_activity {subagentSessionId, parentSessionId, taskId, status, update}`: an
 //!   update of a child session an agent announced with `subagent_update`, shown under its
@@ -29,6 +32,19 @@ use super::{Inner, lock, request_key};
 use crate::AcpEventKind;
 use bb_host::permissions::RequestKind;
 
+/// Output of a terminal no tool call names yet, held per terminal (bytes).
+pub const HELD_OUTPUT: usize = 64 * 1024;
+
+/// A terminal's output (and exit) held until a tool call names the terminal.
+#[derive(Debug)]
+struct Held {
+    session: String,
+    output: Vec<String>,
+    bytes: usize,
+    /// Its exit status, once it exited.
+    exit: Option<Value>,
+}
+
 /// What the sidebar keeps of the agent's updates.
 #[derive(Debug, Default)]
 pub(crate) struct Tracked {
@@ -36,6 +52,8 @@ pub(crate) struct Tracked {
     pub(crate) commands: HashMap<String, Vec<Value>>,
     /// Terminal id → the tool call that shows it.
     terminals: HashMap<String, String>,
+    /// Terminal id → what was not sent yet because no tool call names the terminal yet.
+    held: HashMap<String, Held>,
     /// Child session → parent session (`subagent_update`).
     children: HashMap<String, String>,
     /// (session, request id as sent) → the agent's elicitation request id.
@@ -70,6 +88,25 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
             };
             out.push(inner.event(&session, kind, payload));
             if !running {
+                // What a terminal no tool call named held goes out before the turn's end.
+                let held: Vec<(String, Held)> = {
+                    let mut st = lock(&inner.state);
+                    let ids: Vec<String> = st
+                        .tracked
+                        .held
+                        .iter()
+                        .filter(|(_, h)| h.session == session)
+                        .map(|(t, _)| t.clone())
+                        .collect();
+                    ids.into_iter()
+                        .filter_map(|t| st.tracked.held.remove(&t).map(|h| (t, h)))
+                        .collect()
+                };
+                let end = out.pop();
+                for (terminal, h) in held {
+                    out.extend(release(inner, &terminal, None, h));
+                }
+                out.extend(end);
                 // A turn that ended leaves no request of it open.
                 inner.permits.cancel_session(&session);
                 let mut st = lock(&inner.state);
@@ -137,20 +174,36 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
             }
         }
         AcpEventKind::TerminalOutput { session_id, terminal_id, output } => {
-            let call = lock(&inner.state).tracked.terminals.get(&terminal_id).cloned();
-            let mut payload = obj([("terminalId", json!(terminal_id)), ("output", json!(output))]);
-            if let Some(c) = call {
-                payload.insert("toolCallId".to_owned(), json!(c));
+            let mut st = lock(&inner.state);
+            let call = st.tracked.terminals.get(&terminal_id).cloned();
+            if call.is_none() {
+                let held = st.tracked.held.entry(terminal_id.clone()).or_insert_with(|| Held {
+                    session: session_id.clone(),
+                    output: Vec::new(),
+                    bytes: 0,
+                    exit: None,
+                });
+                if held.bytes + output.len() <= HELD_OUTPUT {
+                    held.bytes += output.len();
+                    held.output.push(output);
+                    return out;
+                }
             }
-            out.push(inner.event(&session_id, "terminal_output", payload));
+            drop(st);
+            out.push(terminal_output(inner, &session_id, &terminal_id, call.as_deref(), output));
         }
         AcpEventKind::TerminalExited { session_id, terminal_id, exit } => {
-            let call = lock(&inner.state).tracked.terminals.get(&terminal_id).cloned();
-            let mut payload = obj([("terminalId", json!(terminal_id)), ("exitStatus", exit)]);
-            if let Some(c) = call {
-                payload.insert("toolCallId".to_owned(), json!(c));
+            let mut st = lock(&inner.state);
+            let call = st.tracked.terminals.get(&terminal_id).cloned();
+            if call.is_none()
+                && let Some(held) = st.tracked.held.get_mut(&terminal_id)
+            {
+                // Sent with its output once a tool call names it, or when the turn ends.
+                held.exit = Some(exit);
+                return out;
             }
-            out.push(inner.event(&session_id, "terminal_exited", payload));
+            drop(st);
+            out.push(terminal_exited(inner, &session_id, &terminal_id, call.as_deref(), exit));
         }
         AcpEventKind::FileAccess { session_id, op, path, refused } => {
             let (kind, payload) = match refused {
@@ -173,10 +226,53 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
     out
 }
 
-/// One `session/update`: tracked facts (commands, terminals, sub-agents), then the event.
+fn terminal_exited(
+    inner: &Inner,
+    session: &str,
+    terminal: &str,
+    call: Option<&str>,
+    exit: Value,
+) -> EngineUpdate {
+    let mut payload = obj([("terminalId", json!(terminal)), ("exitStatus", exit)]);
+    if let Some(c) = call {
+        payload.insert("toolCallId".to_owned(), json!(c));
+    }
+    inner.event(session, "terminal_exited", payload)
+}
+
+/// What was held for a terminal, as events (its output, then its exit if it exited).
+fn release(inner: &Inner, terminal: &str, call: Option<&str>, held: Held) -> Vec<EngineUpdate> {
+    let mut out: Vec<EngineUpdate> = held
+        .output
+        .into_iter()
+        .map(|o| terminal_output(inner, &held.session, terminal, call, o))
+        .collect();
+    if let Some(exit) = held.exit {
+        out.push(terminal_exited(inner, &held.session, terminal, call, exit));
+    }
+    out
+}
+
+fn terminal_output(
+    inner: &Inner,
+    session: &str,
+    terminal: &str,
+    call: Option<&str>,
+    output: String,
+) -> EngineUpdate {
+    let mut payload = obj([("terminalId", json!(terminal)), ("output", json!(output))]);
+    if let Some(c) = call {
+        payload.insert("toolCallId".to_owned(), json!(c));
+    }
+    inner.event(session, "terminal_output", payload)
+}
+
+/// One `session/update`: tracked facts (commands, terminals, sub-agents), then the event
+/// (and the output held for a terminal it names).
 fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<EngineUpdate> {
     let kind =
         update.get("sessionUpdate").and_then(Value::as_str).unwrap_or("unknown_update").to_owned();
+    let mut released = Vec::new();
     let parent = {
         let mut st = lock(&inner.state);
         match kind.as_str() {
@@ -192,6 +288,9 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
                             (c.get("terminalId").and_then(Value::as_str), call)
                     {
                         st.tracked.terminals.insert(t.to_owned(), call.to_owned());
+                        if let Some(held) = st.tracked.held.remove(t) {
+                            released.push((t.to_owned(), call.to_owned(), held));
+                        }
                     }
                 }
             }
@@ -208,7 +307,7 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
         Value::Object(map) => map,
         other => obj([("update", other)]),
     };
-    match parent {
+    let mut out = match parent {
         // A child session's activity shows under its parent, as the child's task.
         Some(parent) => {
             let status = match kind.as_str() {
@@ -229,5 +328,9 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
             vec![inner.event(&parent, "subagent_activity", payload)]
         }
         None => vec![inner.event(&session_id, &kind, payload)],
+    };
+    for (terminal, call, held) in released {
+        out.extend(release(inner, &terminal, Some(&call), held));
     }
+    out
 }

@@ -88,9 +88,8 @@ fn a_turn_reduces_into_blocks() {
 /// (`kilo` and `opencode`: the real agents; `capable`: `fixtures/acp/capable_agent.py`, for
 /// the kinds the real agents never send), per file, in order.
 fn recorded(agent: &str) -> Vec<(String, Vec<RawEvent>)> {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/acp")
-        .join(agent);
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/acp").join(agent);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -197,7 +196,11 @@ fn kilo_frames_show_text_usage_commands_and_the_model_switch() {
         let v = view_of(agent, "todo_tool");
         let todos: Vec<(&str, TaskStatus)> =
             v.tasks.todos.iter().map(|t| (t.content.as_str(), t.status)).collect();
-        assert_eq!(todos, [("first", TaskStatus::Running), ("second", TaskStatus::Queued)], "{agent}");
+        assert_eq!(
+            todos,
+            [("first", TaskStatus::Running), ("second", TaskStatus::Queued)],
+            "{agent}"
+        );
     }
     // A command's output reaches its tool block; the load replays the user's words.
     let v = view_of("kilo", "permission_bash");
@@ -297,6 +300,9 @@ fn bridge_events_of_the_acp_client_reduce() {
             _ => None,
         })
         .collect();
-    assert_eq!(levels, [NoticeLevel::Warning, NoticeLevel::Error, NoticeLevel::Warning, NoticeLevel::Info]);
+    assert_eq!(
+        levels,
+        [NoticeLevel::Warning, NoticeLevel::Error, NoticeLevel::Warning, NoticeLevel::Info]
+    );
     assert_eq!(v.run.errors, 1, "only the exit is an error");
 }
