@@ -10,6 +10,7 @@
 
 mod acp;
 mod acp_client;
+mod acp_opencode;
 mod breadboard;
 mod breadboard_engine;
 mod breaker;
