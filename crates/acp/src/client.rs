@@ -385,7 +385,10 @@ async fn allowed_write(
     ctx.emit(kind).await;
     match rx.await {
         Ok(PermissionOutcome::Selected { option_id }) if option_id == "allow" => Ok(path),
-        _ => Err(FsRefusal::Denied(shown)),
+        Ok(PermissionOutcome::Selected { .. }) => Err(FsRefusal::Denied(shown)),
+        Ok(PermissionOutcome::Cancelled) | Err(_) => Err(FsRefusal::Io(format!(
+            "the write of {shown} was cancelled before the user answered"
+        ))),
     }
 }
 

@@ -64,6 +64,8 @@ mod hub;
 pub mod sidebar;
 mod spawn;
 mod terminal;
+#[cfg(test)]
+mod tests;
 mod watch;
 
 pub use caps::Optional;

@@ -28,7 +28,7 @@
 //! writes and terminals is the same table's ([`PermitsGate`]).
 
 mod commands;
-mod config;
+pub(crate) mod config;
 mod events;
 mod life;
 

@@ -26,14 +26,15 @@ const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// What a terminal printed so far.
 #[derive(Debug, Default)]
-struct Output {
-    text: String,
-    truncated: bool,
-    limit: usize,
+pub(crate) struct Output {
+    pub(crate) text: String,
+    pub(crate) truncated: bool,
+    pub(crate) limit: usize,
 }
 
 impl Output {
-    fn push(&mut self, line: &str) {
+    /// Appends a line; past the limit the oldest bytes go (on a char boundary).
+    pub(crate) fn push(&mut self, line: &str) {
         self.text.push_str(line);
         self.text.push('\n');
         if self.text.len() > self.limit {

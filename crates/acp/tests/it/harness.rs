@@ -47,9 +47,18 @@ impl World {
 
     /// A hub whose agents inherit exactly [`World::env`], workspace = the project.
     pub(crate) fn hub(&self) -> (AcpHub, Events) {
+        self.hub_with(false)
+    }
+
+    /// As [`World::hub`], the workspace trusted.
+    pub(crate) fn hub_trusted(&self) -> (AcpHub, Events) {
+        self.hub_with(true)
+    }
+
+    fn hub_with(&self, trusted: bool) -> (AcpHub, Events) {
         let policy = LaunchPolicy {
             workspace: self.path("project").canonicalize().unwrap(),
-            trusted: false,
+            trusted,
             inherited_env: self.env().into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
         };
         let (hub, rx) = AcpHub::new(policy, Arc::new(TokioSpawner::default()));
