@@ -178,6 +178,17 @@ def save(out, name, frames):
     print("wrote %s/%s.jsonl (%d frames)" % (out, name, len(frames)))
 
 
+def begin(a, project, out):
+    """initialize + session/new, saved as initialize_new; the session id and a prompt sender."""
+    init = a.call("initialize", {"protocolVersion": 1, "clientCapabilities": CAPS,
+                                 "clientInfo": {"name": "bb-bridge", "version": "record"}})
+    assert "result" in init, init
+    sid = a.call("session/new", {"cwd": project, "mcpServers": []})["result"]["sessionId"]
+    save(out, "initialize_new", a.take())
+    return sid, lambda text: a.call("session/prompt", {"sessionId": sid,
+                                                       "prompt": [{"type": "text", "text": text}]})
+
+
 def record_engine(flavor, bin_path, out):
     root = tempfile.mkdtemp(prefix="acp-rec-")
     project = os.path.join(root, "project")
@@ -185,12 +196,7 @@ def record_engine(flavor, bin_path, out):
     try:
         mock, project, env = world(flavor, root)
         a = Agent([bin_path, "acp"], project, env, root)
-        init = a.call("initialize", {"protocolVersion": 1, "clientCapabilities": CAPS,
-                                     "clientInfo": {"name": "bb-bridge", "version": "record"}})
-        assert "result" in init, init
-        sid = a.call("session/new", {"cwd": project, "mcpServers": []})["result"]["sessionId"]
-        save(out, "initialize_new", a.take())
-        prompt = lambda text: a.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]})
+        sid, prompt = begin(a, project, out)
         prompt("Say it MOCK:text:hello%20from%20acp")
         save(out, "text_turn", a.take())
         prompt("Run it MOCK:bash:echo%20zebra42")
@@ -235,11 +241,7 @@ def record_capable(out):
     agent = os.path.join(REPO, "fixtures/acp/capable_agent.py")
     a = Agent(["python3", agent], project, {"PATH": os.environ["PATH"]}, root)
     try:
-        a.call("initialize", {"protocolVersion": 1, "clientCapabilities": CAPS,
-                              "clientInfo": {"name": "bb-bridge", "version": "record"}})
-        sid = a.call("session/new", {"cwd": project, "mcpServers": []})["result"]["sessionId"]
-        save(out, "initialize_new", a.take())
-        prompt = lambda text: a.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]})
+        _, prompt = begin(a, project, out)
         prompt("FAKE:thought:thinking%20it%20over FAKE:plan FAKE:title:Fixing%20the%20bug FAKE:usage FAKE:mode:plan FAKE:config")
         save(out, "session_facts", a.take())
         prompt("FAKE:notice:warning:Rate%20limited FAKE:compact FAKE:subagent FAKE:unknown")

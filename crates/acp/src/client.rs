@@ -49,6 +49,17 @@ fn request_id(raw: &Value) -> AcpRequestId {
     }
 }
 
+/// Sends a handler's answer: its response, or its error.
+fn answer<T: agent_client_protocol::JsonRpcResponse>(
+    responder: Responder<T>,
+    result: Result<T, agent_client_protocol::Error>,
+) -> Result<(), agent_client_protocol::Error> {
+    match result {
+        Ok(response) => responder.respond(response),
+        Err(err) => responder.respond_with_error(err),
+    }
+}
+
 /// The SDK client with every handler this bridge offers.
 pub(crate) fn builder(
     ctx: Ctx,
@@ -150,19 +161,15 @@ pub(crate) fn builder(
         )
         .on_receive_request(
             async move |req: KillTerminalRequest, responder: Responder<KillTerminalResponse>, _cx| {
-                match c8.terminals.kill(&req.session_id.to_string(), &req.terminal_id.to_string()) {
-                    Ok(()) => responder.respond(KillTerminalResponse::new()),
-                    Err(err) => responder.respond_with_error(err),
-                }
+                let done = c8.terminals.kill(&req.session_id.to_string(), &req.terminal_id.to_string());
+                answer(responder, done.map(|()| KillTerminalResponse::new()))
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |req: ReleaseTerminalRequest, responder: Responder<ReleaseTerminalResponse>, _cx| {
-                match c9.terminals.release(&req.session_id.to_string(), &req.terminal_id.to_string()) {
-                    Ok(()) => responder.respond(ReleaseTerminalResponse::new()),
-                    Err(err) => responder.respond_with_error(err),
-                }
+                let done = c9.terminals.release(&req.session_id.to_string(), &req.terminal_id.to_string());
+                answer(responder, done.map(|()| ReleaseTerminalResponse::new()))
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -358,14 +358,7 @@ impl Connection {
         cwd: String,
         mcp_servers: Vec<Value>,
     ) -> Result<Value, AcpError> {
-        self.require(Optional::Load)?;
-        lock(&self.ctx.shared).closed.remove(session_id);
-        let request: LoadSessionRequest =
-            from_json(json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}))?;
-        let answer = self.call_bounded("session/load", request).await?;
-        let answer = serde_json::to_value(&answer).unwrap_or(Value::Null);
-        self.opened(session_id, &answer).await;
-        Ok(answer)
+        self.reopen::<LoadSessionRequest>(Optional::Load, session_id, cwd, mcp_servers).await
     }
 
     /// `session/resume`: reopens a session without a replay.
@@ -375,10 +368,27 @@ impl Connection {
         cwd: String,
         mcp_servers: Vec<Value>,
     ) -> Result<Value, AcpError> {
-        self.require(Optional::Resume)?;
-        let request: ResumeSessionRequest =
+        self.reopen::<ResumeSessionRequest>(Optional::Resume, session_id, cwd, mcp_servers).await
+    }
+
+    /// `session/load` or `session/resume` (`Req`), when offered: the session is forwarded
+    /// again from the request on (a load's replay included), and recorded as open.
+    async fn reopen<Req>(
+        &self,
+        what: Optional,
+        session_id: &str,
+        cwd: String,
+        mcp_servers: Vec<Value>,
+    ) -> Result<Value, AcpError>
+    where
+        Req: JsonRpcRequest + serde::de::DeserializeOwned,
+        Req::Response: serde::Serialize,
+    {
+        self.require(what)?;
+        lock(&self.ctx.shared).closed.remove(session_id);
+        let request: Req =
             from_json(json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}))?;
-        let answer = self.call_bounded("session/resume", request).await?;
+        let answer = self.call_bounded(what.method(), request).await?;
         let answer = serde_json::to_value(&answer).unwrap_or(Value::Null);
         self.opened(session_id, &answer).await;
         Ok(answer)

@@ -160,16 +160,10 @@ impl AcpEvent {
                 WsEventKind::AcpSessionState(p)
             }
             AcpEventKind::TerminalOutput { session_id, terminal_id, output } => {
-                p.insert("sessionId".to_owned(), session_id.clone().into());
-                p.insert("terminalId".to_owned(), terminal_id.clone().into());
-                p.insert("output".to_owned(), output.clone().into());
-                WsEventKind::AcpTerminalOutput(p)
+                terminal(p, session_id, terminal_id, ("output", output.clone().into()))
             }
             AcpEventKind::TerminalExited { session_id, terminal_id, exit } => {
-                p.insert("sessionId".to_owned(), session_id.clone().into());
-                p.insert("terminalId".to_owned(), terminal_id.clone().into());
-                p.insert("exitStatus".to_owned(), exit.clone());
-                WsEventKind::AcpTerminalOutput(p)
+                terminal(p, session_id, terminal_id, ("exitStatus", exit.clone()))
             }
             AcpEventKind::FileAccess { session_id, op, path, refused } => {
                 p.insert("sessionId".to_owned(), session_id.clone().into());
@@ -183,6 +177,19 @@ impl AcpEvent {
             }
         }
     }
+}
+
+/// An `acp-terminal-output` event: the terminal and one more field.
+fn terminal(
+    mut p: WsPayload,
+    session_id: &str,
+    terminal_id: &str,
+    (key, value): (&str, Value),
+) -> WsEventKind {
+    p.insert("sessionId".to_owned(), session_id.into());
+    p.insert("terminalId".to_owned(), terminal_id.into());
+    p.insert(key.to_owned(), value);
+    WsEventKind::AcpTerminalOutput(p)
 }
 
 /// The request id as JSON (number or string, as the agent sent it).

@@ -176,12 +176,7 @@ impl AcpHub {
         &self,
         params: AcpSessionLoadParams,
     ) -> Result<AcpSessionSetup, AcpError> {
-        let (conn, cwd) = self.entry(&params.connection_id)?;
-        let cwd = self.session_cwd(params.cwd.as_deref(), cwd)?;
-        let answer = conn
-            .load_session(&params.session_id, cwd, params.mcp_servers.unwrap_or_default())
-            .await?;
-        Ok(setup(&answer))
+        self.reopen(params, Optional::Load).await
     }
 
     /// `acp_session_resume`: reopens a session without a replay; `not_supported` unless the
@@ -190,11 +185,21 @@ impl AcpHub {
         &self,
         params: AcpSessionLoadParams,
     ) -> Result<AcpSessionSetup, AcpError> {
+        self.reopen(params, Optional::Resume).await
+    }
+
+    async fn reopen(
+        &self,
+        params: AcpSessionLoadParams,
+        how: Optional,
+    ) -> Result<AcpSessionSetup, AcpError> {
         let (conn, cwd) = self.entry(&params.connection_id)?;
         let cwd = self.session_cwd(params.cwd.as_deref(), cwd)?;
-        let answer = conn
-            .resume_session(&params.session_id, cwd, params.mcp_servers.unwrap_or_default())
-            .await?;
+        let mcp = params.mcp_servers.unwrap_or_default();
+        let answer = match how {
+            Optional::Resume => conn.resume_session(&params.session_id, cwd, mcp).await?,
+            _ => conn.load_session(&params.session_id, cwd, mcp).await?,
+        };
         Ok(setup(&answer))
     }
 

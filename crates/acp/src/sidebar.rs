@@ -1,7 +1,7 @@
 //! `bb-sidecar --engine acp -- <agent command…>`: the v1 methods on any ACP agent.
 //!
 //! One agent per bridge, started at launch through an [`AcpHub`] (and restarted by
-//! [`life`] after a crash). `bb.createSession` → `session/new` (then the remembered config
+//! its `life` module after a crash). `bb.createSession` → `session/new` (then the remembered config
 //! options and the params' `model` / `permissionMode` through `session/set_config_option`);
 //! `bb.selectSession` of a session not open here → `session/resume` (preferred: no replay)
 //! or `session/load`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs
@@ -12,10 +12,10 @@
 //! bridge's own question before an agent's write), through the runtime's permission table
 //! and workspace trust (`bb_service::permits`); `bb.listSessions` → the sessions this bridge
 //! opened, then those the agent's `session/list` names for the workspace; `bb.command` →
-//! [`commands`]. Everything else is `not_supported`.
+//! its `commands` module. Everything else is `not_supported`.
 //!
 //! Events: every `session/update` is one event whose `type` is its `sessionUpdate` kind
-//! (payload = the update); the bridge adds the events listed in [`events`] and
+//! (payload = the update); the bridge adds the events listed in its `events` module and
 //! `request_permission {requestId, toolCall, options}`, `permission_settled {requestId,
 //! outcome}`. Ids are `acp-<n>`, counting per bridge. `bb_normalize::classify_acp` gives
 //! their classes.

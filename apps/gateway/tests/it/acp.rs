@@ -59,6 +59,23 @@ async fn event(
     }
 }
 
+/// `acp_connect` params for the real `kilo acp` in `world` (its HOME/XDG and Kilo switches).
+fn kilo_connect(world: &KiloWorld) -> Value {
+    let env: serde_json::Map<String, Value> =
+        world.env().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+    json!({"command": kilo_bin().display().to_string(), "args": ["acp"], "env": env})
+}
+
+/// `acp_session_new` on `conn`: the new session's id.
+async fn new_session(
+    c: &mut crate::harness::Client,
+    conn: &str,
+    events: &mut Vec<Value>,
+) -> String {
+    let new = call(c, "new", "acp_session_new", json!({"connectionId": conn}), events).await;
+    new["result"].as_str().unwrap_or_else(|| panic!("{new}")).to_owned()
+}
+
 /// Sends a request and reads until its response.
 async fn call(
     c: &mut crate::harness::Client,
@@ -73,25 +90,15 @@ async fn call(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_methods_drive_kilo_over_the_websocket() {
-    let bin = kilo_bin();
     let world = KiloWorld::new();
     let _mock = world.start_mock_llm(Duration::from_millis(50), "ask", "ask");
-    // What `acp_connect` names: the agent's HOME/XDG and Kilo switches.
-    let env: serde_json::Map<String, Value> =
-        world.env().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
     let gw = Gateway::start(&[]);
     let mut a = gw.connect().await;
     let mut b = gw.connect().await;
     let mut ev_a = Vec::new();
     let mut ev_b = Vec::new();
 
-    a.send(
-        "c1",
-        "acp_connect",
-        json!({"command": bin.display().to_string(), "args": ["acp"], "env": env}),
-    )
-    .await;
-    let info = response(&mut a, "c1", &mut ev_a).await;
+    let info = call(&mut a, "c1", "acp_connect", kilo_connect(&world), &mut ev_a).await;
     assert_eq!(info["ok"], true, "{info}");
     let info = &info["result"];
     assert_eq!(info["status"], "ready");
@@ -103,8 +110,7 @@ async fn acp_methods_drive_kilo_over_the_websocket() {
         .find(|&pid| !is_dead(pid) && cmdline(pid).contains(" acp"))
         .expect("the agent is the gateway's child");
 
-    let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev_a).await;
-    let session = new["result"].as_str().unwrap_or_else(|| panic!("{new}")).to_owned();
+    let session = new_session(&mut a, &conn, &mut ev_a).await;
 
     // A streamed reply; the response is the turn's end.
     a.send(
@@ -216,25 +222,14 @@ fn current<'a>(options: &'a Value, id: &str) -> &'a Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acp_sessions_and_config_options_on_kilo_over_the_websocket() {
-    let bin = kilo_bin();
     let world = KiloWorld::new();
     let _mock = world.start_mock_llm(Duration::from_millis(50), "ask", "ask");
-    let env: serde_json::Map<String, Value> =
-        world.env().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
     let gw = Gateway::start(&[]);
     let mut a = gw.connect().await;
     let mut ev = Vec::new();
-    let info = call(
-        &mut a,
-        "c1",
-        "acp_connect",
-        json!({"command": bin.display().to_string(), "args": ["acp"], "env": env}),
-        &mut ev,
-    )
-    .await;
+    let info = call(&mut a, "c1", "acp_connect", kilo_connect(&world), &mut ev).await;
     let conn = info["result"]["id"].as_str().unwrap_or_else(|| panic!("{info}")).to_owned();
-    let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev).await;
-    let session = new["result"].as_str().unwrap().to_owned();
+    let session = new_session(&mut a, &conn, &mut ev).await;
     // The new session's config options reach the client as a `config_option_update`.
     let options = event(&mut a, &mut ev, |e| update_kind(e) == "config_option_update").await;
     assert_eq!(current(&options["payload"]["update"]["configOptions"], "model"), "mock/mock-model");
@@ -327,8 +322,7 @@ async fn acp_client_capabilities_over_the_websocket() {
     )
     .await;
     let conn = info["result"]["id"].as_str().unwrap_or_else(|| panic!("{info}")).to_owned();
-    let new = call(&mut a, "n1", "acp_session_new", json!({"connectionId": conn}), &mut ev).await;
-    let session = new["result"].as_str().unwrap().to_owned();
+    let session = new_session(&mut a, &conn, &mut ev).await;
     let prompt = |text: String| json!({"connectionId": conn, "sessionId": session, "prompt": [{"type": "text", "text": text}]});
     let said = |events: &[Value]| -> String {
         events

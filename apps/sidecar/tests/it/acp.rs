@@ -114,6 +114,22 @@ impl Acp {
         self.sidecar.session_events_until(session, "request_permission", LONG)
     }
 
+    /// The session's events and the `bb/connection` payloads up to the session's first event
+    /// of type `kind`.
+    pub(crate) fn until(&mut self, session: &str, kind: &str) -> (Vec<Value>, Vec<Value>) {
+        let (mut events, mut connection) = (Vec::new(), Vec::new());
+        self.sidecar.wait_event(LONG, kind, |m| {
+            if m["topic"] == "bb/connection" {
+                connection.push(m["payload"].clone());
+            }
+            if m["topic"] == "bb/events" && m["payload"]["sessionId"] == session {
+                events.extend(m["payload"]["events"].as_array().unwrap().iter().cloned());
+            }
+            events.iter().any(|e| e["type"] == kind)
+        });
+        (events, connection)
+    }
+
     pub(crate) fn finish(mut self) {
         self.sidecar.close_stdin();
         let status = self.sidecar.wait_exit(Duration::from_secs(60));
@@ -249,16 +265,7 @@ fn an_agent_crash_mid_turn_is_reported_and_the_agent_restarted() {
     let session = a.session();
     a.send(&session, "go");
     // Everything up to both the connection's restart and the session's reopening.
-    let (mut events, mut conn) = (Vec::new(), Vec::new());
-    a.sidecar.wait_event(LONG, "the restart and the reopening", |m| {
-        if m["topic"] == "bb/connection" {
-            conn.push(m["payload"].clone());
-        }
-        if m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str() {
-            events.extend(m["payload"]["events"].as_array().unwrap().iter().cloned());
-        }
-        events.iter().any(|e| e["type"] == "session_resume_failed")
-    });
+    let (events, conn) = a.until(&session, "session_resume_failed");
     assert_eq!(text_of(&events), "about to crash");
     let exited = first(&events, "agent_exited");
     assert!(exited["payload"]["reason"].as_str().unwrap().contains("exit code 3"), "{exited}");
@@ -341,6 +348,12 @@ fn kilo_model_switch_through_config_options_is_remembered_for_the_workspace() {
     let s = a.session();
     let options = a.command(&s, "config.options", json!({}));
     assert_eq!(option(&options, "model")["currentValue"], "mock/mock-model", "{options}");
+    // The agent's commands, for the prompt box's `/` menu (Kilo sends them after the session
+    // is created).
+    a.sidecar.session_events_until(&s, "available_commands_update", LONG);
+    let commands = a.command(&s, "commands", json!({}));
+    let commands = commands["result"]["output"]["commands"].as_array().unwrap();
+    assert!(commands.iter().any(|c| c["name"] == "init"), "{commands:#?}");
     let events = a.turn(&s, "MOCK:text:on%20the%20first");
     let usage = first(&events, "usage_update");
     assert_eq!(usage["class"], "session.info");
@@ -443,16 +456,7 @@ fn kilo_killed_mid_turn_is_restarted_and_its_session_resumed() {
         std::process::Command::new("kill").args(["-KILL", &old.to_string()]).status().unwrap();
     assert!(killed.success());
     // Everything up to the resume: the session's events and the connection's.
-    let (mut events, mut connection) = (Vec::new(), Vec::new());
-    a.sidecar.wait_event(LONG, "the session resumed", |m| {
-        if m["topic"] == "bb/connection" {
-            connection.push(m["payload"].clone());
-        }
-        if m["topic"] == "bb/events" && m["payload"]["sessionId"] == s.as_str() {
-            events.extend(m["payload"]["events"].as_array().unwrap().iter().cloned());
-        }
-        events.iter().any(|e| e["type"] == "session_resumed")
-    });
+    let (events, mut connection) = a.until(&s, "session_resumed");
     let error = first(&events, "turn_error");
     assert_eq!(error["payload"]["code"], "acp_connection_closed", "{error}");
     assert!(error["payload"]["message"].as_str().unwrap().contains("signal 9"), "{error}");

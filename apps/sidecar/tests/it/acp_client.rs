@@ -340,3 +340,31 @@ fn a_crash_loop_opens_the_breaker_and_agent_restart_closes_it() {
     assert_eq!(said(&mut a, &s, "FAKE:text:alive").0, "alive");
     a.finish();
 }
+
+#[test]
+fn create_session_takes_a_model_and_a_mode_from_the_agent_options() {
+    let mut a = capable(false, &[]);
+    let created =
+        a.sidecar.ok("bb.createSession", json!({"model": "fake/b", "permissionMode": "plan"}));
+    let s = created["sessionId"].as_str().unwrap().to_owned();
+    let options = a.command(&s, "config.options", json!({}));
+    let current = |id: &str| {
+        options["result"]["output"]["configOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == id)
+            .unwrap()["currentValue"]
+            .clone()
+    };
+    assert_eq!((current("model"), current("mode")), (json!("fake/b"), json!("plan")), "{options}");
+    // A value the agent does not offer: refused, naming what it offers; no session is left.
+    let bad = a.sidecar.call("bb.createSession", json!({"model": "fake/zzz"}));
+    assert_eq!(bad["error"]["code"], "invalid_params", "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains("fake/b"), "{bad}");
+    let listed = a.sidecar.ok("bb.listSessions", json!({}));
+    let open: Vec<&Value> =
+        listed["sessions"].as_array().unwrap().iter().filter(|x| x["status"] != "closed").collect();
+    assert!(open.iter().all(|x| x["sessionId"] == s.as_str() || x["status"].is_null()), "{listed}");
+    a.finish();
+}

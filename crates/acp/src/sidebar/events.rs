@@ -16,7 +16,7 @@
 //!   update of a child session an agent announced with `subagent_update`, shown under its
 //!   parent (the tasks lane), not as a session of its own;
 //! * `agent_exited`, `agent_restarting`, `session_resumed`, `session_resume_failed`,
-//!   `session_closed` ([`super::life`], [`super::commands`]).
+//!   `session_closed` (`super::life`, `super::commands`).
 //!
 //! Updates of a session nobody opened or announced are forwarded under their own session id
 //! (the host keeps them until a tab shows it); events that name no session at all are

@@ -4,34 +4,16 @@
 
 use bb_acp::{AcpEventKind, AcpHub};
 use bb_protocol::ws::{
-    AcpConnectParams, AcpDisconnectParams, AcpSessionLoadParams, AcpSessionNewParams,
-    AcpSessionParams, AcpSessionPromptParams, ContentBlock,
+    AcpDisconnectParams, AcpSessionLoadParams, AcpSessionParams, AcpSessionPromptParams,
+    ContentBlock,
 };
 
-use crate::harness::{Events, LONG, World, is_dead, repo_root};
+use crate::harness::{Events, LONG, World, is_dead, script_session};
 
 async fn capable(world: &World, flags: &[&str]) -> (AcpHub, Events, String, String) {
     let (hub, events) = world.hub_trusted();
-    let mut args = vec![repo_root().join("fixtures/acp/capable_agent.py").display().to_string()];
-    args.extend(flags.iter().map(|f| (*f).to_owned()));
-    let info = hub
-        .connect(AcpConnectParams {
-            command: "python3".to_owned(),
-            args: Some(args),
-            env: None,
-            cwd: None,
-        })
-        .await
-        .unwrap();
-    let session = hub
-        .session_new(AcpSessionNewParams {
-            connection_id: info.id.clone(),
-            cwd: None,
-            mcp_servers: None,
-        })
-        .await
-        .unwrap();
-    (hub, events, info.id, session)
+    let (conn, _, session) = script_session(&hub, "capable_agent.py", flags).await;
+    (hub, events, conn, session)
 }
 
 fn prompt(conn: &str, session: &str, text: &str) -> AcpSessionPromptParams {
