@@ -264,6 +264,14 @@ fn plan_title_usage_mode_notices_compaction_and_subagents_reach_the_tab() {
     assert_eq!(child["class"], "task.event");
     assert_eq!(child["payload"]["subagentSessionId"], format!("{s}-child"));
     assert_eq!(child["payload"]["update"]["content"]["text"], "child says hi");
+    // The agent's title is the session's title.
+    a.sidecar.state(LONG, "the title", |st| {
+        st["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["sessionId"] == s.as_str() && x["title"] == "Fixing it")
+    });
     // The `/` menu.
     let commands = a.command(&s, "commands", json!({}));
     let names: Vec<&str> = commands["result"]["output"]["commands"]

@@ -273,6 +273,7 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
     let kind =
         update.get("sessionUpdate").and_then(Value::as_str).unwrap_or("unknown_update").to_owned();
     let mut released = Vec::new();
+    let mut retitled = None;
     let parent = {
         let mut st = lock(&inner.state);
         match kind.as_str() {
@@ -297,6 +298,15 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
             "subagent_update" => {
                 if let Some(child) = update.get("sessionId").and_then(Value::as_str) {
                     st.tracked.children.insert(child.to_owned(), session_id.clone());
+                }
+            }
+            // The title the agent gives a session is its title in `bb/state` too.
+            "session_info_update" => {
+                if let Some(title) = update.get("title").and_then(Value::as_str)
+                    && let Some(s) = st.sessions.iter_mut().find(|s| s.session_id == session_id)
+                {
+                    s.title = Some(title.to_owned());
+                    retitled = Some(s.clone());
                 }
             }
             _ => {}
@@ -332,5 +342,6 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
     for (terminal, call, held) in released {
         out.extend(release(inner, &terminal, Some(&call), held));
     }
+    out.extend(retitled.map(EngineUpdate::SessionUpserted));
     out
 }
