@@ -1,6 +1,8 @@
 //! The scripted mock LLM (`mock_llm.py`, an OpenAI-compatible server on loopback), killed on
 //! drop.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -47,6 +49,28 @@ impl MockLlm {
     /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Queues directives (`POST /_mock/script`): each is the reply to one agent request (a
+    /// request that offers tools), before any directive written in a message. A directive
+    /// may hold JSON (`tool:task:{"description": …}`), which a message cannot carry.
+    pub fn script(&self, directives: &[&str]) {
+        let body = serde_json::json!({ "queue": directives }).to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(
+            stream,
+            "POST /_mock/script HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200"),
+            "{answer}"
+        );
     }
 }
 

@@ -20,5 +20,7 @@ mod kilo_permissions;
 mod kilo_size;
 mod kilo_tools;
 mod ordering;
+mod prompts;
 mod protocol;
 mod robustness;
+mod trust;
