@@ -261,7 +261,7 @@ impl Launcher {
                     Arc::new(TokioSpawner::default()),
                     Arc::new(KiloProbe),
                 );
-                Some(Supervision::new(supervisor))
+                Some(Supervision::new(Arc::new(supervisor)))
             }
         };
         Ok(EngineParts { adapter, updates, supervision })

@@ -110,6 +110,7 @@ mod order;
 pub mod permits;
 mod service;
 pub mod sink;
+mod starter;
 
 pub use clock::SystemClock;
 pub use endpoint::Endpoint;
@@ -121,6 +122,7 @@ pub use events_thread::EventsThread;
 pub use ingest::{Ingest, Mapping};
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
+pub use starter::{EngineStarter, StartedEngine};
 
 #[cfg(test)]
 mod tests;

@@ -77,9 +77,15 @@ impl EngineLife {
     }
 
     /// The engine went down and restarts after a delay (`attempt` crashes in the window).
-    pub(crate) fn restarting(&mut self, attempt: u64, why: String) -> ConnectionPayload {
+    /// `auth`: the engine refused the bridge's credentials.
+    pub(crate) fn restarting(
+        &mut self,
+        attempt: u64,
+        why: String,
+        auth: bool,
+    ) -> ConnectionPayload {
         self.pid = None;
-        self.metrics.crash(why.contains("refused the credentials"));
+        self.metrics.crash(auth);
         self.metrics.connection(false);
         self.attempt = Some(attempt);
         ConnectionPayload {
@@ -93,10 +99,15 @@ impl EngineLife {
     }
 
     /// The breaker opened with `reason`.
-    pub(crate) fn tripped(&mut self, reason: String, crashed: bool) -> ConnectionPayload {
+    pub(crate) fn tripped(
+        &mut self,
+        reason: String,
+        crashed: bool,
+        auth: bool,
+    ) -> ConnectionPayload {
         self.pid = None;
         if crashed {
-            self.metrics.crash(reason.contains("refused the credentials"));
+            self.metrics.crash(auth);
         }
         self.metrics.connection(false);
         self.metrics.breaker_tripped();

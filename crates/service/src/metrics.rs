@@ -29,7 +29,8 @@
 //! observation of a key the adapter reports stays under `bridge.observed`.
 //!
 //! Under `bridge`: requests, error responses by code, events written, engine restarts,
-//! breaker trips and rehydrated sessions. `kilo.cli.credentials.insecure_storage_detected`
+//! breaker trips and sessions rebuilt after a reconnect (the adapter's
+//! `bridge.rehydrations`). `kilo.cli.credentials.insecure_storage_detected`
 //! is not reported: the bridge stores no credentials.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -54,7 +55,6 @@ pub(crate) struct Metrics {
     reconnects: u64,
     auth_failures: u64,
     continuity_lost: u64,
-    rehydrations: u64,
     crashes: u64,
     restarts: u64,
     breaker_trips: u64,
@@ -136,11 +136,6 @@ impl Metrics {
         self.continuity_lost += 1;
     }
 
-    /// A session was rebuilt after a reconnect.
-    pub(crate) fn rehydrated(&mut self) {
-        self.rehydrations += 1;
-    }
-
     /// The supervised engine exited or failed to start.
     pub(crate) fn crash(&mut self, auth: bool) {
         self.crashes += 1;
@@ -166,11 +161,16 @@ impl Metrics {
     }
 
     /// The counters as `bb.command metrics` returns them, with the engine adapter's own
-    /// `engine` counters (spec names without the `kilo.cli.` prefix) in place of the bridge's.
+    /// `engine` counters (spec names without the `kilo.cli.` prefix) in place of the bridge's;
+    /// a name under `bridge.` goes into `bridge` (the adapter's `rehydrations`).
     pub(crate) fn snapshot_with(&self, engine: &[(&'static str, u64)]) -> Value {
         let mut out = self.snapshot();
         let mut observed = serde_json::Map::new();
         for (name, value) in engine {
+            if let Some(own) = name.strip_prefix("bridge.") {
+                out["bridge"][own] = json!(value);
+                continue;
+            }
             let key = format!("kilo.cli.{name}");
             if let Some(own) = out.get(&key).cloned() {
                 observed.insert(key.clone(), own);
@@ -211,7 +211,7 @@ impl Metrics {
                 "events": self.events,
                 "engineRestarts": self.restarts,
                 "breakerTrips": self.breaker_trips,
-                "rehydrations": self.rehydrations,
+                "rehydrations": 0,
             },
         })
     }

@@ -11,10 +11,7 @@ use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Method, V1Request, V1Response,
     V1Topic, VisibilityResult,
 };
-use bb_supervisor::{
-    CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
-    StartError,
-};
+use bb_supervisor::{CrashHistory, EngineProcess, ExitInfo, RestartDecision};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
@@ -26,6 +23,7 @@ use crate::ingest::{Routed, connection, route_update};
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
 use crate::sink::{Inbound, WebviewSink};
+use crate::starter::{EngineStarter, StartedEngine};
 
 mod requests;
 use requests::{CallNote, Order};
@@ -80,16 +78,16 @@ pub enum ServiceError {
 #[derive(Debug)]
 pub struct Supervision {
     /// Starts the engine.
-    pub supervisor: Arc<KiloSupervisor>,
+    pub starter: Arc<dyn EngineStarter>,
     /// Crashes so far.
     pub history: CrashHistory,
 }
 
 impl Supervision {
-    /// Supervision with the supervisor's restart policy.
-    pub fn new(supervisor: KiloSupervisor) -> Self {
-        let history = CrashHistory::new(supervisor.config().restart);
-        Self { supervisor: Arc::new(supervisor), history }
+    /// Supervision with the starter's restart policy.
+    pub fn new(starter: Arc<dyn EngineStarter>) -> Self {
+        let history = CrashHistory::new(starter.restart_policy());
+        Self { starter, history }
     }
 }
 
@@ -107,7 +105,7 @@ enum Completion {
         after: Vec<Input>,
     },
     /// A (re)start attempt of the supervised engine finished.
-    Started(Result<RunningEngine, StartError>),
+    Started(Result<StartedEngine, EngineError>),
     /// The adapter was pointed at a freshly started engine.
     Bound(Result<(), EngineError>),
 }
@@ -254,7 +252,7 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                return self.engine_down(why, now).await;
+                return self.engine_down(why, false, now).await;
             }
             Event::Completed(Completion::Call {
                 conn,
@@ -296,8 +294,8 @@ impl Service {
                 return self.respond(conn, ticket, response, after, now);
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
-                tracing::info!(url = %engine.endpoint.base_url, version = %engine.version, pid = engine.process.pid(), "engine ready");
-                let endpoint = crate::Endpoint::from(engine.endpoint);
+                let endpoint = engine.endpoint;
+                tracing::info!(url = %endpoint.base_url(), version = %engine.version, pid = engine.process.pid(), "engine ready");
                 self.life.started(engine.process.pid(), endpoint.port());
                 self.process = Some(engine.process);
                 let adapter = self.adapter.clone();
@@ -307,7 +305,8 @@ impl Service {
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                return self.engine_down(err.to_string(), now).await;
+                let auth = matches!(err, EngineError::Auth { .. });
+                return self.engine_down(err.to_string(), auth, now).await;
             }
             Event::Completed(Completion::Bound(Ok(()))) => {
                 self.engine_bound = true;
@@ -316,7 +315,7 @@ impl Service {
             Event::Completed(Completion::Bound(Err(err))) => {
                 tracing::warn!(%err, "binding to the started engine failed");
                 self.gave_up = true;
-                let payload = self.life.tripped(err.to_string(), false);
+                let payload = self.life.tripped(err.to_string(), false, false);
                 self.set_connection(payload);
                 return self.release_held(now);
             }
@@ -387,13 +386,9 @@ impl Service {
             EngineUpdate::GapDetected { session_id } => {
                 self.life.gap(session_id.as_deref(), self.clock.wall_ms());
             }
-            EngineUpdate::Events { events, .. } => {
+            EngineUpdate::Events { .. } | EngineUpdate::ClassifiedEvents { .. } => {
                 self.life.events_arrived(now);
-                for _ in events.iter().filter(|e| e.event_type == crate::kilo::REHYDRATED_EVENT) {
-                    self.life.metrics.rehydrated();
-                }
             }
-            EngineUpdate::ClassifiedEvents { .. } => self.life.events_arrived(now),
             _ => {}
         }
         let current = self.decorated(self.connection.clone());
@@ -411,7 +406,7 @@ impl Service {
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
+    async fn engine_down(&mut self, why: String, auth: bool, now: Instant) -> Vec<Task> {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
             return Vec::new();
@@ -426,14 +421,14 @@ impl Service {
                 tracing::info!(?after, crashes, "restarting the engine");
                 self.restart_at = Some(now + after);
                 let retries = u64::try_from(crashes).unwrap_or(u64::MAX);
-                let payload = self.life.restarting(retries, why);
+                let payload = self.life.restarting(retries, why, auth);
                 self.set_connection(payload);
             }
             decision @ RestartDecision::GiveUp { .. } => {
-                let message = format!("{why}; {}", bb_supervisor::kilo::describe(&decision));
+                let message = format!("{why}; {}", decision.describe());
                 tracing::error!("{message}");
                 self.gave_up = true;
-                let payload = self.life.tripped(message, true);
+                let payload = self.life.tripped(message, true, auth);
                 self.set_connection(payload);
                 return self.release_held(now);
             }
@@ -443,8 +438,8 @@ impl Service {
 
     /// A (re)start of the supervised engine, when there is one.
     fn start_task(&self) -> Option<Task> {
-        let supervisor = self.supervision.as_ref()?.supervisor.clone();
-        Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
+        let starter = self.supervision.as_ref()?.starter.clone();
+        Some(Box::pin(async move { Completion::Started(starter.start().await) }))
     }
 
     /// Hands every topic the host core has ready to its connection, without waiting: a

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use secrecy::SecretString;
 
 use crate::env::inherit_allowed;
-use crate::restart::{RestartDecision, RestartPolicy};
+use crate::restart::RestartPolicy;
 use crate::spawn::{EngineProcess, ExitInfo, ProcessSpawner, SpawnSpec};
 
 /// The environment variable the engine reads its server password from.
@@ -288,16 +288,4 @@ pub fn parse_listening_line(line: &str) -> Option<Result<String, StartError>> {
     }
     let loopback = matches!(host, "127.0.0.1" | "localhost" | "[::1]");
     Some(if loopback { Ok(url.to_owned()) } else { Err(StartError::NotLoopback(url.to_owned())) })
-}
-
-/// What the caller does with a crash decision, for logging.
-pub fn describe(decision: &RestartDecision) -> String {
-    match decision {
-        RestartDecision::Restart { after, crashes } => {
-            format!("restarting in {after:?} (crash {crashes})")
-        }
-        RestartDecision::GiveUp { crashes, window } => {
-            format!("crash loop: {crashes} crashes within {window:?}; not restarting")
-        }
-    }
 }

@@ -452,6 +452,7 @@ impl EngineAdapter for KiloAdapter {
             ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
             ("events.unrouted_count", self.shared.unrouted.load(Ordering::Relaxed)),
             ("events.malformed_count", self.shared.malformed.load(Ordering::Relaxed)),
+            ("bridge.rehydrations", self.shared.rehydrated.load(Ordering::Relaxed)),
         ]
     }
 

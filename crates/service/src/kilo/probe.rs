@@ -61,3 +61,25 @@ impl HealthProbe for KiloProbe {
         }
     }
 }
+
+/// The Kilo supervisor as the runtime's engine starter.
+#[async_trait]
+impl crate::EngineStarter for bb_supervisor::KiloSupervisor {
+    async fn start(&self) -> Result<crate::StartedEngine, crate::EngineError> {
+        match bb_supervisor::KiloSupervisor::start(self).await {
+            Ok(engine) => Ok(crate::StartedEngine {
+                endpoint: engine.endpoint.into(),
+                version: engine.version,
+                process: engine.process,
+            }),
+            Err(bb_supervisor::StartError::Probe(ProbeError::Auth { status })) => {
+                Err(crate::EngineError::Auth { status })
+            }
+            Err(err) => Err(crate::EngineError::Unavailable(err.to_string())),
+        }
+    }
+
+    fn restart_policy(&self) -> bb_supervisor::RestartPolicy {
+        self.config().restart
+    }
+}

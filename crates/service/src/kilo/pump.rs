@@ -117,6 +117,7 @@ async fn map(
         }
         KiloUpdate::Rehydrated { session_id, messages, status, permissions, questions } => {
             *rehydrations += 1;
+            shared.rehydrated.fetch_add(1, Ordering::Relaxed);
             shared.with(&session_id, |f| f.rebuild_failed = false);
             let running = status.kind != "idle";
             let mut listed: Vec<(String, RequestKind)> =

@@ -50,6 +50,8 @@ pub(crate) struct Shared {
     pub(crate) unrouted: AtomicU64,
     /// `events.malformed_count`: stream data that is not a Kilo event.
     pub(crate) malformed: AtomicU64,
+    /// Sessions rebuilt from REST after a reconnect (`bridge.rehydrations`).
+    pub(crate) rehydrated: AtomicU64,
 }
 
 impl Shared {
@@ -61,6 +63,7 @@ impl Shared {
             out_of_scope: AtomicU64::new(0),
             unrouted: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            rehydrated: AtomicU64::new(0),
         }
     }
 

@@ -124,7 +124,7 @@ impl Service {
             return Started::Answered(success(id, &result));
         }
         supervision.history = CrashHistory::new(supervision.history.policy());
-        let supervisor = supervision.supervisor.clone();
+        let starter = supervision.starter.clone();
         self.gave_up = false;
         self.engine_bound = false;
         self.restart_at = None;
@@ -143,7 +143,7 @@ impl Service {
                     Err(err) => tracing::warn!(%err, "stopping the engine for a restart failed"),
                 }
             }
-            Completion::Started(supervisor.start().await)
+            Completion::Started(starter.start().await)
         });
         let result = CommandResult { session_id, output: Some(json!({"restarting": true})) };
         Started::Restart(success(id, &result), task)

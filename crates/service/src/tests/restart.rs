@@ -199,7 +199,7 @@ fn start(spawner: MockProcessSpawner) -> Running {
         engine.clone(),
         rx,
         Arc::new(TokioClock),
-        Some(Supervision::new(supervisor)),
+        Some(Supervision::new(Arc::new(supervisor))),
     );
     Running { webview, service: tokio::spawn(service.run(crate::sink::single(sink))), engine }
 }
