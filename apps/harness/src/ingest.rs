@@ -10,7 +10,7 @@
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
 //!   decoding (Kilo: the router's `kilo::Routing`; BreadBoard: `BbEvent::parse` and the
 //!   adapter's mapping);
-//! * Kilo only, the pump: the adapter's event mapping (`bb_service::Mapping`);
+//! * Kilo only, the pump: the adapter's event mapping (`bb_kilo::Mapping`);
 //! * the service loop's engine side (`bb_service::Ingest`): routing into the host core
 //!   (batching, coalescing, tabs, state) and the envelopes it publishes;
 //! * the stdio writer: the envelope encoding (`bb_bridge_stdio::encode`, validation
@@ -28,14 +28,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use bb_engine_client::breadboard::{BbEvent, StreamUpdate};
-use bb_engine_client::kilo::{KiloUpdate, RouterOptions, Routing};
+use bb_breadboard::client::{BbEvent, StreamUpdate};
 use bb_engine_client::sse::{SseItem, SseParser};
 use bb_host::{Clock, HostConfig};
+use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
 use bb_protocol::v1::EngineKind;
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
-use bb_service::{EngineUpdate, EventsThread, Ingest, Mapping, SystemClock};
+use bb_service::{EngineUpdate, EventsThread, Ingest, SystemClock};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -184,7 +184,7 @@ fn kilo_decode(
 
 /// A BreadBoard stream task's decoding and mapping.
 fn breadboard_decode(
-    mapping: &mut Mapping,
+    mapping: &mut bb_breadboard::Mapping,
 ) -> impl FnMut(&str, String, &mut Vec<Step<EngineUpdate>>, &mut bool) + Send + '_ {
     move |last_event_id, data, out, selected| {
         // The session stream's resume cursor (an integer compare) is left out: a cycled
@@ -192,7 +192,7 @@ fn breadboard_decode(
         let Ok(event) = BbEvent::parse(last_event_id, &data) else { return };
         let session = event.session_id.clone();
         select_first(&session, out, selected);
-        let updates = mapping.breadboard(&session, StreamUpdate::Event(event));
+        let updates = mapping.map(&session, StreamUpdate::Event(event));
         out.extend(updates.into_iter().map(Step::Item));
     }
 }
@@ -211,7 +211,7 @@ fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
 /// update is held until the next step.
 #[derive(Default)]
 struct Pump {
-    mapping: Mapping,
+    mapping: bb_kilo::Mapping,
     held: Option<EngineUpdate>,
 }
 
@@ -219,7 +219,7 @@ impl Pump {
     fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
         let step = match step {
             Step::Item(update) => {
-                for update in self.mapping.kilo(update) {
+                for update in self.mapping.map(update) {
                     let unmerged = match &mut self.held {
                         Some(held) => held.merge(update),
                         None => Err(update),
@@ -347,7 +347,7 @@ fn run_serial(
             }
         }
         EngineArg::Breadboard => {
-            let mut mapping = Mapping::default();
+            let mut mapping = bb_breadboard::Mapping::default();
             let mut decode = breadboard_decode(&mut mapping);
             let mut chunk = Vec::new();
             while reader.next_chunk(&mut chunk, &mut decode)? {
@@ -386,7 +386,7 @@ async fn run_pipelined(
             })
         }
         EngineArg::Breadboard => tokio::spawn(async move {
-            let mut mapping = Mapping::default();
+            let mut mapping = bb_breadboard::Mapping::default();
             let mut decode = breadboard_decode(&mut mapping);
             let mut chunk = Vec::new();
             while reader.next_chunk(&mut chunk, &mut decode)? {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use bb_supervisor::kilo::USERNAME;
+use bb_kilo::supervisor::USERNAME;
 use clap::{Args, ValueEnum};
 
 /// The engine behind the bridge.

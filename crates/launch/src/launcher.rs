@@ -4,17 +4,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_engine_client::breadboard::BreadboardClient;
+use bb_breadboard::client::BreadboardClient;
+use bb_breadboard::{BreadboardAdapter, BreadboardConfig};
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
-use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
-use bb_service::kilo::{KiloAdapter, KiloOptions, KiloProbe};
+use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
+use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
     EngineAdapter, EngineError, EventsThread, ServiceConfig, Supervision, SystemClock,
     UpdateReceiver,
 };
-use bb_supervisor::kilo::EngineEndpoint;
-use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
+use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
 
 use crate::args::{EngineArgs, EngineKind};

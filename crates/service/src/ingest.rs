@@ -1,21 +1,16 @@
 //! The engine-event half of the service loop as a synchronous entry point: engine updates
 //! into the host core, `bb/*` envelopes out. The service loop routes every engine update
-//! through [`route_update`]; [`Mapping`] (the adapters' event mapping) and [`Ingest`] (the
-//! host core behind that routing) run the same code without the service's tasks, for
-//! in-process replays of captures (`bb-harness ingest`).
+//! through [`route_update`]; [`Ingest`] (the host core behind that routing) runs the same
+//! code without the service's tasks, for in-process replays of captures (`bb-harness
+//! ingest`, with each engine crate's event mapping before it).
 
-use std::collections::HashMap;
 use std::time::Instant;
 
-use bb_engine_client::breadboard::StreamUpdate;
-use bb_engine_client::kilo::KiloUpdate;
 use bb_host::{ConnId, Host, HostConfig, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineKind, V1Event};
 
-use crate::breadboard::mapping::SessionState as BreadboardState;
 use crate::engine::{ConnectionUpdate, EngineUpdate};
-use crate::kilo::events::KiloEventState;
 
 /// Where one engine update goes in the host core.
 #[derive(Debug)]
@@ -79,33 +74,6 @@ pub(crate) fn connection(
 
 /// The connection an [`Ingest`] replays to.
 const CONN: ConnId = 1;
-
-/// The adapters' event mapping without their tasks: what the Kilo pump does with each
-/// router update, and what a BreadBoard stream task does with each stream update. Its
-/// engine updates go to an [`Ingest`], as the pump's go to the service loop.
-#[derive(Debug, Default)]
-pub struct Mapping {
-    kilo: KiloEventState,
-    breadboard: HashMap<String, BreadboardState>,
-}
-
-impl Mapping {
-    /// One update of the Kilo event router, mapped as the Kilo adapter maps it; the router's
-    /// connection bookkeeping (reconnects, rehydration) is not replayed.
-    pub fn kilo(&mut self, update: KiloUpdate) -> Vec<EngineUpdate> {
-        match update {
-            KiloUpdate::Event { event, .. } => self.kilo.apply(event),
-            KiloUpdate::Sync(sync) => self.kilo.sync_echo(&sync),
-            _ => Vec::new(),
-        }
-    }
-
-    /// One update of a BreadBoard session stream, mapped as the BreadBoard adapter maps it.
-    pub fn breadboard(&mut self, session_id: &str, update: StreamUpdate) -> Vec<EngineUpdate> {
-        let state = self.breadboard.entry(session_id.to_owned()).or_default();
-        state.apply(session_id, update)
-    }
-}
 
 /// The service loop's engine side for one webview connection without the loop around it:
 /// engine updates into the host core (batching, coalescing, state), the outgoing envelopes

@@ -45,10 +45,10 @@
 //!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
 //!   after its response.
 //!
-//! Every engine update reaches the host core through one routing function; [`Mapping`] runs
-//! the adapters' event mapping and [`Ingest`] that routing and the host core, each without
-//! its task, time passed in, so a capture can be replayed through the sidecar's own path and
-//! stages (`bb-harness ingest`).
+//! Every engine update reaches the host core through one routing function; [`Ingest`] runs
+//! that routing and the host core without the loop, time passed in, so a capture can be
+//! replayed through the sidecar's own path and stages (`bb-harness ingest`, with the engine
+//! crate's event mapping before it).
 //!
 //! # Choices
 //!
@@ -95,7 +95,6 @@
 //!   `time.end`/`start`, a session's or message's `time.completed`/`updated`/`created`) and
 //!   `turn` only from a `properties.turn`; otherwise both stay absent.
 
-pub mod breadboard;
 mod clock;
 mod connections;
 mod delivery;
@@ -103,7 +102,6 @@ mod endpoint;
 pub mod engine;
 mod events_thread;
 mod ingest;
-pub mod kilo;
 mod lifecycle;
 mod metrics;
 mod order;
@@ -119,7 +117,7 @@ pub use engine::{
     push_merged, update_channel,
 };
 pub use events_thread::EventsThread;
-pub use ingest::{Ingest, Mapping};
+pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 pub use starter::{EngineStarter, StartedEngine};

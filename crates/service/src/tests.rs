@@ -1,18 +1,12 @@
 //! Service loop tests with an in-memory fake engine and the memory sink: request dispatch,
-//! responses before their effects, event forwarding in order, error codes, shutdown; and the
-//! BreadBoard mapping (`tests/breadboard.rs`).
+//! responses before their effects, event forwarding in order, error codes, shutdown.
 
-mod breadboard;
-mod breadboard_cursors;
-mod breadboard_wire;
 mod drain;
-mod endpoint;
 mod metrics;
 mod metrics_service;
 mod order;
 mod permits_expiry;
 mod reconnect;
-mod restart;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -368,8 +362,4 @@ fn error_codes_are_stable() {
 }
 
 mod events_thread;
-mod kilo_events;
-mod kilo_expiry;
-mod kilo_faults;
-mod kilo_files;
 mod multi;

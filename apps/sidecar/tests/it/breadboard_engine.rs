@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_engine_client::breadboard::BreadboardClient;
+use bb_breadboard::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
 use serde_json::{Value, json};

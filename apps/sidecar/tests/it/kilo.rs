@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use bb_engine_client::kilo::KiloClient;
-use bb_test_support::{
+use bb_kilo::client::KiloClient;
+use bb_kilo::testing::{
     SupervisedKilo, assert_turn_from_its_start, slow_turn_streaming, supervised_kilo,
 };
 use serde_json::{Value, json};

@@ -1,0 +1,182 @@
+//! BreadBoard mapping: stream updates → engine updates (events with their seq ids, run flag,
+//! pending permissions, gap warnings), summaries, ISO times and diffs found in tool events.
+
+use std::collections::BTreeMap;
+
+use crate::client::{BbEvent, GapReason, StreamUpdate};
+use serde_json::json;
+
+use crate::mapping::{DiffSource, SessionState, iso_to_ms, record_diffs, split_unified};
+use bb_service::engine::EngineUpdate;
+
+fn event(seq: u64, kind: &str, payload: serde_json::Value) -> StreamUpdate {
+    let data = json!({"id": format!("u{seq}"), "seq": seq, "type": kind, "session_id": "s", "turn": 2,
+        "timestamp": 7, "timestamp_ms": 7, "protocol_version": "1.0", "payload": payload});
+    StreamUpdate::Event(BbEvent::parse(&seq.to_string(), &data.to_string()).unwrap())
+}
+
+#[test]
+fn events_carry_their_seq_id_and_drive_run_and_permission_state() {
+    let mut state = SessionState::default();
+    let out = state.apply("s", event(3, "turn_start", json!({})));
+    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!((events[0].id.as_str(), events[0].turn, events[0].ts), ("3", Some(2), Some(7.0)));
+    assert_eq!(out[1], EngineUpdate::SessionRunning { session_id: "s".into(), running: true });
+
+    let out = state.apply("s", event(4, "permission_request", json!({"request_id": "p1"})));
+    assert_eq!(out[1], EngineUpdate::PendingPermissions { session_id: "s".into(), count: 1 });
+    assert_eq!(state.pending().collect::<Vec<_>>(), ["p1"]);
+    let out = state.apply("s", event(5, "permission_response", json!({"request_id": "p1"})));
+    assert_eq!(out[1], EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 });
+
+    let out = state.apply("s", event(6, "run_finished", json!({})));
+    assert_eq!(out[1], EngineUpdate::SessionRunning { session_id: "s".into(), running: false });
+    assert_eq!(state.apply("s", event(7, "completion", json!({}))).len(), 1, "already idle");
+}
+
+#[test]
+fn a_real_gap_is_a_connection_flag_and_one_transcript_warning() {
+    let mut state = SessionState::default();
+    let gap =
+        StreamUpdate::Gap { reason: GapReason::WindowExceeded { last_seq: 4 }, lost: Some((5, 9)) };
+    let out = state.apply("s", gap);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(out[0], EngineUpdate::GapDetected { session_id: Some("s".into()) });
+    let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
+    assert_eq!(events[0].event_type, "warning");
+    let message = events[0].payload["message"].as_str().unwrap();
+    assert!(message.contains("after seq 4") && message.contains("5..9"), "{message}");
+
+    let out = state.apply("s", StreamUpdate::Rebuilt { summary: None });
+    assert!(out.is_empty(), "no second warning: {out:?}");
+    let out = state.apply(
+        "s",
+        StreamUpdate::Gap { reason: GapReason::EngineGap { reason: "x".into() }, lost: None },
+    );
+    let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
+    assert_ne!(events[0].id, "bridge-warning-1", "warning ids are unique");
+}
+
+#[test]
+fn a_session_the_engine_lost_is_marked_ended_with_a_reason() {
+    let mut state = SessionState::default();
+    state.apply("s", event(1, "turn_start", json!({})));
+    state.apply("s", event(2, "permission_request", json!({"request_id": "p1"})));
+    let out = state.apply("s", StreamUpdate::Ended { summary: None });
+    assert!(out.contains(&EngineUpdate::SessionRunning { session_id: "s".into(), running: false }));
+    assert!(out.contains(&EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }));
+    let ended = out.iter().find_map(|u| match u {
+        EngineUpdate::SessionUpserted(s) => s.status.clone(),
+        _ => None,
+    });
+    assert_eq!(ended.as_deref(), Some("ended"));
+    let warning = out.iter().find_map(|u| match u {
+        EngineUpdate::Events { events, .. } => events[0].payload["message"].as_str(),
+        _ => None,
+    });
+    assert!(warning.unwrap().contains("no longer holds"), "{out:?}");
+    assert!(
+        matches!(out.last(), Some(EngineUpdate::Connection(c)) if c.status == bb_protocol::v1::ConnectionStatus::Connected),
+        "the engine answered: the connection is up: {out:?}"
+    );
+}
+
+#[test]
+fn replayed_events_rebuild_state_without_reaching_the_view() {
+    let mut state = SessionState::default();
+    let replayed = |seq: u64, kind: &str, payload: serde_json::Value| {
+        let data = json!({"seq": seq, "type": kind, "payload": payload});
+        StreamUpdate::Replayed(BbEvent::parse(&seq.to_string(), &data.to_string()).unwrap())
+    };
+    let out = state.apply(
+        "s",
+        replayed(
+            3,
+            "permission_request",
+            json!({"request_id": "p9", "pattern": "src/**", "default_scope": "project"}),
+        ),
+    );
+    assert_eq!(out, [EngineUpdate::PendingPermissions { session_id: "s".into(), count: 1 }]);
+    let pending = state.pending_request("p9").unwrap();
+    assert_eq!(
+        (pending.pattern.as_deref(), pending.scope.as_deref()),
+        (Some("src/**"), Some("project"))
+    );
+    assert_eq!(
+        state.settle_stale("s", "p9"),
+        EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }
+    );
+}
+
+#[test]
+fn the_user_message_of_a_sent_input_shows_what_the_user_typed() {
+    let mut state = SessionState::default();
+    state.sent("fix the build");
+    let long = format!("fix the build{}", "\nSYSTEM PROMPT".repeat(200));
+    let out = state.apply("s", event(1, "user_message", json!({"text": long})));
+    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].payload["text"], "fix the build");
+    assert_eq!(events[0].payload["engineTextBytes"], long.len());
+    // Another client's message is shown as the engine sent it.
+    let out = state.apply("s", event(2, "user_message", json!({"text": "hello"})));
+    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].payload["text"], "hello");
+}
+
+#[test]
+fn iso_times_convert_to_epoch_milliseconds() {
+    assert_eq!(iso_to_ms("1970-01-01T00:00:00Z"), Some(0.0));
+    assert_eq!(iso_to_ms("2026-11-22T00:14:15Z"), Some(1_795_306_455_000.0));
+    let frac = iso_to_ms("2026-11-22T00:14:34.362453Z").unwrap();
+    assert!((frac - 1_795_306_474_362.453).abs() < 0.01);
+    assert_eq!(iso_to_ms("yesterday"), None);
+}
+
+#[test]
+fn diffs_are_found_in_previews_blocks_and_artifacts() {
+    let patch = "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/b.c b/b.c\n--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-p\n+q\n";
+    let split = split_unified(patch);
+    assert_eq!(split.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["a.c", "b.c"]);
+    assert!(split[1].1.starts_with("diff --git a/b.c") && split[1].1.ends_with("+q\n"));
+
+    let mut diffs = BTreeMap::new();
+    record_diffs(json!({"diff_preview": patch}).as_object().unwrap(), &mut diffs);
+    record_diffs(
+        json!({"display": {"diff_blocks": [{"kind": "diff", "filePath": "hello.c", "unified": "+hi\n"}]}})
+            .as_object()
+            .unwrap(),
+        &mut diffs,
+    );
+    let showcase = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/engine/breadboard/replays/large_diff_artifact_smoke_v1/source.jsonl"
+    ))
+    .unwrap();
+    for line in showcase.lines().filter(|l| l.starts_with('{')) {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        record_diffs(value["payload"].as_object().unwrap(), &mut diffs);
+    }
+    let agent = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/engine/breadboard/agent/agent_permission_allow/live.sse"
+    ))
+    .unwrap();
+    for data in agent.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        let value: serde_json::Value = serde_json::from_str(data).unwrap();
+        if value["type"] == "tool_call" {
+            record_diffs(value["payload"].as_object().unwrap(), &mut diffs);
+        }
+    }
+    assert!(
+        matches!(&diffs["Makefile"], DiffSource::Text(t) if t.contains("+CC=gcc")),
+        "{diffs:?}"
+    );
+    assert!(matches!(&diffs["a.c"], DiffSource::Text(t) if t.contains("+y")));
+    assert_eq!(diffs["hello.c"], DiffSource::Text("+hi\n".into()));
+    assert_eq!(
+        diffs["src/main.c"],
+        DiffSource::Artifact(
+            "docs_tmp/tui_tool_artifacts/tool_diff/artifact-sample-diff.diff".into()
+        )
+    );
+}
