@@ -116,6 +116,7 @@ export type ConnectionDiagnostics = {
   lastGap?: string | null;
   queueDepth?: number | null;
   lastFlushLatencyMs?: number | null;
+  warnings?: Array<string>;
 };
 
 /** Payload of `bb/connection`. */
@@ -238,6 +239,7 @@ export type EventItem = {
   class: string;
   messageId?: string | null;
   truncated?: (Truncation | null);
+  sessionId?: string | null;
 };
 
 /** Payload of `bb/events`: an ordered batch for one session.
@@ -376,6 +378,8 @@ export type SessionSummary = {
   status?: string | null;
   updatedAt?: number | null;
   queuedPrompts?: number | null;
+  parentId?: string | null;
+  pendingPermissionCount?: number | null;
 };
 
 /** Payload of `bb/state`. */

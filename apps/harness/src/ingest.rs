@@ -30,12 +30,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use bb_breadboard::client::{BbEvent, StreamUpdate};
 use bb_engine_client::sse::{SseItem, SseParser};
+use bb_host::Input;
 use bb_host::{Clock, HostConfig};
 use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
 use bb_protocol::v1::EngineKind;
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
-use bb_service::{EngineUpdate, EventsThread, Ingest, SystemClock};
+use bb_service::{EventsThread, Ingest, SystemClock};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -185,7 +186,7 @@ fn kilo_decode(
 /// A BreadBoard stream task's decoding and mapping.
 fn breadboard_decode(
     mapping: &mut bb_breadboard::Mapping,
-) -> impl FnMut(&str, String, &mut Vec<Step<EngineUpdate>>, &mut bool) + Send + '_ {
+) -> impl FnMut(&str, String, &mut Vec<Step<Input>>, &mut bool) + Send + '_ {
     move |last_event_id, data, out, selected| {
         // The session stream's resume cursor (an integer compare) is left out: a cycled
         // capture repeats its `seq`s, which the cursor would drop.
@@ -206,25 +207,25 @@ fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
 
 /// The Kilo pump: the adapter's mapping of each router update, adjacent events of one
 /// session merged as the pump merges what it takes from the router at once
-/// ([`EngineUpdate::merge`]). Here the merging spans a chunk, whatever the channel hands
+/// ([`Input::merge`]). Here the merging spans a chunk, whatever the channel hands
 /// over at once, so the output does not depend on how the stages interleave: the last
 /// update is held until the next step.
 #[derive(Default)]
 struct Pump {
     mapping: bb_kilo::Mapping,
-    held: Option<EngineUpdate>,
+    held: Option<Input>,
 }
 
 impl Pump {
-    fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
+    fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<Input>>) {
         let step = match step {
             Step::Item(update) => {
                 for update in self.mapping.map(update) {
                     let unmerged = match &mut self.held {
                         Some(held) => held.merge(update),
-                        None => Err(update),
+                        None => Some(update),
                     };
-                    if let Err(update) = unmerged {
+                    if let Some(update) = unmerged {
                         out.extend(self.held.replace(update).map(Step::Item));
                     }
                 }
@@ -246,9 +247,9 @@ struct Core {
 }
 
 impl Core {
-    fn step(&mut self, step: Step<EngineUpdate>, out: &mut Vec<V1Message>) {
+    fn step(&mut self, step: Step<Input>, out: &mut Vec<V1Message>) {
         match step {
-            Step::Item(update) => self.ingest.engine_update(update, self.now),
+            Step::Item(update) => self.ingest.engine_input(update, self.now),
             Step::Select(session) => self.ingest.select(&session, self.now),
             Step::Now(now) => self.now = now,
             Step::Tick => {
@@ -367,7 +368,7 @@ async fn run_pipelined(
     mut core: Core,
     events: &tokio::runtime::Handle,
 ) -> anyhow::Result<(u64, Writer)> {
-    let (to_core, core_rx) = mpsc::channel(bb_service::engine::UPDATE_CAPACITY);
+    let (to_core, core_rx) = mpsc::channel(bb_service::engine::INPUT_CAPACITY);
     let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
     let reading = match engine {
         EngineArg::Kilo => {

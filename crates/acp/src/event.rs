@@ -57,6 +57,18 @@ pub enum AcpEventKind {
     },
 }
 
+impl AcpEventKind {
+    /// The session it concerns, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Self::SessionUpdate { session_id, .. }
+            | Self::PermissionRequest { session_id, .. }
+            | Self::PermissionSettled { session_id, .. } => Some(session_id),
+            Self::State { session_id, .. } => session_id.as_deref(),
+        }
+    }
+}
+
 impl AcpEvent {
     /// The WebSocket event: `acp-session-update`, `acp-session-state` or
     /// `acp-permission-request`, each payload carrying `connectionId`.

@@ -3,8 +3,8 @@
 //! One agent per bridge, started at launch through an [`AcpHub`]. `bb.createSession` →
 //! `session/new`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs in
 //! the background and streams); `bb.stop` → `session/cancel`; `bb.approvePermission` → the
-//! answer to the agent's `session/request_permission`, through the runtime's permission
-//! table and workspace trust (`bb_service::permits`); `bb.listSessions` → the sessions this
+//! answer to the agent's `session/request_permission` once the host allowed it (the host
+//! owns the prompt and the trust gate); `bb.listSessions` → the sessions this
 //! bridge opened, then those the agent's `session/list` names for the workspace (when it
 //! offers it; at most 20 pages). Everything else is `not_supported`.
 //!
@@ -17,8 +17,11 @@
 //! Decisions map onto the offered options by kind: `allow_once` → `allow_once`,
 //! `allow_rule` → `allow_always` (else `allow_once`), `deny` → `reject_once` (else
 //! `reject_always`). The request's kind for trust comes from the tool call's `kind`: `read`,
-//! `search`, `fetch`, `think` are reads; `edit`, `delete`, `move` writes; `execute` runs a
-//! command; anything else is treated as a write.
+//! `search`, `think` are reads, `fetch` reaches the network; `edit`, `delete`, `move` write
+//! (the paths are its `locations`); `execute` runs a command; anything else is unknown
+//! (needs trust). An update or request of a session this bridge did not open comes from a
+//! sub-agent: it is listed under the one session whose turn runs, so its prompts show on
+//! that session's tab.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -26,20 +29,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use bb_host::permissions::{AnswerOutcome, RequestKind};
+use bb_host::{Input, Prompt, PromptKind, Verdict};
+use bb_normalize::EventClass;
 use bb_protocol::v1::{
-    ApprovePermissionParams, Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent,
-    EngineInfo, EngineKind, EngineStatus, InitResult, ListSessionsResult, PermissionDecision,
-    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary,
+    Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent, EngineInfo, EngineKind,
+    EngineStatus, InitResult, ListSessionsResult, SendMessageParams, SendMessageResult, SessionAck,
+    SessionParams, SessionSummary,
 };
 use bb_protocol::ws::{
     AcpConnectParams, AcpPermissionReplyParams, AcpRequestId, AcpSessionCancelParams,
     AcpSessionNewParams, AcpSessionPromptParams, ContentBlock, PermissionOutcome,
 };
-use bb_service::permits::Permits;
 use bb_service::{
-    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, SystemClock, UpdateReceiver,
-    UpdateSender, update_channel,
+    EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
 };
 use bb_supervisor::ProcessSpawner;
 use serde_json::{Map, Value, json};
@@ -70,9 +72,8 @@ pub struct AcpAdapter {
     conn: String,
     version: String,
     workspace: PathBuf,
-    permits: Arc<Permits>,
     state: Arc<Mutex<State>>,
-    updates: UpdateSender,
+    updates: InputSender,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -98,14 +99,13 @@ impl AcpAdapter {
         policy: LaunchPolicy,
         spawner: Arc<dyn ProcessSpawner>,
         command: Vec<String>,
-    ) -> Result<(Arc<Self>, UpdateReceiver), EngineError> {
+    ) -> Result<(Arc<Self>, InputReceiver), EngineError> {
         let Some((program, args)) = command.split_first() else {
             return Err(EngineError::InvalidRequest(
                 "--engine acp needs the agent command after `--`, e.g. `-- kilo acp`".to_owned(),
             ));
         };
         let workspace = policy.workspace.clone();
-        let trusted = policy.trusted;
         let (hub, events) = AcpHub::new(policy, spawner);
         let hub = Arc::new(hub);
         let info = hub
@@ -118,19 +118,16 @@ impl AcpAdapter {
             .await
             .map_err(engine_error)?;
         tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
-        let (updates, rx) = update_channel();
-        let directory = workspace.display().to_string();
-        let permits = Arc::new(Permits::new(NAME, directory, trusted, Arc::new(SystemClock)));
+        let (updates, rx) = input_channel();
         let adapter = Arc::new(Self {
             hub,
             conn: info.id,
             version: info.agent_info.version,
             workspace,
-            permits: permits.clone(),
             state: Arc::default(),
             updates: updates.clone(),
         });
-        tokio::spawn(pump(events, updates, permits, adapter.state.clone()));
+        tokio::spawn(pump(events, updates, adapter.state.clone()));
         Ok((adapter, rx))
     }
 
@@ -201,9 +198,11 @@ impl EngineAdapter for AcpAdapter {
             status: Some("idle".to_owned()),
             updated_at: None,
             queued_prompts: None,
+            parent_id: None,
+            pending_permission_count: None,
         };
         lock(&self.state).sessions.push(summary.clone());
-        let _ = self.updates.send(EngineUpdate::SessionUpserted(summary.clone())).await;
+        let _ = self.updates.send(Input::SessionUpserted(summary.clone())).await;
         Ok(summary)
     }
 
@@ -221,6 +220,8 @@ impl EngineAdapter for AcpAdapter {
                 status: None,
                 updated_at: None,
                 queued_prompts: None,
+                parent_id: None,
+                pending_permission_count: None,
             });
         }
         Ok(ListSessionsResult { sessions })
@@ -261,7 +262,6 @@ impl EngineAdapter for AcpAdapter {
 
     async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
         self.known(&params.session_id)?;
-        self.permits.cancel_session(&params.session_id);
         self.hub
             .session_cancel(AcpSessionCancelParams {
                 connection_id: self.conn.clone(),
@@ -269,59 +269,48 @@ impl EngineAdapter for AcpAdapter {
             })
             .await
             .map_err(engine_error)?;
-        let _ = self.updates.send(self.permits.count_update(&params.session_id)).await;
         Ok(SessionAck { session_id: params.session_id })
     }
 
-    async fn approve_permission(
-        &self,
-        params: ApprovePermissionParams,
-    ) -> Result<SessionAck, EngineError> {
-        let session = params.session_id.clone();
-        let key = (session.clone(), params.request_id.clone());
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
+        let session = answer.prompt.session_id.clone();
+        let key = (session.clone(), answer.prompt.request_id.clone());
         let asked = lock(&self.state).asked.get(&key).cloned();
         let Some(asked) = asked else {
             return Err(EngineError::refused(
                 "permission_not_pending",
-                format!(
-                    "no permission request {} is waiting in session {session}",
-                    params.request_id
-                ),
+                format!("no permission request {} is waiting in session {session}", key.1),
             ));
         };
-        let option = pick_option(&asked.options, params.decision).ok_or_else(|| {
-            EngineError::refused(
-                "invalid_params",
-                format!("the agent offered no option for {:?}", params.decision),
-            )
+        let wanted: &[&str] = match (answer.verdict, answer.remember) {
+            (Verdict::Deny, _) => &["reject_once", "reject_always"],
+            (_, true) => &["allow_always", "allow_once"],
+            (_, false) => &["allow_once"],
+        };
+        let option = pick_option(&asked.options, wanted).ok_or_else(|| {
+            let message = format!("the agent offered no option of {wanted:?}");
+            EngineError::refused("invalid_params", message)
         })?;
-        let approve = params.decision != PermissionDecision::Deny;
-        self.permits.begin(&session, &params.request_id, approve)?;
         let result = self
             .hub
             .permission_reply(AcpPermissionReplyParams {
                 connection_id: self.conn.clone(),
-                session_id: Some(session.clone()),
+                session_id: Some(session),
                 request_id: asked.request_id,
                 outcome: PermissionOutcome::Selected { option_id: option },
             })
             .await;
-        let outcome = match &result {
-            Ok(()) => AnswerOutcome::Accepted,
-            Err(AcpError::PermissionNotPending(_)) => AnswerOutcome::Unknown,
-            Err(_) => AnswerOutcome::Failed,
-        };
-        self.permits.done(&session, &params.request_id, outcome);
-        if result.is_ok() {
-            lock(&self.state).asked.remove(&key);
+        match result {
+            Ok(()) => {
+                lock(&self.state).asked.remove(&key);
+                Ok(())
+            }
+            Err(err @ AcpError::PermissionNotPending(_)) => {
+                lock(&self.state).asked.remove(&key);
+                Err(EngineError::refused("permission_not_pending", err.to_string()))
+            }
+            Err(err) => Err(engine_error(err)),
         }
-        let _ = self.updates.send(self.permits.count_update(&session)).await;
-        result.map_err(engine_error)?;
-        Ok(SessionAck { session_id: session })
-    }
-
-    fn set_workspace_trusted(&self, trusted: bool) {
-        self.permits.set_trusted(trusted);
     }
 
     async fn shutdown(&self) {
@@ -329,24 +318,25 @@ impl EngineAdapter for AcpAdapter {
     }
 }
 
-/// The option for a decision, by kind.
-fn pick_option(options: &[(String, String)], decision: PermissionDecision) -> Option<String> {
-    let wanted: &[&str] = match decision {
-        PermissionDecision::AllowOnce => &["allow_once"],
-        PermissionDecision::AllowRule => &["allow_always", "allow_once"],
-        PermissionDecision::Deny => &["reject_once", "reject_always"],
-    };
+/// The first offered option of the `wanted` kinds, in that order.
+fn pick_option(options: &[(String, String)], wanted: &[&str]) -> Option<String> {
     wanted.iter().find_map(|k| options.iter().find(|(_, kind)| kind == k).map(|(id, _)| id.clone()))
 }
 
-/// What approving would let the agent do, from the tool call's `kind`.
-fn request_kind(tool_call: &Value) -> RequestKind {
-    match tool_call.get("kind").and_then(Value::as_str) {
-        Some("read" | "search" | "fetch" | "think") => RequestKind::Read,
-        Some("edit" | "delete" | "move") => RequestKind::Write,
-        Some("execute") => RequestKind::Exec,
-        _ => RequestKind::Other,
-    }
+/// The prompt a permission request raises: what approving would let the agent do (from the
+/// tool call's `kind`) and the paths it names (its `locations`).
+fn prompt(session: &str, request: &str, tool_call: &Value) -> Prompt {
+    let kind = match tool_call.get("kind").and_then(Value::as_str) {
+        Some("read" | "search" | "think") => PromptKind::Read,
+        Some("fetch") => PromptKind::Network,
+        Some("edit" | "delete" | "move") => PromptKind::Write,
+        Some("execute") => PromptKind::Exec,
+        _ => PromptKind::Unknown,
+    };
+    let mut prompt = Prompt::new(session, request, kind);
+    let locations = tool_call.get("locations").and_then(Value::as_array).into_iter().flatten();
+    prompt.paths = locations.filter_map(|l| l.get("path")?.as_str().map(str::to_owned)).collect();
+    prompt
 }
 
 fn request_key(id: &AcpRequestId) -> String {
@@ -356,30 +346,40 @@ fn request_key(id: &AcpRequestId) -> String {
     }
 }
 
-/// Hub events → engine updates, in order.
+/// One event of `session` as the host's input, with its class from the ACP table.
+fn event(
+    session: &str,
+    id: String,
+    kind: &str,
+    mut payload: Map<String, Value>,
+) -> (EngineEvent, EventClass) {
+    payload.entry("sessionId").or_insert_with(|| session.into());
+    let payload = Value::Object(payload);
+    let class = bb_normalize::class::classify_acp(kind, &payload);
+    let payload = payload.into();
+    (EngineEvent { id, event_type: kind.to_owned(), turn: None, ts: None, payload }, class)
+}
+
+/// Hub events → host inputs, in order.
 async fn pump(
     mut events: mpsc::Receiver<AcpEvent>,
-    updates: UpdateSender,
-    permits: Arc<Permits>,
+    updates: InputSender,
     state: Arc<Mutex<State>>,
 ) {
     let seq = AtomicU64::new(0);
-    let event = |session: &str, kind: &str, mut payload: Map<String, Value>| {
-        let n = seq.fetch_add(1, Ordering::Relaxed) + 1;
-        payload.entry("sessionId").or_insert_with(|| session.into());
-        EngineUpdate::Events {
-            session_id: session.to_owned(),
-            events: vec![EngineEvent {
-                id: format!("acp-{n}"),
-                event_type: kind.to_owned(),
-                turn: None,
-                ts: None,
-                payload: payload.into(),
-            }],
-        }
+    let next = || format!("acp-{}", seq.fetch_add(1, Ordering::Relaxed) + 1);
+    let shown = |session: &str, kind: &str, payload: Map<String, Value>| Input::Events {
+        session_id: session.to_owned(),
+        events: vec![event(session, next(), kind, payload)],
     };
+    let mut running: Vec<String> = Vec::new();
     while let Some(ev) = events.recv().await {
         let mut out = Vec::new();
+        if let Some(session) = ev.kind.session_id()
+            && let Some(child) = sub_agent(&state, &running, session)
+        {
+            out.push(child);
+        }
         match ev.kind {
             AcpEventKind::SessionUpdate { session_id, update } => {
                 let kind = update
@@ -391,10 +391,10 @@ async fn pump(
                     Value::Object(map) => map,
                     other => Map::from_iter([("update".to_owned(), other)]),
                 };
-                out.push(event(&session_id, &kind, payload));
+                out.push(shown(&session_id, &kind, payload));
             }
             AcpEventKind::State { session_id: Some(session), state: s, detail } => {
-                let running = s == "running";
+                let is_running = s == "running";
                 let kind = match (s, detail.contains_key("error")) {
                     ("running", _) => "turn_started",
                     (_, true) => "turn_error",
@@ -404,27 +404,27 @@ async fn pump(
                     Some(Value::Object(e)) => e.clone(),
                     _ => detail,
                 };
-                out.push(event(&session, kind, payload));
-                if !running {
+                out.push(shown(&session, kind, payload));
+                running.retain(|r| *r != session);
+                if is_running {
+                    running.push(session.clone());
+                } else {
                     // A turn that ended leaves no request of it open.
-                    permits.cancel_session(&session);
                     lock(&state).asked.retain(|(s, _), _| *s != session);
-                    out.push(permits.count_update(&session));
+                    let listed = Vec::new();
+                    out.push(Input::PromptsListed { session_id: session.clone(), prompts: listed });
                 }
-                out.push(EngineUpdate::SessionRunning { session_id: session, running });
+                out.push(Input::SessionRunning { session_id: session, running: is_running });
             }
             AcpEventKind::State { session_id: None, detail, .. } => {
                 let reason = detail.get("reason").and_then(Value::as_str).unwrap_or("closed");
-                out.push(EngineUpdate::Connection(ConnectionUpdate {
-                    status: ConnectionStatus::Error,
-                    retry_count: None,
-                    last_error: Some(format!("the ACP agent is gone: {reason}")),
-                }));
+                let why = format!("the ACP agent is gone: {reason}");
+                out.push(Input::connection(ConnectionStatus::Error, None, Some(why)));
                 let sessions: Vec<String> =
                     lock(&state).sessions.iter().map(|s| s.session_id.clone()).collect();
                 for session in sessions {
                     let payload = Map::from_iter([("reason".to_owned(), json!(reason))]);
-                    out.push(event(&session, "agent_exited", payload));
+                    out.push(shown(&session, "agent_exited", payload));
                 }
             }
             AcpEventKind::PermissionRequest { session_id, request_id, tool_call, options } => {
@@ -444,26 +444,24 @@ async fn pump(
                     (session_id.clone(), key.clone()),
                     Asked { request_id, options: offered },
                 );
-                if permits.raised(&session_id, &key, request_kind(&tool_call)) {
-                    let payload = Map::from_iter([
-                        ("requestId".to_owned(), json!(key)),
-                        ("toolCall".to_owned(), tool_call),
-                        ("options".to_owned(), options),
-                    ]);
-                    out.push(event(&session_id, "request_permission", payload));
-                }
-                out.push(permits.count_update(&session_id));
+                let raised = prompt(&session_id, &key, &tool_call);
+                let payload = Map::from_iter([
+                    ("requestId".to_owned(), json!(key)),
+                    ("toolCall".to_owned(), tool_call),
+                    ("options".to_owned(), options),
+                ]);
+                let shows = event(&session_id, next(), "request_permission", payload);
+                out.push(Input::PromptRaised { prompt: raised, event: Some(shows) });
             }
             AcpEventKind::PermissionSettled { session_id, request_id, outcome } => {
                 let key = request_key(&request_id);
-                permits.replied(&session_id, &key);
                 lock(&state).asked.remove(&(session_id.clone(), key.clone()));
                 let payload = Map::from_iter([
-                    ("requestId".to_owned(), json!(key)),
+                    ("requestId".to_owned(), json!(key.clone())),
                     ("outcome".to_owned(), outcome),
                 ]);
-                out.push(event(&session_id, "permission_settled", payload));
-                out.push(permits.count_update(&session_id));
+                let says = event(&session_id, next(), "permission_settled", payload);
+                out.push(Input::PromptSettled { session_id, request_id: key, event: Some(says) });
             }
         }
         for update in out {
@@ -472,4 +470,21 @@ async fn pump(
             }
         }
     }
+}
+
+/// A session this bridge did not open, seen for the first time while exactly one of its
+/// sessions runs a turn: a sub-agent of that session, listed with it as parent.
+fn sub_agent(state: &Mutex<State>, running: &[String], session: &str) -> Option<Input> {
+    let mut state = lock(state);
+    if state.sessions.iter().any(|s| s.session_id == session) {
+        return None;
+    }
+    let [parent] = running else { return None };
+    let child = SessionSummary {
+        session_id: session.to_owned(),
+        parent_id: Some(parent.clone()),
+        ..SessionSummary::default()
+    };
+    state.sessions.push(child.clone());
+    Some(Input::SessionUpserted(child))
 }

@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use bb_service::engine::EngineUpdate;
+use bb_host::Input;
 
 use crate::client::StreamUpdate;
 use crate::mapping::SessionState;
 
 /// What each session's stream task does with its stream updates, without the tasks. Its
-/// engine updates go to a `bb_service::Ingest`, as a stream task's go to the service loop.
+/// host inputs go to a `bb_service::Ingest`, as a stream task's go to the service loop.
 #[derive(Debug, Default)]
 pub struct Mapping {
     sessions: HashMap<String, SessionState>,
@@ -17,7 +17,7 @@ pub struct Mapping {
 
 impl Mapping {
     /// One update of `session_id`'s stream, mapped as the adapter maps it.
-    pub fn map(&mut self, session_id: &str, update: StreamUpdate) -> Vec<EngineUpdate> {
+    pub fn map(&mut self, session_id: &str, update: StreamUpdate) -> Vec<Input> {
         self.sessions.entry(session_id.to_owned()).or_default().apply(session_id, update)
     }
 }

@@ -19,9 +19,14 @@
 //!
 //! Choices: ids are checked before any request (the bridge's own `invalid_request`, the
 //! connection untouched); `bb.stop` reports the request, `running` turns false only on the
-//! engine's `completion` / `run_finished` (no escalation); a decision the engine answers with
-//! 409 `no permission request is active` settles the request as stale
-//! (`permission_not_pending`); `allow_rule` sends a string rule and its scope; the
+//! engine's `completion` / `run_finished` (no escalation; the host then withdraws the turn's
+//! pending permission requests, which the adapter denies, so a turn blocked on one ends);
+//! permission requests are the host's prompts (the adapter says what each lets the engine do
+//! from its `category`/`kind`/`tool`, and the files its items name); a decision the engine
+//! answers with 409 `no permission request is active` settles the request as stale
+//! (`permission_not_pending`); `allow_rule` sends a string rule and its scope; a
+//! `task_event` naming a `child_session_id` lists that sub-agent session with its parent
+//! and follows its stream; the
 //! `user_message` of an input the bridge sent shows the typed text. `bb.createSession` needs a
 //! config path (from the request or the bridge's default); `model` is applied with `set_model`
 //! right after creation, and a refused model deletes the half-made session. Without a
@@ -59,17 +64,18 @@ use async_trait::async_trait;
 use bb_engine_client::transport::is_path_segment;
 use bb_host::Clock;
 use bb_protocol::v1::{
-    ApprovePermissionParams, Capabilities, CommandParams, CommandResult, CreateSessionParams,
-    DownloadArtifactParams, DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus,
-    FileEntry, FileKind, FileSnippetResult, InitResult, ListFilesParams, ListFilesResult,
-    ListSessionsResult, OpenDiffParams, PermissionDecision, ReadFileSnippetParams,
-    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary,
+    Capabilities, CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
+    DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus, FileEntry, FileKind,
+    FileSnippetResult, InitResult, ListFilesParams, ListFilesResult, ListSessionsResult,
+    OpenDiffParams, ReadFileSnippetParams, SendMessageParams, SendMessageResult, SessionAck,
+    SessionParams, SessionSummary,
 };
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+use bb_host::{Input, Verdict};
 use bb_service::engine::{
-    EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender, update_channel,
+    EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
 };
 use cursors::Cursors;
 use errors::engine_error;
@@ -112,7 +118,7 @@ impl BreadboardConfig {
 #[derive(Debug)]
 struct Shared {
     client: BreadboardClient,
-    updates: UpdateSender,
+    updates: InputSender,
     config: BreadboardConfig,
     cursors: Cursors,
     states: Mutex<States>,
@@ -165,8 +171,8 @@ impl BreadboardAdapter {
         client: BreadboardClient,
         config: BreadboardConfig,
         clock: Arc<dyn Clock>,
-    ) -> (Arc<Self>, UpdateReceiver) {
-        let (updates, rx) = update_channel();
+    ) -> (Arc<Self>, InputReceiver) {
+        let (updates, rx) = input_channel();
         let cursors = Cursors::open(&config.state_dir, clock);
         let shared = Arc::new(Shared {
             client,
@@ -203,7 +209,7 @@ impl BreadboardAdapter {
         Ok(summary(&s))
     }
 
-    async fn send(&self, update: EngineUpdate) {
+    async fn send(&self, update: Input) {
         // The service loop may be gone at exit; nothing else to tell.
         let _ = self.shared.updates.send(update).await;
     }
@@ -309,7 +315,7 @@ impl EngineAdapter for BreadboardAdapter {
         self.ensure_stream(&id);
         let summary = self.summary_of(&id).await?;
         // The service learns of the session from the result; the list follows it too.
-        self.send(EngineUpdate::SessionUpserted(summary.clone())).await;
+        self.send(Input::SessionUpserted(summary.clone())).await;
         Ok(summary)
     }
 
@@ -344,7 +350,7 @@ impl EngineAdapter for BreadboardAdapter {
             .await
             .map_err(|e| engine_error(e, &id))?;
         self.drop_stream(&id);
-        self.send(EngineUpdate::SessionRemoved(id.clone())).await;
+        self.send(Input::SessionRemoved(id.clone())).await;
         Ok(SessionAck { session_id: id })
     }
 
@@ -385,30 +391,28 @@ impl EngineAdapter for BreadboardAdapter {
         Ok(CommandResult { session_id: id, output: Some(accepted.detail) })
     }
 
-    async fn approve_permission(
-        &self,
-        params: ApprovePermissionParams,
-    ) -> Result<SessionAck, EngineError> {
-        let id = checked(&params.session_id)?.to_owned();
-        let request_id = params.request_id;
-        let (decision, rule) = match params.decision {
-            PermissionDecision::AllowOnce => (BbDecision::AllowOnce, None),
-            PermissionDecision::Deny => (BbDecision::DenyOnce, None),
-            PermissionDecision::AllowRule => (
+    /// An answer the host allowed, as the engine's `permission_decision`. A 409 `no
+    /// permission request is active` (a replay-fed request never blocked, or it was answered
+    /// elsewhere) is `permission_not_pending`: the host settles the request as stale.
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
+        let id = checked(&answer.prompt.session_id)?.to_owned();
+        let request_id = answer.prompt.request_id;
+        let (decision, rule) = match (answer.verdict, answer.remember) {
+            (Verdict::Deny, _) => (BbDecision::DenyOnce, None),
+            (_, true) => (
                 BbDecision::AllowAlways,
-                self.rule_for(&id, &request_id, params.rule_update.as_ref()),
+                self.rule_for(&id, &request_id, answer.rule_update.as_ref()),
             ),
+            (_, false) => (BbDecision::AllowOnce, None),
         };
         let answered =
             self.shared.client.permission_decision(&id, &request_id, decision, rule.as_ref()).await;
         match answered {
-            Ok(_) => Ok(SessionAck { session_id: id }),
+            Ok(_) => Ok(()),
             Err(BbError::Conflict { detail }) if detail.contains("no permission request") => {
-                let update = lock(&self.shared.states)
-                    .entry(id.clone())
-                    .or_default()
-                    .settle_stale(&id, &request_id);
-                self.send(update).await;
+                if let Some(state) = lock(&self.shared.states).get_mut(&id) {
+                    state.forget(&request_id);
+                }
                 Err(EngineError::refused(
                     "permission_not_pending",
                     format!(
@@ -491,7 +495,8 @@ impl EngineAdapter for BreadboardAdapter {
             }
         };
         let event = diff_event(&path, &diff, origin);
-        self.send(EngineUpdate::Events { session_id: id.clone(), events: vec![event] }).await;
+        let events = vec![mapping::classed(event)];
+        self.send(Input::Events { session_id: id.clone(), events }).await;
         Ok(SessionAck { session_id: id })
     }
 

@@ -1,5 +1,7 @@
-//! BreadBoard stream updates → engine updates, and the per-session state they imply (run
-//! flag, pending permissions, diffs seen). Pure: no IO, no clock.
+//! BreadBoard stream updates → host inputs (each event with its class from the BreadBoard
+//! table), and the per-session state they imply (run flag, the permission requests the
+//! engine raised — the host owns them as prompts; the adapter keeps what an `allow_rule`
+//! needs —, diffs seen, sub-agent sessions). Pure: no IO, no clock.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -7,7 +9,8 @@ use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
 use serde_json::{Map, Value, json};
 
-use bb_service::engine::{ConnectionUpdate, EngineUpdate};
+use bb_host::{Input, Prompt, PromptKind};
+use bb_normalize::EventClass;
 
 /// `2026-11-22T00:14:34.362453Z` → milliseconds since the epoch.
 pub(crate) fn iso_to_ms(text: &str) -> Option<f64> {
@@ -41,6 +44,8 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
         status: Some(s.status.clone()),
         updated_at: updated,
         queued_prompts: None,
+        parent_id: None,
+        pending_permission_count: None,
     }
 }
 
@@ -53,6 +58,63 @@ pub(crate) fn engine_event(e: &BbEvent) -> EngineEvent {
         ts: e.timestamp_ms.map(|t| t as f64),
         payload: e.payload.clone().into(),
     }
+}
+
+/// An event with its class from the BreadBoard table.
+pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
+    let class = bb_normalize::class::classify_breadboard(&event.event_type, &event.payload);
+    (event, class)
+}
+
+/// One event of `session` as the host's input.
+fn events(session: &str, event: EngineEvent) -> Input {
+    Input::Events { session_id: session.to_owned(), events: vec![classed(event)] }
+}
+
+/// What approving a permission request lets the engine do, from its `category`, `kind` or
+/// `tool` (the engine's words); anything else is [`PromptKind::Unknown`] (needs trust).
+pub(crate) fn prompt_kind(payload: &Map<String, Value>) -> PromptKind {
+    let word = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_ascii_lowercase);
+    for said in [word("category"), word("kind"), word("tool")].into_iter().flatten() {
+        let kind = match said.as_str() {
+            "edit"
+            | "write"
+            | "patch"
+            | "create"
+            | "delete"
+            | "move"
+            | "apply_unified_patch"
+            | "write_file"
+            | "create_file" => PromptKind::Write,
+            "bash" | "shell" | "run" | "exec" | "execute" | "command" | "shell_command"
+            | "run_shell" => PromptKind::Exec,
+            "read" | "list" | "list_dir" | "search" | "glob" | "grep" | "read_file" => {
+                PromptKind::Read
+            }
+            "web" | "fetch" | "network" | "web_fetch" | "web_search" => PromptKind::Network,
+            _ => continue,
+        };
+        return kind;
+    }
+    PromptKind::Unknown
+}
+
+/// The files a permission request names: its items' and its own `metadata.path`.
+fn prompt_paths(payload: &Map<String, Value>) -> Vec<String> {
+    let path = |v: &Value| v.pointer("/metadata/path").and_then(Value::as_str).map(str::to_owned);
+    let mut paths: Vec<String> = payload
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(path)
+        .collect();
+    if let Some(own) = path(&Value::Object(payload.clone()))
+        && !paths.contains(&own)
+    {
+        paths.push(own);
+    }
+    paths
 }
 
 /// A diff the engine showed for a file, with where it came from.
@@ -108,34 +170,29 @@ impl SessionState {
     }
 
     /// The engine says no such request is waiting (it was fed by a replay and never blocked,
-    /// or was answered elsewhere): settled as stale.
-    pub(crate) fn settle_stale(&mut self, session: &str, request_id: &str) -> EngineUpdate {
+    /// or was answered elsewhere): forgotten here (the host makes it stale).
+    pub(crate) fn forget(&mut self, request_id: &str) {
         self.pending.remove(request_id);
-        self.pending_update(session)
     }
 
-    fn warning(&mut self, session: &str, message: String) -> EngineUpdate {
+    fn warning(&mut self, session: &str, message: String) -> Input {
         self.warnings += 1;
         let mut payload = Map::new();
         payload.insert("message".into(), Value::String(message));
         payload.insert("source".into(), Value::String("bridge".into()));
-        EngineUpdate::Events {
-            session_id: session.to_owned(),
-            events: vec![EngineEvent {
-                id: format!("bridge-warning-{}", self.warnings),
-                event_type: "warning".into(),
-                turn: None,
-                ts: None,
-                payload: payload.into(),
-            }],
-        }
+        let event = EngineEvent {
+            id: format!("bridge-warning-{}", self.warnings),
+            event_type: "warning".into(),
+            turn: None,
+            ts: None,
+            payload: payload.into(),
+        };
+        events(session, event)
     }
 
-    /// Maps one stream update to engine updates, in the order they apply.
-    pub(crate) fn apply(&mut self, session: &str, update: StreamUpdate) -> Vec<EngineUpdate> {
-        let connection = |status, retry_count, last_error| {
-            EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error })
-        };
+    /// Maps one stream update to host inputs, in the order they apply.
+    pub(crate) fn apply(&mut self, session: &str, update: StreamUpdate) -> Vec<Input> {
+        let connection = Input::connection;
         match update {
             StreamUpdate::Connected { .. } => {
                 vec![connection(ConnectionStatus::Connected, None, None)]
@@ -160,7 +217,7 @@ impl SessionState {
                     None => String::new(),
                 };
                 vec![
-                    EngineUpdate::GapDetected { session_id: Some(session.to_owned()) },
+                    Input::Gap { session_id: Some(session.to_owned()) },
                     self.warning(
                         session,
                         format!(
@@ -170,7 +227,7 @@ impl SessionState {
                 ]
             }
             StreamUpdate::Rebuilt { summary: s } => {
-                s.map(|s| EngineUpdate::SessionUpserted(summary(&s))).into_iter().collect()
+                s.map(|s| Input::SessionUpserted(summary(&s))).into_iter().collect()
             }
             StreamUpdate::Malformed { sse_id, error } => {
                 vec![self.warning(session, format!("Unreadable engine event {sse_id}: {error}"))]
@@ -179,7 +236,7 @@ impl SessionState {
             // this stream said before.
             StreamUpdate::Ended { summary: Some(s) } => {
                 let mut out = self.set_running(session, false);
-                out.push(EngineUpdate::SessionUpserted(summary(&s)));
+                out.push(Input::SessionUpserted(summary(&s)));
                 out.push(connection(ConnectionStatus::Connected, None, None));
                 out
             }
@@ -195,19 +252,19 @@ impl SessionState {
     }
 
     /// The session is gone from the engine: marked ended with `reason` (a transcript
-    /// warning), not running, nothing pending.
-    pub(crate) fn gone(&mut self, session: &str, reason: &str) -> Vec<EngineUpdate> {
+    /// warning), not running, nothing pending (the engine lists none of its requests).
+    pub(crate) fn gone(&mut self, session: &str, reason: &str) -> Vec<Input> {
         let mut out = self.set_running(session, false);
-        if !self.pending.is_empty() {
-            self.pending.clear();
-            out.push(self.pending_update(session));
-        }
-        out.push(EngineUpdate::SessionUpserted(SessionSummary {
+        self.pending.clear();
+        out.push(Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() });
+        out.push(Input::SessionUpserted(SessionSummary {
             session_id: session.to_owned(),
             title: None,
             status: Some("ended".to_owned()),
             updated_at: None,
             queued_prompts: None,
+            parent_id: None,
+            pending_permission_count: None,
         }));
         out.push(self.warning(session, reason.to_owned()));
         out
@@ -234,32 +291,21 @@ impl SessionState {
         }
     }
 
-    fn set_running(&mut self, session: &str, running: bool) -> Vec<EngineUpdate> {
+    fn set_running(&mut self, session: &str, running: bool) -> Vec<Input> {
         if self.running == running {
             return Vec::new();
         }
         self.running = running;
-        vec![EngineUpdate::SessionRunning { session_id: session.to_owned(), running }]
+        vec![Input::SessionRunning { session_id: session.to_owned(), running }]
     }
 
-    fn pending_update(&self, session: &str) -> EngineUpdate {
-        EngineUpdate::PendingPermissions {
-            session_id: session.to_owned(),
-            count: u64::try_from(self.pending.len()).unwrap_or(u64::MAX),
-        }
-    }
-
-    /// The updates one event implies; `show`: the event itself goes to the view (not when it
-    /// is only replayed to rebuild state).
-    fn on_event(&mut self, session: &str, event: &BbEvent, show: bool) -> Vec<EngineUpdate> {
+    /// The inputs one event implies; `show`: the event itself goes to the view (not when it
+    /// is only replayed to rebuild state: a replayed request is raised without its event, the
+    /// webview saw it before).
+    fn on_event(&mut self, session: &str, event: &BbEvent, show: bool) -> Vec<Input> {
         let mut out = Vec::new();
-        if show {
-            out.push(EngineUpdate::Events {
-                session_id: session.to_owned(),
-                events: vec![engine_event(event)],
-            });
-        }
         let text = |key: &str| event.payload.get(key).and_then(Value::as_str).map(str::to_owned);
+        let shown = || show.then(|| classed(engine_event(event)));
         match event.kind.as_str() {
             "turn_start"
             | "user_message"
@@ -268,11 +314,21 @@ impl SessionState {
             | "assistant_delta"
             | "assistant_message"
             | "tool_call" => {
+                out.extend(
+                    shown()
+                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+                );
                 out.extend(self.set_running(session, true));
             }
-            "completion" | "run_finished" | "error" => out.extend(self.set_running(session, false)),
-            "permission_request" => {
-                if let Some(id) = text("request_id").or_else(|| text("id")) {
+            "completion" | "run_finished" | "error" => {
+                out.extend(
+                    shown()
+                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+                );
+                out.extend(self.set_running(session, false));
+            }
+            "permission_request" => match text("request_id").or_else(|| text("id")) {
+                Some(id) => {
                     let pattern = text("pattern").or_else(|| {
                         event.payload.get("rule_suggestion").and_then(|r| match r {
                             Value::String(s) => Some(s.clone()),
@@ -282,24 +338,62 @@ impl SessionState {
                         })
                     });
                     let scope = text("default_scope");
+                    let mut prompt = Prompt::new(session, &id, prompt_kind(&event.payload));
+                    prompt.paths = prompt_paths(&event.payload);
                     self.pending.insert(id, PendingRequest { pattern, scope });
-                    out.push(self.pending_update(session));
+                    out.push(Input::PromptRaised { prompt, event: shown() });
                 }
-            }
-            "permission_response" => {
-                if let Some(id) = text("request_id").or_else(|| text("id"))
-                    && self.pending.remove(&id).is_some()
-                {
-                    out.push(self.pending_update(session));
+                None => out.extend(
+                    shown()
+                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+                ),
+            },
+            "permission_response" => match text("request_id").or_else(|| text("id")) {
+                Some(id) => {
+                    self.pending.remove(&id);
+                    out.push(Input::PromptSettled {
+                        session_id: session.to_owned(),
+                        request_id: id,
+                        event: shown(),
+                    });
                 }
+                None => out.extend(
+                    shown()
+                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+                ),
+            },
+            "task_event" => {
+                out.extend(
+                    shown()
+                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+                );
+                out.extend(sub_agent(session, &event.payload));
             }
-            _ => {}
+            _ => out.extend(
+                shown().map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
+            ),
         }
         if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result") {
             record_diffs(&event.payload, &mut self.diffs);
         }
         out
     }
+}
+
+/// A sub-agent the engine says `session` started (a `task_event` naming a
+/// `child_session_id` under `parent_session_id`): listed with its parent, so the host shows
+/// its prompts on the parent's tab.
+fn sub_agent(session: &str, payload: &Map<String, Value>) -> Option<Input> {
+    let text = |key: &str| payload.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let child = text("child_session_id")?;
+    let parent = text("parent_session_id").unwrap_or(session);
+    (child != parent).then(|| {
+        Input::SessionUpserted(SessionSummary {
+            session_id: child.to_owned(),
+            parent_id: Some(parent.to_owned()),
+            ..SessionSummary::default()
+        })
+    })
 }
 
 /// Finds diffs in a tool payload: `diff_preview`, `display.diff_blocks`, `artifact_ref`,

@@ -11,10 +11,10 @@ use bb_protocol::v1::ConnectionStatus;
 
 use crate::mapping::summary;
 use crate::{Shared, lock};
-use bb_service::engine::{ConnectionUpdate, EngineUpdate};
+use bb_host::Input;
 
-fn connection(status: ConnectionStatus, retry: Option<u64>, error: Option<String>) -> EngineUpdate {
-    EngineUpdate::Connection(ConnectionUpdate { status, retry_count: retry, last_error: error })
+fn connection(status: ConnectionStatus, retry: Option<u64>, error: Option<String>) -> Input {
+    Input::connection(status, retry, error)
 }
 
 /// Runs until aborted.
@@ -32,6 +32,8 @@ pub(super) async fn run(shared: Arc<Shared>) {
                 if !healthy || restarted {
                     if restarted {
                         tracing::warn!("the BreadBoard engine restarted: its sessions are gone");
+                        // Its requests died with it.
+                        let _ = shared.updates.send(Input::EngineRestarted).await;
                     }
                     if reconcile(&shared).await {
                         healthy = true;
@@ -78,7 +80,7 @@ async fn reconcile(shared: &Arc<Shared>) -> bool {
     let held: HashSet<&str> = listed.iter().map(|s| s.session_id.as_str()).collect();
     let mut sessions: Vec<_> = listed.iter().map(summary).collect();
     sessions.sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
-    let _ = shared.updates.send(EngineUpdate::SessionsListed(sessions)).await;
+    let _ = shared.updates.send(Input::SessionsListed(sessions)).await;
     for id in shared.cursors.sessions() {
         if held.contains(id.as_str()) {
             super::ensure_stream(shared, &id);

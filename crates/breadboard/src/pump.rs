@@ -1,5 +1,6 @@
-//! The stream task of one BreadBoard session: stream updates → engine updates, each event
-//! handed over recorded for the resume position.
+//! The stream task of one BreadBoard session: stream updates → host inputs, each event
+//! handed over recorded for the resume position; a sub-agent's session the engine names gets
+//! a stream of its own.
 
 use std::sync::Arc;
 
@@ -7,14 +8,10 @@ use crate::client::{SessionStream, StreamUpdate};
 use bb_protocol::v1::ConnectionStatus;
 
 use crate::{Shared, lock};
-use bb_service::engine::{ConnectionUpdate, EngineUpdate};
+use bb_host::Input;
 
-fn failed(error: String) -> EngineUpdate {
-    EngineUpdate::Connection(ConnectionUpdate {
-        status: ConnectionStatus::Error,
-        retry_count: None,
-        last_error: Some(error),
-    })
+fn failed(error: String) -> Input {
+    Input::connection(ConnectionStatus::Error, None, Some(error))
 }
 
 /// Streams one session until it ends, fails for good, or the task is aborted. A session with
@@ -60,6 +57,12 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             shared.cursors.handed(&session, seq);
         }
         for out in mapped {
+            // A sub-agent's session: its events (and its prompts) are followed too.
+            if let Input::SessionUpserted(child) = &out
+                && child.parent_id.is_some()
+            {
+                crate::ensure_stream(&shared, &child.session_id);
+            }
             if shared.updates.send(out).await.is_err() {
                 return;
             }

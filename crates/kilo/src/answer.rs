@@ -1,35 +1,31 @@
 //! The Kilo calls that act on a session: create (model, permission mode, first prompt),
-//! prompts (attachments, the queue bound), stop (with its requests cancelled), permission and
-//! question answers through the runtime's permission table, and diffs.
+//! prompts (attachments, the queue bound), stop, the answers the host allowed (permissions,
+//! a question's rejection), and diffs.
 
 use crate::client::{KiloClient, KiloError, PermissionReply, Session};
 use bb_engine_client::transport::TransportError;
-use bb_host::permissions::AnswerOutcome;
+use bb_host::{Input, PromptKind, Verdict};
 use bb_protocol::v1::{
-    ApprovePermissionParams, CreateSessionParams, EngineEvent, OpenDiffParams, PermissionDecision,
-    SendMessageParams, SendMessageResult, SessionAck, SessionParams,
+    CreateSessionParams, EngineEvent, OpenDiffParams, SendMessageParams, SendMessageResult,
+    SessionAck, SessionParams,
 };
 use serde_json::{Map, Value, json};
 
 use crate::errors::{checked_session_id, map};
 use crate::{KiloAdapter, MAX_QUEUED, files, invalid_params};
-use bb_service::engine::{EngineError, EngineUpdate};
+use bb_service::engine::{EngineError, PromptAnswer};
 
 /// The supported `permissionMode` values.
 pub(crate) const PERMISSION_MODES: [&str; 4] = ["default", "ask", "readOnly", "acceptEdits"];
 
-/// Kilo permission rules of a mode (`None`: the engine's configuration).
-fn rules(mode: &str, trusted: bool) -> Result<Option<Value>, EngineError> {
+/// Kilo permission rules of a mode (`None`: the engine's configuration). `acceptEdits` needs
+/// a trusted workspace: the service checks it before the call.
+fn rules(mode: &str) -> Result<Option<Value>, EngineError> {
     let rule = |permission: &str, action: &str| json!({ "permission": permission, "pattern": "*", "action": action });
     match mode {
         "default" => Ok(None),
         "ask" => Ok(Some(json!([rule("edit", "ask"), rule("bash", "ask")]))),
         "readOnly" => Ok(Some(json!([rule("edit", "deny"), rule("bash", "deny")]))),
-        "acceptEdits" if !trusted => Err(EngineError::refused(
-            "workspace_untrusted",
-            "permissionMode acceptEdits lets the engine write without asking: trust the \
-             workspace first (bb.init workspaceTrusted, or --trusted)",
-        )),
         "acceptEdits" => Ok(Some(json!([rule("edit", "allow"), rule("bash", "ask")]))),
         other => Err(invalid_params(format!(
             "permissionMode {other:?} is not supported; use one of {}",
@@ -68,8 +64,7 @@ pub(super) async fn create_session(
     if params.config_path.is_some() {
         return Err(invalid_params("configPath has no counterpart in the Kilo engine"));
     }
-    let trusted = adapter.shared.permits.trusted();
-    let permission = rules(params.permission_mode.as_deref().unwrap_or("default"), trusted)?;
+    let permission = rules(params.permission_mode.as_deref().unwrap_or("default"))?;
     let model = match &params.model {
         Some(m) => Some(checked_model(client, m).await?),
         None => None,
@@ -156,103 +151,59 @@ pub(super) async fn resend(
 }
 
 pub(super) async fn stop(
-    adapter: &KiloAdapter,
     client: &KiloClient,
     params: SessionParams,
 ) -> Result<SessionAck, EngineError> {
     let id = checked_session_id(&params.session_id)?;
     client.get_session(id).await.map_err(|e| map(e, Some(id)))?;
     client.abort(id).await.map_err(|e| map(e, Some(id)))?;
-    let cancelled = adapter.shared.permits.cancel_session(id);
-    let _ = adapter.updates.send(adapter.shared.permits.count_update(id)).await;
-    for request in cancelled {
-        let told = if request.starts_with("que") {
-            bounded(adapter, client.reject_question(&request)).await
-        } else {
-            bounded(adapter, client.reply_permission(&request, PermissionReply::Reject, None)).await
-        };
-        if let Err(err) = told {
-            tracing::warn!(%request, %err, "telling the engine a cancelled request is rejected failed");
-        }
-    }
+    // The host withdraws the turn's open prompts next: each pending one comes back here as
+    // a denial to send (`answer`).
     Ok(SessionAck { session_id: params.session_id })
 }
 
-/// One answer call, bounded by the engine deadline.
-async fn bounded(
+/// One answer call, bounded by the engine deadline; a 404 (the engine no longer knows the
+/// request) is `permission_not_pending`.
+pub(super) async fn bounded(
     adapter: &KiloAdapter,
-    call: impl Future<Output = Result<bool, KiloError>>,
-) -> Result<bool, EngineError> {
-    match tokio::time::timeout(adapter.settings.engine_timeout, call).await {
-        Ok(result) => result.map_err(|e| map(e, None)),
-        Err(_) => Err(EngineError::Timeout),
-    }
-}
-
-/// How an answer call ended, for the permission table.
-fn outcome(result: &Result<bool, EngineError>, raw_404: bool) -> AnswerOutcome {
-    match result {
-        Ok(_) => AnswerOutcome::Accepted,
-        Err(_) if raw_404 => AnswerOutcome::Unknown,
-        Err(_) => AnswerOutcome::Failed,
-    }
-}
-
-/// Answers one request (permission or question) through the table: at most once, trust
-/// checked, bounded, the table told how it went.
-pub(super) async fn answer(
-    adapter: &KiloAdapter,
-    session: &str,
     request: &str,
-    approve: bool,
     call: impl Future<Output = Result<bool, KiloError>>,
 ) -> Result<(), EngineError> {
-    adapter.shared.permits.begin(session, request, approve)?;
-    let raw = tokio::time::timeout(adapter.settings.engine_timeout, call).await;
-    let not_found =
-        matches!(raw, Ok(Err(KiloError::Transport(TransportError::Http { status: 404, .. }))));
-    let result = match raw {
-        Ok(r) => r.map_err(|e| map(e, None)),
+    match tokio::time::timeout(adapter.settings.engine_timeout, call).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(KiloError::Transport(TransportError::Http { status: 404, .. }))) => {
+            Err(EngineError::refused(
+                "permission_not_pending",
+                format!("the engine no longer knows request {request} (stale)"),
+            ))
+        }
+        Ok(Err(err)) => Err(map(err, None)),
         Err(_) => Err(EngineError::Timeout),
-    };
-    adapter.shared.permits.done(session, request, outcome(&result, not_found));
-    let _ = adapter.updates.send(adapter.shared.permits.count_update(session)).await;
-    match result {
-        Ok(_) => Ok(()),
-        Err(_) if not_found => Err(EngineError::refused(
-            "permission_not_pending",
-            format!("the engine no longer knows request {request} (stale)"),
-        )),
-        Err(err) => Err(err),
     }
 }
 
-pub(super) async fn approve(
+/// Carries an answer the host allowed to the engine: a permission's `once` / `always` /
+/// `reject`, a question's rejection (its answers go with `bb.command question.reply`).
+pub(super) async fn answer(
     adapter: &KiloAdapter,
     client: &KiloClient,
-    params: ApprovePermissionParams,
-) -> Result<SessionAck, EngineError> {
-    let session = checked_session_id(&params.session_id)?;
-    let request = params.request_id.as_str();
-    let approve = params.decision != PermissionDecision::Deny;
-    if request.starts_with("que") {
-        if approve {
+    answer: PromptAnswer,
+) -> Result<(), EngineError> {
+    let request = answer.prompt.request_id.as_str();
+    if answer.prompt.kind == PromptKind::Question {
+        if answer.verdict != Verdict::Deny {
             return Err(invalid_params(
-                "a question is answered with bb.command question.reply {requestId, answers}; \
-                 bb.approvePermission can only deny (reject) it",
+                "a question is answered with bb.command question.reply {requestId, answers}",
             ));
         }
-        answer(adapter, session, request, false, client.reject_question(request)).await?;
-    } else {
-        let reply = match params.decision {
-            PermissionDecision::AllowOnce => PermissionReply::Once,
-            PermissionDecision::AllowRule => PermissionReply::Always,
-            PermissionDecision::Deny => PermissionReply::Reject,
-        };
-        let call = client.reply_permission(request, reply, None);
-        answer(adapter, session, request, approve, call).await?;
+        return bounded(adapter, request, client.reject_question(request)).await;
     }
-    Ok(SessionAck { session_id: params.session_id })
+    let reply = match (answer.verdict, answer.remember) {
+        (Verdict::Deny, _) => PermissionReply::Reject,
+        (_, true) => PermissionReply::Always,
+        (_, false) => PermissionReply::Once,
+    };
+    bounded(adapter, request, client.reply_permission(request, reply, None)).await
 }
 
 pub(super) async fn open_diff(
@@ -302,7 +253,7 @@ pub(super) async fn open_diff(
         ts: None,
         payload: payload.into(),
     };
-    let update = EngineUpdate::Events { session_id: id.to_owned(), events: vec![event] };
-    let _ = adapter.updates.send(update).await;
+    let events = vec![crate::events::classed(event)];
+    let _ = adapter.updates.send(Input::Events { session_id: id.to_owned(), events }).await;
     Ok(SessionAck { session_id: params.session_id })
 }

@@ -9,8 +9,8 @@
 //! | `todo` | | `GET /session/:id/todo` |
 //! | `mcp.list` | | `GET /mcp` |
 //! | `mcp.add` | `name`, `config` | `POST /mcp` (the engine owns MCP) |
-//! | `question.reply` | `requestId`, `answers` (`[[label…]…]`) | `POST /question/:id/reply`, once |
-//! | `question.reject` | `requestId` | `POST /question/:id/reject`, once |
+//! | `question.reply` | `requestId`, `answers` (`[[label…]…]`) | `POST /question/:id/reply`, once (the host decides it as an answer to the question) |
+//! | `question.reject` | `requestId` | `POST /question/:id/reject`, once (likewise) |
 //! | `retry` | | rebuilds a session whose rebuild failed, else sends the last prompt again |
 //! | `commands` | | the engine's slash commands (`GET /command`) |
 //!
@@ -24,7 +24,8 @@ use serde_json::{Map, Value, json};
 
 use crate::errors::{checked_session_id, map};
 use crate::{KiloAdapter, answer, invalid_params, summary};
-use bb_service::engine::{EngineError, EngineUpdate};
+use bb_host::{Input, Verdict};
+use bb_service::engine::EngineError;
 
 /// The bridge's own commands on Kilo.
 pub const COMMANDS: [&str; 11] = [
@@ -94,7 +95,7 @@ pub(super) async fn run(
                 client.fork(id, arg(&args, "messageId")).await.map_err(|e| map(e, Some(id)))?;
             adapter.track(&session.id);
             let listed: SessionSummary = summary(&session);
-            let _ = adapter.updates.send(EngineUpdate::SessionUpserted(listed.clone())).await;
+            let _ = adapter.updates.send(Input::SessionUpserted(listed.clone())).await;
             serde_json::to_value(listed).unwrap_or_default()
         }
         "revert" => {
@@ -126,14 +127,12 @@ pub(super) async fn run(
                 .get("answers")
                 .and_then(|a| serde_json::from_value(a.clone()).ok())
                 .ok_or_else(|| invalid_params("question.reply needs args.answers: [[label, …], …] (one list per question)"))?;
-            let call = client.reply_question(&request, answers);
-            answer::answer(adapter, id, &request, true, call).await?;
+            answer::bounded(adapter, &request, client.reply_question(&request, answers)).await?;
             json!(true)
         }
         "question.reject" => {
             let request = required(&args, "requestId", command)?.to_owned();
-            let call = client.reject_question(&request);
-            answer::answer(adapter, id, &request, false, call).await?;
+            answer::bounded(adapter, &request, client.reject_question(&request)).await?;
             json!(true)
         }
         "retry" => {
@@ -184,4 +183,15 @@ async fn slash(
         "unknown_command",
         format!("unknown command {command:?}; commands: {}", all.join(", ")),
     ))
+}
+
+/// The question a `question.reply` / `question.reject` answers, for the host to decide.
+pub(crate) fn answers_prompt(params: &CommandParams) -> Option<(String, Verdict)> {
+    let verdict = match params.command.as_str() {
+        "question.reply" => Verdict::Reply,
+        "question.reject" => Verdict::Deny,
+        _ => return None,
+    };
+    let request = params.args.as_ref()?.get("requestId")?.as_str()?;
+    Some((request.to_owned(), verdict))
 }

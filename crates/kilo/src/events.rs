@@ -1,10 +1,11 @@
-//! Kilo `GET /event` payloads → engine updates: routing by session, the webview event with its
-//! id untouched (`ts` and `turn` filled from the event where it carries them), and the state
-//! they imply (run flag, pending permissions and questions through the shared permission
-//! table, session list), and the fail-closed rule: an event type the normalizer does not
-//! know, arriving while a permission, question or tool call of its session is open, fails
-//! that turn (a bridge-made [`TURN_FAILED_EVENT`] with a Retry) and asks the pump to reject
-//! what is open and abort the turn. No IO.
+//! Kilo `GET /event` payloads → host inputs: routing by session, the webview event with its
+//! id untouched (`ts` and `turn` filled from the event where it carries them) and its class,
+//! the state they imply (run flag, queued prompts, session list), the prompts the engine
+//! raises and settles (what they let the engine do and the paths they name: the host owns
+//! them), and the fail-closed rule: an event type the normalizer does not know, arriving
+//! while a permission, question or tool call of its session is open, fails that turn (a
+//! bridge-made [`TURN_FAILED_EVENT`] with a Retry), withdraws its prompts (the host has them
+//! denied) and asks the pump to abort the turn. No IO.
 
 use std::sync::Arc;
 
@@ -19,8 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::facts::{Facts, Info};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
-use bb_host::permissions::RequestKind;
-use bb_service::engine::EngineUpdate;
+use bb_host::{Input, Prompt, PromptKind};
 
 /// The bridge-made event that marks a turn failed closed (`payload: {sessionID, reason,
 /// eventType, retry: {command: "retry"}}`).
@@ -38,12 +38,15 @@ struct SyncFields<'a> {
 /// Engine calls the mapping asks for (the pump makes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Action {
-    /// Reject a permission request.
-    RejectPermission(String),
-    /// Reject a question.
-    RejectQuestion(String),
     /// Abort the session's turn.
     Abort(String),
+}
+
+/// An engine event with its class from the Kilo table (an event the mapping did not read
+/// typed: a bridge-made one, a rebuilt snapshot).
+pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
+    let class = bb_normalize::class::classify_kilo(&event.event_type, &event.payload);
+    (event, class)
 }
 
 /// What the event mapping remembers between events.
@@ -59,7 +62,7 @@ pub(crate) struct KiloEventState {
 
 impl Default for KiloEventState {
     fn default() -> Self {
-        Self::new(Arc::new(Shared::detached()))
+        Self::new(Arc::new(Shared::default()))
     }
 }
 
@@ -73,8 +76,8 @@ impl KiloEventState {
         std::mem::take(&mut self.actions)
     }
 
-    /// Forgets stream-relative knowledge (sequence numbers) after a reconnect; pending
-    /// permissions are rebuilt from REST by the caller.
+    /// Forgets stream-relative knowledge (sequence numbers) after a reconnect; open prompts
+    /// are re-listed from REST by the caller.
     pub(crate) fn reset_stream(&mut self) {
         self.seq.clear();
     }
@@ -84,7 +87,7 @@ impl KiloEventState {
     /// `sync` events repeat the preceding event under the same id: they are not forwarded
     /// (the webview would see a duplicate id); their per-session `seq` is checked instead and
     /// a jump reports a gap.
-    pub(crate) fn apply(&mut self, event: KiloEvent) -> Vec<EngineUpdate> {
+    pub(crate) fn apply(&mut self, event: KiloEvent) -> Vec<Input> {
         let KiloEvent { id, event_type, body: properties, .. } = event;
         if event_type == "sync" {
             let sync: SyncFields<'_> = properties.read();
@@ -98,12 +101,15 @@ impl KiloEventState {
         let Some(session_id) = facts.session_id.get().map(str::to_owned) else {
             return Vec::new();
         };
-        if !self.shows(&event_type, &session_id, &properties) {
-            tracing::debug!(%event_type, %session_id, "request already shown; not repeated");
-            return Vec::new();
-        }
         let class = classify_kilo_fields(&event_type, facts.kilo_fields());
         let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
+        let raised = prompt_of(&event_type, &session_id, &properties);
+        let settled = matches!(
+            event_type.as_str(),
+            "permission.replied" | "question.replied" | "question.rejected"
+        )
+        .then(|| facts.request_id.get().map(str::to_owned))
+        .flatten();
         let derived = self.derive(&event_type, &session_id, &properties, &facts);
         let failed_type = fail_closed.then(|| event_type.clone());
         let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
@@ -111,8 +117,16 @@ impl KiloEventState {
         let event =
             EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let mut updates = Vec::with_capacity(1 + derived.len());
-        let events = vec![(event, class)];
-        updates.push(EngineUpdate::ClassifiedEvents { session_id: session_id.clone(), events });
+        let event = (event, class);
+        updates.push(match (raised, settled) {
+            // The host shows it once (a repeat is dropped there).
+            (Some(prompt), _) => Input::PromptRaised { prompt, event: Some(event) },
+            (None, Some(request_id)) => {
+                let session_id = session_id.clone();
+                Input::PromptSettled { session_id, request_id, event: Some(event) }
+            }
+            _ => Input::Events { session_id: session_id.clone(), events: vec![event] },
+        });
         updates.extend(derived);
         if let Some(unknown) = failed_type {
             updates.extend(self.fail_turn(&session_id, &unknown));
@@ -120,41 +134,21 @@ impl KiloEventState {
         updates
     }
 
-    /// Whether a permission or question event is new (a repeat is not shown again).
-    fn shows(&mut self, event_type: &str, session_id: &str, p: &Payload) -> bool {
-        let kind = match event_type {
-            "permission.asked" => {
-                kind_of(p.get("permission").and_then(Value::as_str).unwrap_or_default())
-            }
-            "question.asked" => RequestKind::Question,
-            _ => return true,
-        };
-        match p.get("id").and_then(Value::as_str) {
-            Some(id) => self.shared.permits.raised(session_id, id, kind),
-            None => true,
-        }
-    }
-
     /// A permission, question or tool call of the session is open.
     fn in_flow(&self, session_id: &str) -> bool {
-        self.shared.permits.has_open(session_id)
-            || self.shared.with(session_id, |f| !f.tools.is_empty())
+        self.shared.with(session_id, |f| !f.tools.is_empty() || !f.asked.is_empty())
     }
 
-    /// Fails the session's turn closed: the marker event, the open requests rejected, the
-    /// turn aborted.
-    fn fail_turn(&mut self, session_id: &str, unknown: &str) -> Vec<EngineUpdate> {
+    /// Fails the session's turn closed: the marker event, the open requests withdrawn (the
+    /// host has the engine deny them), the turn aborted.
+    fn fail_turn(&mut self, session_id: &str, unknown: &str) -> Vec<Input> {
         tracing::warn!(%session_id, event_type = %unknown, "unknown event during a permission or tool flow: the turn fails closed");
         self.failures += 1;
-        for id in self.shared.permits.cancel_session(session_id) {
-            self.actions.push(if id.starts_with("que") {
-                Action::RejectQuestion(id)
-            } else {
-                Action::RejectPermission(id)
-            });
-        }
         self.actions.push(Action::Abort(session_id.to_owned()));
-        self.shared.with(session_id, |f| f.tools.clear());
+        self.shared.with(session_id, |f| {
+            f.tools.clear();
+            f.asked.clear();
+        });
         let mut payload = Map::new();
         payload.insert("sessionID".into(), json!(session_id));
         payload.insert("reason".into(), json!("unknown_event"));
@@ -175,14 +169,14 @@ impl KiloEventState {
             payload: payload.into(),
         };
         vec![
-            EngineUpdate::Events { session_id: session_id.to_owned(), events: vec![event] },
-            self.shared.permits.count_update(session_id),
+            Input::Events { session_id: session_id.to_owned(), events: vec![classed(event)] },
+            Input::PromptsCancelled { session_id: session_id.to_owned() },
         ]
     }
 
     /// A `sync` echo the router read: its sequence number is checked (one without is
     /// ignored).
-    pub(crate) fn sync_echo(&mut self, sync: &SyncEcho) -> Vec<EngineUpdate> {
+    pub(crate) fn sync_echo(&mut self, sync: &SyncEcho) -> Vec<Input> {
         match sync.seq {
             Some(seq) => self.sync_seq(&sync.session_id, seq),
             None => Vec::new(),
@@ -190,11 +184,11 @@ impl KiloEventState {
     }
 
     /// A `sync` event's sequence number for `session`: a jump reports a gap.
-    pub(crate) fn sync_seq(&mut self, session: &str, seq: u64) -> Vec<EngineUpdate> {
+    pub(crate) fn sync_seq(&mut self, session: &str, seq: u64) -> Vec<Input> {
         let previous = self.seq.insert(session.to_owned(), seq);
         match previous {
             Some(prev) if seq > prev.saturating_add(1) => {
-                vec![EngineUpdate::GapDetected { session_id: Some(session.to_owned()) }]
+                vec![Input::Gap { session_id: Some(session.to_owned()) }]
             }
             _ => Vec::new(),
         }
@@ -207,7 +201,7 @@ impl KiloEventState {
         session_id: &str,
         p: &Payload,
         facts: &Facts<'_>,
-    ) -> Vec<EngineUpdate> {
+    ) -> Vec<Input> {
         let shared = self.shared.clone();
         let running = |running: bool| {
             shared.with(session_id, |f| {
@@ -216,7 +210,7 @@ impl KiloEventState {
                     f.tools.clear();
                 }
             });
-            EngineUpdate::SessionRunning { session_id: session_id.to_owned(), running }
+            Input::SessionRunning { session_id: session_id.to_owned(), running }
         };
         match event_type {
             "session.status" => match facts.status.get().and_then(|s| s.kind.get()) {
@@ -228,7 +222,7 @@ impl KiloEventState {
             "session.queue.changed" => {
                 let queued = p.get("queued").and_then(Value::as_array).map_or(0, Vec::len);
                 self.shared.with(session_id, |f| f.queued = queued);
-                vec![EngineUpdate::QueuedPrompts {
+                vec![Input::QueuedPrompts {
                     session_id: session_id.to_owned(),
                     count: queued as u64,
                 }]
@@ -241,34 +235,34 @@ impl KiloEventState {
                 .info
                 .get()
                 .and_then(Info::session_summary)
-                .map(EngineUpdate::SessionUpserted)
+                .map(Input::SessionUpserted)
                 .into_iter()
                 .collect(),
             "session.deleted" => {
-                self.shared.permits.cancel_session(session_id);
+                // The host closes its prompts with it.
                 self.shared.remove(session_id);
-                vec![
-                    EngineUpdate::SessionRemoved(session_id.to_owned()),
-                    self.shared.permits.count_update(session_id),
-                ]
+                vec![Input::SessionRemoved(session_id.to_owned())]
             }
             "permission.asked" | "question.asked" => {
                 let meta = p.get("metadata");
                 let file = meta.and_then(|m| m.get("filepath").or_else(|| m.get("filePath")));
                 let diff = meta.and_then(|m| m.get("diff"));
-                if let (Some(Value::String(file)), Some(Value::String(diff))) = (file, diff) {
-                    self.shared.with(session_id, |f| {
+                let request = p.get("id").and_then(Value::as_str);
+                self.shared.with(session_id, |f| {
+                    if let (Some(Value::String(file)), Some(Value::String(diff))) = (file, diff) {
                         f.seen_diffs.insert(file.clone(), diff.clone());
-                    });
-                }
-                vec![self.shared.permits.count_update(session_id)]
+                    }
+                    if let Some(request) = request {
+                        f.asked.insert(request.to_owned());
+                    }
+                });
+                Vec::new()
             }
             "permission.replied" | "question.replied" | "question.rejected" => {
-                let Some(id) = facts.request_id.get() else {
-                    return Vec::new();
-                };
-                self.shared.permits.replied(session_id, id);
-                vec![self.shared.permits.count_update(session_id)]
+                if let Some(id) = facts.request_id.get() {
+                    self.shared.with(session_id, |f| f.asked.remove(id));
+                }
+                Vec::new()
             }
             _ => Vec::new(),
         }
@@ -296,4 +290,25 @@ impl KiloEventState {
             }
         });
     }
+}
+
+/// The prompt a `permission.asked` / `question.asked` raises: its id, what approving it lets
+/// the engine do, and the file it names (`metadata.filepath`; for a write, its `patterns`
+/// too). `None` for any other event, and for one without an id (shown as a plain event).
+pub(crate) fn prompt_of(event_type: &str, session_id: &str, p: &Payload) -> Option<Prompt> {
+    let kind = match event_type {
+        "permission.asked" => kind_of(p.get("permission").and_then(Value::as_str).unwrap_or("")),
+        "question.asked" => PromptKind::Question,
+        _ => return None,
+    };
+    let request = p.get("id").and_then(Value::as_str)?;
+    let mut prompt = Prompt::new(session_id, request, kind);
+    let meta = p.get("metadata");
+    let file = meta.and_then(|m| m.get("filepath").or_else(|| m.get("filePath")));
+    prompt.paths.extend(file.and_then(Value::as_str).map(str::to_owned));
+    if kind == PromptKind::Write && prompt.paths.is_empty() {
+        let patterns = p.get("patterns").and_then(Value::as_array).into_iter().flatten();
+        prompt.paths.extend(patterns.filter_map(Value::as_str).map(str::to_owned));
+    }
+    Some(prompt)
 }

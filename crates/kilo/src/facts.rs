@@ -79,6 +79,9 @@ pub(crate) struct Info<'a> {
     pub(crate) role: LooseStr<'a>,
     #[serde(borrow)]
     pub(crate) title: LooseStr<'a>,
+    /// A session's parent (a sub-agent's session), or an assistant message's user message.
+    #[serde(rename = "parentID", borrow)]
+    pub(crate) parent_id: LooseStr<'a>,
     pub(crate) time: LooseObj<Times>,
 }
 
@@ -109,7 +112,8 @@ impl Facts<'_> {
 }
 
 impl Info<'_> {
-    /// The `info` of a session event as a summary (`id`, `title`, `time.updated`).
+    /// The `info` of a session event as a summary (`id`, `title`, `time.updated`, and the
+    /// parent session of a sub-agent's: `parentID`).
     pub(crate) fn session_summary(&self) -> Option<SessionSummary> {
         Some(SessionSummary {
             session_id: self.id.get()?.to_owned(),
@@ -117,6 +121,8 @@ impl Info<'_> {
             status: None,
             updated_at: self.time.get().and_then(|t| t.updated.0),
             queued_prompts: None,
+            parent_id: self.parent_id.get().filter(|p| !p.is_empty()).map(str::to_owned),
+            pending_permission_count: None,
         })
     }
 }

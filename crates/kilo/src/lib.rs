@@ -79,9 +79,9 @@
 mod answer;
 pub mod client;
 pub mod commands;
+pub mod credentials;
 mod errors;
 pub(crate) mod events;
-mod expiry;
 mod facts;
 pub mod files;
 mod ingest;
@@ -104,11 +104,11 @@ use crate::client::{KiloClient, KiloRouterHandle, RouterOptions, Session, spawn_
 use async_trait::async_trait;
 use bb_engine_client::transport::{EngineAuth, EngineTransport, HttpOptions, HttpTransport};
 use bb_protocol::v1::{
-    ApprovePermissionParams, Capabilities, CommandParams, CommandResult, ConnectionStatus,
-    CreateSessionParams, DownloadArtifactParams, DownloadArtifactResult, EngineInfo, EngineKind,
-    EngineStatus, FileSnippetResult, InitResult, ListFilesParams, ListFilesResult,
-    ListSessionsResult, OpenDiffParams, ReadFileSnippetParams, SendMessageParams,
-    SendMessageResult, SessionAck, SessionParams, SessionSummary,
+    Capabilities, CommandParams, CommandResult, ConnectionStatus, CreateSessionParams,
+    DownloadArtifactParams, DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus,
+    FileSnippetResult, InitResult, ListFilesParams, ListFilesResult, ListSessionsResult,
+    OpenDiffParams, ReadFileSnippetParams, SendMessageParams, SendMessageResult, SessionAck,
+    SessionParams, SessionSummary,
 };
 use tokio::task::JoinHandle;
 
@@ -117,13 +117,11 @@ pub use ingest::Mapping;
 pub use probe::KiloProbe;
 pub use pump::{REBUILD_FAILED_EVENT, REHYDRATED_EVENT};
 
-use bb_host::Clock;
+use bb_host::Verdict;
 use bb_service::Endpoint;
-use bb_service::SystemClock;
 use bb_service::engine::{
-    EngineAdapter, EngineError, UpdateReceiver, UpdateSender, update_channel,
+    EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
 };
-use bb_service::permits::Permits;
 use errors::{checked_session_id, map};
 use shared::Shared;
 
@@ -135,27 +133,24 @@ pub const MAX_QUEUED: usize = 8;
 pub struct KiloOptions {
     /// The workspace root (files, attachments); without it, the session's directory.
     pub workspace: Option<PathBuf>,
-    /// Trusted from the start (`--trusted`).
-    pub trusted: bool,
     /// Deadline of one answer to the engine (permission or question reply).
     pub engine_timeout: Duration,
-    /// A permission request or question nobody answers within this expires and the engine
-    /// is told `reject` (`--permission-timeout`); `None`: it waits for the user.
-    pub permission_timeout: Option<Duration>,
-    /// The runtime the event router and its pump run on ([`crate::EventsThread`] in the
+    /// The engine's data directory (`$XDG_DATA_HOME/kilo`), where its credential store
+    /// `auth.json` lives: checked at start ([`credentials`]); `None`: not checked.
+    pub data_dir: Option<PathBuf>,
+    /// The runtime the event router and its pump run on (`bb_service::EventsThread` in the
     /// bridges); `None`: the one `bind` is called on.
     pub events: Option<tokio::runtime::Handle>,
 }
 
 impl Default for KiloOptions {
-    /// No workspace, untrusted, 10 s per answer, no permission deadline, the event path on
-    /// the caller's runtime.
+    /// No workspace, 10 s per answer, no credential store to check, the event path on the
+    /// caller's runtime.
     fn default() -> Self {
         Self {
             workspace: None,
-            trusted: false,
             engine_timeout: Duration::from_secs(10),
-            permission_timeout: None,
+            data_dir: None,
             events: None,
         }
     }
@@ -166,26 +161,26 @@ struct Bound {
     client: KiloClient,
     router: KiloRouterHandle,
     pump: JoinHandle<()>,
-    expiry: JoinHandle<()>,
 }
 
 impl Drop for Bound {
     fn drop(&mut self) {
         self.pump.abort();
-        self.expiry.abort();
     }
 }
 
 /// The Kilo engine adapter.
 #[derive(Debug)]
 pub struct KiloAdapter {
-    updates: UpdateSender,
+    updates: InputSender,
     bound: Mutex<Option<Bound>>,
     /// An engine was bound before: the next bind is a restart.
     was_bound: Mutex<bool>,
     shared: Arc<Shared>,
     options: HttpOptions,
     settings: KiloOptions,
+    /// What is wrong with the engine's setup, in words (`bb/connection` diagnostics).
+    warnings: Mutex<Vec<String>>,
 }
 
 fn summary(session: &Session) -> SessionSummary {
@@ -196,6 +191,8 @@ fn summary(session: &Session) -> SessionSummary {
         // Milliseconds since the epoch fit an f64 exactly for the next 285 000 years.
         updated_at: session.time.updated.map(|ms| ms as f64),
         queued_prompts: None,
+        parent_id: session.parent_id.clone().filter(|p| !p.is_empty()),
+        pending_permission_count: None,
     }
 }
 
@@ -204,37 +201,34 @@ pub(crate) fn invalid_params(message: impl Into<String>) -> EngineError {
 }
 
 impl KiloAdapter {
-    /// An unbound, untrusted adapter without a workspace, and the receiver of its updates.
-    pub fn new() -> (Arc<Self>, UpdateReceiver) {
+    /// An unbound adapter without a workspace, and the receiver of its inputs.
+    pub fn new() -> (Arc<Self>, InputReceiver) {
         Self::with_options(KiloOptions::default())
     }
 
-    /// An unbound adapter with these settings, and the receiver of its updates.
-    pub fn with_options(settings: KiloOptions) -> (Arc<Self>, UpdateReceiver) {
-        Self::with_clock(settings, Arc::new(SystemClock))
-    }
-
-    /// [`KiloAdapter::with_options`] with the clock its permission deadline reads.
-    pub fn with_clock(settings: KiloOptions, clock: Arc<dyn Clock>) -> (Arc<Self>, UpdateReceiver) {
-        let (updates, rx) = update_channel();
-        let directory =
-            settings.workspace.as_ref().map(|w| w.display().to_string()).unwrap_or_default();
-        let permits = Permits::new("kilo", directory, settings.trusted, clock)
-            .with_pending_ttl(settings.permission_timeout);
+    /// An unbound adapter with these settings, and the receiver of its inputs. The engine's
+    /// credential store is checked now ([`credentials`]), when the settings name its data dir.
+    pub fn with_options(settings: KiloOptions) -> (Arc<Self>, InputReceiver) {
+        let (updates, rx) = input_channel();
+        let shared = Shared::default();
+        let mut warnings = Vec::new();
+        if let Some(dir) = &settings.data_dir {
+            let found = credentials::check(dir);
+            if found.insecure() {
+                shared.insecure_storage.store(1, Ordering::Relaxed);
+            }
+            warnings.extend(found.warning());
+        }
         let adapter = Self {
             updates,
             bound: Mutex::new(None),
             was_bound: Mutex::new(false),
-            shared: Arc::new(Shared::new(Arc::new(permits))),
+            shared: Arc::new(shared),
             options: HttpOptions::default(),
             settings,
+            warnings: Mutex::new(warnings),
         };
         (Arc::new(adapter), rx)
-    }
-
-    /// The runtime's permission table of this engine (trust, counters).
-    pub fn permits(&self) -> &Arc<Permits> {
-        &self.shared.permits
     }
 
     /// `out_of_scope_path_attempt_count`: workspace paths refused so far.
@@ -250,13 +244,8 @@ impl KiloAdapter {
         // Never gives up while the engine is meant to run; refused credentials still stop it.
         let (router, router_updates) = spawn_router(client.clone(), RouterOptions::default());
         let updates = self.updates.clone();
+        // A restarted engine's requests died with the old one: the runtime tells the host.
         let restarted = std::mem::replace(&mut *lock(&self.was_bound), true);
-        if restarted {
-            // The old engine's requests died with it.
-            for session in self.shared.permits.cancel_all() {
-                let _ = updates.try_send(self.shared.permits.count_update(&session));
-            }
-        }
         let context =
             pump::PumpContext { shared: self.shared.clone(), client: client.clone(), restarted };
         let pump = tokio::spawn(async move {
@@ -267,13 +256,7 @@ impl KiloAdapter {
         for id in self.shared.tracked() {
             router.track(id);
         }
-        let expiry = tokio::spawn(expiry::run(
-            self.shared.clone(),
-            client.clone(),
-            self.updates.clone(),
-            self.settings.engine_timeout,
-        ));
-        let bound = Bound { client, router, pump, expiry };
+        let bound = Bound { client, router, pump };
         // The previous router and pump stop when dropped.
         *self.lock() = Some(bound);
     }
@@ -385,8 +368,6 @@ impl EngineAdapter for KiloAdapter {
         let id = checked_session_id(&params.session_id)?;
         self.client()?.delete_session(id).await.map_err(|e| map(e, Some(id)))?;
         self.untrack(id);
-        self.shared.permits.cancel_session(id);
-        let _ = self.updates.send(self.shared.permits.count_update(id)).await;
         self.shared.remove(id);
         Ok(SessionAck { session_id: params.session_id })
     }
@@ -401,7 +382,7 @@ impl EngineAdapter for KiloAdapter {
 
     async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
         let client = self.client()?;
-        answer::stop(self, &client, params).await
+        answer::stop(&client, params).await
     }
 
     async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
@@ -409,12 +390,13 @@ impl EngineAdapter for KiloAdapter {
         commands::run(self, &client, params).await
     }
 
-    async fn approve_permission(
-        &self,
-        params: ApprovePermissionParams,
-    ) -> Result<SessionAck, EngineError> {
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
         let client = self.client()?;
-        answer::approve(self, &client, params).await
+        answer::answer(self, &client, answer).await
+    }
+
+    fn answers_prompt(&self, params: &CommandParams) -> Option<(String, Verdict)> {
+        commands::answers_prompt(params)
     }
 
     async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
@@ -460,17 +442,17 @@ impl EngineAdapter for KiloAdapter {
         Ok(())
     }
 
-    fn set_workspace_trusted(&self, trusted: bool) {
-        self.shared.permits.set_trusted(trusted);
+    fn diagnostics(&self) -> Vec<String> {
+        lock(&self.warnings).clone()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.shared.permits.counters;
         vec![
-            ("permissions.prompt_count", c.prompts.load(Ordering::Relaxed)),
-            ("tools.write.allow_count", c.write_allow.load(Ordering::Relaxed)),
-            ("tools.write.deny_count", c.write_deny.load(Ordering::Relaxed)),
             ("security.out_of_scope_path_attempt_count", self.out_of_scope_count()),
+            (
+                "credentials.insecure_storage_detected",
+                self.shared.insecure_storage.load(Ordering::Relaxed),
+            ),
             ("events.unrouted_count", self.shared.unrouted.load(Ordering::Relaxed)),
             ("events.malformed_count", self.shared.malformed.load(Ordering::Relaxed)),
             ("bridge.rehydrations", self.shared.rehydrated.load(Ordering::Relaxed)),

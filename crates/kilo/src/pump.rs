@@ -1,5 +1,5 @@
-//! Router updates → engine updates: one task per bound engine that reads the Kilo event
-//! router (one `GET /event` stream, refresh-on-reconnect) and reports in engine order.
+//! Router updates → host inputs: one task per bound engine that reads the Kilo event router
+//! (one `GET /event` stream, refresh-on-reconnect) and reports in engine order.
 //!
 //! Recovery: the stream reconnects without giving up while the engine is meant to run
 //! (capped back-off; each attempt is a `bb/connection` `connecting` with its count); after a
@@ -10,15 +10,16 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::client::{KiloClient, KiloUpdate, MessageWithParts, PermissionReply};
-use bb_host::permissions::RequestKind;
+use bb_host::{Input, Prompt, PromptKind, push_merged};
+use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
+use bb_service::engine::InputSender;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use crate::events::{Action, KiloEventState};
+use crate::client::{KiloClient, KiloUpdate, MessageWithParts, PermissionRequest, QuestionRequest};
+use crate::events::{Action, KiloEventState, classed, prompt_of};
 use crate::shared::{Shared, kind_of};
-use bb_service::engine::{ConnectionUpdate, EngineUpdate, UpdateSender, push_merged};
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
@@ -39,16 +40,16 @@ pub(crate) struct PumpContext {
 /// Runs until the router stops or the service is gone.
 pub(crate) async fn run(
     mut router: mpsc::Receiver<KiloUpdate>,
-    updates: UpdateSender,
+    updates: InputSender,
     context: PumpContext,
 ) {
     let PumpContext { shared, client, mut restarted } = context;
     let mut state = KiloEventState::new(shared.clone());
     let mut rehydrations: u64 = 0;
     // What the router had ready is mapped together: adjacent events of one session go on
-    // as one update (`push_merged`), and the engine calls the mapping asks for follow them.
+    // as one input (`push_merged`), and the engine calls the mapping asks for follow them.
     let (mut received, mut mapped, mut actions) = (Vec::new(), Vec::new(), Vec::new());
-    while router.recv_many(&mut received, EngineUpdate::MERGED_EVENTS).await > 0 {
+    while router.recv_many(&mut received, Input::MERGED_EVENTS).await > 0 {
         for update in received.drain(..) {
             // What was mapped before a reconnection goes out first: mapping that one waits
             // on the engine.
@@ -73,7 +74,7 @@ pub(crate) async fn run(
 }
 
 /// Sends `mapped` in order; `false` once the service is gone.
-async fn send_all(updates: &UpdateSender, mapped: &mut Vec<EngineUpdate>) -> bool {
+async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> bool {
     for update in mapped.drain(..) {
         if updates.send(update).await.is_err() {
             return false;
@@ -82,7 +83,7 @@ async fn send_all(updates: &UpdateSender, mapped: &mut Vec<EngineUpdate>) -> boo
     true
 }
 
-/// One router update as engine updates, in the order they apply.
+/// One router update as host inputs, in the order they apply.
 async fn map(
     update: KiloUpdate,
     state: &mut KiloEventState,
@@ -90,19 +91,16 @@ async fn map(
     client: &KiloClient,
     restarted: &mut bool,
     rehydrations: &mut u64,
-) -> Vec<EngineUpdate> {
+) -> Vec<Input> {
     match update {
         KiloUpdate::Connected { reconnects } => {
             state.reset_stream();
             let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
             out.extend(relist_untracked(shared, client).await);
             if reconnects > 0 || std::mem::take(restarted) {
-                out.push(EngineUpdate::GapDetected { session_id: None });
+                out.push(Input::Gap { session_id: None });
                 out.extend(
-                    shared
-                        .tracked()
-                        .into_iter()
-                        .map(|id| EngineUpdate::GapDetected { session_id: Some(id) }),
+                    shared.tracked().into_iter().map(|id| Input::Gap { session_id: Some(id) }),
                 );
             }
             out
@@ -120,10 +118,6 @@ async fn map(
             shared.rehydrated.fetch_add(1, Ordering::Relaxed);
             shared.with(&session_id, |f| f.rebuild_failed = false);
             let running = status.kind != "idle";
-            let mut listed: Vec<(String, RequestKind)> =
-                permissions.iter().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
-            listed.extend(questions.iter().map(|q| (q.id.clone(), RequestKind::Question)));
-            let new = shared.permits.relisted(&session_id, listed);
             let mut payload = Map::new();
             payload.insert("sessionID".into(), json!(session_id));
             payload.insert("status".into(), json!(status.kind));
@@ -135,30 +129,20 @@ async fn map(
             payload.insert("permissions".into(), json!(ids));
             let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
             payload.insert("questions".into(), json!(qids));
-            let mut events = vec![EngineEvent {
+            let event = EngineEvent {
                 id: format!("bb-rehydrate-{rehydrations}"),
                 event_type: REHYDRATED_EVENT.into(),
                 turn: None,
                 ts: None,
                 payload: payload.into(),
-            }];
-            // Requests raised while the stream was down are shown now, once, as the
-            // engine's own `*.asked` events would have shown them.
-            for p in permissions.iter().filter(|p| new.contains(&p.id)) {
-                events.push(asked(
-                    "permission.asked",
-                    &format!("bb-relisted-{}", p.id),
-                    serde_json::to_value(PermissionView::from(p)).unwrap_or_default(),
-                ));
-            }
-            for q in questions.iter().filter(|q| new.contains(&q.id)) {
-                let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
-                events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
-            }
+            };
+            // Requests raised while the stream was down are shown now, once (the host shows
+            // only those it has not seen), as the engine's own `*.asked` events would have.
+            let listed = listed(shared, &session_id, &permissions, &questions);
             vec![
-                EngineUpdate::Events { session_id: session_id.clone(), events },
-                EngineUpdate::SessionRunning { session_id: session_id.clone(), running },
-                shared.permits.count_update(&session_id),
+                Input::Events { session_id: session_id.clone(), events: vec![classed(event)] },
+                listed,
+                Input::SessionRunning { session_id, running },
             ]
         }
         KiloUpdate::RehydrateFailed { session_id, error } => {
@@ -183,8 +167,8 @@ async fn map(
                 payload: payload.into(),
             };
             vec![
-                EngineUpdate::GapDetected { session_id: Some(session_id.clone()) },
-                EngineUpdate::Events { session_id, events: vec![event] },
+                Input::Gap { session_id: Some(session_id.clone()) },
+                Input::Events { session_id, events: vec![classed(event)] },
             ]
         }
         KiloUpdate::Event { event, .. } => state.apply(event),
@@ -208,8 +192,8 @@ async fn map(
 
 /// Re-lists the requests of sessions the router does not rebuild (not tracked: the webview
 /// never opened them, but their requests count): new ones are shown once, vanished ones are
-/// closed. A failed listing leaves the table as it is (logged; the next reconnect retries).
-async fn relist_untracked(shared: &Shared, client: &KiloClient) -> Vec<EngineUpdate> {
+/// closed. A failed listing leaves things as they are (logged; the next reconnect retries).
+async fn relist_untracked(shared: &Shared, client: &KiloClient) -> Vec<Input> {
     let (permissions, questions) = match (client.permissions().await, client.questions().await) {
         (Ok(p), Ok(q)) => (p, q),
         (Ok(p), Err(_)) => (p, Vec::new()),
@@ -219,44 +203,57 @@ async fn relist_untracked(shared: &Shared, client: &KiloClient) -> Vec<EngineUpd
         }
     };
     let tracked = shared.tracked();
-    let mut sessions = shared.permits.sessions_with_open();
+    let mut sessions = shared.sessions_asking();
     sessions.extend(permissions.iter().map(|p| p.session_id.clone()));
     sessions.extend(questions.iter().map(|q| q.session_id.clone()));
     sessions.sort();
     sessions.dedup();
-    let mut out = Vec::new();
-    for session in sessions.into_iter().filter(|s| !tracked.contains(s)) {
-        let mine = permissions.iter().filter(|p| p.session_id == session);
-        let asks = questions.iter().filter(|q| q.session_id == session);
-        let mut listed: Vec<(String, RequestKind)> =
-            mine.clone().map(|p| (p.id.clone(), kind_of(&p.permission))).collect();
-        listed.extend(asks.clone().map(|q| (q.id.clone(), RequestKind::Question)));
-        let new = shared.permits.relisted(&session, listed);
-        let mut events = Vec::new();
-        for p in mine.filter(|p| new.contains(&p.id)) {
-            let body = serde_json::to_value(PermissionView::from(p)).unwrap_or_default();
-            events.push(asked("permission.asked", &format!("bb-relisted-{}", p.id), body));
-        }
-        for q in asks.filter(|q| new.contains(&q.id)) {
-            let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
-            events.push(asked("question.asked", &format!("bb-relisted-{}", q.id), body));
-        }
-        if !events.is_empty() {
-            out.push(EngineUpdate::Events { session_id: session.clone(), events });
-        }
-        out.push(shared.permits.count_update(&session));
+    sessions
+        .into_iter()
+        .filter(|s| !tracked.contains(s))
+        .map(|session| {
+            let mine: Vec<PermissionRequest> =
+                permissions.iter().filter(|p| p.session_id == session).cloned().collect();
+            let asks: Vec<QuestionRequest> =
+                questions.iter().filter(|q| q.session_id == session).cloned().collect();
+            listed(shared, &session, &mine, &asks)
+        })
+        .collect()
+}
+
+/// The engine's list of a session's requests as the host's input, each with the event that
+/// shows it (`permission.asked` / `question.asked` with id `bb-relisted-<id>`) should it be
+/// new; the adapter's own note of what is open follows the list.
+fn listed(
+    shared: &Shared,
+    session: &str,
+    permissions: &[PermissionRequest],
+    questions: &[QuestionRequest],
+) -> Input {
+    let mut prompts = Vec::new();
+    for p in permissions {
+        let body = serde_json::to_value(PermissionView::from(p)).unwrap_or_default();
+        let event = asked("permission.asked", &format!("bb-relisted-{}", p.id), body);
+        let prompt = prompt_of("permission.asked", session, &event.payload)
+            .unwrap_or_else(|| Prompt::new(session, &p.id, kind_of(&p.permission)));
+        prompts.push((prompt, Some((event, EventClass::PermissionRequest))));
     }
-    out
+    for q in questions {
+        let body = json!({"id": q.id, "sessionID": q.session_id, "questions": q.questions});
+        let event = asked("question.asked", &format!("bb-relisted-{}", q.id), body);
+        let prompt = Prompt::new(session, &q.id, PromptKind::Question);
+        prompts.push((prompt, Some((event, EventClass::PermissionRequest))));
+    }
+    shared.with(session, |f| {
+        f.asked = prompts.iter().map(|(p, _)| p.request_id.clone()).collect();
+    });
+    Input::PromptsListed { session_id: session.to_owned(), prompts }
 }
 
 /// Makes one engine call the event mapping asked for; failures are logged (the turn is
 /// already marked failed for the webview).
 async fn act(client: &KiloClient, action: Action) {
     let result = match &action {
-        Action::RejectPermission(id) => {
-            client.reply_permission(id, PermissionReply::Reject, None).await.map(drop)
-        }
-        Action::RejectQuestion(id) => client.reject_question(id).await.map(drop),
         Action::Abort(session) => client.abort(session).await.map(drop),
     };
     if let Err(err) = result {
@@ -276,8 +273,8 @@ struct PermissionView<'a> {
     always: &'a [String],
 }
 
-impl<'a> From<&'a crate::client::PermissionRequest> for PermissionView<'a> {
-    fn from(p: &'a crate::client::PermissionRequest) -> Self {
+impl<'a> From<&'a PermissionRequest> for PermissionView<'a> {
+    fn from(p: &'a PermissionRequest) -> Self {
         Self {
             id: &p.id,
             session_id: &p.session_id,
@@ -307,8 +304,8 @@ pub(crate) fn connection(
     status: ConnectionStatus,
     retry_count: Option<u64>,
     last_error: Option<String>,
-) -> EngineUpdate {
-    EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error })
+) -> Input {
+    Input::connection(status, retry_count, last_error)
 }
 
 /// A rehydrated message back in Kilo's wire shape (`{info, parts}`).

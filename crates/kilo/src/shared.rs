@@ -1,16 +1,13 @@
-//! What the Kilo adapter's calls and its event pump share: the engine-wide permission table
-//! and per-session flags (running, queued prompts, tools in flight, failures to retry).
+//! What the Kilo adapter's calls and its event pump share: per-session flags (running,
+//! queued prompts, tools and requests in flight, failures to retry) and the counters.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
-use bb_host::permissions::RequestKind;
-use foldhash::{HashMap, HashMapExt as _, HashSet};
+use bb_host::PromptKind;
+use foldhash::{HashMap, HashSet};
 use serde_json::Value;
-
-use bb_service::SystemClock;
-use bb_service::permits::Permits;
 
 /// What the bridge knows about one Kilo session between calls and events.
 #[derive(Debug, Default, Clone)]
@@ -21,6 +18,9 @@ pub(crate) struct Flags {
     pub(crate) queued: usize,
     /// Tool calls started and not finished (`callID`s).
     pub(crate) tools: HashSet<String>,
+    /// Permission requests and questions the engine raised and did not say are answered:
+    /// what fails a turn closed, and what a re-list compares (the host decides the rest).
+    pub(crate) asked: HashSet<String>,
     /// Rebuilding the session after a reconnect failed: `retry` rebuilds it.
     pub(crate) rebuild_failed: bool,
     /// The last prompt's parts (what `retry` sends again after a failed turn).
@@ -35,10 +35,8 @@ pub(crate) struct Flags {
 }
 
 /// Shared between the adapter and its pump.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Shared {
-    /// The engine-wide permission and question table with the trust flag.
-    pub(crate) permits: Arc<Permits>,
     sessions: Mutex<HashMap<String, Flags>>,
     /// Sessions the webview touched: rebuilt after every reconnect, also of a restarted
     /// engine, and flagged with a gap then.
@@ -52,26 +50,12 @@ pub(crate) struct Shared {
     pub(crate) malformed: AtomicU64,
     /// Sessions rebuilt from REST after a reconnect (`bridge.rehydrations`).
     pub(crate) rehydrated: AtomicU64,
+    /// The engine's credential store is readable by others
+    /// (`credentials.insecure_storage_detected`).
+    pub(crate) insecure_storage: AtomicU64,
 }
 
 impl Shared {
-    pub(crate) fn new(permits: Arc<Permits>) -> Self {
-        Self {
-            permits,
-            sessions: Mutex::new(HashMap::new()),
-            tracked: Mutex::new(BTreeSet::new()),
-            out_of_scope: AtomicU64::new(0),
-            unrouted: AtomicU64::new(0),
-            malformed: AtomicU64::new(0),
-            rehydrated: AtomicU64::new(0),
-        }
-    }
-
-    /// A table of its own (tests of the event mapping).
-    pub(crate) fn detached() -> Self {
-        Self::new(Arc::new(Permits::new("kilo", String::new(), false, Arc::new(SystemClock))))
-    }
-
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Flags>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -104,17 +88,24 @@ impl Shared {
     pub(crate) fn remove(&self, session: &str) {
         self.lock().remove(session);
     }
+
+    /// The sessions with a request the engine raised and did not say is answered.
+    pub(crate) fn sessions_asking(&self) -> Vec<String> {
+        self.lock().iter().filter(|(_, f)| !f.asked.is_empty()).map(|(s, _)| s.clone()).collect()
+    }
 }
 
 /// What approving a Kilo permission lets the engine do. Kilo names permissions after tools
-/// (`bash`, `edit` — also for `write` and `patch` —, `read`, …); a name not listed here
-/// needs trust (fail closed).
-pub(crate) fn kind_of(permission: &str) -> RequestKind {
+/// (`bash`, `edit` — also for `write` and `patch` —, `read`, …); a name not listed here is
+/// [`PromptKind::Unknown`], which needs trust (fail closed).
+pub(crate) fn kind_of(permission: &str) -> PromptKind {
     match permission {
-        "bash" | "shell" | "task" => RequestKind::Exec,
-        "edit" | "write" | "patch" | "multiedit" | "external_directory" => RequestKind::Write,
-        "read" | "glob" | "grep" | "list" | "lsp" | "webfetch" | "websearch" | "codesearch"
-        | "todoread" | "todowrite" => RequestKind::Read,
-        _ => RequestKind::Other,
+        "bash" | "shell" | "task" => PromptKind::Exec,
+        "edit" | "write" | "patch" | "multiedit" | "external_directory" => PromptKind::Write,
+        "read" | "glob" | "grep" | "list" | "lsp" | "codesearch" | "todoread" | "todowrite" => {
+            PromptKind::Read
+        }
+        "webfetch" | "websearch" => PromptKind::Network,
+        _ => PromptKind::Unknown,
     }
 }

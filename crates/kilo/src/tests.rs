@@ -7,7 +7,6 @@ mod endpoint;
 mod event;
 mod events;
 mod events_thread;
-mod expiry;
 mod faults;
 mod files;
 mod restart;

@@ -76,8 +76,8 @@ pub struct EngineArgs {
     #[arg(long)]
     pub trusted: bool,
 
-    /// `--engine kilo`: seconds after which a permission request or question nobody answered
-    /// expires and the engine is told `reject` (default: it waits for the user or `bb.stop`).
+    /// Seconds after which a permission request or question nobody answered expires and the
+    /// engine is told to deny it (default: it waits for the user or `bb.stop`).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub permission_timeout: Option<u64>,
 

@@ -8,11 +8,12 @@ use bb_breadboard::client::BreadboardClient;
 use bb_breadboard::{BreadboardAdapter, BreadboardConfig};
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
+use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, EventsThread, ServiceConfig, Supervision, SystemClock,
-    UpdateReceiver,
+    EngineAdapter, EngineError, EventsThread, InputReceiver, ServiceConfig, Supervision,
+    SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -75,8 +76,8 @@ pub enum LaunchError {
 pub struct EngineParts {
     /// The adapter.
     pub adapter: Arc<dyn EngineAdapter>,
-    /// Its update stream.
-    pub updates: UpdateReceiver,
+    /// Its input stream.
+    pub updates: InputReceiver,
     /// Spawn mode: how to start and restart the engine.
     pub supervision: Option<Supervision>,
 }
@@ -170,11 +171,18 @@ impl Launcher {
         &self.root
     }
 
-    /// The service settings the flags imply.
+    /// The service settings the flags imply: `--trusted` and `--permission-timeout` are the
+    /// host's, for every engine.
     pub fn service_config(&self) -> ServiceConfig {
+        let defaults = ServiceConfig::default();
         ServiceConfig {
             stop_grace: Duration::from_secs(self.args.stop_grace),
-            ..ServiceConfig::default()
+            host: HostConfig {
+                trusted: self.args.trusted,
+                prompt_ttl: self.args.permission_timeout.map(Duration::from_secs),
+                ..defaults.host
+            },
+            ..defaults
         }
     }
 
@@ -217,10 +225,13 @@ impl Launcher {
 
     async fn kilo(&self) -> Result<EngineParts, LaunchError> {
         let args = &self.args;
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let data_dir = bb_kilo::credentials::data_dir(|name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        });
         let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
             workspace: Some(self.root.clone()),
-            trusted: args.trusted,
-            permission_timeout: args.permission_timeout.map(Duration::from_secs),
+            data_dir,
             events: self.events.as_ref().map(|t| t.handle().clone()),
             ..KiloOptions::default()
         });

@@ -105,7 +105,6 @@ mod ingest;
 mod lifecycle;
 mod metrics;
 mod order;
-pub mod permits;
 mod service;
 pub mod sink;
 mod starter;
@@ -113,8 +112,8 @@ mod starter;
 pub use clock::SystemClock;
 pub use endpoint::Endpoint;
 pub use engine::{
-    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
-    push_merged, update_channel,
+    AnswerReason, EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer,
+    input_channel,
 };
 pub use events_thread::EventsThread;
 pub use ingest::Ingest;

@@ -172,10 +172,12 @@ impl EngineLife {
 
     /// `payload` with the diagnostics and the restart state added (an `error` while the
     /// breaker is open always says `restarting: false`).
+    /// `warnings`: the adapter's word on the engine's setup.
     pub(crate) fn decorate(
         &self,
         mut payload: ConnectionPayload,
         queue_depth: u64,
+        warnings: Vec<String>,
     ) -> ConnectionPayload {
         if self.breaker.is_some() && payload.status == ConnectionStatus::Error {
             payload.restarting = Some(false);
@@ -187,6 +189,7 @@ impl EngineLife {
             last_gap: self.last_gap.clone(),
             queue_depth: Some(queue_depth),
             last_flush_latency_ms: self.last_flush_latency_ms,
+            warnings,
         });
         payload
     }
@@ -197,9 +200,11 @@ impl EngineLife {
         session_id: String,
         queue_depth: u64,
         engine: &[(&'static str, u64)],
+        warnings: Vec<String>,
     ) -> CommandResult {
         let mut output = self.metrics.snapshot_with(engine);
-        let diagnostics = self.decorate(ConnectionPayload::default(), queue_depth).diagnostics;
+        let diagnostics =
+            self.decorate(ConnectionPayload::default(), queue_depth, warnings).diagnostics;
         output["diagnostics"] = json!(diagnostics);
         output["breaker"] = json!(self.breaker);
         CommandResult { session_id, output: Some(output) }

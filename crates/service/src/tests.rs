@@ -5,13 +5,15 @@ mod drain;
 mod metrics;
 mod metrics_service;
 mod order;
-mod permits_expiry;
+mod prompts;
 mod reconnect;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bb_host::Input;
+use bb_normalize::EventClass;
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent, EngineInfo, EngineKind,
@@ -20,9 +22,7 @@ use bb_protocol::v1::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::engine::{
-    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateSender, update_channel,
-};
+use crate::engine::{EngineAdapter, EngineError, InputSender, input_channel};
 use crate::sink::{Inbound, MemoryWebview, memory};
 use crate::{Service, ServiceConfig, SystemClock};
 
@@ -30,7 +30,7 @@ use crate::{Service, ServiceConfig, SystemClock};
 /// update channel and finishes the turn.
 #[derive(Debug)]
 pub(super) struct FakeEngine {
-    pub(super) updates: UpdateSender,
+    pub(super) updates: InputSender,
     pub(super) sessions: Mutex<Vec<String>>,
     /// What the runtime reported delivered: (session, event id).
     pub(super) delivered: Mutex<Vec<(String, String)>>,
@@ -68,6 +68,8 @@ impl EngineAdapter for FakeEngine {
             status: None,
             updated_at: None,
             queued_prompts: None,
+            parent_id: None,
+            pending_permission_count: None,
         })
     }
 
@@ -82,6 +84,8 @@ impl EngineAdapter for FakeEngine {
                     status: None,
                     updated_at: None,
                     queued_prompts: None,
+                    parent_id: None,
+                    pending_permission_count: None,
                 })
                 .collect(),
         })
@@ -100,9 +104,7 @@ impl EngineAdapter for FakeEngine {
     async fn send_message(&self, p: SendMessageParams) -> Result<SendMessageResult, EngineError> {
         let sid = p.session_id.clone();
         let tx = self.updates.clone();
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: true })
-            .await
-            .unwrap();
+        tx.send(Input::SessionRunning { session_id: sid.clone(), running: true }).await.unwrap();
         for (i, word) in p.text.split(' ').enumerate() {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));
@@ -113,16 +115,13 @@ impl EngineAdapter for FakeEngine {
                 ts: None,
                 payload: payload.into(),
             };
-            tx.send(EngineUpdate::Events { session_id: sid.clone(), events: vec![event] })
-                .await
-                .unwrap();
+            let events = vec![(event, EventClass::AssistantStream)];
+            tx.send(Input::Events { session_id: sid.clone(), events }).await.unwrap();
         }
         // The turn ends a moment later, as a real engine's does: the loop has handled its
         // events by then (updates queued together would show no `running` state at all).
         tokio::task::yield_now().await;
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: false })
-            .await
-            .unwrap();
+        tx.send(Input::SessionRunning { session_id: sid.clone(), running: false }).await.unwrap();
         Ok(SendMessageResult { session_id: sid, message_id: None })
     }
 
@@ -135,9 +134,9 @@ impl EngineAdapter for FakeEngine {
     }
 }
 
-fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
+fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, InputSender)
 {
-    let (tx, rx) = update_channel();
+    let (tx, rx) = input_channel();
     let engine = Arc::new(FakeEngine {
         updates: tx.clone(),
         sessions: Mutex::new(Vec::new()),
@@ -188,13 +187,7 @@ async fn next_topic(w: &mut MemoryWebview, pred: impl Fn(&V1Topic) -> bool) -> V
 #[tokio::test]
 async fn init_answers_before_state_and_nothing_leaves_earlier() {
     let (mut w, service, tx) = start();
-    tx.send(EngineUpdate::Connection(ConnectionUpdate {
-        status: ConnectionStatus::Connected,
-        retry_count: None,
-        last_error: None,
-    }))
-    .await
-    .unwrap();
+    tx.send(Input::connection(ConnectionStatus::Connected, None, None)).await.unwrap();
     request(&w, "1", V1Call::Init(Default::default())).await;
     let (res, before) = until_response(&mut w, "1").await;
     assert!(before.is_empty(), "output before bb.init: {before:?}");
@@ -271,6 +264,8 @@ async fn a_burst_of_updates_yields_one_state() {
         status: None,
         updated_at: None,
         queued_prompts: None,
+        parent_id: None,
+        pending_permission_count: None,
     };
     let event = EngineEvent {
         id: "e0".into(),
@@ -280,10 +275,11 @@ async fn a_burst_of_updates_yields_one_state() {
         payload: Map::new().into(),
     };
     // The test runtime has one thread: the service runs only once the test awaits a read.
-    let running = |running| EngineUpdate::SessionRunning { session_id: "s1".into(), running };
-    tx.send(EngineUpdate::SessionUpserted(summary)).await.unwrap();
+    let running = |running| Input::SessionRunning { session_id: "s1".into(), running };
+    tx.send(Input::SessionUpserted(summary)).await.unwrap();
     tx.send(running(true)).await.unwrap();
-    tx.send(EngineUpdate::Events { session_id: "s1".into(), events: vec![event] }).await.unwrap();
+    let events = vec![(event, EventClass::Unknown)];
+    tx.send(Input::Events { session_id: "s1".into(), events }).await.unwrap();
     tx.send(running(false)).await.unwrap();
     let mut seen = Vec::new();
     loop {

@@ -114,14 +114,15 @@ fn a_kilo_sub_agent_prompt_reaches_its_parents_tab() {
     assert_ne!(child, parent);
     assert_eq!(event["payload"]["sessionID"], child.as_str());
     assert_eq!(event["class"], "permission.request");
-    let state = k.sidecar.state(LONG, "the child listed with its parent", |s| {
-        s["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x["sessionId"] == child.as_str() && x["parentId"] == parent.as_str())
+    // `bb/state` lists the child with its parent, as the session that waits.
+    k.sidecar.state(LONG, "the child listed with its parent, waiting", |s| {
+        s["pendingPermissionCount"] == 1
+            && s["sessions"].as_array().unwrap().iter().any(|x| {
+                x["sessionId"] == child.as_str()
+                    && x["parentId"] == parent.as_str()
+                    && x["pendingPermissionCount"] == 1
+            })
     });
-    assert_eq!(state["pendingPermissionCount"], 1, "{state}");
 
     let request = event["payload"]["id"].as_str().unwrap().to_owned();
     k.sidecar.ok(

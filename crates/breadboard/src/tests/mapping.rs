@@ -1,5 +1,6 @@
-//! BreadBoard mapping: stream updates → engine updates (events with their seq ids, run flag,
-//! pending permissions, gap warnings), summaries, ISO times and diffs found in tool events.
+//! BreadBoard mapping: stream updates → host inputs (events with their seq ids and classes,
+//! run flag, prompts raised and settled, sub-agents, gap warnings), summaries, ISO times and
+//! diffs found in tool events.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use crate::client::{BbEvent, GapReason, StreamUpdate};
 use serde_json::json;
 
 use crate::mapping::{DiffSource, SessionState, iso_to_ms, record_diffs, split_unified};
-use bb_service::engine::EngineUpdate;
+use bb_host::{Input, Prompt, PromptKind};
 
 fn event(seq: u64, kind: &str, payload: serde_json::Value) -> StreamUpdate {
     let data = json!({"id": format!("u{seq}"), "seq": seq, "type": kind, "session_id": "s", "turn": 2,
@@ -19,18 +20,32 @@ fn event(seq: u64, kind: &str, payload: serde_json::Value) -> StreamUpdate {
 fn events_carry_their_seq_id_and_drive_run_and_permission_state() {
     let mut state = SessionState::default();
     let out = state.apply("s", event(3, "turn_start", json!({})));
-    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
-    assert_eq!((events[0].id.as_str(), events[0].turn, events[0].ts), ("3", Some(2), Some(7.0)));
-    assert_eq!(out[1], EngineUpdate::SessionRunning { session_id: "s".into(), running: true });
+    let Input::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    let (first, class) = &events[0];
+    assert_eq!((first.id.as_str(), first.turn, first.ts), ("3", Some(2), Some(7.0)));
+    assert_eq!(class.as_str(), "turn.start");
+    assert_eq!(out[1], Input::SessionRunning { session_id: "s".into(), running: true });
 
-    let out = state.apply("s", event(4, "permission_request", json!({"request_id": "p1"})));
-    assert_eq!(out[1], EngineUpdate::PendingPermissions { session_id: "s".into(), count: 1 });
+    let payload = json!({"request_id": "p1", "category": "edit", "tool": "apply_unified_patch",
+        "items": [{"metadata": {"path": "Makefile"}}]});
+    let out = state.apply("s", event(4, "permission_request", payload));
+    let Input::PromptRaised { prompt, event: Some((shown, class)) } = &out[0] else {
+        panic!("{out:?}")
+    };
+    let mut want = Prompt::new("s", "p1", PromptKind::Write);
+    want.paths = vec!["Makefile".into()];
+    assert_eq!(*prompt, want);
+    assert_eq!((shown.id.as_str(), class.as_str()), ("4", "permission.request"));
     assert_eq!(state.pending().collect::<Vec<_>>(), ["p1"]);
     let out = state.apply("s", event(5, "permission_response", json!({"request_id": "p1"})));
-    assert_eq!(out[1], EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 });
+    let Input::PromptSettled { request_id, event: Some(_), .. } = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(request_id, "p1");
+    assert_eq!(state.pending().count(), 0);
 
     let out = state.apply("s", event(6, "run_finished", json!({})));
-    assert_eq!(out[1], EngineUpdate::SessionRunning { session_id: "s".into(), running: false });
+    assert_eq!(out[1], Input::SessionRunning { session_id: "s".into(), running: false });
     assert_eq!(state.apply("s", event(7, "completion", json!({}))).len(), 1, "already idle");
 }
 
@@ -41,10 +56,11 @@ fn a_real_gap_is_a_connection_flag_and_one_transcript_warning() {
         StreamUpdate::Gap { reason: GapReason::WindowExceeded { last_seq: 4 }, lost: Some((5, 9)) };
     let out = state.apply("s", gap);
     assert_eq!(out.len(), 2, "{out:?}");
-    assert_eq!(out[0], EngineUpdate::GapDetected { session_id: Some("s".into()) });
-    let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
-    assert_eq!(events[0].event_type, "warning");
-    let message = events[0].payload["message"].as_str().unwrap();
+    assert_eq!(out[0], Input::Gap { session_id: Some("s".into()) });
+    let Input::Events { events, .. } = &out[1] else { panic!("{out:?}") };
+    assert_eq!(events[0].0.event_type, "warning");
+    assert_eq!(events[0].1.as_str(), "run.error_or_gap");
+    let message = events[0].0.payload["message"].as_str().unwrap();
     assert!(message.contains("after seq 4") && message.contains("5..9"), "{message}");
 
     let out = state.apply("s", StreamUpdate::Rebuilt { summary: None });
@@ -53,8 +69,8 @@ fn a_real_gap_is_a_connection_flag_and_one_transcript_warning() {
         "s",
         StreamUpdate::Gap { reason: GapReason::EngineGap { reason: "x".into() }, lost: None },
     );
-    let EngineUpdate::Events { events, .. } = &out[1] else { panic!("{out:?}") };
-    assert_ne!(events[0].id, "bridge-warning-1", "warning ids are unique");
+    let Input::Events { events, .. } = &out[1] else { panic!("{out:?}") };
+    assert_ne!(events[0].0.id, "bridge-warning-1", "warning ids are unique");
 }
 
 #[test]
@@ -63,20 +79,21 @@ fn a_session_the_engine_lost_is_marked_ended_with_a_reason() {
     state.apply("s", event(1, "turn_start", json!({})));
     state.apply("s", event(2, "permission_request", json!({"request_id": "p1"})));
     let out = state.apply("s", StreamUpdate::Ended { summary: None });
-    assert!(out.contains(&EngineUpdate::SessionRunning { session_id: "s".into(), running: false }));
-    assert!(out.contains(&EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }));
+    assert!(out.contains(&Input::SessionRunning { session_id: "s".into(), running: false }));
+    let nothing_listed = Input::PromptsListed { session_id: "s".into(), prompts: Vec::new() };
+    assert!(out.contains(&nothing_listed), "the engine holds none of its requests: {out:?}");
     let ended = out.iter().find_map(|u| match u {
-        EngineUpdate::SessionUpserted(s) => s.status.clone(),
+        Input::SessionUpserted(s) => s.status.clone(),
         _ => None,
     });
     assert_eq!(ended.as_deref(), Some("ended"));
     let warning = out.iter().find_map(|u| match u {
-        EngineUpdate::Events { events, .. } => events[0].payload["message"].as_str(),
+        Input::Events { events, .. } => events[0].0.payload["message"].as_str(),
         _ => None,
     });
     assert!(warning.unwrap().contains("no longer holds"), "{out:?}");
     assert!(
-        matches!(out.last(), Some(EngineUpdate::Connection(c)) if c.status == bb_protocol::v1::ConnectionStatus::Connected),
+        matches!(out.last(), Some(Input::Connection(c)) if c.status == bb_protocol::v1::ConnectionStatus::Connected),
         "the engine answered: the connection is up: {out:?}"
     );
 }
@@ -96,16 +113,16 @@ fn replayed_events_rebuild_state_without_reaching_the_view() {
             json!({"request_id": "p9", "pattern": "src/**", "default_scope": "project"}),
         ),
     );
-    assert_eq!(out, [EngineUpdate::PendingPermissions { session_id: "s".into(), count: 1 }]);
+    let raised =
+        Input::PromptRaised { prompt: Prompt::new("s", "p9", PromptKind::Unknown), event: None };
+    assert_eq!(out, [raised], "raised without its event: the webview saw it before");
     let pending = state.pending_request("p9").unwrap();
     assert_eq!(
         (pending.pattern.as_deref(), pending.scope.as_deref()),
         (Some("src/**"), Some("project"))
     );
-    assert_eq!(
-        state.settle_stale("s", "p9"),
-        EngineUpdate::PendingPermissions { session_id: "s".into(), count: 0 }
-    );
+    state.forget("p9");
+    assert!(state.pending_request("p9").is_none());
 }
 
 #[test]
@@ -114,13 +131,45 @@ fn the_user_message_of_a_sent_input_shows_what_the_user_typed() {
     state.sent("fix the build");
     let long = format!("fix the build{}", "\nSYSTEM PROMPT".repeat(200));
     let out = state.apply("s", event(1, "user_message", json!({"text": long})));
-    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
-    assert_eq!(events[0].payload["text"], "fix the build");
-    assert_eq!(events[0].payload["engineTextBytes"], long.len());
+    let Input::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].0.payload["text"], "fix the build");
+    assert_eq!(events[0].0.payload["engineTextBytes"], long.len());
     // Another client's message is shown as the engine sent it.
     let out = state.apply("s", event(2, "user_message", json!({"text": "hello"})));
-    let EngineUpdate::Events { events, .. } = &out[0] else { panic!("{out:?}") };
-    assert_eq!(events[0].payload["text"], "hello");
+    let Input::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].0.payload["text"], "hello");
+}
+
+#[test]
+fn a_sub_agent_the_engine_names_is_listed_with_its_parent() {
+    let mut state = SessionState::default();
+    let payload =
+        json!({"kind": "subagent_started", "child_session_id": "c1", "parent_session_id": "s"});
+    let out = state.apply("s", event(1, "task_event", payload));
+    let child = out.iter().find_map(|i| match i {
+        Input::SessionUpserted(s) => Some(s.clone()),
+        _ => None,
+    });
+    let child = child.expect("the child session listed");
+    assert_eq!((child.session_id.as_str(), child.parent_id.as_deref()), ("c1", Some("s")));
+    // A task event naming no child lists nothing.
+    let out = state.apply("s", event(2, "task_event", json!({"kind": "stop_requested"})));
+    assert!(!out.iter().any(|i| matches!(i, Input::SessionUpserted(_))), "{out:?}");
+}
+
+#[test]
+fn permission_kinds_come_from_the_engines_words() {
+    for (payload, kind) in [
+        (json!({"category": "edit"}), PromptKind::Write),
+        (json!({"kind": "Edit"}), PromptKind::Write),
+        (json!({"tool": "bash", "kind": "run"}), PromptKind::Exec),
+        (json!({"category": "read"}), PromptKind::Read),
+        (json!({"category": "web_fetch"}), PromptKind::Network),
+        (json!({"category": "mystery"}), PromptKind::Unknown),
+        (json!({}), PromptKind::Unknown),
+    ] {
+        assert_eq!(crate::mapping::prompt_kind(payload.as_object().unwrap()), kind, "{payload}");
+    }
 }
 
 #[test]

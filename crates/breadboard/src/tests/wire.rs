@@ -7,16 +7,15 @@ use std::sync::Arc;
 
 use crate::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use bb_protocol::v1::{
-    ApprovePermissionParams, CreateSessionParams, PermissionDecision, SessionParams,
-};
+use bb_host::{Prompt, PromptKind, Verdict};
+use bb_protocol::v1::{CreateSessionParams, SessionParams};
 use serde_json::json;
 use wiremock::matchers::{body_partial_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::{BreadboardAdapter, BreadboardConfig};
 use bb_service::SystemClock;
-use bb_service::engine::EngineAdapter;
+use bb_service::engine::{AnswerReason, EngineAdapter, PromptAnswer};
 
 const SESSION: &str = "d703bea5-ff44-4318-8596-c3c2acc5a0da";
 
@@ -91,13 +90,14 @@ async fn allow_rule_sends_a_string_rule_with_its_scope() {
         .await;
     let adapter = adapter(&server).await;
     let rule = json!({"pattern": "make *", "scope": "session"});
-    let params = ApprovePermissionParams {
-        session_id: SESSION.into(),
-        request_id: "permission_1".into(),
-        decision: PermissionDecision::AllowRule,
+    let answer = PromptAnswer {
+        prompt: Prompt::new(SESSION, "permission_1", PromptKind::Exec),
+        verdict: Verdict::Allow,
+        remember: true,
         rule_update: rule.as_object().cloned(),
+        reason: AnswerReason::User,
     };
-    adapter.approve_permission(params).await.unwrap();
+    adapter.answer(answer).await.unwrap();
     adapter.shutdown().await;
 }
 
@@ -113,13 +113,14 @@ async fn a_decision_for_a_request_the_engine_does_not_hold_is_stale() {
         .mount(&server)
         .await;
     let adapter = adapter(&server).await;
-    let params = ApprovePermissionParams {
-        session_id: SESSION.into(),
-        request_id: "replayed-1".into(),
-        decision: PermissionDecision::AllowOnce,
+    let answer = PromptAnswer {
+        prompt: Prompt::new(SESSION, "replayed-1", PromptKind::Write),
+        verdict: Verdict::Allow,
+        remember: false,
         rule_update: None,
+        reason: AnswerReason::User,
     };
-    let error = adapter.approve_permission(params).await.unwrap_err();
+    let error = adapter.answer(answer).await.unwrap_err();
     assert_eq!(error.code(), "permission_not_pending");
     assert!(error.to_string().contains("settled as stale"), "{error}");
     adapter.shutdown().await;

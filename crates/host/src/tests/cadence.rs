@@ -14,7 +14,7 @@ fn ms(n: u64) -> Duration {
 }
 
 fn send(h: &mut Host, c: &FakeClock, session: &str, events: Vec<EngineEvent>) {
-    h.handle(Input::EngineEvents { session_id: session.into(), events }, c.now());
+    h.handle(super::events_in(h, session, events), c.now());
 }
 
 fn kilo(id: &str, kind: &str, properties: Value) -> EngineEvent {

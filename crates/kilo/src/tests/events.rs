@@ -11,8 +11,8 @@ use bb_protocol::v1::EngineEvent;
 use serde_json::{Value, json};
 
 use crate::events::KiloEventState;
+use bb_host::{Input, push_merged};
 use bb_service::Ingest;
-use bb_service::engine::{EngineUpdate, push_merged};
 
 /// The captures whose meta lists what is forwarded.
 const CAPTURES: [&str; 6] = [
@@ -29,7 +29,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Feeds one capture through the SSE parser and the mapping.
-fn replay(name: &str) -> Vec<EngineUpdate> {
+fn replay(name: &str) -> Vec<Input> {
     let bytes = std::fs::read(fixtures().join(format!("{name}.sse"))).unwrap();
     let mut parser = SseParser::default();
     let mut items = Vec::new();
@@ -66,20 +66,28 @@ fn expected(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The events of an update, classified by the mapping or not, with their session.
-fn events_of(update: &EngineUpdate) -> Vec<(&str, &EngineEvent)> {
+/// The events an input carries (a prompt's event included), with their session.
+fn events_of(update: &Input) -> Vec<(&str, &EngineEvent)> {
+    classed_of(update).into_iter().map(|(s, e, _)| (s, e)).collect()
+}
+
+/// The events an input carries, with their session and class.
+fn classed_of(update: &Input) -> Vec<(&str, &EngineEvent, bb_normalize::EventClass)> {
     match update {
-        EngineUpdate::Events { session_id, events } => {
-            events.iter().map(|e| (session_id.as_str(), e)).collect()
+        Input::Events { session_id, events } => {
+            events.iter().map(|(e, c)| (session_id.as_str(), e, *c)).collect()
         }
-        EngineUpdate::ClassifiedEvents { session_id, events } => {
-            events.iter().map(|(e, _)| (session_id.as_str(), e)).collect()
+        Input::PromptRaised { prompt, event: Some((e, c)) } => {
+            vec![(prompt.session_id.as_str(), e, *c)]
+        }
+        Input::PromptSettled { session_id, event: Some((e, c)), .. } => {
+            vec![(session_id.as_str(), e, *c)]
         }
         _ => Vec::new(),
     }
 }
 
-fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
+fn forwarded(updates: &[Input]) -> Vec<(String, String, String)> {
     updates
         .iter()
         .flat_map(events_of)
@@ -89,12 +97,12 @@ fn forwarded(updates: &[EngineUpdate]) -> Vec<(String, String, String)> {
 
 /// Events written as JSON, through the parser the router uses.
 trait ApplyJson {
-    fn apply_json(&mut self, raw: Value) -> Vec<EngineUpdate>;
+    fn apply_json(&mut self, raw: Value) -> Vec<Input>;
 }
 
 impl ApplyJson for KiloEventState {
     /// What the router does not route (not a Kilo event) never reaches the mapping.
-    fn apply_json(&mut self, raw: Value) -> Vec<EngineUpdate> {
+    fn apply_json(&mut self, raw: Value) -> Vec<Input> {
         match KiloEvent::parse(&raw.to_string()) {
             Ok(event) => self.apply(event),
             Err(_) => Vec::new(),
@@ -109,8 +117,7 @@ fn the_mapping_classifies_each_event_as_the_normalizer_does() {
     let mut classified = 0;
     for name in CAPTURES {
         for update in replay(name) {
-            let EngineUpdate::ClassifiedEvents { events, .. } = update else { continue };
-            for (event, class) in events {
+            for (_, event, class) in classed_of(&update) {
                 let alone = classify_kilo(&event.event_type, &event.payload);
                 assert_eq!(class, alone, "{name}: {} ({})", event.id, event.event_type);
                 classified += 1;
@@ -120,7 +127,7 @@ fn the_mapping_classifies_each_event_as_the_normalizer_does() {
     assert!(classified > 100, "only {classified} events classified");
 }
 
-fn classified(session: &str, ids: &[&str]) -> EngineUpdate {
+fn classified(session: &str, ids: &[&str]) -> Input {
     let events = ids
         .iter()
         .map(|id| {
@@ -134,15 +141,15 @@ fn classified(session: &str, ids: &[&str]) -> EngineUpdate {
             (event, bb_normalize::EventClass::AssistantStream)
         })
         .collect();
-    EngineUpdate::ClassifiedEvents { session_id: session.into(), events }
+    Input::Events { session_id: session.into(), events }
 }
 
 /// Adjacent classified events of one session merge into one update, in order; anything
 /// else stays apart, and no merged update holds more than `MERGED_EVENTS` events.
 #[test]
 fn adjacent_events_of_one_session_merge() {
-    let running = EngineUpdate::SessionRunning { session_id: "a".into(), running: true };
-    let cases: Vec<(Vec<EngineUpdate>, Vec<Vec<&str>>)> = vec![
+    let running = Input::SessionRunning { session_id: "a".into(), running: true };
+    let cases: Vec<(Vec<Input>, Vec<Vec<&str>>)> = vec![
         (vec![classified("a", &["1"]), classified("a", &["2", "3"])], vec![vec!["1", "2", "3"]]),
         (vec![classified("a", &["1"]), classified("b", &["2"])], vec![vec!["1"], vec!["2"]]),
         (
@@ -165,13 +172,13 @@ fn adjacent_events_of_one_session_merge() {
             .collect();
         assert_eq!(got, want, "{updates:?}");
     }
-    let ids: Vec<String> = (0..EngineUpdate::MERGED_EVENTS + 1).map(|i| i.to_string()).collect();
+    let ids: Vec<String> = (0..Input::MERGED_EVENTS + 1).map(|i| i.to_string()).collect();
     let mut out = Vec::new();
     for id in &ids {
         push_merged(&mut out, classified("a", &[id]));
     }
     let sizes: Vec<usize> = out.iter().map(|u| events_of(u).len()).collect();
-    assert_eq!(sizes, [EngineUpdate::MERGED_EVENTS, 1]);
+    assert_eq!(sizes, [Input::MERGED_EVENTS, 1]);
 }
 
 /// Every event item the webview was sent, in order.
@@ -236,11 +243,11 @@ fn merged_updates_send_what_the_updates_sent() {
             now += std::time::Duration::from_millis(7);
             let mut out = Vec::new();
             for update in batch {
-                one_by_one.engine_update(update.clone(), now);
+                one_by_one.engine_input(update.clone(), now);
                 push_merged(&mut out, update.clone());
             }
             for update in out {
-                merged.engine_update(update, now);
+                merged.engine_input(update, now);
             }
             one_by_one.tick(now);
             merged.tick(now);
@@ -275,17 +282,17 @@ fn every_capture_forwards_each_session_event_once_in_order() {
         ids.dedup();
         assert_eq!(ids.len(), n, "{name}: duplicate ids forwarded");
         assert!(
-            !updates.iter().any(|u| matches!(u, EngineUpdate::GapDetected { .. })),
+            !updates.iter().any(|u| matches!(u, Input::Gap { .. })),
             "{name}: a gap in a contiguous capture"
         );
     }
 }
 
-fn running_flags(updates: &[EngineUpdate]) -> Vec<bool> {
+fn running_flags(updates: &[Input]) -> Vec<bool> {
     updates
         .iter()
         .filter_map(|u| match u {
-            EngineUpdate::SessionRunning { running, .. } => Some(*running),
+            Input::SessionRunning { running, .. } => Some(*running),
             _ => None,
         })
         .collect()
@@ -301,22 +308,29 @@ fn a_turn_runs_then_ends_idle() {
 }
 
 #[test]
-fn permissions_are_counted_until_answered() {
-    let counts: Vec<u64> = replay("permission_allow")
+fn a_permission_is_raised_then_settled() {
+    let prompts: Vec<String> = replay("permission_allow")
         .iter()
         .filter_map(|u| match u {
-            EngineUpdate::PendingPermissions { count, .. } => Some(*count),
+            Input::PromptRaised { prompt, event: Some(_) } => {
+                Some(format!("raised {} {:?}", prompt.request_id, prompt.kind))
+            }
+            Input::PromptSettled { request_id, event: Some(_), .. } => {
+                Some(format!("settled {request_id}"))
+            }
             _ => None,
         })
         .collect();
-    assert_eq!(counts, [1, 0]);
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(prompts[0].starts_with("raised per_") && prompts[0].ends_with("Exec"), "{prompts:?}");
+    assert!(prompts[1].starts_with("settled per_"), "{prompts:?}");
 }
 
 #[test]
 fn sessions_are_upserted_from_their_events() {
     let updates = replay("session_create");
     let upserted = updates.iter().find_map(|u| match u {
-        EngineUpdate::SessionUpserted(s) => Some(s.clone()),
+        Input::SessionUpserted(s) => Some(s.clone()),
         _ => None,
     });
     let s = upserted.expect("a session upsert");
@@ -330,10 +344,7 @@ fn a_sync_sequence_jump_is_a_gap() {
     let mut state = KiloEventState::default();
     assert!(state.apply_json(sync(0)).is_empty());
     assert!(state.apply_json(sync(1)).is_empty());
-    assert_eq!(
-        state.apply_json(sync(3)),
-        [EngineUpdate::GapDetected { session_id: Some("ses_a".into()) }]
-    );
+    assert_eq!(state.apply_json(sync(3)), [Input::Gap { session_id: Some("ses_a".into()) }]);
     // After a reconnect the sequence starts over without a false gap.
     state.reset_stream();
     assert!(state.apply_json(sync(9)).is_empty());
@@ -427,13 +438,13 @@ fn captured_events_get_their_engine_time() {
     assert!(timed > 0);
 }
 
-fn types(updates: &[EngineUpdate]) -> Vec<String> {
+fn types(updates: &[Input]) -> Vec<String> {
     forwarded(updates).into_iter().map(|(_, t, _)| t).collect()
 }
 
 /// An unknown event type while a permission of its session is open fails the turn closed:
-/// the event is kept (forwarded, classified `unknown_event` downstream), a `bb.turn.failed`
-/// with a Retry follows, the open request is cancelled (the engine told `reject`) and the
+/// the event is kept (forwarded, classified `unknown_event`), a `bb.turn.failed` with a Retry
+/// follows, the session's prompts are withdrawn (the host has the engine deny them) and the
 /// turn aborted. Outside a flow the same type is only forwarded.
 #[test]
 fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
@@ -445,9 +456,13 @@ fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
 
     let asked = json!({"id": "evt_1", "type": "permission.asked",
         "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash"}});
-    state.apply_json(asked.clone());
-    // The same request again (another connection, a re-list) is not shown twice.
-    assert!(state.apply_json(asked).is_empty());
+    // Raised to the host, which shows it once (a repeat is the host's to drop).
+    for _ in 0..2 {
+        let raised = state.apply_json(asked.clone());
+        assert!(
+            matches!(&raised[0], Input::PromptRaised { prompt, .. } if prompt.request_id == "per_1")
+        );
+    }
     let out = state.apply_json(unknown("evt_2"));
     assert_eq!(types(&out), ["permission.v3.asked", crate::TURN_FAILED_EVENT]);
     let failed = out
@@ -457,13 +472,8 @@ fn an_unknown_event_during_a_permission_fails_the_turn_closed() {
         .unwrap();
     assert_eq!(failed["retry"]["command"], "retry");
     assert_eq!(failed["eventType"], "permission.v3.asked");
-    assert!(
-        out.contains(&EngineUpdate::PendingPermissions { session_id: "ses_a".into(), count: 0 })
-    );
-    assert_eq!(
-        state.take_actions(),
-        [Action::RejectPermission("per_1".into()), Action::Abort("ses_a".into())]
-    );
+    assert!(out.contains(&Input::PromptsCancelled { session_id: "ses_a".into() }), "{out:?}");
+    assert_eq!(state.take_actions(), [Action::Abort("ses_a".into())]);
 
     // A running tool call is a flow too.
     let tool = json!({"id": "evt_3", "type": "message.part.updated", "properties": {"sessionID": "ses_b",

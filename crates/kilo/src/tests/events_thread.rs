@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
+use bb_host::Input;
 use bb_service::EventsThread;
-use bb_service::engine::EngineUpdate;
 use serde_json::json;
 
 use super::faults::{SES, engine_with};
@@ -29,7 +29,7 @@ async fn the_kilo_event_path_runs_on_it() {
     let mut waited = Duration::ZERO;
     let got = loop {
         match updates.try_recv() {
-            Ok(EngineUpdate::ClassifiedEvents { session_id, events }) => {
+            Ok(Input::Events { session_id, events }) => {
                 break (session_id, events[0].0.event_type.clone());
             }
             Ok(_) => {}

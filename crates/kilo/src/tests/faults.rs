@@ -1,19 +1,23 @@
-//! The Kilo adapter against a `wiremock` engine: re-listing after reconnects (a request
-//! raised while the stream was down is shown once), and the faults a real engine will not
-//! produce on cue — 401, a stale permission's 404, a 500 with a secret in its body, a reply
-//! slower than its deadline, malformed and oversized bodies.
+//! The Kilo adapter against a `wiremock` engine, its inputs through a host core as the
+//! service loop hands them over: re-listing after reconnects (a request raised while the
+//! stream was down is shown once), and the faults a real engine will not produce on cue —
+//! 401, a stale permission's 404, a 500 with a secret in its body, a reply slower than its
+//! deadline, malformed and oversized bodies.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::time::Instant;
+
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use bb_protocol::v1::{ApprovePermissionParams, PermissionDecision, SessionParams};
+use bb_host::{Clock, Engine, Host, HostConfig, Input, Prompt, PromptKind, Verdict};
+use bb_protocol::v1::{SessionParams, V1Topic};
+use bb_service::engine::{AnswerReason, EngineAdapter, InputReceiver, PromptAnswer};
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::{KiloAdapter, KiloOptions};
-use bb_service::engine::{EngineAdapter, EngineUpdate, UpdateReceiver};
 
 pub(super) const SES: &str = "ses_a";
 
@@ -54,12 +58,9 @@ pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Valu
     server
 }
 
-async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, UpdateReceiver) {
-    let options = KiloOptions {
-        trusted: true,
-        engine_timeout: Duration::from_millis(300),
-        ..KiloOptions::default()
-    };
+async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, InputReceiver) {
+    let options =
+        KiloOptions { engine_timeout: Duration::from_millis(300), ..KiloOptions::default() };
     let (adapter, updates) = KiloAdapter::with_options(options);
     let http = HttpOptions { max_body, ..HttpOptions::default() };
     let transport = HttpTransport::new(&server.uri(), EngineAuth::None, http).unwrap();
@@ -68,34 +69,74 @@ async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, Upd
     (adapter, updates)
 }
 
-/// Reads updates until `count` permissions are pending for the session; returns the ids of
-/// the `permission.asked` events seen.
-pub(super) async fn until_pending(updates: &mut UpdateReceiver, count: u64) -> Vec<String> {
-    let mut shown = Vec::new();
-    let wait = async {
-        while let Some(update) = updates.recv().await {
-            match update {
-                EngineUpdate::Events { events, .. } => shown.extend(
-                    events
+/// The adapter's inputs through a host core with one ready webview, as the service loop
+/// hands them over: what the webview is shown of prompts, and the open count.
+pub(super) struct Through {
+    host: Host,
+    now: Instant,
+    /// Ids of the requests whose `permission.asked` the webview was sent, in order.
+    pub(super) shown: Vec<String>,
+    /// The open prompt count of each `bb/state` sent.
+    pub(super) counts: Vec<u64>,
+    /// Gaps flagged on a session.
+    pub(super) gaps: Vec<String>,
+}
+
+impl Through {
+    pub(super) fn new() -> Self {
+        let now = Clock::now(&bb_service::SystemClock);
+        let mut host = Host::new(Engine::Kilo, HostConfig::default());
+        host.handle(Input::ready(0), now);
+        Self { host, now, shown: Vec::new(), counts: Vec::new(), gaps: Vec::new() }
+    }
+
+    /// One input, then everything the webview is sent for it.
+    pub(super) fn feed(&mut self, input: Input) {
+        if let Input::Gap { session_id: Some(s) } = &input {
+            self.gaps.push(s.clone());
+        }
+        self.host.handle(input, self.now);
+        self.now += Duration::from_secs(1);
+        self.host.handle_timeout(self.now);
+        while let Some((_, topic)) = self.host.poll_output() {
+            match topic {
+                V1Topic::Events(p) => self.shown.extend(
+                    p.events
+                        .items()
                         .iter()
-                        .filter(|e| e.event_type == "permission.asked")
-                        .map(|e| e.payload["id"].as_str().unwrap_or_default().to_owned()),
+                        .filter(|i| i.event.event_type == "permission.asked")
+                        .map(|i| i.event.payload["id"].as_str().unwrap_or_default().to_owned()),
                 ),
-                EngineUpdate::PendingPermissions { count: n, .. } if n == count => return,
+                V1Topic::State(s) => self.counts.extend(s.pending_permission_count),
                 _ => {}
             }
         }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("pending count reached");
-    shown
+    }
+
+    /// Feeds inputs until `done` holds (20 s at most).
+    pub(super) async fn until(
+        &mut self,
+        updates: &mut InputReceiver,
+        done: impl Fn(&Self) -> bool,
+    ) {
+        let wait = async {
+            while !done(self) {
+                let Some(input) = updates.recv().await else { panic!("the inputs ended") };
+                self.feed(input);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), wait).await.expect("in time");
+    }
 }
 
-pub(super) fn approve(decision: PermissionDecision) -> ApprovePermissionParams {
-    ApprovePermissionParams {
-        session_id: SES.into(),
-        request_id: "per_1".into(),
-        decision,
+/// The user's answer to `per_1`, as the host allows it.
+pub(super) fn answer(verdict: Verdict) -> PromptAnswer {
+    PromptAnswer {
+        prompt: Prompt::new(SES, "per_1", PromptKind::Exec),
+        verdict,
+        remember: false,
         rule_update: None,
+        reason: AnswerReason::User,
     }
 }
 
@@ -103,67 +144,47 @@ pub(super) fn approve(decision: PermissionDecision) -> ApprovePermissionParams {
 async fn a_request_raised_while_disconnected_is_shown_once_across_reconnects() {
     let server = engine().await;
     let (_adapter, mut updates) = adapter(&server, 1 << 20).await;
-    let shown = until_pending(&mut updates, 1).await;
-    assert_eq!(shown, ["per_1"]);
+    let mut host = Through::new();
+    host.until(&mut updates, |h| h.counts.last() == Some(&1)).await;
+    assert_eq!(host.shown, ["per_1"]);
     // Later rebuilds list it again; it is not shown again.
-    let mut gaps = 0;
-    let mut again = Vec::new();
-    let wait = async {
-        while let Some(update) = updates.recv().await {
-            match update {
-                EngineUpdate::GapDetected { session_id: Some(_) } => gaps += 1,
-                EngineUpdate::Events { events, .. } => {
-                    again.extend(events.into_iter().filter(|e| e.event_type == "permission.asked"))
-                }
-                _ => {}
-            }
-            if gaps >= 2 {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("two more reconnects");
-    assert!(again.is_empty(), "shown again: {again:?}");
+    host.until(&mut updates, |h| h.gaps.len() >= 3).await;
+    assert_eq!(host.shown, ["per_1"], "shown again");
+    assert_eq!(host.counts.last(), Some(&1));
 }
 
+/// The engine's answer to an answer, as the adapter reports it: a 404 says the engine no
+/// longer knows the request (`permission_not_pending`: the host makes it stale); any other
+/// failure keeps its code (the host leaves the request pending), says nothing secret and is
+/// capped.
 #[tokio::test]
-async fn answer_faults_keep_the_request_answerable_or_mark_it_stale() {
+async fn answer_faults_are_typed_and_say_nothing_secret() {
     let secret = "sk-live-abcdefghijklmnop1234";
-    let cases: Vec<(ResponseTemplate, &str, bool)> = vec![
-        (ResponseTemplate::new(404).set_body_json(json!({"_tag": "PermissionNotFoundError"})), "permission_not_pending", false),
+    let cases: Vec<(ResponseTemplate, &str)> = vec![
+        (ResponseTemplate::new(404).set_body_json(json!({"_tag": "PermissionNotFoundError"})), "permission_not_pending"),
         (
             ResponseTemplate::new(500).set_body_json(
                 json!({"name": "UnknownError", "data": {"message": format!("boom Authorization: Bearer {secret}")}}),
             ),
             "engine_error",
-            true,
         ),
-        (ResponseTemplate::new(200).set_body_json(json!(true)).set_delay(Duration::from_secs(3)), "engine_timeout", true),
-        (ResponseTemplate::new(401), "engine_auth", true),
-        (ResponseTemplate::new(200).set_body_string("not json"), "engine_error", true),
+        (ResponseTemplate::new(200).set_body_json(json!(true)).set_delay(Duration::from_secs(3)), "engine_timeout"),
+        (ResponseTemplate::new(401), "engine_auth"),
+        (ResponseTemplate::new(200).set_body_string("not json"), "engine_error"),
     ];
-    for (response, code, still_pending) in cases {
+    for (response, code) in cases {
         let server = engine().await;
         Mock::given(method("POST"))
             .and(path("/permission/per_1/reply"))
             .respond_with(response)
             .mount(&server)
             .await;
-        let (adapter, mut updates) = adapter(&server, 1 << 20).await;
-        until_pending(&mut updates, 1).await;
-        let err =
-            adapter.approve_permission(approve(PermissionDecision::AllowOnce)).await.unwrap_err();
+        let (adapter, _updates) = adapter(&server, 1 << 20).await;
+        let err = adapter.answer(answer(Verdict::Allow)).await.unwrap_err();
         assert_eq!(err.code(), code, "{err}");
         let wire = err.to_wire();
         assert!(!wire.message.contains(secret), "secret forwarded: {}", wire.message);
         assert!(wire.message.len() <= 400, "message not capped: {}", wire.message);
-        let again = adapter.approve_permission(approve(PermissionDecision::Deny)).await;
-        if still_pending {
-            // Still pending: the user can answer again (same fault again here).
-            assert_eq!(again.unwrap_err().code(), code);
-        } else {
-            assert_eq!(again.unwrap_err().code(), "permission_not_pending");
-        }
     }
 }
 
@@ -234,11 +255,11 @@ async fn a_failed_rebuild_is_an_error_until_retry_rebuilds() {
     let failed = async {
         while let Some(update) = updates.recv().await {
             match update {
-                EngineUpdate::GapDetected { session_id: Some(s) } if s == SES => saw_gap = true,
-                EngineUpdate::Events { events, .. }
-                    if events[0].event_type == crate::REBUILD_FAILED_EVENT =>
+                Input::Gap { session_id: Some(s) } if s == SES => saw_gap = true,
+                Input::Events { events, .. }
+                    if events[0].0.event_type == crate::REBUILD_FAILED_EVENT =>
                 {
-                    return events[0].payload.clone();
+                    return events[0].0.payload.clone();
                 }
                 _ => {}
             }
@@ -259,8 +280,8 @@ async fn a_failed_rebuild_is_an_error_until_retry_rebuilds() {
     assert_eq!(retried.output.unwrap()["retried"], "rebuild");
     let rebuilt = async {
         while let Some(update) = updates.recv().await {
-            if let EngineUpdate::Events { events, .. } = update
-                && events[0].event_type == crate::REHYDRATED_EVENT
+            if let Input::Events { events, .. } = update
+                && events[0].0.event_type == crate::REHYDRATED_EVENT
             {
                 return;
             }
@@ -269,30 +290,18 @@ async fn a_failed_rebuild_is_an_error_until_retry_rebuilds() {
     tokio::time::timeout(Duration::from_secs(20), rebuilt).await.unwrap();
 }
 
-/// Binding a restarted engine cancels the old engine's requests (the count drops to 0) and
-/// flags a gap on every tracked session at the first connection.
+/// Binding a restarted engine flags a gap on every tracked session at the first connection
+/// (the runtime tells the host the old engine's requests died with it).
 #[tokio::test]
-async fn an_engine_restart_cancels_requests_and_flags_every_session() {
+async fn an_engine_restart_flags_every_session() {
     let server = engine().await;
     let (adapter, mut updates) = adapter(&server, 1 << 20).await;
-    until_pending(&mut updates, 1).await;
+    let mut host = Through::new();
+    host.until(&mut updates, |h| h.counts.last() == Some(&1)).await;
     let transport = HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default());
     adapter.bind(Arc::new(transport.unwrap()));
-    let mut cancelled = false;
-    let wait = async {
-        while let Some(update) = updates.recv().await {
-            match update {
-                EngineUpdate::PendingPermissions { count: 0, .. } => cancelled = true,
-                EngineUpdate::GapDetected { session_id: Some(s) } if cancelled && s == SES => {
-                    return;
-                }
-                _ => {}
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("a gap on the session");
-    let err = adapter.approve_permission(approve(PermissionDecision::Deny)).await.unwrap_err();
-    assert_eq!(err.code(), "permission_not_pending");
+    let before = host.gaps.len();
+    host.until(&mut updates, |h| h.gaps[before..].iter().any(|s| s == SES)).await;
 }
 
 /// A session the webview never opened still has its requests re-listed after a reconnect:
@@ -326,30 +335,9 @@ async fn requests_of_untracked_sessions_are_relisted_too() {
     let (adapter, mut updates) = KiloAdapter::new();
     let transport = HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default());
     adapter.bind(Arc::new(transport.unwrap()));
-    let mut shown = Vec::new();
-    let mut counts = Vec::new();
-    let wait = async {
-        while let Some(update) = updates.recv().await {
-            match update {
-                EngineUpdate::Events { session_id, events } => {
-                    assert_eq!(session_id, "ses_b");
-                    shown.extend(events.into_iter().map(|e| e.payload["id"].clone()));
-                }
-                EngineUpdate::PendingPermissions { session_id, count } => {
-                    assert_eq!(session_id, "ses_b");
-                    counts.push(count);
-                    if count == 0 {
-                        return;
-                    }
-                }
-                _ => {}
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait).await.expect("listed, then gone");
-    assert_eq!(shown, [json!("per_9")]);
-    assert_eq!(counts.first(), Some(&1));
-    assert_eq!(counts.last(), Some(&0));
+    let mut host = Through::new();
+    host.until(&mut updates, |h| h.counts.contains(&1) && h.counts.last() == Some(&0)).await;
+    assert_eq!(host.shown, ["per_9"]);
 }
 
 #[tokio::test]
@@ -366,7 +354,7 @@ async fn stream_events_no_webview_is_shown_are_counted() {
     let (adapter, mut updates) = adapter(&server, 1 << 20).await;
     let running = async {
         while let Some(update) = updates.recv().await {
-            if let EngineUpdate::SessionRunning { running: true, .. } = update {
+            if let Input::SessionRunning { running: true, .. } = update {
                 return;
             }
         }

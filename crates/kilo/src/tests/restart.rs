@@ -25,7 +25,7 @@ use crate::supervisor::{
 use mockall::Sequence;
 use secrecy::ExposeSecret;
 
-use bb_service::engine::{EngineAdapter, EngineError, UpdateReceiver, update_channel};
+use bb_service::engine::{EngineAdapter, EngineError, InputReceiver, input_channel};
 use bb_service::sink::{Inbound, MemoryWebview, memory};
 use bb_service::{Endpoint, Service, ServiceConfig, ServiceError, Supervision};
 
@@ -135,6 +135,8 @@ impl EngineAdapter for BindingEngine {
             status: None,
             updated_at: None,
             queued_prompts: None,
+            parent_id: None,
+            pending_permission_count: None,
         })
     }
 
@@ -192,7 +194,7 @@ fn start(spawner: MockProcessSpawner) -> Running {
     let config = KiloConfig::new(PathBuf::from("kilo"), PathBuf::from("/workspace"));
     let supervisor = KiloSupervisor::new(config, Arc::new(spawner), Arc::new(ReadyProbe));
     let engine = Arc::new(BindingEngine::default());
-    let (_tx, rx): (_, UpdateReceiver) = update_channel();
+    let (_tx, rx): (_, InputReceiver) = input_channel();
     let (sink, webview) = memory();
     let service = Service::new(
         ServiceConfig::default(),

@@ -9,8 +9,7 @@ use std::time::Instant;
 use bb_host::{ConnId, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
-    CommandResult, ConnectionPayload, PermissionDecision, V1Call, V1Error, V1Method, V1Request,
-    V1Response,
+    CommandResult, ConnectionPayload, V1Call, V1Error, V1Method, V1Request, V1Response,
 };
 use bb_supervisor::CrashHistory;
 use serde_json::json;
@@ -73,8 +72,15 @@ impl Service {
             return match command {
                 BridgeCommand::Metrics => {
                     let depth = self.conns.queue_depth();
-                    let engine = self.adapter.counters();
-                    let result = self.life.metrics_result(session_id, depth, &engine);
+                    let prompts = self.host.prompt_counters();
+                    let mut engine = vec![
+                        ("permissions.prompt_count", prompts.shown),
+                        ("tools.write.allow_count", prompts.write_allow),
+                        ("tools.write.deny_count", prompts.write_deny),
+                    ];
+                    engine.extend(self.adapter.counters());
+                    let warnings = self.adapter.diagnostics();
+                    let result = self.life.metrics_result(session_id, depth, &engine, warnings);
                     Started::Answered(success(req.id, &result))
                 }
                 BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
@@ -102,7 +108,15 @@ impl Service {
         if let V1Call::SendMessage(p) = &req.call {
             self.life.metrics.message_sent(&p.session_id, now);
         }
-        Started::Task(self.call(conn, ticket, req))
+        // The host decides every answer to a prompt (pending, once, trust): only one it
+        // allows reaches the engine.
+        let note = match self.allow_answer(&req) {
+            Ok(note) => note,
+            Err(refused) => {
+                return Started::Answered(V1Response::failure(req.id, refused.to_wire()));
+            }
+        };
+        Started::Task(self.call(conn, ticket, req, note))
     }
 
     /// `bb.command {command: "engine.restart"}`.
@@ -260,36 +274,55 @@ impl Service {
         }
     }
 
-    /// Counts a permission answer the engine accepted.
-    pub(super) fn note_success(&mut self, note: CallNote) {
-        if let CallNote::Permission(allowed) = note {
-            self.life.metrics.permission_answered(allowed);
-        }
+    /// What the host says of a request that answers a prompt (`bb.approvePermission`, or a
+    /// `bb.command` the adapter says answers one): the prompt it may answer, or the refusal.
+    /// A `bb.createSession` whose `permissionMode` lets the engine write without asking
+    /// needs trust too.
+    fn allow_answer(&mut self, req: &V1Request) -> Result<CallNote, EngineError> {
+        let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
+        let (session, request, verdict) = match &req.call {
+            V1Call::ApprovePermission(p) => {
+                (p.session_id.as_str(), p.request_id.clone(), super::verdict_of(p.decision))
+            }
+            V1Call::Command(p) => match self.adapter.answers_prompt(p) {
+                Some((request, verdict)) => (p.session_id.as_str(), request, verdict),
+                None => return Ok(CallNote::None),
+            },
+            V1Call::CreateSession(p)
+                if p.permission_mode.as_deref() == Some(WRITES_WITHOUT_ASKING)
+                    && !self.host.trusted() =>
+            {
+                return Err(EngineError::refused(
+                    "workspace_untrusted",
+                    format!(
+                        "permissionMode {WRITES_WITHOUT_ASKING} lets the engine write without \
+                         asking: trust the workspace first (bb.init {{\"workspaceTrusted\": \
+                         true}}, or start the bridge with --trusted)"
+                    ),
+                ));
+            }
+            _ => return Ok(CallNote::None),
+        };
+        let prompt = self.host.begin_answer(session, &request, verdict).map_err(refused)?;
+        Ok(CallNote::Prompt(prompt))
     }
 
     /// The `bb/connection` payload with diagnostics.
     pub(super) fn decorated(&self, payload: ConnectionPayload) -> ConnectionPayload {
-        self.life.decorate(payload, self.conns.queue_depth())
+        self.life.decorate(payload, self.conns.queue_depth(), self.adapter.diagnostics())
     }
 }
 
-/// What a call's success should be counted as.
-#[derive(Debug, Clone, Copy)]
+/// The `permissionMode` that lets an engine write without asking: it needs trust.
+const WRITES_WITHOUT_ASKING: &str = "acceptEdits";
+
+/// What the host decided of a call before it was dispatched.
+#[derive(Debug, Clone)]
 pub(super) enum CallNote {
     None,
-    /// A permission answer: allowed or denied.
-    Permission(bool),
-}
-
-impl CallNote {
-    pub(super) fn of(call: &V1Call) -> Self {
-        match call {
-            V1Call::ApprovePermission(p) => {
-                CallNote::Permission(p.decision != PermissionDecision::Deny)
-            }
-            _ => CallNote::None,
-        }
-    }
+    /// It answers this prompt (the host allowed the answer; how the engine takes it is
+    /// reported back to the host).
+    Prompt(bb_host::Prompt),
 }
 
 /// How a request whose turn came was started.

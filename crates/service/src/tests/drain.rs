@@ -9,13 +9,13 @@ use bb_protocol::V1Message;
 use bb_protocol::v1::{SendMessageParams, V1Call, V1Request, V1Topic};
 
 use super::FakeEngine;
-use crate::engine::update_channel;
+use crate::engine::input_channel;
 use crate::sink::{Inbound, channels_with_ack, single};
 use crate::{Service, ServiceConfig, SystemClock};
 
 #[tokio::test]
 async fn every_written_batch_is_delivered_after_stdin_eof() {
-    let (tx, rx) = update_channel();
+    let (tx, rx) = input_channel();
     let engine = Arc::new(FakeEngine {
         updates: tx,
         sessions: Mutex::new(Vec::new()),

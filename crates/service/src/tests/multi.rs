@@ -11,7 +11,7 @@ use bb_protocol::v1::{
 use tokio::sync::mpsc;
 
 use super::FakeEngine;
-use crate::engine::update_channel;
+use crate::engine::input_channel;
 use crate::sink::{Inbound, MemoryWebview, WebviewSink};
 use crate::{Service, ServiceConfig, SystemClock};
 
@@ -29,7 +29,7 @@ fn runtime() -> mpsc::Sender<WebviewSink> {
 }
 
 fn runtime_with() -> (mpsc::Sender<WebviewSink>, Arc<FakeEngine>) {
-    let (tx, rx) = update_channel();
+    let (tx, rx) = input_channel();
     let engine = Arc::new(FakeEngine {
         updates: tx,
         sessions: Mutex::new(Vec::new()),
