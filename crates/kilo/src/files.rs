@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bb_normalize::{PathFlavor, PathGuard, Resolution, Verdict};
+use bb_normalize::{PathFlavor, PathGuard, Verdict};
 use bb_protocol::v1::{
     DownloadArtifactResult, FileEntry, FileKind, FileSnippetResult, ListFilesResult,
     ReadFileSnippetParams,
@@ -35,14 +35,6 @@ pub const MAX_SNIPPET_BYTES: u64 = 1024 * 1024;
 /// Largest attachment.
 pub const MAX_ATTACHMENT_BYTES: u64 = 10 * 1024 * 1024;
 
-fn real_path(path: &str) -> Resolution {
-    match std::fs::canonicalize(path) {
-        Ok(p) => Resolution::Found(p.display().to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Resolution::Missing,
-        Err(e) => Resolution::Failed(e.to_string()),
-    }
-}
-
 fn io_error(path: &str, err: &std::io::Error) -> EngineError {
     match err.kind() {
         std::io::ErrorKind::NotFound => {
@@ -55,7 +47,7 @@ fn io_error(path: &str, err: &std::io::Error) -> EngineError {
 /// The real path of `path` (relative to `root`, or absolute) when it is inside the root.
 fn contained(shared: &Shared, root: &Path, path: &str) -> Result<PathBuf, EngineError> {
     let mut guard = PathGuard::new(PathFlavor::Posix, &root.display().to_string());
-    let checked = guard.check_resolved(path, &real_path);
+    let checked = guard.check_resolved(path, &bb_service::fs::real_path);
     match (checked.verdict, checked.normalized) {
         (Verdict::Inside, Some(real)) => Ok(PathBuf::from(real)),
         (Verdict::Outside, _) => {

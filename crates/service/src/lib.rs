@@ -101,6 +101,7 @@ mod delivery;
 mod endpoint;
 pub mod engine;
 mod events_thread;
+pub mod fs;
 mod ingest;
 mod lifecycle;
 mod metrics;

@@ -2,6 +2,7 @@
 //! responses before their effects, event forwarding in order, error codes, shutdown.
 
 mod drain;
+mod fs;
 mod metrics;
 mod metrics_service;
 mod order;
