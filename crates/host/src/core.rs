@@ -69,6 +69,8 @@ pub(crate) struct SessionState {
     /// The session that started this one, when the engine said so.
     pub(crate) parent: Option<String>,
     running: bool,
+    /// Turns started so far (the run flag went up).
+    turns: u64,
     /// Prompts the engine holds queued behind the running turn.
     queued_prompts: u64,
     /// The `messageId` of the reply in progress.
@@ -156,6 +158,16 @@ impl Host {
     /// The session `conn` selected, if any.
     pub fn active_session(&self, conn: ConnId) -> Option<&str> {
         self.conns.get(&conn)?.active.as_deref()
+    }
+
+    /// Whether a session runs a turn (as far as the engine's events said).
+    pub fn any_running(&self) -> bool {
+        self.sessions.values().any(|s| s.running)
+    }
+
+    /// The turns `session` started so far, and whether one runs now.
+    pub fn turns(&self, session: &str) -> (u64, bool) {
+        self.sessions.get(session).map_or((0, false), |s| (s.turns, s.running))
     }
 
     /// Deltas merged into an earlier one so far, over all sessions still known.
@@ -323,6 +335,7 @@ impl Host {
                 let s = self.entry(&session_id);
                 if s.running != running {
                     s.running = running;
+                    s.turns += u64::from(running);
                     self.touch(&session_id);
                 }
             }

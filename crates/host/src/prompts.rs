@@ -173,9 +173,9 @@ pub enum AnswerError {
     /// Approving a request that needs trust in an untrusted workspace
     /// (`workspace_untrusted`).
     #[error(
-        "the workspace is not trusted: approving request {request} would let the engine {} \
-         {}; trust the workspace (bb.init {{\"workspaceTrusted\": true}}, or start the bridge \
-         with --trusted) or deny it",
+        "the workspace is not trusted: approving request {request} would let the engine {}{}; \
+         trust the workspace (bb.init {{\"workspaceTrusted\": true}}, or start the bridge with \
+         --trusted) or deny it",
         kind.name(),
         paths_text(paths)
     )]
@@ -211,8 +211,8 @@ pub enum AnswerError {
 fn paths_text(paths: &[String]) -> String {
     match paths {
         [] => String::new(),
-        [one] => format!("({one})"),
-        [first, rest @ ..] => format!("({first} and {} more)", rest.len()),
+        [one] => format!(" ({one})"),
+        [first, rest @ ..] => format!(" ({first} and {} more)", rest.len()),
     }
 }
 

@@ -30,17 +30,19 @@ pub enum LaunchError {
     /// A flag the chosen engine needs is missing.
     #[error("{0}")]
     Missing(&'static str),
-    /// The workspace (or the current directory) cannot be used.
-    #[error("workspace {path}: {source}")]
+    /// The workspace (or the current directory) cannot be used: it is missing, not a
+    /// directory, or unreadable. Said once, with what to do.
+    #[error(
+        "the workspace {} {why}: pass --workspace an existing directory (or leave it out to \
+         work in the current directory, where the engine allows it)",
+        path.display()
+    )]
     Workspace {
         /// The path given.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// What is wrong with it.
+        why: String,
     },
-    /// The workspace is not a directory.
-    #[error("workspace {0} is not a directory")]
-    NotADirectory(PathBuf),
     /// A secret's environment variable cannot be read.
     #[error("reading the engine secret from ${var}: {source} (export it, or drop the flag)")]
     SecretEnv {
@@ -101,10 +103,11 @@ impl Launcher {
     /// in-process demo engine on a loopback port.
     pub async fn start(args: EngineArgs) -> Result<Self, LaunchError> {
         let root = match &args.workspace {
-            Some(w) => std::fs::canonicalize(w)
-                .map_err(|source| LaunchError::Workspace { path: w.clone(), source })?,
-            None => std::env::current_dir()
-                .map_err(|source| LaunchError::Workspace { path: ".".into(), source })?,
+            Some(w) => workspace_dir(w)?,
+            None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
+                path: ".".into(),
+                why: format!("(the current directory) cannot be used: {e}"),
+            })?,
         };
         // The demo's sessions live only as long as the bridge: its state goes to a
         // temporary directory (removed at exit) unless one is named.
@@ -255,9 +258,6 @@ impl Launcher {
                         "--workspace DIR is required when the bridge spawns the engine (or give --engine-url)",
                     ));
                 }
-                if !self.root.is_dir() {
-                    return Err(LaunchError::NotADirectory(self.root.clone()));
-                }
                 let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
                 // A missing binary is a clear error now, not a crash loop later.
                 if find_executable(&program).is_none() {
@@ -298,6 +298,20 @@ impl Launcher {
         .map_err(LaunchError::Attach)?;
         Ok(EngineParts { adapter, updates, supervision: None })
     }
+}
+
+/// The workspace `given`, canonical, when it is an existing directory.
+fn workspace_dir(given: &std::path::Path) -> Result<PathBuf, LaunchError> {
+    let refused = |why: String| LaunchError::Workspace { path: given.to_path_buf(), why };
+    let root = std::fs::canonicalize(given).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => refused("does not exist".into()),
+        std::io::ErrorKind::NotADirectory => refused("is below a file, not a directory".into()),
+        _ => refused(format!("cannot be used ({e})")),
+    })?;
+    if !root.is_dir() {
+        return Err(refused("is a file, not a directory".into()));
+    }
+    Ok(root)
 }
 
 /// The executable a spawn of `program` would run: a path with a `/` as given, else the first

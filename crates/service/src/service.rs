@@ -148,6 +148,9 @@ pub struct Service {
     orders: HashMap<ConnId, Order>,
     /// Connections whose input closed, with the end of their grace.
     closing: BTreeMap<ConnId, Instant>,
+    /// Turns asked for (a message sent, a session created with a task) that have not run
+    /// and ended yet: the session and the turns it had started when it was asked.
+    asked_turns: Vec<(String, u64)>,
     /// Restarts, the breaker, diagnostics and counters.
     life: EngineLife,
 }
@@ -180,6 +183,7 @@ impl Service {
             conns: Connections::new(),
             orders: HashMap::new(),
             closing: BTreeMap::new(),
+            asked_turns: Vec::new(),
             life: EngineLife::default(),
         }
     }
@@ -223,6 +227,10 @@ impl Service {
             };
             tasks.extend(self.handle(event).await);
             tasks.extend(self.withdrawals());
+            if !self.closing.is_empty() {
+                let now = self.clock.now();
+                self.close_drained(now);
+            }
         }
         drop(tasks);
         self.shutdown().await;
@@ -280,6 +288,10 @@ impl Service {
                 }
                 let response = match outcome {
                     Ok((result, inputs)) => {
+                        let asked = result.get("sessionId").and_then(Value::as_str);
+                        if let (CallNote::Turn(before), Some(session)) = (&note, asked) {
+                            self.asked_turns.push((session.to_owned(), *before));
+                        }
                         let select_new = method == V1Method::CreateSession
                             && self.host.active_session(conn).is_none();
                         for input in inputs {

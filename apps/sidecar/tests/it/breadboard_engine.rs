@@ -45,9 +45,11 @@ impl Engine {
     }
 }
 
-/// `--engine breadboard` arguments (no `--workspace` unless given).
+/// `--engine breadboard` arguments (no `--workspace` unless given), the workspace trusted:
+/// these tests approve the engine's requests (trust itself is `trust.rs`'s).
 fn args(engine: &Engine, state: &str, workspace: Option<&str>) -> Vec<String> {
     let mut args: Vec<String> = [
+        "--trusted",
         "--engine",
         "breadboard",
         "--engine-url",

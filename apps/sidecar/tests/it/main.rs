@@ -12,6 +12,7 @@ mod acp;
 mod breadboard;
 mod breadboard_engine;
 mod breaker;
+mod cli;
 mod delivery;
 mod faults;
 mod harness;

@@ -208,8 +208,32 @@ impl Service {
             // What the request claimed (a session it was about to bind) is released.
             self.host.handle(Input::Answered { conn, request_id }, now);
         }
-        if self.closing.contains_key(&conn) && self.unanswered(conn) == 0 {
+        self.close_if_drained(conn, now);
+    }
+
+    /// A connection whose input closed closes once nothing it asked is unanswered and no
+    /// turn streams, nor is about to: one asked for has run and ended (its events still
+    /// reach it until then).
+    pub(super) fn close_if_drained(&mut self, conn: ConnId, now: Instant) {
+        if !self.closing.contains_key(&conn) || self.unanswered(conn) > 0 {
+            return;
+        }
+        let host = &self.host;
+        self.asked_turns.retain(|(session, before)| {
+            let (turns, running) = host.turns(session);
+            turns <= *before || running
+        });
+        if self.asked_turns.is_empty() && !self.host.any_running() {
             self.close_conn(conn, now);
+        }
+    }
+
+    /// Closes the connections whose input closed and that have nothing left to wait for
+    /// (a turn ended since).
+    pub(super) fn close_drained(&mut self, now: Instant) {
+        let closing: Vec<ConnId> = self.closing.keys().copied().collect();
+        for conn in closing {
+            self.close_if_drained(conn, now);
         }
     }
 
@@ -217,22 +241,21 @@ impl Service {
         self.orders.get(&conn).map_or(0, RequestOrder::unanswered)
     }
 
-    /// The input of `conn` closed: it closes once what is in flight is answered, at the
-    /// latest after the grace.
+    /// The input of `conn` closed: it closes once what is in flight is answered and no turn
+    /// streams any more, at the latest after the grace.
     pub(super) fn input_closed(&mut self, conn: ConnId, now: Instant) {
         let in_flight = self.unanswered(conn);
-        if in_flight == 0 {
-            self.close_conn(conn, now);
-            return;
-        }
+        let streaming = self.host.any_running() || !self.asked_turns.is_empty();
         let grace = self.config.eof_grace;
         tracing::info!(
             conn,
             in_flight,
+            streaming,
             ?grace,
-            "webview input closed; answering what is in flight"
+            "webview input closed; answering what is in flight and streaming what runs"
         );
         self.closing.insert(conn, now + grace);
+        self.close_if_drained(conn, now);
     }
 
     /// Forgets a connection.
@@ -301,6 +324,10 @@ impl Service {
                     ),
                 ));
             }
+            // The turns the session started before: the one asked for is the next (a new
+            // session has none).
+            V1Call::SendMessage(p) => return Ok(CallNote::Turn(self.host.turns(&p.session_id).0)),
+            V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
             _ => return Ok(CallNote::None),
         };
         let prompt = self.host.begin_answer(session, &request, verdict).map_err(refused)?;
@@ -323,6 +350,9 @@ pub(super) enum CallNote {
     /// It answers this prompt (the host allowed the answer; how the engine takes it is
     /// reported back to the host).
     Prompt(bb_host::Prompt),
+    /// It starts a turn (a message, a session created with a task) of a session that had
+    /// started this many before.
+    Turn(u64),
 }
 
 /// How a request whose turn came was started.
