@@ -42,6 +42,8 @@ pub struct HostConfig {
     /// The workspace is trusted from the start (`--trusted`): approving a write or a
     /// command needs no `bb.init {workspaceTrusted: true}`, and a webview cannot take it back.
     pub trusted: bool,
+    /// Prompts a session may have queued behind its running turn; one more is `queue_full`.
+    pub max_queued_prompts: u64,
     /// A prompt nobody answers within this expires and the engine is told to deny it
     /// (`--permission-timeout`); `None`: it waits for the user (or a stop).
     pub prompt_ttl: Option<Duration>,
@@ -49,7 +51,8 @@ pub struct HostConfig {
 
 impl Default for HostConfig {
     /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
-    /// 4 KiB of envelope room; 32 detached tabs; untrusted; prompts without a deadline.
+    /// 4 KiB of envelope room; 32 detached tabs; untrusted; 8 prompts queued behind a turn
+    /// at most; permission prompts without a deadline.
     fn default() -> Self {
         Self {
             max_batch: 1024,
@@ -58,6 +61,7 @@ impl Default for HostConfig {
             max_message_bytes: bb_protocol::DEFAULT_MAX_BYTES - 4096,
             max_detached_tabs: 32,
             trusted: false,
+            max_queued_prompts: 8,
             prompt_ttl: None,
         }
     }
@@ -71,8 +75,11 @@ pub(crate) struct SessionState {
     running: bool,
     /// Turns started so far (the run flag went up).
     turns: u64,
-    /// Prompts the engine holds queued behind the running turn.
+    /// Prompts queued behind the running turn: each send while a turn runs adds one; the
+    /// engine's count replaces it when it gives one, else one fewer per turn started.
     queued_prompts: u64,
+    /// The engine counts its queue itself (`Input::QueuedPrompts`).
+    engine_counts_queue: bool,
     /// The `messageId` of the reply in progress.
     message_id: Option<String>,
 }
@@ -163,6 +170,16 @@ impl Host {
     /// Whether a session runs a turn (as far as the engine's events said).
     pub fn any_running(&self) -> bool {
         self.sessions.values().any(|s| s.running)
+    }
+
+    /// Whether `session` may queue one more prompt behind its running turn: `Err` with how
+    /// many are queued and the bound when not (`queue_full`).
+    pub fn queue_room(&self, session: &str) -> Result<(), (u64, u64)> {
+        let max = self.config.max_queued_prompts;
+        match self.sessions.get(session) {
+            Some(s) if s.running && s.queued_prompts >= max => Err((s.queued_prompts, max)),
+            _ => Ok(()),
+        }
     }
 
     /// The turns `session` started so far, and whether one runs now.
@@ -336,13 +353,27 @@ impl Host {
                 if s.running != running {
                     s.running = running;
                     s.turns += u64::from(running);
+                    // A turn started: it was the first queued prompt, when any was.
+                    if running && !s.engine_counts_queue {
+                        s.queued_prompts = s.queued_prompts.saturating_sub(1);
+                    }
                     self.touch(&session_id);
                 }
             }
             Input::QueuedPrompts { session_id, count } => {
                 let s = self.entry(&session_id);
+                s.engine_counts_queue = true;
                 if s.queued_prompts != count {
                     s.queued_prompts = count;
+                    self.touch(&session_id);
+                }
+            }
+            Input::PromptQueued { session_id } => {
+                // Counted at once, as the engine's own count may come later (it replaces
+                // this one when it does).
+                let s = self.entry(&session_id);
+                if s.running {
+                    s.queued_prompts += 1;
                     self.touch(&session_id);
                 }
             }

@@ -109,8 +109,15 @@ pub enum Input {
         /// Whether a turn is in progress.
         running: bool,
     },
+    /// A prompt was sent to a session (`bb.sendMessage` accepted): while a turn runs, it
+    /// waits behind it (counted at once; the engine's count, when it gives one, replaces it).
+    PromptQueued {
+        /// The session.
+        session_id: String,
+    },
     /// Prompts the engine holds queued behind a session's running turn; shown in that
-    /// session's `bb/state` summary as `queuedPrompts` (absent when 0).
+    /// session's `bb/state` summary as `queuedPrompts` (absent when 0). From the first one
+    /// on, the engine's count is the session's.
     QueuedPrompts {
         /// The session.
         session_id: String,

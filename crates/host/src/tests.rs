@@ -259,6 +259,43 @@ fn queued_prompts_show_on_their_session_then_clear() {
     assert_eq!(h.state(0).sessions[0].queued_prompts, None);
 }
 
+/// One prompt runs at a time per session; the host bounds what waits behind it: it counts
+/// the prompts sent while a turn runs (one fewer per turn started) until the engine gives a
+/// count of its own, which then stands.
+#[test]
+fn the_prompt_queue_is_bounded_and_counted() {
+    let c = clock();
+    let config = HostConfig { max_queued_prompts: 2, ..config() };
+    let mut h = ready_host_of(Engine::BreadBoard, config, &c);
+    h.handle(Input::SessionsListed(vec![summary("a")]), c.now());
+    let running = |running| Input::SessionRunning { session_id: "a".into(), running };
+    let queued = || Input::PromptQueued { session_id: "a".into() };
+    // Idle: a prompt starts a turn, nothing waits.
+    h.handle(queued(), c.now());
+    assert_eq!(h.queue_room("a"), Ok(()));
+    h.handle(running(true), c.now());
+    for _ in 0..2 {
+        assert_eq!(h.queue_room("a"), Ok(()));
+        h.handle(queued(), c.now());
+    }
+    assert_eq!(h.queue_room("a"), Err((2, 2)), "full");
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(2));
+    // The turn ends and the next (queued) one starts: one fewer waits.
+    h.handle(running(false), c.now());
+    h.handle(running(true), c.now());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(1));
+    assert_eq!(h.queue_room("a"), Ok(()));
+    // The engine's own count replaces the host's, and a turn start no longer lowers it; a
+    // send still counts at once (the engine's next count may come late).
+    h.handle(Input::QueuedPrompts { session_id: "a".into(), count: 0 }, c.now());
+    h.handle(queued(), c.now());
+    h.handle(running(false), c.now());
+    h.handle(running(true), c.now());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(1));
+    h.handle(queued(), c.now());
+    assert_eq!(h.queue_room("a"), Err((2, 2)));
+}
+
 #[test]
 fn hidden_webview_holds_then_replays_in_order() {
     let c = clock();

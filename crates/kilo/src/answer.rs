@@ -12,7 +12,7 @@ use bb_protocol::v1::{
 use serde_json::{Map, Value, json};
 
 use crate::errors::{checked_session_id, map};
-use crate::{KiloAdapter, MAX_QUEUED, files, invalid_params};
+use crate::{KiloAdapter, files, invalid_params};
 use bb_service::engine::{EngineError, PromptAnswer};
 
 /// The supported `permissionMode` values.
@@ -89,32 +89,17 @@ pub(super) async fn create_session(
     Ok(session)
 }
 
-/// Sends one prompt, within the queue bound.
+/// Sends one prompt (the host keeps the bound on prompts queued behind a running turn).
 async fn prompt(
     adapter: &KiloAdapter,
     client: &KiloClient,
     id: &str,
     parts: Vec<Value>,
 ) -> Result<(), EngineError> {
-    let (running, queued, model) =
-        adapter.shared.with(id, |f| (f.running, f.queued, f.model.clone()));
-    if running && queued >= MAX_QUEUED {
-        return Err(EngineError::refused(
-            "queue_full",
-            format!(
-                "{queued} prompts are already queued behind the running turn (at most \
-                 {MAX_QUEUED}); wait for the turn to end or bb.stop it"
-            ),
-        ));
-    }
+    let model = adapter.shared.with(id, |f| f.model.clone());
     let model_ref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     client.prompt_parts(id, parts.clone(), model_ref).await.map_err(|e| map(e, Some(id)))?;
-    adapter.shared.with(id, |f| {
-        f.last_prompt = Some(parts);
-        if f.running {
-            f.queued += 1;
-        }
-    });
+    adapter.shared.with(id, |f| f.last_prompt = Some(parts));
     adapter.track(id);
     Ok(())
 }

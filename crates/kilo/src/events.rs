@@ -221,7 +221,6 @@ impl KiloEventState {
             "session.idle" => vec![running(false)],
             "session.queue.changed" => {
                 let queued = p.get("queued").and_then(Value::as_array).map_or(0, Vec::len);
-                self.shared.with(session_id, |f| f.queued = queued);
                 vec![Input::QueuedPrompts {
                     session_id: session_id.to_owned(),
                     count: queued as u64,

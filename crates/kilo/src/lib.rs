@@ -27,30 +27,29 @@
 //! * **Prompts.** `bb.sendMessage` sends `attachmentIds` as file parts: each id is a path
 //!   inside the workspace, checked like `bb.readFileSnippet`. One prompt runs at a time per
 //!   session: a prompt sent while a turn runs is queued by the engine (its
-//!   `session.queue.changed` event says so on `bb/events`, and its count reaches the session's
-//!   `bb/state` summary as `queuedPrompts`, absent when none), at most [`MAX_QUEUED`] deep,
-//!   then `queue_full`.
-//! * **Permissions and questions** go through the runtime's permission table
-//!   ([`crate::permits`]): `allow_once`/`deny`/`allow_rule` → `once`/`reject`/`always`
-//!   (`POST /permission/:id/reply`); a Kilo question (`question.asked`) is answered with
-//!   `bb.command question.reply {requestId, answers: [[label…]…]}` or
-//!   `question.reject {requestId}` (also `bb.approvePermission` with `deny`). Each answer
-//!   is bounded by the engine deadline ([`KiloOptions::engine_timeout`]); a 404 makes the
-//!   request stale, a timeout or 5xx leaves it pending so the user can answer again.
-//! * **Trust.** Approving a write or exec request (`edit`, `write`, `patch`, `multiedit`,
-//!   `external_directory`, `bash`, `task`, and any permission name the bridge does not
-//!   know) needs a trusted workspace; reads (`read`, `glob`, `grep`, `list`, `lsp`,
-//!   `webfetch`, `websearch`, `codesearch`, `todoread`, `todowrite`) and questions do not.
-//! * **`bb.stop`** checks the session exists (Kilo answers `true` to an abort of any id),
-//!   aborts, then cancels every open permission and question of the session and tells the
-//!   engine `reject` for each.
-//! * **Permission deadline.** Off by default: a request waits for the user (the spec's
-//!   "never hangs" is met by `bb.stop`, which cancels it). With
-//!   [`KiloOptions::permission_timeout`] (`--permission-timeout SECS`), a permission request
-//!   or question still `pending` that long after it was raised becomes `expired` (checked
-//!   every second): the engine is told `reject` (the tool is denied, the question
-//!   rejected), `pendingPermissionCount` drops, and a late answer is
-//!   `permission_not_pending`. A request whose answer is in flight does not expire.
+//!   `session.queue.changed` event says so on `bb/events`, and its count reaches the host as
+//!   `Input::QueuedPrompts`, the session's `queuedPrompts`); the host keeps the bound
+//!   (`queue_full`).
+//! * **Permissions and questions** are the host's prompts: the adapter says what each
+//!   lets the engine do (`bash`, `shell`, `task` run commands; `edit`, `write`, `patch`,
+//!   `multiedit`, `external_directory` write, naming `metadata.filepath`; `read`, `glob`,
+//!   `grep`, `list`, `lsp`, `codesearch`, `todoread`, `todowrite` read; `webfetch`,
+//!   `websearch` reach the network; a question is a question; any other name is unknown,
+//!   which needs trust) and carries the answers the host allows: `allow_once`/`deny`/
+//!   `allow_rule` → `once`/`reject`/`always` (`POST /permission/:id/reply`); a question is
+//!   answered with `bb.command question.reply {requestId, answers: [[label…]…]}` or
+//!   `question.reject {requestId}` (or `bb.approvePermission` with `deny`), which the host
+//!   decides first (`EngineAdapter::answers_prompt`). Each answer is bounded by the engine
+//!   deadline ([`KiloOptions::engine_timeout`]); a 404 is `permission_not_pending` (the host
+//!   makes the request stale), a timeout or 5xx leaves it pending so the user can answer
+//!   again. A withdrawal (expired, stopped) is a `reject`.
+//! * **`bb.stop`** checks the session exists (Kilo answers `true` to an abort of any id) and
+//!   aborts; the host then withdraws the session's open prompts (each pending one comes back
+//!   as a `reject` to send).
+//! * **Credentials.** At start the engine's credential store (`auth.json` in its data
+//!   directory, [`KiloOptions::data_dir`]) is checked ([`credentials`]): readable by its
+//!   group or others, it is a warning in the log and in `bb/connection` diagnostics, counted
+//!   as `credentials.insecure_storage_detected`; its contents are never read.
 //! * **Files.** `bb.listFiles`, `bb.readFileSnippet` and `bb.downloadArtifact` read the
 //!   workspace directly (`--workspace`, else the session's directory as the engine reports
 //!   it) through `bb-normalize`'s `PathGuard` with the real filesystem as resolver (symlinks
@@ -67,10 +66,11 @@
 //!   router; the snapshot reaches the webview as a bridge-made `bb.session.rehydrated` event
 //!   (`payload: {sessionID, status, messages, permissions, questions}`, id
 //!   `bb-rehydrate-N`) ahead of the live events, permissions and questions raised meanwhile
-//!   are shown once (as `permission.asked` / `question.asked` with id `bb-relisted-<id>`),
+//!   are shown once (listed to the host, each with its `permission.asked` / `question.asked`
+//!   event, id `bb-relisted-<id>`: the host shows those it has not seen),
 //!   and every tracked session is flagged with a gap. Requests of sessions the webview never
-//!   opened are re-listed from `GET /permission` and `GET /question` too. Binding a
-//!   restarted engine cancels the old engine's open requests (they died with it). The event stream never
+//!   opened are re-listed from `GET /permission` and `GET /question` too. A restarted
+//!   engine's requests died with it (the runtime tells the host). The event stream never
 //!   gives up while the engine runs (back-off capped at 5 s, attempts unbounded; only refused
 //!   credentials stop it).
 //! * Engine error bodies never reach the webview: what goes out is a stable code and a
@@ -124,9 +124,6 @@ use bb_service::engine::{
 };
 use errors::{checked_session_id, map};
 use shared::Shared;
-
-/// Prompts the engine may hold queued behind a running turn, per session.
-pub const MAX_QUEUED: usize = 8;
 
 /// Settings of the Kilo adapter.
 #[derive(Debug, Clone)]

@@ -14,8 +14,6 @@ use serde_json::Value;
 pub(crate) struct Flags {
     /// A turn is running.
     pub(crate) running: bool,
-    /// Prompts the engine has queued behind the running turn (`session.queue.changed`).
-    pub(crate) queued: usize,
     /// Tool calls started and not finished (`callID`s).
     pub(crate) tools: HashSet<String>,
     /// Permission requests and questions the engine raised and did not say are answered:

@@ -291,6 +291,10 @@ impl Service {
                         let asked = result.get("sessionId").and_then(Value::as_str);
                         if let (CallNote::Turn(before), Some(session)) = (&note, asked) {
                             self.asked_turns.push((session.to_owned(), *before));
+                            if method == V1Method::SendMessage {
+                                let queued = Input::PromptQueued { session_id: session.into() };
+                                self.host.handle(queued, now);
+                            }
                         }
                         let select_new = method == V1Method::CreateSession
                             && self.host.active_session(conn).is_none();

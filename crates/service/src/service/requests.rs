@@ -297,10 +297,11 @@ impl Service {
         }
     }
 
-    /// What the host says of a request that answers a prompt (`bb.approvePermission`, or a
-    /// `bb.command` the adapter says answers one): the prompt it may answer, or the refusal.
-    /// A `bb.createSession` whose `permissionMode` lets the engine write without asking
-    /// needs trust too.
+    /// What the host says of a request before it is dispatched: an answer to a prompt
+    /// (`bb.approvePermission`, or a `bb.command` the adapter says answers one) goes only
+    /// when the host allows it (pending, once, trust); a `bb.createSession` whose
+    /// `permissionMode` lets the engine write without asking needs trust too; a
+    /// `bb.sendMessage` needs room in its session's prompt queue.
     fn allow_answer(&mut self, req: &V1Request) -> Result<CallNote, EngineError> {
         let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
         let (session, request, verdict) = match &req.call {
@@ -326,7 +327,19 @@ impl Service {
             }
             // The turns the session started before: the one asked for is the next (a new
             // session has none).
-            V1Call::SendMessage(p) => return Ok(CallNote::Turn(self.host.turns(&p.session_id).0)),
+            V1Call::SendMessage(p) => {
+                // One prompt runs at a time per session; a bounded number wait behind it.
+                if let Err((queued, max)) = self.host.queue_room(&p.session_id) {
+                    return Err(EngineError::refused(
+                        "queue_full",
+                        format!(
+                            "{queued} prompts are already queued behind the running turn (at \
+                             most {max}); wait for the turn to end or bb.stop it"
+                        ),
+                    ));
+                }
+                return Ok(CallNote::Turn(self.host.turns(&p.session_id).0));
+            }
             V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
             _ => return Ok(CallNote::None),
         };
