@@ -3,6 +3,7 @@
 //! adapter's faults and files against `wiremock`, the permission deadline, the supervisor's
 //! pure parts, and restarts through the service loop in simulated time.
 
+mod credentials;
 mod endpoint;
 mod event;
 mod events;

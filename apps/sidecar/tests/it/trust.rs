@@ -84,9 +84,21 @@ fn the_demo_engine_needs_trust_to_approve_an_edit() {
     assert!(sidecar.wait_exit(WAIT).success());
 }
 
+/// Also: the engine's credential store, readable by others here, is reported in the
+/// connection's diagnostics and counted, and its contents go nowhere.
 #[test]
 fn the_kilo_server_needs_trust_to_approve_a_write_and_a_command() {
-    let Some(mut k) = Kilo::start_in(World::new(), "ask", "ask") else { return };
+    let world = World::new();
+    let store = world.path("xdg/data/kilo/auth.json");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::fs::write(&store, r#"{"mock":{"type":"api","key":"sk-stored-9f8e7d6c5b4a"}}"#).unwrap();
+    std::fs::set_permissions(&store, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let Some(mut k) = Kilo::start_in(world, "ask", "ask") else { return };
+    let metrics = k.sidecar.ok("bb.command", json!({"sessionId": "", "command": "metrics"}));
+    let out = &metrics["output"];
+    assert_eq!(out["kilo.cli.credentials.insecure_storage_detected"], 1, "{out}");
+    let warnings = out["diagnostics"]["warnings"].to_string();
+    assert!(warnings.contains("auth.json") && warnings.contains("chmod 600"), "{warnings}");
     let session = k.create_session();
     for (prompt, permission) in
         [("Write it MOCK:write:made61.txt", "edit"), ("Run it MOCK:bash:echo%20cmd62", "bash")]
@@ -117,6 +129,9 @@ fn the_kilo_server_needs_trust_to_approve_a_write_and_a_command() {
     let events = k.sidecar.session_events_until(&session, "session.turn.close", LONG);
     assert_eq!(first(&events, "permission.replied")["reply"], "once", "{events:#?}");
     assert!(k.world.path("project/made63.txt").exists(), "the approved write did not happen");
+    let leaked = k.sidecar.seen.iter().any(|l| l.contains("sk-stored-9f8e7d6c5b4a"));
+    assert!(!leaked, "the credential store's contents reached the webview");
+    assert!(!k.sidecar.stderr().contains("sk-stored-9f8e7d6c5b4a"), "or the log");
     k.finish();
 }
 
