@@ -22,3 +22,12 @@ bash scripts/gateway-test-tools.sh || echo "test.sh: gateway test tools incomple
 # Doc examples first (nextest does not run them), then every other test.
 cargo test --workspace --doc --quiet
 cargo nextest run --workspace --all-targets --no-fail-fast "$@"
+
+# The VS Code extension: unit tests, the .vsix as `npm ci && npm run package` builds it (with
+# the release sidecar), and its end-to-end run in code-server. Not with a nextest filter
+# (a targeted run), which this says.
+if [ "$#" -eq 0 ]; then
+  bash editors/vscode/test/run.sh
+else
+  echo "test.sh: a filtered run ($*): the VS Code extension's tests were not run"
+fi

@@ -1,30 +1,26 @@
-// The sidebar page: wires the WebSocket client, the store and the view. Configuration comes
-// from window.__APP_CONFIG__ = { wsUrl, authToken, settings }, injected by the gateway.
+// The sidebar page: wires the transport, the store and the view. Configuration comes from
+// window.__APP_CONFIG__: { wsUrl, authToken, settings } injected by the gateway, or
+// { transport: "vscode", settings } injected by the VS Code extension.
 
-import { Rpc } from './rpc.js';
+import { connectTransport } from './rpc.js';
 import { addNotice, addUserMessage, applyEvents, createStore, sessionView } from './store.js';
 import { View } from './view.js';
 
 const config = window.__APP_CONFIG__ ?? {};
 const store = createStore();
-const saved = (key, fallback) => {
-  try {
-    return JSON.parse(sessionStorage.getItem(key)) ?? fallback;
-  } catch {
-    return fallback;
-  }
-};
-const save = (key, value) => sessionStorage.setItem(key, JSON.stringify(value));
+let storage = null;
+const saved = (key, fallback) => storage.get(key, fallback);
+const save = (key, value) => storage.set(key, value);
 const newId = () => (globalThis.crypto?.randomUUID ? crypto.randomUUID() : `id-${Date.now()}-${Math.random()}`);
 
-// This browser tab's identity survives reloads (sessionStorage is per tab), so the gateway
-// can hand a reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the
-// last delivery index applied): after a reload it holds nothing, so it asks from 0 and the
-// gateway replays the tab (or resyncs it from the session's view); after a dropped
+// This tab's identity survives reloads (sessionStorage per browser tab; the webview's state
+// in VS Code, across a recreated webview and a window reload), so the bridge can hand a
+// reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the last
+// delivery index applied): after a reload it holds nothing, so it asks from 0 and the
+// bridge replays the tab (or resyncs it from the session's view); after a dropped
 // connection it asks only for what it missed.
-const tabId = saved('bb.tabId', null) ?? newId();
-save('bb.tabId', tabId);
-const lastSeen = { [tabId]: 0 };
+let tabId = null;
+const lastSeen = {};
 
 const refresh = () => view.schedule();
 const failure = (sessionId, err) => {
@@ -67,16 +63,35 @@ const actions = {
       failure(null, err);
     }
   },
+  // Resolves `true` when the bridge took the message; on `false` the composer gets the text
+  // back.
   async send(text) {
     const sessionId = store.activeSessionId;
-    if (!sessionId) return;
+    if (!sessionId) return false;
     const messageId = newId();
     addUserMessage(store, sessionId, text, messageId);
     refresh();
     try {
       await rpc.request('bb.sendMessage', { sessionId, text, messageId });
+      return true;
     } catch (err) {
       failure(sessionId, err);
+      return false;
+    }
+  },
+  async openDiff(filePath) {
+    const sessionId = store.activeSessionId;
+    try {
+      await rpc.request('bb.openDiff', { sessionId, filePath });
+    } catch (err) {
+      failure(sessionId, err);
+    }
+  },
+  async openPath(path) {
+    try {
+      await rpc.request('shell.openPath', { path });
+    } catch (err) {
+      failure(store.activeSessionId, err);
     }
   },
   async stop() {
@@ -96,7 +111,9 @@ const actions = {
       item.state = `answered: ${decision.replace('_', ' ')}`;
     } catch (err) {
       item.error = err.code === 'workspace_untrusted'
-        ? 'Refused: this workspace is not trusted, so the agent may not write files or run commands. Restart the gateway with --trusted (or trust the workspace in your IDE) to allow it.'
+        ? (config.transport === 'vscode'
+          ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
+          : 'Refused: this workspace is not trusted, so the agent may not write files or run commands. Restart the gateway with --trusted (or trust the workspace in your IDE) to allow it.')
         : `${err.message}${err.code ? ` (${err.code})` : ''}`;
     }
     item.rev += 1;
@@ -172,9 +189,7 @@ async function onOpen() {
   refresh();
 }
 
-const rpc = new Rpc({
-  url: config.wsUrl,
-  token: config.authToken,
+const transport = connectTransport(config, {
   onEvent,
   onOpen,
   onStatus(link) {
@@ -182,10 +197,19 @@ const rpc = new Rpc({
     refresh();
   },
 });
+const { rpc } = transport;
+storage = transport.storage;
+tabId = saved('bb.tabId', null) ?? newId();
+save('bb.tabId', tabId);
+lastSeen[tabId] = 0;
 const view = new View(document.getElementById('app'), store, actions);
-document.addEventListener('visibilitychange', () => {
-  rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
-});
+// In VS Code the extension host reports visibility (the webview's own document may not
+// know it is hidden); in a browser the page does.
+if (!rpc.hostOwnsVisibility) {
+  document.addEventListener('visibilitychange', () => {
+    rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
+  });
+}
 // For diagnostics from the devtools console (and the browser test): the page's own objects.
 window.__bb = { rpc, store };
 rpc.connect();

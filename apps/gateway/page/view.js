@@ -33,9 +33,10 @@ export class View {
     this.engine = el('span', { class: 'engine', 'data-testid': 'engine' });
     this.sessionList = el('ul', { class: 'sessions', 'aria-label': 'Sessions', 'data-testid': 'sessions' });
     this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Transcript', 'data-testid': 'transcript' });
-    this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Message the agent (Ctrl+Enter to send)', 'aria-label': 'Message', 'data-testid': 'composer' });
+    this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Message the agent (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message', 'data-testid': 'composer' });
+    // Enter sends; Shift+Enter adds a line; Enter that ends an IME composition does neither.
     this.input.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
         e.preventDefault();
         this.send();
       }
@@ -70,11 +71,15 @@ export class View {
     );
   }
 
-  send() {
-    const text = this.input.value.trim();
+  // The box is cleared at once; a send that fails puts the text back (unless something new
+  // was typed meanwhile).
+  async send() {
+    const typed = this.input.value;
+    const text = typed.trim();
     if (!text) return;
     this.input.value = '';
-    this.actions.send(text);
+    const sent = await this.actions.send(text);
+    if (sent === false && this.input.value === '') this.input.value = typed;
   }
 
   schedule() {
@@ -104,13 +109,13 @@ export class View {
     const { link, connection } = this.store;
     let text = '';
     if (link.state === 'closed' || link.state === 'reconnecting') {
-      text = `Connection to the gateway lost${link.reason ? ` (${link.reason})` : ''}; reconnecting${link.attempt ? ` (attempt ${link.attempt})` : ''}…`;
+      text = `Connection to the bridge lost${link.reason ? ` (${link.reason})` : ''}; reconnecting${link.attempt ? ` (attempt ${link.attempt})` : ''}…`;
     } else if (link.state === 'connecting') {
-      text = 'Connecting to the gateway…';
+      text = 'Connecting to the bridge…';
     } else if (connection.status === 'connecting') {
       text = `Engine connecting${connection.retryCount ? ` (retry ${connection.retryCount})` : ''}…`;
     } else if (connection.status === 'error') {
-      text = `Engine unavailable: ${connection.lastError ?? 'unknown error'}${connection.restarting === false ? ' (not restarting; restart the gateway)' : ''}`;
+      text = `Engine unavailable: ${connection.lastError ?? 'unknown error'}${connection.restarting === false ? ' (not restarting; restart the bridge)' : ''}`;
     }
     this.banner.hidden = !text;
     this.banner.textContent = text;
@@ -223,7 +228,11 @@ export class View {
     this.run.replaceChildren(
       el('p', { 'data-testid': 'run-status' }, `Status: ${status}${r.turn ? ` · turn ${r.turn}` : ''}${r.summary ? ` · ${r.summary}` : ''}`),
       r.other ? el('p', { class: 'empty' }, `${r.other} other run event(s) (checkpoints, skills, logs)`) : null,
-      ...r.diffs.map((d) => el('details', { class: 'diff', 'data-testid': 'diff' }, el('summary', {}, d.file || 'diff'), el('pre', {}, d.unified))),
+      ...r.diffs.map((d) => el('details', { class: 'diff', 'data-testid': 'diff' },
+        el('summary', {}, d.file || 'diff',
+          d.file ? el('button', { type: 'button', class: 'link', 'data-testid': 'open-diff', onclick: () => this.actions.openDiff(d.file) }, 'Open diff') : null,
+          d.file ? el('button', { type: 'button', class: 'link', 'data-testid': 'open-file', onclick: () => this.actions.openPath(d.file) }, 'Open file') : null),
+        el('pre', {}, d.unified))),
     );
   }
 

@@ -70,8 +70,12 @@ try {
       if (t && window.__samples.at(-1) !== t) window.__samples.push(t);
     }).observe(document.querySelector('[data-testid=transcript]'), { subtree: true, childList: true, characterData: true });
   });
+  // Shift+Enter adds a line, Enter sends.
+  await a.getByTestId('composer').fill('Add a');
+  await a.getByTestId('composer').press('Shift+Enter');
+  expect((await a.getByTestId('composer').inputValue()) === 'Add a\n', 'Shift+Enter adds a line');
   await a.getByTestId('composer').fill('Add a Makefile');
-  await a.getByTestId('composer').press('Control+Enter');
+  await a.getByTestId('composer').press('Enter');
   await a.getByTestId('msg-user').filter({ hasText: 'Add a Makefile' }).waitFor({ timeout: T });
   const first = a.getByTestId('msg-assistant').first();
   await first.waitFor({ timeout: T });
@@ -114,9 +118,16 @@ try {
 
   // 6b. a dropped connection: the banner says so, the page reconnects and asks only for what
   // it missed (nothing is duplicated)
-  const itemsBefore = await a.getByTestId('transcript').locator(':scope > *').count();
   await a.evaluate(() => window.__bb.rpc.socket.close());
   await a.getByTestId('banner').filter({ hasText: 'reconnecting' }).waitFor({ timeout: T });
+  // A send while disconnected fails and the composer keeps the text.
+  await a.getByTestId('composer').fill('Kept when the send fails');
+  await a.getByTestId('composer').press('Enter');
+  await a.getByText('not connected to the gateway').first().waitFor({ timeout: T });
+  expect((await a.getByTestId('composer').inputValue()) === 'Kept when the send fails', 'the prompt box keeps its text on a failed send');
+  await a.getByTestId('composer').fill('');
+  // (the failed send left its message and error in the transcript)
+  const itemsBefore = await a.getByTestId('transcript').locator(':scope > *').count();
   await step(a, 'reconnecting');
   await a.getByTestId('banner').waitFor({ state: 'hidden', timeout: T });
   await a.getByTestId('engine').filter({ hasText: 'breadboard' }).waitFor({ timeout: T });

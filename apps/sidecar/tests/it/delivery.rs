@@ -14,15 +14,7 @@ const WAIT: Duration = Duration::from_secs(120);
 
 /// Reads `bb/events` messages (whole payloads) until one holds an event of type `until`.
 fn messages_until(sidecar: &mut Sidecar, until: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = sidecar.wait_event(WAIT, until, |m| m["topic"] == "bb/events");
-        let done = m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == until);
-        out.push(m["payload"].clone());
-        if done {
-            return out;
-        }
-    }
+    crate::harness::messages_until(sidecar, None, until)
 }
 
 fn seqs(messages: &[Value]) -> Vec<u64> {

@@ -20,6 +20,7 @@ mod kilo;
 mod kilo_permissions;
 mod kilo_size;
 mod kilo_tools;
+mod listen;
 mod ordering;
 mod prompts;
 mod protocol;
