@@ -8,7 +8,7 @@
 //!
 //! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
-//!   decoding (Kilo: the router's `kilo::Routing`; BreadBoard: `BbEvent::parse` and the
+//!   decoding (Kilo: the router's `bb_kilo::client::Routing`; BreadBoard: `BbEvent::parse` and the
 //!   adapter's mapping);
 //! * Kilo only, the pump: the adapter's event mapping (`bb_kilo::Mapping`);
 //! * the service loop's engine side (`bb_service::Ingest`): routing into the host core
@@ -170,14 +170,19 @@ impl Reader {
     }
 }
 
-/// The Kilo router's decoding: its `kilo::Routing`.
+/// The Kilo router's decoding: its `Routing`.
 fn kilo_decode(
     routing: &mut Routing,
 ) -> impl FnMut(&str, String, &mut Vec<Step<KiloUpdate>>, &mut bool) + Send + '_ {
     move |_, data, out, selected| {
         let update = routing.route(data);
-        if let KiloUpdate::Event { session_id, .. } = &update {
-            select_first(session_id, out, selected);
+        // The first session is read once, as the webview's selection (the mapping reads
+        // every event's session itself).
+        if !*selected
+            && let KiloUpdate::Event { event } = &update
+            && let Some(session) = event.session()
+        {
+            select_first(&session, out, selected);
         }
         out.push(Step::Item(update));
     }

@@ -52,7 +52,7 @@ fn parse_and_route(stream: &[u8]) -> usize {
         for item in out.drain(..) {
             if let SseItem::Event(e) = item {
                 routed +=
-                    usize::from(KiloEvent::parse(&e.data).is_ok_and(|k| k.session_id.is_some()));
+                    usize::from(KiloEvent::parse(&e.data).is_ok_and(|k| k.session().is_some()));
             }
         }
     }

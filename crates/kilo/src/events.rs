@@ -11,13 +11,11 @@ use std::sync::Arc;
 
 use crate::client::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo_fields};
-use bb_payload::{LooseStr, LooseU64};
 use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::facts::{Facts, Info};
+use crate::facts::{Facts, Info, SyncFields};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
 use bb_host::{Input, Prompt, PromptKind};
@@ -25,15 +23,6 @@ use bb_host::{Input, Prompt, PromptKind};
 /// The bridge-made event that marks a turn failed closed (`payload: {sessionID, reason,
 /// eventType, retry: {command: "retry"}}`).
 pub const TURN_FAILED_EVENT: &str = "bb.turn.failed";
-
-/// What a `sync` event's `syncEvent` says.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct SyncFields<'a> {
-    #[serde(rename = "aggregateID", borrow)]
-    aggregate_id: LooseStr<'a>,
-    seq: LooseU64,
-}
 
 /// Engine calls the mapping asks for (the pump makes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,15 +80,17 @@ impl KiloEventState {
         let KiloEvent { id, event_type, body: properties, .. } = event;
         if event_type == "sync" {
             let sync: SyncFields<'_> = properties.read();
-            return match (sync.aggregate_id.get(), sync.seq.0) {
+            return match (sync.session(), sync.seq.0) {
                 (Some(session), Some(seq)) => self.sync_seq(session, seq),
-                _ => Vec::new(),
+                (Some(_), None) => Vec::new(),
+                (None, _) => self.unrouted(&event_type),
             };
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
         let facts: Facts<'_> = properties.read();
-        let Some(session_id) = facts.session_id.get().map(str::to_owned) else {
-            return Vec::new();
+        let Some(session_id) = facts.session().map(str::to_owned) else {
+            drop(facts);
+            return self.unrouted(&event_type);
         };
         let class = classify_kilo_fields(&event_type, facts.kilo_fields());
         let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
@@ -132,6 +123,14 @@ impl KiloEventState {
             updates.extend(self.fail_turn(&session_id, &unknown));
         }
         updates
+    }
+
+    /// An event of no session (the router leaves the bodies that could name one to this
+    /// reading): counted as `events.unrouted_count`, not forwarded.
+    fn unrouted(&self, event_type: &str) -> Vec<Input> {
+        self.shared.unrouted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::trace!(%event_type, "engine event of no session");
+        Vec::new()
     }
 
     /// A permission, question or tool call of the session is open.

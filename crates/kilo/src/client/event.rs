@@ -1,5 +1,5 @@
-//! One Kilo `GET /event` event, kept as sent, with the two facts the router needs: its type
-//! and the session it belongs to.
+//! One Kilo `GET /event` event, kept as sent: its type and id read from the envelope, its
+//! body kept as text, unread (the adapter's mapping reads it once, session included).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -12,8 +12,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// An event of the Kilo stream: its type, id and session, and its body as sent (ids
-/// untouched). The body is what the bridge forwards: `properties`, or `syncEvent` for
+/// An event of the Kilo stream: its type and id, and its body as sent (ids untouched). The body is what the bridge forwards: `properties`, or `syncEvent` for
 /// `sync`; the other top-level fields (and the `/global/event` wrapper) are not kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KiloEvent {
@@ -21,8 +20,6 @@ pub struct KiloEvent {
     pub id: Option<String>,
     /// The event's `type` (`message.part.delta`, `sync`, …).
     pub event_type: String,
-    /// The session: `properties.sessionID`, or `syncEvent.aggregateID` for `sync`.
-    pub session_id: Option<String>,
     /// `properties` (`syncEvent` for `sync`), `null` when absent; kept as text when the event
     /// has the usual shape.
     pub body: Payload,
@@ -59,10 +56,16 @@ impl KiloEvent {
         let event_type =
             event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
         let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
-        let session_id = session_of(event).map(str::to_owned);
         let key = if event_type == "sync" { "syncEvent" } else { "properties" };
         let body = event.get(key).cloned().unwrap_or(Value::Null).into();
-        Ok(Self { id, event_type, session_id, body })
+        Ok(Self { id, event_type, body })
+    }
+
+    /// The session the event belongs to, read from its body as the adapter's mapping reads
+    /// it: `syncEvent.aggregateID` of a `sync`, else the first non-empty of
+    /// `properties.sessionID`, `properties.info.sessionID` and `properties.part.sessionID`.
+    pub fn session(&self) -> Option<String> {
+        crate::facts::session_of(&self.event_type, &self.body)
     }
 
     /// The usual shape, read without a tree; `None` for any other (or for text the typed
@@ -70,60 +73,19 @@ impl KiloEvent {
     fn parse_text(data: &str) -> Option<Self> {
         let shape = Shape::read(data)?;
         let kind = shape.kind?;
-        let (body, session) = match (kind.as_ref(), shape.properties, shape.sync) {
-            ("sync", None, Some(sync)) => {
-                let head: SyncHead<'_> = serde_json::from_str(sync.get()).ok()?;
-                (sync, head.aggregate_id.filter(|s| !s.is_empty()))
-            }
-            (_, Some(properties), None) if kind != "sync" => {
-                let session = match leading_session(properties.get()) {
-                    Some(session) => Some(Cow::Borrowed(session)),
-                    None => {
-                        let head: Properties<'_> = serde_json::from_str(properties.get()).ok()?;
-                        head.session()
-                    }
-                };
-                (properties, session)
+        let body = match (kind.as_ref(), shape.properties, shape.sync) {
+            ("sync", None, Some(sync)) => sync,
+            (_, Some(properties), None) if kind != "sync" && properties.get().starts_with('{') => {
+                properties
             }
             _ => return None,
         };
         Some(Self {
             id: shape.id.map(Cow::into_owned),
             event_type: kind.into_owned(),
-            session_id: session.map(Cow::into_owned),
             body: Payload::from_text(body.to_owned()),
         })
     }
-}
-
-/// The session of `properties` without decoding it, when that is certain: the object
-/// starts with a plain (unescaped, non-empty) `sessionID` string, and every `"sessionID"`
-/// key in the text names that same session, so whichever the tree would keep (a later
-/// duplicate, or `info`'s or `part`'s) is this one. Text with a `\u` escape (a key can be
-/// spelled with one) is left to the decode.
-fn leading_session(properties: &str) -> Option<&str> {
-    static KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"sessionID\""));
-    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
-    const LEAD: &str = "{\"sessionID\":\"";
-    let rest = properties.strip_prefix(LEAD)?;
-    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
-    if end == 0 || rest.as_bytes()[end] != b'"' {
-        return None;
-    }
-    let session = &rest[..end];
-    let text = properties.as_bytes();
-    if ESCAPE.find(text).is_some() {
-        return None;
-    }
-    // Each key is followed by `:"<session>"`, byte for byte.
-    let names_it = |at: usize| {
-        let after = &text[at + KEY.needle().len()..];
-        after
-            .strip_prefix(b":\"")
-            .and_then(|v| v.strip_prefix(session.as_bytes()))
-            .is_some_and(|v| v.first() == Some(&b'"'))
-    };
-    KEY.find_iter(text).all(names_it).then_some(session)
 }
 
 /// A field that, where present, is a string: `null` is refused as any other non-string is
@@ -179,21 +141,6 @@ impl<'a> Shape<'a> {
         }
         Some(shape)
     }
-}
-
-/// The session an event belongs to, if any.
-pub fn session_of(raw: &Value) -> Option<&str> {
-    fn from(v: Option<&Value>) -> Option<&str> {
-        v.and_then(Value::as_str).filter(|s| !s.is_empty())
-    }
-    // Direct lookups: `Value::pointer` allocates while unescaping every token.
-    let properties = raw.get("properties");
-    let nested =
-        |holder: &str| properties.and_then(|p| p.get(holder)).and_then(|h| h.get("sessionID"));
-    from(properties.and_then(|p| p.get("sessionID")))
-        .or_else(|| from(raw.get("syncEvent").and_then(|s| s.get("aggregateID"))))
-        .or_else(|| from(nested("info")))
-        .or_else(|| from(nested("part")))
 }
 
 /// A `sync` event: Kilo's echo of the event before it under the same id, with the
@@ -279,49 +226,24 @@ fn count(text: &str) -> Option<(u64, &str)> {
     Some((number.parse().ok()?, rest))
 }
 
-/// The fields of an event the router reads, borrowed from its data without building a
-/// tree. Fails (the caller parses the event whole) on any other shape: a non-string `type`
-/// or `id`, a `properties` that is not an object, a `seq` that is not a non-negative integer,
-/// duplicate keys. A `/global/event` wrapper is read in the same pass ([`Head::parse`]).
+/// The head of a `sync` event, borrowed from its data without building a tree. Fails (the
+/// caller parses the event whole) on any other shape: a non-string `type` or `id`, a `seq`
+/// that is not a non-negative integer, duplicate keys. A `/global/event` wrapper is read in
+/// the same pass ([`Head::parse`]).
 #[derive(Deserialize)]
 struct Head<'a> {
     #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
     kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
+    /// Only whether it is there.
     #[serde(default, borrow)]
-    properties: Option<Properties<'a>>,
+    properties: Option<&'a RawValue>,
     #[serde(default, rename = "syncEvent", borrow)]
     sync: Option<SyncHead<'a>>,
     /// The wrapped event.
     #[serde(default, borrow)]
     payload: Option<Box<Head<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct Properties<'a> {
-    #[serde(default, rename = "sessionID", borrow)]
-    session: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    info: Option<Holder<'a>>,
-    #[serde(default, borrow)]
-    part: Option<Holder<'a>>,
-}
-
-impl<'a> Properties<'a> {
-    /// The session [`session_of`] finds in `properties`.
-    fn session(self) -> Option<Cow<'a, str>> {
-        let named = |s: Option<Cow<'a, str>>| s.filter(|s| !s.is_empty());
-        named(self.session)
-            .or_else(|| named(self.info.and_then(|h| h.session)))
-            .or_else(|| named(self.part.and_then(|h| h.session)))
-    }
-}
-
-#[derive(Deserialize)]
-struct Holder<'a> {
-    #[serde(default, rename = "sessionID", borrow)]
-    session: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -346,16 +268,6 @@ impl<'a> Head<'a> {
         }
         Some((head.kind.take()?, head))
     }
-
-    /// Whether it names a session where [`session_of`] looks for one.
-    fn names_session(&self) -> bool {
-        let named = |s: &Option<Cow<'_, str>>| s.as_deref().is_some_and(|s| !s.is_empty());
-        let holder = |h: &Option<Holder<'_>>| h.as_ref().is_some_and(|h| named(&h.session));
-        self.properties
-            .as_ref()
-            .is_some_and(|p| named(&p.session) || holder(&p.info) || holder(&p.part))
-            || self.sync.as_ref().is_some_and(|s| named(&s.aggregate_id))
-    }
 }
 
 /// An event of no session (`server.connected`, `server.heartbeat`, `plugin.added`, instance
@@ -377,19 +289,14 @@ impl UnroutedEvent {
         serde_json::from_str(&self.data).unwrap_or(Value::Null)
     }
 
-    /// The event when `data` is a Kilo event (top-level `type`, or wrapped) that names no
-    /// session, read without building a tree; otherwise `data` back (it names a session or has another
-    /// shape: the caller parses it whole).
+    /// The event when `data` is a Kilo event (top-level `type`, or wrapped) in which no key
+    /// that could name a session appears ([`cannot_name_session`]), read without building a
+    /// tree (its body validated and skipped); otherwise `data` back (the caller parses it
+    /// whole).
     pub fn parse(data: String) -> Result<Self, String> {
-        let read = if cannot_name_session(&data) {
-            // No session to read: the body is validated and skipped. This fails where `Head`
-            // fails on the type, id, wrapper and duplicate top-level keys; a body `Head`
-            // refuses (a `properties` that is not an object or repeats a key, a negative
-            // `seq`) is read as the tree reads it: an event of no session.
-            Shape::read(&data).and_then(|shape| Some((shape.kind?, shape.id)))
-        } else {
-            Head::parse(&data).filter(|(_, h)| !h.names_session()).map(|(kind, h)| (kind, h.id))
-        };
+        let read = cannot_name_session(&data)
+            .then(|| Shape::read(&data).and_then(|shape| Some((shape.kind?, shape.id))))
+            .flatten();
         let Some((kind, id)) = read else {
             return Err(data);
         };
@@ -399,7 +306,7 @@ impl UnroutedEvent {
     }
 }
 
-/// Whether `data` cannot name a session wherever [`session_of`] looks: neither key appears
+/// Whether `data` cannot name a session wherever [`KiloEvent::session`] looks: neither key appears
 /// in it, and nothing in it is escaped (a key can be spelled with a `\u` escape).
 pub(super) fn cannot_name_session(data: &str) -> bool {
     static CAN_NAME: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {

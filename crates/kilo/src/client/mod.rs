@@ -7,7 +7,7 @@ mod router;
 mod routes;
 mod types;
 
-pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent, session_of};
+pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent};
 pub use rest::{KiloClient, KiloError};
 pub use router::{
     KiloRouterHandle, KiloUpdate, RouterOptions, Routing, route, spawn_router, spawn_router_with,

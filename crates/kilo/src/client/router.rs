@@ -1,6 +1,7 @@
-//! The one-`GET /event`-stream-per-workspace router: events routed to their session in
-//! engine order, heartbeats watched, and every tracked session rebuilt from REST on each
-//! (re)connection before live events resume (refresh-on-reconnect).
+//! The one-`GET /event`-stream-per-workspace router: events handed on in engine order (their
+//! bodies unread: the adapter's mapping reads each once, session included), heartbeats
+//! watched, and every tracked session rebuilt from REST on each (re)connection before live
+//! events resume (refresh-on-reconnect).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -56,18 +57,17 @@ pub enum KiloUpdate {
         /// Why.
         error: KiloError,
     },
-    /// A session-scoped event, as sent (every session, tracked or not).
+    /// An event that may name a session, as sent (every session, tracked or not); its body
+    /// is not read here ([`KiloEvent::session`] reads its session).
     Event {
-        /// `properties.sessionID` or, for `sync`, `syncEvent.aggregateID`.
-        session_id: String,
         /// The event.
         event: KiloEvent,
     },
     /// A `sync` event (the echo of the previous event, with the session's sequence number),
     /// read without its body.
     Sync(SyncEcho),
-    /// An event of no session (`server.connected`, `server.heartbeat`, instance and
-    /// project events), as sent.
+    /// An event that cannot name a session (`server.connected`, `server.heartbeat`,
+    /// instance and project events: neither key appears in it), as sent.
     Unrouted(UnroutedEvent),
     /// Event data that is not a Kilo event (kept, never dropped silently).
     Malformed {
@@ -214,9 +214,9 @@ fn route_fresh(data: String) -> KiloUpdate {
     if let Some(sync) = SyncEcho::parse(&data) {
         return KiloUpdate::Sync(sync);
     }
-    // A third of a busy stream names no session (plugins, heartbeats): no tree for those.
-    // Data that cannot name one is read by the unrouted decode; the rest goes straight to
-    // the event parse.
+    // A third of a busy stream names no session (plugins, heartbeats): data in which no key
+    // that could name one appears is read by the unrouted decode, no body kept; the rest is
+    // an event whose body the mapping reads.
     let data = if cannot_name_session(&data) {
         match UnroutedEvent::parse(data) {
             Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
@@ -226,14 +226,7 @@ fn route_fresh(data: String) -> KiloUpdate {
         data
     };
     match KiloEvent::parse(&data) {
-        Ok(parsed) => match parsed.session_id.clone() {
-            Some(session_id) => KiloUpdate::Event { session_id, event: parsed },
-            None => KiloUpdate::Unrouted(UnroutedEvent {
-                id: parsed.id,
-                event_type: parsed.event_type,
-                data,
-            }),
-        },
+        Ok(event) => KiloUpdate::Event { event },
         Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
     }
 }

@@ -125,8 +125,8 @@ pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Durati
             .await
             .unwrap_or_else(|_| panic!("{ticks} ticks did not stream within {within:?}: {text:?}"))
             .expect("the engine's event stream stays up");
-        if let KiloUpdate::Event { session_id, event } = update
-            && session_id == session
+        if let KiloUpdate::Event { event } = update
+            && event.session().as_deref() == Some(session.as_str())
             && event.event_type == "message.part.delta"
         {
             text.push_str(event.body["delta"].as_str().unwrap_or_default());

@@ -21,7 +21,7 @@ fn kilo_event_session_sources() {
     ];
     for (raw, session) in cases {
         let event = KiloEvent::parse(&raw.to_string()).unwrap();
-        assert_eq!(event.session_id.as_deref(), session, "{raw}");
+        assert_eq!(event.session().as_deref(), session, "{raw}");
         let event_json = raw.get("payload").unwrap_or(&raw);
         let key = if event_json["type"] == "sync" { "syncEvent" } else { "properties" };
         assert_eq!(event.body, event_json[key], "body kept as sent");
@@ -40,7 +40,7 @@ fn kilo_event_session_sources() {
     ];
     for (data, session) in odd {
         let event = KiloEvent::parse(data).unwrap();
-        assert_eq!(event.session_id.as_deref(), session, "{data}");
+        assert_eq!(event.session().as_deref(), session, "{data}");
         let tree: serde_json::Value = serde_json::from_str(data).unwrap();
         assert_eq!(event.body, tree["properties"], "{data}");
         assert_eq!(event.id, tree["id"].as_str().map(str::to_owned), "{data}");

@@ -376,6 +376,35 @@ fn odd_events_are_never_a_panic() {
     assert_eq!(forwarded(&out), [("ses_b".to_owned(), "brand.new".to_owned(), "evt_z".to_owned())]);
 }
 
+/// The session is read where the router once looked for it (`sessionID`, else `info`'s, else
+/// `part`'s): an event naming it only in `info` or `part` is forwarded (the mapping used to
+/// read `sessionID` alone and drop it); one naming none is counted as unrouted, not sent.
+#[test]
+fn the_session_is_read_from_the_body_once_and_an_event_of_none_is_counted() {
+    let shared = std::sync::Arc::new(crate::shared::Shared::default());
+    let mut state = KiloEventState::new(shared.clone());
+    let info = json!({"id": "evt_i", "type": "message.updated", "properties":
+        {"info": {"id": "msg_1", "sessionID": "ses_i", "role": "user"}}});
+    let part = json!({"id": "evt_p", "type": "message.part.updated", "properties":
+        {"part": {"id": "prt_1", "sessionID": "ses_p", "type": "text"}}});
+    let out: Vec<Input> = [info, part].into_iter().flat_map(|e| state.apply_json(e)).collect();
+    let sent: Vec<_> = forwarded(&out).into_iter().map(|(s, _, id)| (s, id)).collect();
+    assert_eq!(
+        sent,
+        [("ses_i".to_owned(), "evt_i".to_owned()), ("ses_p".to_owned(), "evt_p".to_owned())]
+    );
+    let unrouted = std::sync::atomic::Ordering::Relaxed;
+    for none in [
+        json!({"type": "plugin.added", "properties": {"meta": {"sessionID": "deeper"}}}),
+        json!({"type": "x", "properties": {"sessionID": ""}}),
+        json!({"type": "sync", "syncEvent": {"seq": 3}}),
+    ] {
+        let before = shared.unrouted.load(unrouted);
+        assert_eq!(state.apply_json(none.clone()), Vec::new(), "{none}");
+        assert_eq!(shared.unrouted.load(unrouted), before + 1, "{none}");
+    }
+}
+
 /// `GET /global/event` wraps each event: the wrapped event is mapped as the bare one (the
 /// mapping used to see the wrapper, no `type`, and dropped it).
 #[test]

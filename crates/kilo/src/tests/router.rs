@@ -65,8 +65,9 @@ fn summary(update: &KiloUpdate) -> String {
         KiloUpdate::RehydrateFailed { session_id, error } => {
             format!("rehydrate failed {session_id}: {error}")
         }
-        KiloUpdate::Event { session_id, event } => format!(
-            "event {session_id} {} {}",
+        KiloUpdate::Event { event } => format!(
+            "event {} {} {}",
+            event.session().as_deref().unwrap_or("-"),
             event.event_type,
             event.id.as_deref().unwrap_or("-")
         ),

@@ -27,7 +27,7 @@ fn by_tree(data: &str) -> Option<(String, Option<String>, Option<u64>)> {
         return None;
     }
     let seq = event.body.get("seq").and_then(Value::as_u64);
-    Some((event.session_id?, event.id, seq))
+    Some((event.session()?, event.id, seq))
 }
 
 fn check(data: &str) -> bool {

@@ -73,9 +73,9 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
     loop {
         match rx.recv().await.unwrap() {
             KiloUpdate::Connected { .. } => {}
-            KiloUpdate::Event { session_id, event } => {
+            KiloUpdate::Event { event } => {
                 let kept = json!({"type": event.event_type, "id": event.id, "body": event.body.value()});
-                got.push((event.event_type, Some(session_id), kept));
+                got.push((event.event_type.clone(), event.session(), kept));
             }
             KiloUpdate::Sync(sync) => got.push((
                 "sync".to_owned(),

@@ -83,7 +83,7 @@ async fn turn_text(rx: &mut mpsc::Receiver<KiloUpdate>, session: &str) -> (Strin
     let mut types = Vec::new();
     while let Some(update) = rx.recv().await {
         match update {
-            KiloUpdate::Event { session_id, event } if session_id == session => {
+            KiloUpdate::Event { event } if event.session().as_deref() == Some(session) => {
                 if event.event_type == "message.part.delta" {
                     let delta = event.body.get("delta").and_then(Value::as_str);
                     text.push_str(delta.unwrap_or_default());
@@ -189,8 +189,9 @@ async fn scenario(engine: &Engine) {
         .expect("prompt_async (bash)");
     let asked = loop {
         match rx.recv().await.expect("router alive") {
-            KiloUpdate::Event { session_id, event }
-                if session_id == session.id && event.event_type == "permission.asked" =>
+            KiloUpdate::Event { event }
+                if event.session().as_deref() == Some(session.id.as_str())
+                    && event.event_type == "permission.asked" =>
             {
                 break event;
             }
