@@ -167,9 +167,10 @@ impl Host {
         self.conns.get(&conn)?.active.as_deref()
     }
 
-    /// Whether a session runs a turn (as far as the engine's events said).
-    pub fn any_running(&self) -> bool {
-        self.sessions.values().any(|s| s.running)
+    /// Whether a session's turn streams (as far as the engine's events said): it runs and
+    /// waits on no prompt of its session.
+    pub fn any_streaming(&self) -> bool {
+        self.sessions.iter().any(|(id, s)| s.running && self.prompts.open_count(Some(id)) == 0)
     }
 
     /// Whether `session` may queue one more prompt behind its running turn: `Err` with how
@@ -182,9 +183,13 @@ impl Host {
         }
     }
 
-    /// The turns `session` started so far, and whether one runs now.
+    /// The turns `session` started so far, and whether one streams now: it runs and waits
+    /// on no prompt of its session (a turn waiting on the user sends nothing more until it
+    /// is answered).
     pub fn turns(&self, session: &str) -> (u64, bool) {
-        self.sessions.get(session).map_or((0, false), |s| (s.turns, s.running))
+        self.sessions.get(session).map_or((0, false), |s| {
+            (s.turns, s.running && self.prompts.open_count(Some(session)) == 0)
+        })
     }
 
     /// Deltas merged into an earlier one so far, over all sessions still known.

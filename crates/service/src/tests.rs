@@ -106,6 +106,20 @@ impl EngineAdapter for FakeEngine {
         let sid = p.session_id.clone();
         let tx = self.updates.clone();
         tx.send(Input::SessionRunning { session_id: sid.clone(), running: true }).await.unwrap();
+        if p.text == "ask" {
+            // The turn asks the user and waits for the answer (which never comes).
+            let prompt = bb_host::Prompt::new(&sid, "per_1", bb_host::PromptKind::Exec);
+            let event = EngineEvent {
+                id: "evt_ask".into(),
+                event_type: "permission.asked".into(),
+                turn: None,
+                ts: None,
+                payload: Map::new().into(),
+            };
+            let event = Some((event, EventClass::PermissionRequest));
+            tx.send(Input::PromptRaised { prompt, event }).await.unwrap();
+            return Ok(SendMessageResult { session_id: sid, message_id: None });
+        }
         for (i, word) in p.text.split(' ').enumerate() {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));

@@ -212,18 +212,21 @@ impl Service {
     }
 
     /// A connection whose input closed closes once nothing it asked is unanswered and no
-    /// turn streams, nor is about to: one asked for has run and ended (its events still
-    /// reach it until then).
+    /// turn streams, nor is about to: one asked for has run and ended or waits on the user
+    /// (its events still reach it until then, and what is due at `now` — a run end, a
+    /// prompt — is published to it before it closes).
     pub(super) fn close_if_drained(&mut self, conn: ConnId, now: Instant) {
         if !self.closing.contains_key(&conn) || self.unanswered(conn) > 0 {
             return;
         }
         let host = &self.host;
         self.asked_turns.retain(|(session, before)| {
-            let (turns, running) = host.turns(session);
-            turns <= *before || running
+            let (turns, streaming) = host.turns(session);
+            turns <= *before || streaming
         });
-        if self.asked_turns.is_empty() && !self.host.any_running() {
+        if self.asked_turns.is_empty() && !self.host.any_streaming() {
+            self.host.handle_timeout(now);
+            self.drain();
             self.close_conn(conn, now);
         }
     }
@@ -245,7 +248,7 @@ impl Service {
     /// streams any more, at the latest after the grace.
     pub(super) fn input_closed(&mut self, conn: ConnId, now: Instant) {
         let in_flight = self.unanswered(conn);
-        let streaming = self.host.any_running() || !self.asked_turns.is_empty();
+        let streaming = self.host.any_streaming() || !self.asked_turns.is_empty();
         let grace = self.config.eof_grace;
         tracing::info!(
             conn,
