@@ -84,11 +84,12 @@
 //!   last gap, outbound queue depth over all connections, last flush latency = arrival of the
 //!   oldest unwritten engine event to the hand-over of the batch) as of its emission: it is
 //!   sent on connection changes, not as a stream; `metrics` has the current values.
-//! * Permission requests are kept engine-wide in [`permits::Permits`] (the pure
-//!   `bb_host::permissions` table, the workspace trust from `--trusted` or
-//!   `bb.init({workspaceTrusted})` — the command line cannot be revoked by a webview — and the
-//!   telemetry counters), shared by every webview connection; adapters report its per-session
-//!   count, so `pendingPermissionCount` equals the open set.
+//! * Prompts (permission requests and questions) are the host core's, engine-wide and
+//!   shared by every webview connection: the loop asks it before an answer reaches the
+//!   adapter (shown, pending, the trust gate: `--trusted` or `bb.init({workspaceTrusted})`,
+//!   the command line cannot be revoked by a webview), has the adapter deny what the host
+//!   withdraws (expired at the host's deadline, a stopped turn's, a restarted engine's), and
+//!   publishes the host's prompt counters; `pendingPermissionCount` is the host's open set.
 //! * The host core is built for the adapter's engine kind, which decides which events are
 //!   deltas that coalesce (ACP events are matched as Kilo's, so none do).
 //! * Kilo events carry `ts` only from the event itself (`properties.time`, a part's
