@@ -13,13 +13,28 @@ use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary, StatePayload, V1Topic,
 };
 use proptest::prelude::*;
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input, Prompt, PromptKind};
 
 #[allow(clippy::disallowed_methods)] // tests need one real instant to start the fake clock from
 pub(super) fn clock() -> FakeClock {
     FakeClock::new(Instant::now(), 1_700_000_000_000)
+}
+
+/// An event of `kind` with `payload` (an object; anything else is `{}`).
+pub(super) fn event_of(id: &str, kind: &str, payload: Value) -> EngineEvent {
+    let payload = match payload {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    EngineEvent {
+        id: id.into(),
+        event_type: kind.into(),
+        turn: None,
+        ts: None,
+        payload: payload.into(),
+    }
 }
 
 /// An event that never coalesces (a Kilo delta without message and part ids).

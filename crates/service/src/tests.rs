@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bb_host::Input;
+use bb_host::{Input, Verdict};
 use bb_normalize::EventClass;
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
@@ -23,18 +23,37 @@ use bb_protocol::v1::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::engine::{EngineAdapter, EngineError, InputSender, input_channel};
+use crate::engine::{
+    AnswerReason, EngineAdapter, EngineError, InputSender, PromptAnswer, input_channel,
+};
 use crate::sink::{Inbound, MemoryWebview, memory};
 use crate::{Service, ServiceConfig, SystemClock};
 
-/// A fake engine: sessions in memory; `send_message` streams three events through the
-/// update channel and finishes the turn.
+/// A fake engine: sessions in memory; `send_message` streams its words as events through
+/// the input channel and finishes the turn (`ask`: raises a prompt and waits); every answer
+/// it is asked to carry is recorded.
 #[derive(Debug)]
 pub(super) struct FakeEngine {
     pub(super) updates: InputSender,
     pub(super) sessions: Mutex<Vec<String>>,
     /// What the runtime reported delivered: (session, event id).
     pub(super) delivered: Mutex<Vec<(String, String)>>,
+    /// The answers it carried: (request, verdict, why).
+    pub(super) told: Mutex<Vec<(String, Verdict, AnswerReason)>>,
+    /// Requests the engine no longer knows: answering one is `permission_not_pending`.
+    pub(super) stale: Vec<&'static str>,
+}
+
+impl FakeEngine {
+    pub(super) fn new(updates: InputSender) -> Self {
+        Self {
+            updates,
+            sessions: Mutex::new(Vec::new()),
+            delivered: Mutex::new(Vec::new()),
+            told: Mutex::new(Vec::new()),
+            stale: Vec::new(),
+        }
+    }
 }
 
 #[async_trait]
@@ -144,6 +163,15 @@ impl EngineAdapter for FakeEngine {
         Ok(SessionAck { session_id: p.session_id })
     }
 
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
+        let request = answer.prompt.request_id.clone();
+        self.told.lock().unwrap().push((request.clone(), answer.verdict, answer.reason));
+        if self.stale.contains(&request.as_str()) {
+            return Err(EngineError::refused("permission_not_pending", "gone"));
+        }
+        Ok(())
+    }
+
     fn delivered(&self, session_id: &str, event_id: &str) {
         self.delivered.lock().unwrap().push((session_id.to_owned(), event_id.to_owned()));
     }
@@ -152,11 +180,7 @@ impl EngineAdapter for FakeEngine {
 fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, InputSender)
 {
     let (tx, rx) = input_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx.clone(),
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let engine = Arc::new(FakeEngine::new(tx.clone()));
     let (sink, webview) = memory();
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };

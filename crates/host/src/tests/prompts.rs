@@ -9,9 +9,9 @@ use std::time::Duration;
 use bb_normalize::EventClass;
 use bb_protocol::v1::{EngineEvent, EventItem, SessionSummary, V1Topic};
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
-use super::{clock, drain, ready_host_of, run_to_idle, states, summary};
+use super::{clock, drain, event_of as event, ready_host_of, run_to_idle, states, summary};
 use crate::prompts::{
     AnswerError, AnswerOutcome, PromptConfig, PromptKind, PromptState, Prompts, Raised, Verdict,
 };
@@ -339,20 +339,6 @@ proptest! {
 }
 
 // The host around the table.
-
-fn event(id: &str, kind: &str, payload: Value) -> EngineEvent {
-    let payload = match payload {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    EngineEvent {
-        id: id.into(),
-        event_type: kind.into(),
-        turn: None,
-        ts: None,
-        payload: payload.into(),
-    }
-}
 
 fn asked(session: &str, request: &str, id: &str) -> (EngineEvent, EventClass) {
     let e = event(id, "permission.asked", json!({"sessionID": session, "id": request}));

@@ -112,34 +112,56 @@ fn present_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>,
     d.deserialize_str(Text).map(Some)
 }
 
-/// The top level of an event, its body left as text.
+/// The top level of an event, borrowed from its data without building a tree: its type and
+/// id, its `properties` as a span of the text, and its `syncEvent` read as `S` (a span, or a
+/// `sync`'s head, [`SyncHead`]); a `/global/event` wrapper is read in the same pass. Fails
+/// (the caller parses the event whole) on any other shape: a non-string `type` or `id`, a
+/// `syncEvent` that is not an `S`, duplicate keys.
 #[derive(Deserialize)]
-struct Shape<'a> {
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+struct Envelope<'a, S> {
     #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
     kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     properties: Option<&'a RawValue>,
-    #[serde(default, rename = "syncEvent", borrow)]
-    sync: Option<&'a RawValue>,
+    #[serde(default, rename = "syncEvent")]
+    sync: Option<S>,
     /// The wrapped event; an event of another shape here is left to the tree.
     #[serde(default, borrow)]
-    payload: Option<Box<Shape<'a>>>,
+    payload: Option<Box<Envelope<'a, S>>>,
 }
 
-impl<'a> Shape<'a> {
-    /// The event in `data`; a `/global/event` wrapper (read in the same pass) stands for
-    /// the event it wraps when it holds one and nothing else the tree would read.
+/// An event with its body left as text.
+type Shape<'a> = Envelope<'a, &'a RawValue>;
+/// A `sync` event's head.
+type Head<'a> = Envelope<'a, SyncHead<'a>>;
+
+#[derive(Deserialize)]
+struct SyncHead<'a> {
+    #[serde(default, rename = "aggregateID", borrow)]
+    aggregate_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    seq: Option<u64>,
+}
+
+impl<'a, S> Envelope<'a, S>
+where
+    Self: Deserialize<'a>,
+{
+    /// The event in `data`; a `/global/event` wrapper (no `type`; `payload` holds the
+    /// event) stands for the event it wraps when it holds one and nothing else the tree
+    /// would read, as in [`KiloEvent::parse`].
     fn read(data: &'a str) -> Option<Self> {
-        let mut shape: Self = serde_json::from_str(data).ok()?;
-        if shape.kind.is_none() {
-            match (shape.payload.take(), &shape.properties, &shape.sync) {
-                (Some(inner), None, None) if inner.kind.is_some() => shape = *inner,
+        let mut envelope: Self = serde_json::from_str(data).ok()?;
+        if envelope.kind.is_none() {
+            match (envelope.payload.take(), &envelope.properties, &envelope.sync) {
+                (Some(inner), None, None) if inner.kind.is_some() => envelope = *inner,
                 _ => return None,
             }
         }
-        Some(shape)
+        Some(envelope)
     }
 }
 
@@ -166,10 +188,10 @@ impl SyncEcho {
         static SYNC_KEY: LazyLock<Finder<'static>> =
             LazyLock::new(|| Finder::new(b"\"syncEvent\""));
         SYNC_KEY.find(data.as_bytes())?;
-        let (kind, head) = Head::parse(data)?;
+        let head = Head::read(data)?;
         let sync = head.sync?;
         let session = sync.aggregate_id.filter(|s| !s.is_empty())?;
-        if kind != "sync" || head.properties.is_some() {
+        if head.kind.as_deref() != Some("sync") || head.properties.is_some() {
             return None;
         }
         Some(Self {
@@ -224,50 +246,6 @@ fn count(text: &str) -> Option<(u64, &str)> {
         return None;
     }
     Some((number.parse().ok()?, rest))
-}
-
-/// The head of a `sync` event, borrowed from its data without building a tree. Fails (the
-/// caller parses the event whole) on any other shape: a non-string `type` or `id`, a `seq`
-/// that is not a non-negative integer, duplicate keys. A `/global/event` wrapper is read in
-/// the same pass ([`Head::parse`]).
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(default, rename = "type", borrow, deserialize_with = "present_str")]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    id: Option<Cow<'a, str>>,
-    /// Only whether it is there.
-    #[serde(default, borrow)]
-    properties: Option<&'a RawValue>,
-    #[serde(default, rename = "syncEvent", borrow)]
-    sync: Option<SyncHead<'a>>,
-    /// The wrapped event.
-    #[serde(default, borrow)]
-    payload: Option<Box<Head<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct SyncHead<'a> {
-    #[serde(default, rename = "aggregateID", borrow)]
-    aggregate_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    seq: Option<u64>,
-}
-
-impl<'a> Head<'a> {
-    /// The event's type and head. A `/global/event` wrapper (no `type`; `payload` holds the
-    /// event) stands for the event it wraps when it holds nothing else the event parse would
-    /// read, as in [`KiloEvent::parse`]; `None` for any other shape.
-    fn parse(data: &'a str) -> Option<(Cow<'a, str>, Self)> {
-        let mut head: Head<'a> = serde_json::from_str(data).ok()?;
-        if head.kind.is_none() {
-            match (head.payload.take(), &head.properties, &head.sync) {
-                (Some(inner), None, None) => head = *inner,
-                _ => return None,
-            }
-        }
-        Some((head.kind.take()?, head))
-    }
 }
 
 /// An event of no session (`server.connected`, `server.heartbeat`, `plugin.added`, instance

@@ -4,7 +4,7 @@
 //! the closed input asked for that waits on the user is shown up to its prompt, and the
 //! connection then closes without waiting out the grace.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bb_protocol::V1Message;
@@ -18,11 +18,7 @@ use crate::{Service, ServiceConfig, SystemClock};
 #[tokio::test]
 async fn every_written_batch_is_delivered_after_stdin_eof() {
     let (tx, rx) = input_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx,
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let engine = Arc::new(FakeEngine::new(tx));
     let service =
         Service::new(ServiceConfig::default(), engine.clone(), rx, Arc::new(SystemClock), None);
     let (sink, to_service, mut from_service, ack) = channels_with_ack();
@@ -95,11 +91,7 @@ async fn every_written_batch_is_delivered_after_stdin_eof() {
 #[tokio::test]
 async fn a_turn_waiting_on_the_user_is_shown_to_its_prompt_then_the_input_end_closes() {
     let (tx, rx) = input_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx,
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let engine = Arc::new(FakeEngine::new(tx));
     // A grace no test waits out: the connection must close because the turn waits on the
     // user, not because the grace ended.
     let config = ServiceConfig { eof_grace: Duration::from_secs(3600), ..Default::default() };

@@ -1,7 +1,7 @@
 //! One runtime, several webview connections: routing, per-tab seq, no cross-talk, and a
 //! connection that stops reading does not hold the others back.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bb_protocol::V1Message;
@@ -30,11 +30,7 @@ fn runtime() -> mpsc::Sender<WebviewSink> {
 
 fn runtime_with() -> (mpsc::Sender<WebviewSink>, Arc<FakeEngine>) {
     let (tx, rx) = input_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx,
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let engine = Arc::new(FakeEngine::new(tx));
     let adapter = engine.clone();
     let service = Service::new(ServiceConfig::default(), adapter, rx, Arc::new(SystemClock), None);
     let (conn_tx, conn_rx) = mpsc::channel(4);

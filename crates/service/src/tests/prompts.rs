@@ -3,22 +3,18 @@
 //! expired prompt and a stopped turn's prompt are denied on the engine by the loop; an
 //! answer the engine no longer knows makes the prompt stale.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use bb_host::{Clock, HostConfig, Input, Prompt, PromptKind, Verdict};
 use bb_protocol::v1::{
-    ApprovePermissionParams, CreateSessionParams, EngineKind, InitParams, InitResult,
-    ListSessionsResult, PermissionDecision, SendMessageParams, SendMessageResult, SessionAck,
-    SessionParams, SessionSummary, V1Call, V1Topic,
+    ApprovePermissionParams, CreateSessionParams, InitParams, PermissionDecision, SessionParams,
+    V1Call, V1Topic,
 };
 use serde_json::Value;
 
-use super::{next_topic, request, until_response};
-use crate::engine::{
-    AnswerReason, EngineAdapter, EngineError, InputSender, PromptAnswer, input_channel,
-};
+use super::{FakeEngine, next_topic, request, until_response};
+use crate::engine::{AnswerReason, InputSender, input_channel};
 use crate::sink::{MemoryWebview, memory, single};
 use crate::{Service, ServiceConfig};
 
@@ -37,69 +33,17 @@ impl Clock for TokioClock {
     }
 }
 
-/// An adapter that records every answer it is asked to carry; `stale` requests are no
-/// longer known to the engine.
-#[derive(Debug, Default)]
-struct Answers {
-    told: Mutex<Vec<(String, Verdict, AnswerReason)>>,
-    stale: Vec<&'static str>,
-}
-
-#[async_trait]
-impl EngineAdapter for Answers {
-    fn name(&self) -> &'static str {
-        "answers"
-    }
-
-    fn kind(&self) -> EngineKind {
-        EngineKind::Kilo
-    }
-
-    async fn init(&self) -> Result<InitResult, EngineError> {
-        Err(EngineError::Unavailable("not needed".into()))
-    }
-
-    async fn create_session(&self, _: CreateSessionParams) -> Result<SessionSummary, EngineError> {
-        Ok(SessionSummary { session_id: "s".into(), ..SessionSummary::default() })
-    }
-
-    async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
-        Ok(ListSessionsResult { sessions: Vec::new() })
-    }
-
-    async fn delete_session(&self, p: SessionParams) -> Result<SessionAck, EngineError> {
-        Ok(SessionAck { session_id: p.session_id })
-    }
-
-    async fn send_message(&self, p: SendMessageParams) -> Result<SendMessageResult, EngineError> {
-        Ok(SendMessageResult { session_id: p.session_id, message_id: None })
-    }
-
-    async fn stop(&self, p: SessionParams) -> Result<SessionAck, EngineError> {
-        Ok(SessionAck { session_id: p.session_id })
-    }
-
-    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
-        let request = answer.prompt.request_id.clone();
-        self.told.lock().unwrap().push((request.clone(), answer.verdict, answer.reason));
-        if self.stale.contains(&request.as_str()) {
-            return Err(EngineError::refused("permission_not_pending", "gone"));
-        }
-        Ok(())
-    }
-}
-
 struct Loop {
     w: MemoryWebview,
     inputs: InputSender,
-    adapter: Arc<Answers>,
+    adapter: Arc<FakeEngine>,
     n: u32,
 }
 
 impl Loop {
     fn start(config: HostConfig, stale: Vec<&'static str>) -> Self {
         let (inputs, rx) = input_channel();
-        let adapter = Arc::new(Answers { stale, ..Answers::default() });
+        let adapter = Arc::new(FakeEngine { stale, ..FakeEngine::new(inputs.clone()) });
         let service_config = ServiceConfig { host: config, ..ServiceConfig::default() };
         let service = Service::new(service_config, adapter.clone(), rx, Arc::new(TokioClock), None);
         let (sink, w) = memory();
