@@ -14,6 +14,12 @@ if BB_KILO_BIN="$(bash scripts/engine.sh)"; then
 else
   echo "test.sh: the Kilo engine could not be installed; real-engine tests will fail" >&2
 fi
+# opencode, whose `opencode acp` the ACP tests drive as a second real agent.
+if BB_OPENCODE_BIN="$(bash scripts/engine.sh opencode)"; then
+  export BB_OPENCODE_BIN
+else
+  echo "test.sh: opencode could not be installed; its ACP tests will fail" >&2
+fi
 
 # The gateway's browser test (Debian's Chromium + playwright-core) and WebSocket conformance
 # suite (kosoku); like the engine, a failed install makes those tests fail and say why.

@@ -1,52 +1,74 @@
 //! `bb-sidecar --engine acp -- <agent command…>`: the v1 methods on any ACP agent.
 //!
-//! One agent per bridge, started at launch through an [`AcpHub`]. `bb.createSession` →
-//! `session/new`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs in
-//! the background and streams); `bb.stop` → `session/cancel`; `bb.approvePermission` → the
-//! answer to the agent's `session/request_permission` once the host allowed it (the host
-//! owns the prompt and the trust gate); `bb.listSessions` → the sessions this
-//! bridge opened, then those the agent's `session/list` names for the workspace (when it
-//! offers it; at most 20 pages). Everything else is `not_supported`.
+//! One agent per bridge, started at launch through an [`AcpHub`] (and restarted by
+//! its `life` module after a crash). `bb.createSession` → `session/new` (then the remembered config
+//! options and the params' `model` / `permissionMode` through `session/set_config_option`);
+//! `bb.selectSession` of a session not open here → `session/resume` (preferred: no replay)
+//! or `session/load`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs
+//! in the background and streams); `bb.stop` → `session/cancel` (pending permissions and
+//! questions answered `cancelled`, terminals killed); `bb.deleteSession` → `session/close` +
+//! `session/delete` when the agent offers delete, `not_supported` otherwise;
+//! `bb.approvePermission` → the answer to the agent's `session/request_permission` (or to the
+//! bridge's own question before an agent's write) once the host allowed it (the host owns
+//! every prompt and the trust gate: the adapter raises each request as a prompt saying what
+//! it lets the agent do); `bb.listSessions` → the sessions this bridge opened, then those the
+//! agent's `session/list` names for the workspace; `bb.command` → its `commands` module.
+//! Everything else is `not_supported`.
 //!
 //! Events: every `session/update` is one event whose `type` is its `sessionUpdate` kind
-//! (payload = the update); the bridge adds `request_permission {requestId, toolCall,
-//! options}`, `permission_settled {requestId, outcome}`, `turn_started`, `turn_ended
-//! {stopReason}`, `turn_error {code, message}`. Ids are `acp-<n>`, counting per bridge.
-//! `bb_normalize::classify_acp` gives their classes.
+//! (payload = the update); the bridge adds the events listed in its `events` module and
+//! `request_permission {requestId, toolCall, options}`, `permission_settled {requestId,
+//! outcome}`. Ids are `acp-<n>`, counting per bridge. `bb_normalize::classify_acp` gives
+//! their classes.
 //!
 //! Decisions map onto the offered options by kind: `allow_once` → `allow_once`,
 //! `allow_rule` → `allow_always` (else `allow_once`), `deny` → `reject_once` (else
-//! `reject_always`). The request's kind for trust comes from the tool call's `kind`: `read`,
-//! `search`, `think` are reads, `fetch` reaches the network; `edit`, `delete`, `move` write
-//! (the paths are its `locations`); `execute` runs a command; anything else is unknown
-//! (needs trust). An update or request of a session this bridge did not open comes from a
-//! sub-agent: it is listed under the one session whose turn runs, so its prompts show on
-//! that session's tab.
+//! `reject_always`); a prompt the host withdraws is answered `cancelled` (a stopped turn)
+//! or with the reject option (expired). The request's kind for trust comes from the tool
+//! call's `kind`: `read`, `search`, `think` are reads, `fetch` reaches the network; `edit`,
+//! `delete`, `move` write (the paths are its locations and raw input's paths); `execute`
+//! runs a command; anything else is unknown (needs trust). Elicitations are question
+//! prompts. The trust that gates an agent's own writes and terminals is the host's, as the
+//! runtime reports it ([`EngineAdapter::trust_changed`]). A child session an agent
+//! announces (`subagent_update`) is listed with its parent, so its prompts show on the
+//! parent's tab.
+
+mod commands;
+pub(crate) mod config;
+mod events;
+mod life;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use async_trait::async_trait;
 use bb_host::{Input, Prompt, PromptKind, Verdict};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{
-    Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent, EngineInfo, EngineKind,
-    EngineStatus, InitResult, ListSessionsResult, SendMessageParams, SendMessageResult, SessionAck,
-    SessionParams, SessionSummary,
+    Capabilities, CommandParams, CommandResult, CreateSessionParams, EngineEvent, EngineInfo,
+    EngineKind, EngineStatus, InitResult, ListSessionsResult, SendMessageParams, SendMessageResult,
+    SessionAck, SessionParams, SessionSummary,
 };
 use bb_protocol::ws::{
     AcpConnectParams, AcpPermissionReplyParams, AcpRequestId, AcpSessionCancelParams,
-    AcpSessionNewParams, AcpSessionPromptParams, ContentBlock, PermissionOutcome,
+    AcpSessionLoadParams, AcpSessionNewParams, AcpSessionParams, PermissionOutcome,
 };
 use bb_service::{
-    EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
+    AnswerReason, EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer,
+    input_channel,
 };
 use bb_supervisor::ProcessSpawner;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+pub use config::CONFIG_FILE;
+pub use events::HELD_OUTPUT;
+
+use crate::asks::tool_call_paths;
+use crate::caps::Optional;
+use crate::gate::TrustFlag;
 use crate::{AcpError, AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
 
 const NAME: &str = "acp";
@@ -63,17 +85,34 @@ struct State {
     sessions: Vec<SessionSummary>,
     /// (session, request id as sent to the webview) → the agent's request.
     asked: HashMap<(String, String), Asked>,
+    /// What [`events`] tracks of the agent's updates.
+    tracked: events::Tracked,
+}
+
+/// What the adapter, its pump and its restarts share.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    hub: Arc<AcpHub>,
+    /// The current connection (a restart replaces it).
+    conn: RwLock<String>,
+    /// How the agent is started (again).
+    connect: AcpConnectParams,
+    version: RwLock<String>,
+    workspace: PathBuf,
+    /// The host's workspace trust, as the runtime reports it: the ACP client's gate for an
+    /// agent's writes and terminals.
+    trust: TrustFlag,
+    state: Mutex<State>,
+    updates: InputSender,
+    config: config::ConfigMemory,
+    life: Mutex<life::Life>,
+    seq: AtomicU64,
 }
 
 /// The ACP engine adapter.
 #[derive(Debug)]
 pub struct AcpAdapter {
-    hub: Arc<AcpHub>,
-    conn: String,
-    version: String,
-    workspace: PathBuf,
-    state: Arc<Mutex<State>>,
-    updates: InputSender,
+    inner: Arc<Inner>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -92,13 +131,133 @@ fn engine_error(err: AcpError) -> EngineError {
     }
 }
 
+impl Inner {
+    /// The current connection id.
+    fn conn(&self) -> String {
+        self.conn.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// One bridge-made or agent event of a session, with its class from the ACP table.
+    fn classed(
+        &self,
+        session: &str,
+        kind: &str,
+        mut payload: Map<String, Value>,
+    ) -> (EngineEvent, EventClass) {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        payload.entry("sessionId").or_insert_with(|| session.into());
+        let payload = Value::Object(payload);
+        let class = bb_normalize::class::classify_acp(kind, &payload);
+        let event = EngineEvent {
+            id: format!("acp-{n}"),
+            event_type: kind.to_owned(),
+            turn: None,
+            ts: None,
+            payload: payload.into(),
+        };
+        (event, class)
+    }
+
+    /// One bridge-made or agent event of a session as the host's input.
+    fn event(&self, session: &str, kind: &str, payload: Map<String, Value>) -> Input {
+        let events = vec![self.classed(session, kind, payload)];
+        Input::Events { session_id: session.to_owned(), events }
+    }
+
+    async fn send(&self, update: Input) {
+        let _ = self.updates.send(update).await;
+    }
+
+    /// The error a call gets while the agent is down (restarting, or the breaker open).
+    fn unavailable(&self) -> Option<EngineError> {
+        if let Some(why) = lock_life(&self.life).unavailable() {
+            return Some(EngineError::Unavailable(why));
+        }
+        self.hub.closed_error(&self.conn()).map(engine_error)
+    }
+
+    fn known(&self, session: &str) -> bool {
+        lock(&self.state).sessions.iter().any(|s| s.session_id == session)
+    }
+
+    /// The agent holds no request of `session` any more (its turn ended, the session was
+    /// closed or deleted): forgotten here; the host closes those still open.
+    fn forgotten(&self, session: &str) -> Input {
+        let mut st = lock(&self.state);
+        st.asked.retain(|(s, _), _| s != session);
+        st.tracked.questions.retain(|(s, _), _| s != session);
+        drop(st);
+        Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() }
+    }
+
+    async fn forget_prompts(&self, session: &str) {
+        self.send(self.forgotten(session)).await;
+    }
+
+    /// Makes sure the current connection has the session open: `session/resume` when the
+    /// agent offers it, else `session/load`. Adds it to the known sessions.
+    async fn ensure_open(&self, session: &str) -> Result<(), EngineError> {
+        if let Some(err) = self.unavailable() {
+            return Err(err);
+        }
+        let conn = self.conn();
+        if self.hub.session_is_open(&conn, session) {
+            return Ok(());
+        }
+        let (_, loaded) = self
+            .hub
+            .session_open(AcpSessionLoadParams {
+                connection_id: conn,
+                session_id: session.to_owned(),
+                cwd: Some(self.workspace.display().to_string()),
+                mcp_servers: None,
+            })
+            .await
+            .map_err(|e| match e {
+                AcpError::Agent { .. } if !self.known(session) => {
+                    EngineError::SessionNotFound(session.to_owned())
+                }
+                other => engine_error(other),
+            })?;
+        tracing::info!(session, how = if loaded { "load" } else { "resume" }, "ACP session opened");
+        let summary = SessionSummary {
+            session_id: session.to_owned(),
+            status: Some("idle".to_owned()),
+            ..SessionSummary::default()
+        };
+        let fresh = {
+            let mut st = lock(&self.state);
+            match st.sessions.iter_mut().find(|s| s.session_id == session) {
+                Some(s) => {
+                    s.status = Some("idle".to_owned());
+                    None
+                }
+                None => {
+                    st.sessions.push(summary.clone());
+                    Some(summary)
+                }
+            }
+        };
+        if let Some(summary) = fresh {
+            self.send(Input::SessionUpserted(summary)).await;
+        }
+        Ok(())
+    }
+}
+
+fn lock_life(life: &Mutex<life::Life>) -> MutexGuard<'_, life::Life> {
+    life.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl AcpAdapter {
     /// Starts the agent (`command[0]` with the rest as arguments, cwd = the workspace) and
-    /// `initialize`s it; returns the adapter and its updates.
+    /// `initialize`s it; returns the adapter and its inputs. The config options a user picks
+    /// are remembered under `state_dir` (not at all when `None`).
     pub async fn start(
         policy: LaunchPolicy,
         spawner: Arc<dyn ProcessSpawner>,
         command: Vec<String>,
+        state_dir: Option<PathBuf>,
     ) -> Result<(Arc<Self>, InputReceiver), EngineError> {
         let Some((program, args)) = command.split_first() else {
             return Err(EngineError::InvalidRequest(
@@ -106,33 +265,37 @@ impl AcpAdapter {
             ));
         };
         let workspace = policy.workspace.clone();
-        let (hub, events) = AcpHub::new(policy, spawner);
+        let trust = TrustFlag::new(policy.trusted);
+        let (hub, events) = AcpHub::with_gate(policy, spawner, Arc::new(trust.clone()));
         let hub = Arc::new(hub);
-        let info = hub
-            .connect(AcpConnectParams {
-                command: program.clone(),
-                args: Some(args.to_vec()),
-                env: None,
-                cwd: None,
-            })
-            .await
-            .map_err(engine_error)?;
+        let connect = AcpConnectParams {
+            command: program.clone(),
+            args: Some(args.to_vec()),
+            env: None,
+            cwd: None,
+        };
+        let info = hub.connect(connect.clone()).await.map_err(engine_error)?;
         tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
         let (updates, rx) = input_channel();
-        let adapter = Arc::new(Self {
+        let inner = Arc::new(Inner {
+            config: config::ConfigMemory::load(state_dir, &info.agent_info.name),
             hub,
-            conn: info.id,
-            version: info.agent_info.version,
+            conn: RwLock::new(info.id),
+            connect,
+            version: RwLock::new(info.agent_info.version),
             workspace,
-            state: Arc::default(),
-            updates: updates.clone(),
+            trust,
+            state: Mutex::default(),
+            updates,
+            life: Mutex::new(life::Life::default()),
+            seq: AtomicU64::new(0),
         });
-        tokio::spawn(pump(events, updates, adapter.state.clone()));
-        Ok((adapter, rx))
+        tokio::spawn(pump(events, inner.clone()));
+        Ok((Arc::new(Self { inner }), rx))
     }
 
     fn known(&self, session: &str) -> Result<(), EngineError> {
-        if lock(&self.state).sessions.iter().any(|s| s.session_id == session) {
+        if self.inner.known(session) {
             Ok(())
         } else {
             Err(EngineError::SessionNotFound(session.to_owned()))
@@ -151,20 +314,19 @@ impl EngineAdapter for AcpAdapter {
     }
 
     async fn init(&self) -> Result<InitResult, EngineError> {
-        let status = match self.hub.status(&self.conn) {
+        let i = &self.inner;
+        let status = match i.hub.status(&i.conn()) {
             Ok(bb_protocol::ws::AcpConnectionStatus::Ready) => EngineStatus::Ready,
             _ => EngineStatus::Failed,
         };
+        let version = i.version.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         Ok(InitResult {
             protocol_version: 1,
-            engine: EngineInfo {
-                kind: EngineKind::Acp,
-                status,
-                version: Some(self.version.clone()),
-            },
+            engine: EngineInfo { kind: EngineKind::Acp, status, version: Some(version) },
             capabilities: Capabilities {
                 sessions: true,
                 permissions: true,
+                commands: true,
                 ..Capabilities::default()
             },
         })
@@ -174,41 +336,66 @@ impl EngineAdapter for AcpAdapter {
         &self,
         params: CreateSessionParams,
     ) -> Result<SessionSummary, EngineError> {
-        if params.config_path.is_some()
-            || params.model.is_some()
-            || params.permission_mode.is_some()
-        {
+        let i = &self.inner;
+        if params.config_path.is_some() {
             return Err(EngineError::refused(
                 "invalid_params",
-                "the acp engine takes no configPath, model or permissionMode at session creation",
+                "the acp engine takes no configPath at session creation",
             ));
         }
-        let (id, _answer) = self
+        if let Some(err) = i.unavailable() {
+            return Err(err);
+        }
+        let conn = i.conn();
+        let (id, answer) = i
             .hub
             .session_new_full(AcpSessionNewParams {
-                connection_id: self.conn.clone(),
-                cwd: Some(self.workspace.display().to_string()),
+                connection_id: conn.clone(),
+                cwd: Some(i.workspace.display().to_string()),
                 mcp_servers: None,
             })
             .await
             .map_err(engine_error)?;
         let summary = SessionSummary {
-            session_id: id,
+            session_id: id.clone(),
             title: params.task,
             status: Some("idle".to_owned()),
-            updated_at: None,
-            queued_prompts: None,
-            parent_id: None,
-            pending_permission_count: None,
+            ..SessionSummary::default()
         };
-        lock(&self.state).sessions.push(summary.clone());
-        let _ = self.updates.send(Input::SessionUpserted(summary.clone())).await;
+        lock(&i.state).sessions.push(summary.clone());
+        i.send(Input::SessionUpserted(summary.clone())).await;
+        let options = answer.get("configOptions").and_then(Value::as_array).cloned();
+        if let Err(err) = commands::configure_new(
+            i,
+            &id,
+            options.as_deref().unwrap_or_default(),
+            params.model.as_deref(),
+            params.permission_mode.as_deref(),
+        )
+        .await
+        {
+            // A session the user's choice cannot be applied to is not handed out.
+            let _ = i
+                .hub
+                .session_close_local(&AcpSessionParams {
+                    connection_id: conn,
+                    session_id: id.clone(),
+                })
+                .await;
+            lock(&i.state).sessions.retain(|s| s.session_id != id);
+            i.send(Input::SessionRemoved(id)).await;
+            return Err(err);
+        }
         Ok(summary)
     }
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
-        let listed = self.hub.list_sessions(&self.conn, None).await.map_err(engine_error)?;
-        let mut sessions = lock(&self.state).sessions.clone();
+        let i = &self.inner;
+        let mut sessions = lock(&i.state).sessions.clone();
+        if i.unavailable().is_some() {
+            return Ok(ListSessionsResult { sessions });
+        }
+        let listed = i.hub.list_sessions(&i.conn(), None).await.map_err(engine_error)?;
         for info in listed.into_iter().flatten() {
             let Some(id) = info.get("sessionId").and_then(Value::as_str) else { continue };
             if sessions.iter().any(|s| s.session_id == id) {
@@ -217,24 +404,51 @@ impl EngineAdapter for AcpAdapter {
             sessions.push(SessionSummary {
                 session_id: id.to_owned(),
                 title: info.get("title").and_then(Value::as_str).map(str::to_owned),
-                status: None,
-                updated_at: None,
-                queued_prompts: None,
-                parent_id: None,
-                pending_permission_count: None,
+                ..SessionSummary::default()
             });
         }
         Ok(ListSessionsResult { sessions })
     }
 
-    async fn delete_session(&self, _params: SessionParams) -> Result<SessionAck, EngineError> {
-        Err(EngineError::NotSupported { method: "bb.deleteSession", engine: NAME })
+    async fn select_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
+        self.inner.ensure_open(&params.session_id).await?;
+        Ok(SessionAck { session_id: params.session_id })
+    }
+
+    async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
+        let i = &self.inner;
+        if let Some(err) = i.unavailable() {
+            return Err(err);
+        }
+        let conn = i.conn();
+        if !i.hub.offers(&conn, Optional::Delete) {
+            return Err(engine_error(AcpError::NotSupported(Optional::Delete.method())));
+        }
+        let session = params.session_id.clone();
+        if i.hub.session_is_open(&conn, &session) {
+            i.hub
+                .session_close_local(&AcpSessionParams {
+                    connection_id: conn.clone(),
+                    session_id: session.clone(),
+                })
+                .await
+                .map_err(engine_error)?;
+        }
+        i.hub
+            .session_delete(AcpSessionParams { connection_id: conn, session_id: session.clone() })
+            .await
+            .map_err(engine_error)?;
+        i.forget_prompts(&session).await;
+        lock(&i.state).sessions.retain(|s| s.session_id != session);
+        i.send(Input::SessionRemoved(session.clone())).await;
+        Ok(SessionAck { session_id: session })
     }
 
     async fn send_message(
         &self,
         params: SendMessageParams,
     ) -> Result<SendMessageResult, EngineError> {
+        let i = &self.inner;
         if params.attachment_ids.as_ref().is_some_and(|a| !a.is_empty()) {
             return Err(EngineError::refused(
                 "invalid_params",
@@ -242,29 +456,21 @@ impl EngineAdapter for AcpAdapter {
             ));
         }
         self.known(&params.session_id)?;
-        if let Some(err) = self.hub.closed_error(&self.conn) {
-            return Err(engine_error(err));
-        }
-        let hub = self.hub.clone();
-        let prompt = AcpSessionPromptParams {
-            connection_id: self.conn.clone(),
-            session_id: params.session_id.clone(),
-            prompt: vec![ContentBlock::Text { text: params.text, annotations: None }],
-        };
-        // The turn runs on; its end arrives as `turn_ended` (or `turn_error`).
-        tokio::spawn(async move {
-            if let Err(err) = hub.session_prompt(prompt).await {
-                tracing::info!(%err, "ACP prompt failed");
-            }
-        });
+        i.ensure_open(&params.session_id).await?;
+        commands::prompt(i, &params.session_id, params.text);
         Ok(SendMessageResult { session_id: params.session_id, message_id: None })
     }
 
     async fn stop(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
+        let i = &self.inner;
         self.known(&params.session_id)?;
-        self.hub
+        if let Some(err) = i.unavailable() {
+            return Err(err);
+        }
+        // The runtime withdraws the session's prompts (each answered `cancelled`).
+        i.hub
             .session_cancel(AcpSessionCancelParams {
-                connection_id: self.conn.clone(),
+                connection_id: i.conn(),
                 session_id: params.session_id.clone(),
             })
             .await
@@ -272,49 +478,94 @@ impl EngineAdapter for AcpAdapter {
         Ok(SessionAck { session_id: params.session_id })
     }
 
+    async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
+        commands::command(&self.inner, params).await
+    }
+
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
+        let i = &self.inner;
         let session = answer.prompt.session_id.clone();
         let key = (session.clone(), answer.prompt.request_id.clone());
-        let asked = lock(&self.state).asked.get(&key).cloned();
+        if answer.prompt.kind == PromptKind::Question {
+            return commands::answer_question(i, &key, answer.verdict, answer.reason).await;
+        }
+        let asked = lock(&i.state).asked.get(&key).cloned();
         let Some(asked) = asked else {
+            // A withdrawal of a request the agent no longer holds has nothing to tell.
+            if answer.reason != AnswerReason::User {
+                return Ok(());
+            }
             return Err(EngineError::refused(
                 "permission_not_pending",
                 format!("no permission request {} is waiting in session {session}", key.1),
             ));
         };
-        let wanted: &[&str] = match (answer.verdict, answer.remember) {
-            (Verdict::Deny, _) => &["reject_once", "reject_always"],
-            (_, true) => &["allow_always", "allow_once"],
-            (_, false) => &["allow_once"],
+        let outcome = match (answer.verdict, answer.remember, answer.reason) {
+            // A stopped turn's requests are cancelled, as ACP asks of a cancel.
+            (_, _, AnswerReason::Cancelled) => PermissionOutcome::Cancelled,
+            (verdict, remember, _) => {
+                let wanted: &[&str] = match (verdict, remember) {
+                    (Verdict::Deny, _) => &["reject_once", "reject_always"],
+                    (_, true) => &["allow_always", "allow_once"],
+                    (_, false) => &["allow_once"],
+                };
+                let option = pick_option(&asked.options, wanted).ok_or_else(|| {
+                    let message = format!("the agent offered no option of {wanted:?}");
+                    EngineError::refused("invalid_params", message)
+                })?;
+                PermissionOutcome::Selected { option_id: option }
+            }
         };
-        let option = pick_option(&asked.options, wanted).ok_or_else(|| {
-            let message = format!("the agent offered no option of {wanted:?}");
-            EngineError::refused("invalid_params", message)
-        })?;
-        let result = self
+        let result = i
             .hub
             .permission_reply(AcpPermissionReplyParams {
-                connection_id: self.conn.clone(),
+                connection_id: i.conn(),
                 session_id: Some(session),
                 request_id: asked.request_id,
-                outcome: PermissionOutcome::Selected { option_id: option },
+                outcome,
             })
             .await;
         match result {
             Ok(()) => {
-                lock(&self.state).asked.remove(&key);
+                lock(&i.state).asked.remove(&key);
                 Ok(())
             }
             Err(err @ AcpError::PermissionNotPending(_)) => {
-                lock(&self.state).asked.remove(&key);
+                lock(&i.state).asked.remove(&key);
                 Err(EngineError::refused("permission_not_pending", err.to_string()))
             }
             Err(err) => Err(engine_error(err)),
         }
     }
 
+    fn answers_prompt(&self, params: &CommandParams) -> Option<(String, Verdict)> {
+        commands::answers_prompt(params)
+    }
+
+    fn trust_changed(&self, trusted: bool) {
+        self.inner.trust.set(trusted);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let i = &self.inner;
+        let c = i.hub.counters(&i.conn());
+        let unrouted = lock(&i.state).tracked.unrouted;
+        vec![
+            ("acp.updates_dropped_after_close", c.dropped_after_close),
+            ("acp.fs.read_count", c.fs_reads),
+            ("acp.fs.write_count", c.fs_writes),
+            ("acp.fs.refused_count", c.fs_refused),
+            ("acp.terminal.count", c.terminals),
+            ("acp.terminal.refused_count", c.terminals_refused),
+            ("acp.elicitation_count", c.elicitations),
+            ("acp.restart_count", lock_life(&i.life).restarts),
+            ("events.unrouted_count", unrouted),
+        ]
+    }
+
     async fn shutdown(&self) {
-        self.hub.close_all().await;
+        lock_life(&self.inner.life).shutting_down = true;
+        self.inner.hub.close_all().await;
     }
 }
 
@@ -324,7 +575,7 @@ fn pick_option(options: &[(String, String)], wanted: &[&str]) -> Option<String> 
 }
 
 /// The prompt a permission request raises: what approving would let the agent do (from the
-/// tool call's `kind`) and the paths it names (its `locations`).
+/// tool call's `kind`) and the paths it names.
 fn prompt(session: &str, request: &str, tool_call: &Value) -> Prompt {
     let kind = match tool_call.get("kind").and_then(Value::as_str) {
         Some("read" | "search" | "think") => PromptKind::Read,
@@ -334,8 +585,7 @@ fn prompt(session: &str, request: &str, tool_call: &Value) -> Prompt {
         _ => PromptKind::Unknown,
     };
     let mut prompt = Prompt::new(session, request, kind);
-    let locations = tool_call.get("locations").and_then(Value::as_array).into_iter().flatten();
-    prompt.paths = locations.filter_map(|l| l.get("path")?.as_str().map(str::to_owned)).collect();
+    prompt.paths = tool_call_paths(tool_call);
     prompt
 }
 
@@ -346,87 +596,11 @@ fn request_key(id: &AcpRequestId) -> String {
     }
 }
 
-/// One event of `session` as the host's input, with its class from the ACP table.
-fn event(
-    session: &str,
-    id: String,
-    kind: &str,
-    mut payload: Map<String, Value>,
-) -> (EngineEvent, EventClass) {
-    payload.entry("sessionId").or_insert_with(|| session.into());
-    let payload = Value::Object(payload);
-    let class = bb_normalize::class::classify_acp(kind, &payload);
-    let payload = payload.into();
-    (EngineEvent { id, event_type: kind.to_owned(), turn: None, ts: None, payload }, class)
-}
-
 /// Hub events → host inputs, in order.
-async fn pump(
-    mut events: mpsc::Receiver<AcpEvent>,
-    updates: InputSender,
-    state: Arc<Mutex<State>>,
-) {
-    let seq = AtomicU64::new(0);
-    let next = || format!("acp-{}", seq.fetch_add(1, Ordering::Relaxed) + 1);
-    let shown = |session: &str, kind: &str, payload: Map<String, Value>| Input::Events {
-        session_id: session.to_owned(),
-        events: vec![event(session, next(), kind, payload)],
-    };
-    let mut running: Vec<String> = Vec::new();
+async fn pump(mut events: mpsc::Receiver<AcpEvent>, inner: Arc<Inner>) {
     while let Some(ev) = events.recv().await {
         let mut out = Vec::new();
-        if let Some(session) = ev.kind.session_id()
-            && let Some(child) = sub_agent(&state, &running, session)
-        {
-            out.push(child);
-        }
         match ev.kind {
-            AcpEventKind::SessionUpdate { session_id, update } => {
-                let kind = update
-                    .get("sessionUpdate")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown_update")
-                    .to_owned();
-                let payload = match update {
-                    Value::Object(map) => map,
-                    other => Map::from_iter([("update".to_owned(), other)]),
-                };
-                out.push(shown(&session_id, &kind, payload));
-            }
-            AcpEventKind::State { session_id: Some(session), state: s, detail } => {
-                let is_running = s == "running";
-                let kind = match (s, detail.contains_key("error")) {
-                    ("running", _) => "turn_started",
-                    (_, true) => "turn_error",
-                    _ => "turn_ended",
-                };
-                let payload = match detail.get("error") {
-                    Some(Value::Object(e)) => e.clone(),
-                    _ => detail,
-                };
-                out.push(shown(&session, kind, payload));
-                running.retain(|r| *r != session);
-                if is_running {
-                    running.push(session.clone());
-                } else {
-                    // A turn that ended leaves no request of it open.
-                    lock(&state).asked.retain(|(s, _), _| *s != session);
-                    let listed = Vec::new();
-                    out.push(Input::PromptsListed { session_id: session.clone(), prompts: listed });
-                }
-                out.push(Input::SessionRunning { session_id: session, running: is_running });
-            }
-            AcpEventKind::State { session_id: None, detail, .. } => {
-                let reason = detail.get("reason").and_then(Value::as_str).unwrap_or("closed");
-                let why = format!("the ACP agent is gone: {reason}");
-                out.push(Input::connection(ConnectionStatus::Error, None, Some(why)));
-                let sessions: Vec<String> =
-                    lock(&state).sessions.iter().map(|s| s.session_id.clone()).collect();
-                for session in sessions {
-                    let payload = Map::from_iter([("reason".to_owned(), json!(reason))]);
-                    out.push(shown(&session, "agent_exited", payload));
-                }
-            }
             AcpEventKind::PermissionRequest { session_id, request_id, tool_call, options } => {
                 let key = request_key(&request_id);
                 let offered: Vec<(String, String)> = options
@@ -440,7 +614,7 @@ async fn pump(
                         ))
                     })
                     .collect();
-                lock(&state).asked.insert(
+                lock(&inner.state).asked.insert(
                     (session_id.clone(), key.clone()),
                     Asked { request_id, options: offered },
                 );
@@ -450,41 +624,34 @@ async fn pump(
                     ("toolCall".to_owned(), tool_call),
                     ("options".to_owned(), options),
                 ]);
-                let shows = event(&session_id, next(), "request_permission", payload);
+                // The host shows it once (a repeat is dropped there).
+                let shows = inner.classed(&session_id, "request_permission", payload);
                 out.push(Input::PromptRaised { prompt: raised, event: Some(shows) });
             }
             AcpEventKind::PermissionSettled { session_id, request_id, outcome } => {
                 let key = request_key(&request_id);
-                lock(&state).asked.remove(&(session_id.clone(), key.clone()));
+                lock(&inner.state).asked.remove(&(session_id.clone(), key.clone()));
                 let payload = Map::from_iter([
                     ("requestId".to_owned(), json!(key.clone())),
                     ("outcome".to_owned(), outcome),
                 ]);
-                let says = event(&session_id, next(), "permission_settled", payload);
+                let says = inner.classed(&session_id, "permission_settled", payload);
                 out.push(Input::PromptSettled { session_id, request_id: key, event: Some(says) });
             }
+            AcpEventKind::State { session_id: None, detail, .. } => {
+                // The connection closed: a crash of the current agent restarts it.
+                let reason =
+                    detail.get("reason").and_then(Value::as_str).unwrap_or("closed").to_owned();
+                if ev.connection_id == inner.conn() {
+                    out.extend(life::agent_gone(&inner, &reason));
+                }
+            }
+            other => out.extend(events::map(&inner, other)),
         }
         for update in out {
-            if updates.send(update).await.is_err() {
+            if inner.updates.send(update).await.is_err() {
                 return;
             }
         }
     }
-}
-
-/// A session this bridge did not open, seen for the first time while exactly one of its
-/// sessions runs a turn: a sub-agent of that session, listed with it as parent.
-fn sub_agent(state: &Mutex<State>, running: &[String], session: &str) -> Option<Input> {
-    let mut state = lock(state);
-    if state.sessions.iter().any(|s| s.session_id == session) {
-        return None;
-    }
-    let [parent] = running else { return None };
-    let child = SessionSummary {
-        session_id: session.to_owned(),
-        parent_id: Some(parent.clone()),
-        ..SessionSummary::default()
-    };
-    state.sessions.push(child.clone());
-    Some(Input::SessionUpserted(child))
 }

@@ -259,6 +259,12 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// The host's workspace trust changed (`bb.init {workspaceTrusted}`; at start, what
+    /// `--trusted` set). Approvals never ask the adapter: the host decides them. This is for
+    /// what the bridge itself does in the workspace on the engine's behalf (an ACP agent's
+    /// file writes and terminals through the client), which the host's trust gates too.
+    fn trust_changed(&self, _trusted: bool) {}
+
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}
 

@@ -166,6 +166,7 @@ impl Service {
         supervision: Option<Supervision>,
     ) -> Self {
         let supervision_absent = supervision.is_none();
+        adapter.trust_changed(config.host.trusted);
         Self {
             config,
             host: Host::new(normalize_engine(adapter.kind()), config.host),

@@ -9,6 +9,8 @@
 )]
 
 mod acp;
+mod acp_client;
+mod acp_opencode;
 mod breadboard;
 mod breadboard_engine;
 mod breaker;

@@ -1,6 +1,7 @@
 //! The session view model and its pure, deterministic reducer: one [`Classified`] event (or
 //! a coalesced batch) at a time into the transcript, tasks, run and debug lanes.
 
+pub(crate) mod acp;
 mod blocks;
 mod debug;
 mod run;
@@ -21,7 +22,7 @@ use serde::Serialize;
 
 use crate::batch::Batch;
 use crate::class::{Classified, EventClass};
-use crate::event::RawEvent;
+use crate::event::{Engine, RawEvent};
 use crate::truncate::BodyStore;
 
 /// The view model of one session.
@@ -96,11 +97,20 @@ impl SessionView {
                 "message.part.updated" => t.kilo_text_part(ev, true, bodies),
                 _ => t.breadboard_reasoning(ev),
             },
+            C::ToolCall | C::ToolResult if ev.engine == Engine::Acp => {
+                if item.class == C::ToolCall {
+                    t.tool_call(ev, bodies);
+                } else {
+                    t.tool_result(ev, bodies);
+                }
+                self.acp_tool_todos(ev);
+            }
             C::ToolCall => t.tool_call(ev, bodies),
             C::ToolOutput => t.tool_output(ev),
             C::ToolResult => t.tool_result(ev, bodies),
             C::PermissionRequest => t.permission_request(ev),
             C::PermissionResponse => t.permission_response(ev),
+            C::RunErrorOrGap if ev.engine == Engine::Acp => self.acp_notice(ev),
             C::RunErrorOrGap => {
                 let (level, fallback) = match ev.kind.as_str() {
                     "stream.gap" => (NoticeLevel::Gap, "stream gap"),
@@ -108,7 +118,7 @@ impl SessionView {
                     _ => (NoticeLevel::Error, "error"),
                 };
                 t.error_notice(ev, level, fallback);
-                self.run.error_or_gap(ev);
+                self.run.error_or_gap(ev, level);
             }
             C::CheckpointList => self.run.checkpoints(ev),
             C::CheckpointRestored => {
@@ -116,6 +126,7 @@ impl SessionView {
                     t.notice(ev, NoticeLevel::Info, &format!("checkpoint {id} restored"));
                 }
             }
+            C::TaskEvent if ev.engine == Engine::Acp => self.acp_task(ev),
             C::TaskEvent => self.tasks.task_event(ev),
             C::TaskTodo => self.tasks.todos(ev),
             C::RunLogLink => self.run.log_link(ev),
@@ -129,6 +140,7 @@ impl SessionView {
                 t.turn_boundary(false);
                 self.run.turn_start(ev);
             }
+            C::SessionInfo if ev.engine == Engine::Acp => self.acp_info(ev),
             C::SkillsCatalog
             | C::SkillsSelection
             | C::CtreeSnapshot

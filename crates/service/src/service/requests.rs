@@ -95,8 +95,12 @@ impl Service {
         {
             return Started::Answered(V1Response::failure(req.id, err.to_wire()));
         }
+        let trusted = self.host.trusted();
         for input in crate::delivery::on_dispatch(conn, &req) {
             self.host.handle(input, now);
+        }
+        if self.host.trusted() != trusted {
+            self.adapter.trust_changed(self.host.trusted());
         }
         // While the supervised engine (re)starts, engine calls wait for it (bb.init answers
         // at once with the engine's status); the call timeout starts when it is dispatched.
