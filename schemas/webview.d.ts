@@ -158,6 +158,7 @@ export type ConnectionDiagnostics = {
   lastGap?: string | null;
   queueDepth?: number | null;
   lastFlushLatencyMs?: number | null;
+  warnings?: Array<string>;
 };
 
 /** Payload of `bb/connection`. */
@@ -283,6 +284,7 @@ export type EventItem = {
   class: string;
   messageId?: string | null;
   truncated?: (Truncation | null);
+  sessionId?: string | null;
 };
 
 /** Payload of `bb/events`: an ordered batch for one session.
@@ -421,6 +423,8 @@ export type SessionSummary = {
   status?: string | null;
   updatedAt?: number | null;
   queuedPrompts?: number | null;
+  parentId?: string | null;
+  pendingPermissionCount?: number | null;
 };
 
 /** Payload of `bb/state`. */

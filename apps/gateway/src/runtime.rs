@@ -11,9 +11,10 @@ use tokio::sync::mpsc;
 /// service stops the engine it started.
 pub(crate) async fn serve_connections(
     launcher: Arc<Launcher>,
+    engine: EngineParts,
     connections: mpsc::Receiver<WebviewSink>,
 ) -> anyhow::Result<()> {
-    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    let EngineParts { adapter, updates, supervision } = engine;
     let service = Service::new(
         launcher.service_config(),
         adapter,

@@ -63,7 +63,12 @@
 //!   `bb.init({workspaceTrusted})` says whether write/exec actions are allowed.
 //! - Items: every `bb/events` item carries its stable `class` (required on the wire), and a
 //!   `truncated: {ref, fields, totalBytes}` when large fields were replaced by previews (the
-//!   full payload comes from `bb.command {command: "body.get", args: {ref}}`).
+//!   full payload comes from `bb.command {command: "body.get", args: {ref}}`). An item of
+//!   another session than its message's carries that `sessionId`: a sub-agent's prompt (and
+//!   what settles it) shown on an ancestor session's tab.
+//! - Sessions (`bb/state`, `bb.listSessions`, `bb.createSession`): `queuedPrompts`,
+//!   `parentId` (the session that started a sub-agent's), and in `bb/state`
+//!   `pendingPermissionCount` per session (the prompts of that session waiting).
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
 //!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
 

@@ -38,7 +38,8 @@ fn the_sidebar_page_works_in_a_real_browser() {
         }
         Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
     };
-    let gw = Gateway::start(&[]);
+    // Trusted: the page approves the demo's edit.
+    let gw = Gateway::start(&["--trusted"]);
     let shots = repo_root().join("target/browser-shots");
     let out = Command::new("node")
         .arg(dir.join("smoke.mjs"))

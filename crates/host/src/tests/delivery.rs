@@ -62,7 +62,7 @@ fn bind(h: &mut Host, c: &FakeClock, conn: ConnId, tab: &str, session: &str) {
 
 fn push(h: &mut Host, c: &FakeClock, session: &str, ids: &[String]) {
     let events = ids.iter().map(|i| ev(i)).collect();
-    h.handle(Input::EngineEvents { session_id: session.into(), events }, c.now());
+    h.handle(super::events_in(h, session, events), c.now());
 }
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -209,7 +209,7 @@ fn an_oversized_event_is_truncated_with_a_ref_to_the_full_body() {
         payload: payload.into(),
     };
     let events = vec![before, tool, ev("after")];
-    h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+    h.handle(super::events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert_eq!(event_ids(&out), ["before", "tool", "after"], "nothing is dropped");
     for p in &out {
@@ -243,7 +243,7 @@ fn large_batches_are_split_by_bytes() {
             }
         })
         .collect();
-    h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+    h.handle(super::events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert!(out.len() >= 3);
     assert_eq!(event_ids(&out), ["e0", "e1", "e2", "e3", "e4"]);
@@ -259,7 +259,7 @@ fn an_event_with_a_count_out_of_range_is_rejected_alone() {
     let mut h = host(&c, HostConfig::default());
     let huge = EngineEvent { turn: Some(1 << 60), ..ev("huge") };
     let events = vec![ev("before"), huge, ev("after")];
-    h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+    h.handle(super::events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert_eq!(event_ids(&out), ["before", "huge", "after"]);
     let lines: Vec<_> = out
@@ -312,10 +312,7 @@ fn message_id_marks_the_reply_until_it_ends() {
         ts: None,
         payload: Map::new().into(),
     };
-    h.handle(
-        Input::EngineEvents { session_id: "s".into(), events: vec![ev("a"), end, ev("later")] },
-        c.now(),
-    );
+    h.handle(super::events_in(&h, "s", vec![ev("a"), end, ev("later")]), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     let marks: Vec<_> =
         out.iter().flat_map(|p| p.events.items().into_owned()).map(|e| e.message_id).collect();
