@@ -3,7 +3,7 @@
 // parses it as an event stream (WHATWG rules: LF, CR and CRLF line ends, `data:` lines joined,
 // comments and other fields skipped), `JSON.parse`s each event, unwraps the `/global/event`
 // wrapper, drops `sync` echoes as the bridge does, routes by session
-// (`properties.sessionID`), coalesces adjacent `message.part.delta`s of one message + part +
+// (`properties.sessionID`, else its `info`'s, else its `part`'s, as the bridge does), coalesces adjacent `message.part.delta`s of one message + part +
 // field (the last event's id and payload with the concatenated text), and after every
 // 16 KiB of input (the bridge's read size) `JSON.stringify`s one `bb/events` envelope per
 // session with pending events. Prints the same JSON line as `bb-harness ingest`.
@@ -29,7 +29,11 @@ const FLUSH_EVERY = 16 * 1024;
 let events = 0, published = 0, bytesOut = 0;
 const out = outFile === undefined ? undefined : [];
 const pending = new Map(); // session -> array of items, in order
-const shown = new Set(); // permission request ids already forwarded
+const shown = new Set(); // ids of the open permission requests forwarded
+
+function sessionOf(o) {
+  return o && typeof o.sessionID === "string" && o.sessionID !== "" ? o.sessionID : undefined;
+}
 
 function onData(data) {
   events++;
@@ -39,12 +43,16 @@ function onData(data) {
   if (raw === null || typeof raw.type !== "string") return;
   if (raw.type === "sync") return; // its seq is checked by the bridge, not forwarded
   const p = raw.properties;
-  const session = p && typeof p.sessionID === "string" && p.sessionID !== "" ? p.sessionID : undefined;
+  const session = sessionOf(p) ?? sessionOf(p?.info) ?? sessionOf(p?.part);
   if (session === undefined) return;
-  // A permission request is shown once (the bridge's rule): a repeat of its id is dropped.
+  // A permission request is shown once (the bridge's rule): a repeat of its id is dropped
+  // while it is open; an id asked again after its reply is a new request.
   if (raw.type === "permission.asked") {
     if (shown.has(p.id)) return;
     shown.add(p.id);
+  } else if (raw.type === "permission.replied" || raw.type === "question.replied"
+      || raw.type === "question.rejected") {
+    shown.delete(p.requestID);
   }
   let list = pending.get(session);
   if (list === undefined) { list = []; pending.set(session, list); }
