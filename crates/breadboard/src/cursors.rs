@@ -6,8 +6,9 @@
 //! What a crash (a kill, a power loss) can lose: the moves of the last [`SAVE_INTERVAL`] at
 //! most (an orderly exit loses none). The next start then resumes from the older position and
 //! the engine sends again the events after it, about a second's worth for each session that
-//! was streaming; that is the same at-least-once rule as for the events between a webview
-//! write and its save, only with a longer window. Saving every move cost a create, write,
+//! was streaming, with the ids they had (a page that kept its view drops the ids it has
+//! shown); that is the same at-least-once rule as for the events between a webview write and
+//! its save, only with a longer window. Saving every move cost a create, write,
 //! `fsync` and rename of the whole file about every 18 events at 100 sessions streaming.
 //!
 //! A position moves only past events the bridge wrote to a webview
