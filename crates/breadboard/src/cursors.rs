@@ -58,10 +58,10 @@ impl Cursors {
         let store = Arc::new(Mutex::new(store));
         let (wake, woken) = mpsc::channel::<()>();
         let pending = Arc::new(AtomicBool::new(false));
-        let (shared, asked) = (Arc::clone(&store), Arc::clone(&pending));
+        let (shared, asked, time) = (Arc::clone(&store), Arc::clone(&pending), Arc::clone(&clock));
         let writer = std::thread::Builder::new()
             .name("bb-cursors".into())
-            .spawn(move || write_loop(&shared, &asked, &woken, SAVE_INTERVAL))
+            .spawn(move || write_loop(&shared, &asked, &woken, time.as_ref(), SAVE_INTERVAL))
             .map_err(|error| tracing::warn!(%error, "no cursor writer thread: positions are saved at exit"))
             .ok();
         Self {
@@ -159,18 +159,19 @@ fn write_loop(
     store: &Mutex<CursorStore>,
     pending: &AtomicBool,
     woken: &mpsc::Receiver<()>,
+    clock: &dyn Clock,
     interval: Duration,
 ) {
     let mut last_save: Option<Instant> = None;
     while woken.recv().is_ok() {
-        if let Some(due) = last_save.map(|at| at + interval) {
+        if let Some(at) = last_save {
             // Nobody wakes the writer while a save is pending: this sleeps out the interval,
             // or ends at once when the bridge closes.
-            while let Some(left) = due.checked_duration_since(Instant::now()) {
-                match woken.recv_timeout(left) {
-                    Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                }
+            let left = interval.saturating_sub(clock.now().saturating_duration_since(at));
+            if !left.is_zero()
+                && woken.recv_timeout(left) == Err(mpsc::RecvTimeoutError::Disconnected)
+            {
+                return;
             }
         }
         // Cleared before the snapshot: a change after it asks for the next save.
@@ -183,7 +184,7 @@ fn write_loop(
             if let Err(error) = write_atomic(&path, &bytes) {
                 tracing::warn!(%error, "saving stream positions failed");
             }
-            last_save = Some(Instant::now());
+            last_save = Some(clock.now());
         }
     }
 }
