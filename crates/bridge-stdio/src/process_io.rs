@@ -87,31 +87,43 @@ pub(crate) fn socket(fd: BorrowedFd<'_>) -> io::Result<UnixStream> {
 
 /// The process's stdin (must be called inside the runtime).
 pub(crate) fn input() -> Input {
-    let stdin = io::stdin();
-    let fd = stdin.as_fd();
-    let opened = match kind(fd) {
-        Kind::Fifo => pipe_receiver(fd).map(Input::Pipe),
-        Kind::Socket => socket(fd).map(Input::Socket),
-        Kind::Other => return Input::Std(tokio::io::stdin()),
-    };
-    opened.unwrap_or_else(|err| {
-        tracing::debug!(%err, "stdin read on a blocking thread");
-        Input::Std(tokio::io::stdin())
-    })
+    reopened(
+        io::stdin().as_fd(),
+        "stdin read",
+        |fd| pipe_receiver(fd).map(Input::Pipe),
+        Input::Socket,
+        || Input::Std(tokio::io::stdin()),
+    )
 }
 
 /// The process's stdout (must be called inside the runtime).
 pub(crate) fn output() -> Output {
-    let stdout = io::stdout();
-    let fd = stdout.as_fd();
+    reopened(
+        io::stdout().as_fd(),
+        "stdout written",
+        |fd| pipe_sender(fd).map(Output::Pipe),
+        Output::Socket,
+        || Output::Std(tokio::io::stdout()),
+    )
+}
+
+/// A standard stream on the reactor when it is a pipe or a socket that can be reopened
+/// non-blocking, else (a file, a terminal, a failure) on tokio's blocking wrapper.
+fn reopened<T>(
+    fd: BorrowedFd<'_>,
+    what: &str,
+    pipe: fn(BorrowedFd<'_>) -> io::Result<T>,
+    on_socket: fn(UnixStream) -> T,
+    blocking: fn() -> T,
+) -> T {
     let opened = match kind(fd) {
-        Kind::Fifo => pipe_sender(fd).map(Output::Pipe),
-        Kind::Socket => socket(fd).map(Output::Socket),
-        Kind::Other => return Output::Std(tokio::io::stdout()),
+        Kind::Fifo => pipe(fd),
+        Kind::Socket => socket(fd).map(on_socket),
+        Kind::Other => return blocking(),
     };
     opened.unwrap_or_else(|err| {
-        tracing::debug!(%err, "stdout written on a blocking thread");
-        Output::Std(tokio::io::stdout())
+        tracing::debug!(%err, "{what} on a blocking thread");
+        blocking()
     })
 }
 
