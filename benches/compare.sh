@@ -2,7 +2,7 @@
 # Runs `bb-harness ingest` (the sidecar's stages as tasks, and `--serial`: the same stages on
 # one thread) and the Node peer side by side on the same 100,000-event Kilo capture (the
 # fixtures/engine/kilo/*.sse events cycled), ROUNDS times each, alternating; then the median
-# of each.
+# of each. First it checks that both forward the same events (`check-peer.py`).
 # Usage: benches/compare.sh [ROUNDS]   (from the repository root)
 set -euo pipefail
 rounds=${1:-3}
@@ -15,6 +15,10 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cp "$root/benches/node-peer/package.json" "$root/benches/node-peer/peer.mjs" "$prefix/"
 (cd "$prefix" && npm install --silent --no-audit --no-fund >/dev/null)
+"$target/release/bb-harness" ingest --engine kilo --out "$prefix/bridge.jsonl" "$capture" >/dev/null
+node "$prefix/peer.mjs" --out "$prefix/node.jsonl" "$capture" >/dev/null
+python3 "$root/benches/check-peer.py" "$prefix/bridge.jsonl" "$prefix/node.jsonl"
+rm -f "$prefix/bridge.jsonl" "$prefix/node.jsonl"
 echo "node $(node --version), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$rounds"); do
   printf 'rust %s\n' "$("$target/release/bb-harness" ingest --engine kilo "$capture")"

@@ -23,7 +23,7 @@
 //! webview has called `bb.init` and selected the first session that streams. The file is
 //! read in chunks, never whole: memory stays flat in the number of events.
 
-use std::io::Read;
+use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -267,26 +267,45 @@ impl Core {
     }
 }
 
-/// The stdio writer, writing into a byte counter.
+/// The stdio writer, writing into a byte counter (and the lines into `out`, when given).
 #[derive(Default)]
 struct Writer {
     limits: Limits,
     published: u64,
     bytes_out: u64,
+    out: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Writer {
+    fn new(out: Option<&Path>) -> anyhow::Result<Self> {
+        let out = out
+            .map(|p| std::fs::File::create(p).with_context(|| format!("creating {}", p.display())))
+            .transpose()?
+            .map(std::io::BufWriter::new);
+        Ok(Self { out, ..Self::default() })
+    }
+
     fn write(&mut self, message: V1Message) {
         if let Some(line) = bb_bridge_stdio::encode(message, &self.limits) {
             self.published += 1;
             self.bytes_out += line.len() as u64 + 1;
+            if let Some(out) = &mut self.out {
+                // A failed write shows as a short file; the figures stay the run's.
+                let _ = writeln!(out, "{line}");
+            }
         }
     }
 }
 
 /// Runs the subcommand.
-pub(crate) fn run(engine: EngineArg, repeat: u32, serial: bool, file: &Path) -> anyhow::Result<()> {
-    let report = replay(engine, repeat, serial, file)?;
+pub(crate) fn run(
+    engine: EngineArg,
+    repeat: u32,
+    serial: bool,
+    file: &Path,
+    out: Option<&Path>,
+) -> anyhow::Result<()> {
+    let report = replay(engine, repeat, serial, file, out)?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
 }
@@ -297,6 +316,7 @@ pub(crate) fn replay(
     repeat: u32,
     serial: bool,
     file: &Path,
+    out: Option<&Path>,
 ) -> anyhow::Result<Report> {
     let clock = SystemClock;
     let cpu_before = cpu_seconds();
@@ -307,14 +327,18 @@ pub(crate) fn replay(
     };
     let reader = Reader::new(file, repeat, started);
     let core = Core { ingest: Ingest::new(kind, HostConfig::default(), started), now: started };
-    let (events, writer) = if serial {
-        run_serial(engine, reader, core)?
+    let writer = Writer::new(out)?;
+    let (events, mut writer) = if serial {
+        run_serial(engine, reader, core, writer)?
     } else {
         // The sidecar's runtime and threads.
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let events = EventsThread::start()?;
-        runtime.block_on(run_pipelined(engine, reader, core, events.handle()))?
+        runtime.block_on(run_pipelined(engine, reader, core, writer, events.handle()))?
     };
+    if let Some(out) = &mut writer.out {
+        out.flush()?;
+    }
     let seconds = clock.now().duration_since(started).as_secs_f64();
     Ok(Report {
         events,
@@ -332,8 +356,8 @@ fn run_serial(
     engine: EngineArg,
     mut reader: Reader,
     mut core: Core,
+    mut writer: Writer,
 ) -> anyhow::Result<(u64, Writer)> {
-    let mut writer = Writer::default();
     let mut messages = Vec::new();
     let mut to_core = |step, core: &mut Core, writer: &mut Writer| {
         core.step(step, &mut messages);
@@ -371,6 +395,7 @@ async fn run_pipelined(
     engine: EngineArg,
     mut reader: Reader,
     mut core: Core,
+    mut writer: Writer,
     events: &tokio::runtime::Handle,
 ) -> anyhow::Result<(u64, Writer)> {
     let (to_core, core_rx) = mpsc::channel(bb_service::engine::INPUT_CAPACITY);
@@ -402,7 +427,6 @@ async fn run_pipelined(
         }),
     };
     let writing = tokio::spawn(async move {
-        let mut writer = Writer::default();
         while let Some(message) = writer_rx.recv().await {
             writer.write(message);
         }

@@ -8,6 +8,7 @@ mod bench_e2e;
 mod check_envelope;
 mod contain;
 mod fake_engine;
+mod floor_relay;
 mod ingest;
 mod normalize;
 mod redact;
@@ -65,6 +66,10 @@ enum Command {
         /// tasks (same output; for profiling).
         #[arg(long)]
         serial: bool,
+        /// Also write the envelopes to this file, one per line (to compare with the Node peer's,
+        /// `benches/check-peer.py`).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -73,6 +78,10 @@ enum Command {
     /// line) for sparse and dense events, and CPU/RSS with 10 and 100 sessions streaming, against a
     /// fake Kilo server whose writes it times. One JSON line per measurement.
     BenchE2e(bench_e2e::BenchArgs),
+    /// The floor `bench-e2e` compares a sidecar with: answers requests with `ok` and relays
+    /// each Kilo event as one stdout line the moment it arrives (takes the sidecar's flags;
+    /// reads `--engine-url`). Run it through a script given as `bench-e2e --sidecar`.
+    FloorRelay(floor_relay::FloorArgs),
     /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
     Redact {
         /// Print the log-line form: redacted, newlines stripped, capped at 8 KB.
@@ -125,10 +134,18 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
-        Command::Ingest { engine, repeat, serial, file } => {
-            ingest::run(engine, repeat, serial, &file)
+        Command::Ingest { engine, repeat, serial, out, file } => {
+            ingest::run(engine, repeat, serial, &file, out.as_deref())
         }
-        Command::BenchE2e(args) => tokio::runtime::Runtime::new()?.block_on(bench_e2e::run(args)),
+        // A broken pipe here is the measured sidecar going away: an error to report, not a
+        // reader that stopped early.
+        Command::BenchE2e(args) => tokio::runtime::Runtime::new()?
+            .block_on(bench_e2e::run(args))
+            .map_err(|e| anyhow::anyhow!("bench-e2e: {e:#}")),
+        Command::FloorRelay(args) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(floor_relay::run(args)),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)

@@ -17,6 +17,7 @@ use bb_service::{Service, SystemClock};
 use clap::Parser;
 
 mod listen;
+mod relocs;
 
 /// The allocator (as in every bridge binary): the event path allocates many small, short-lived
 /// values and frees them on another task's thread, which glibc malloc does slowly.
@@ -49,8 +50,10 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
+    let released = relocs::release_relocation_table();
     let args = Args::parse();
     bb_logging::init();
+    tracing::debug!(?released, "relocation table released");
     // The service loop and every task but the engine's event path run on this (main)
     // thread: the engine is spawned from it (its parent-death signal is tied to the spawning
     // thread), and the stdio writer reads what the loop made while it is still in this

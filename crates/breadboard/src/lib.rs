@@ -12,8 +12,9 @@
 //! (a `seq` jump is refilled, not a loss), reports a real gap once as
 //! `bb/connection {gapDetected: true}` plus one transcript `warning` event, and marks every
 //! `seq` it hands over. A position moves only past events the runtime confirmed as written
-//! (`EngineAdapter::delivered`; see `cursors`) and is written at once, so a restarted (or
-//! killed) bridge resumes where the webview stopped. A health monitor (`monitor`) lists the
+//! (`EngineAdapter::delivered`; see `cursors`) and is saved within a second (at exit in
+//! full), so a restarted bridge resumes where the webview stopped (a killed one at most a
+//! second's events earlier). A health monitor (`monitor`) lists the
 //! engine's sessions at start and after every recovery, resumes saved streams, and marks
 //! sessions a restarted engine lost as ended with a reason.
 //!

@@ -11,6 +11,13 @@ use tokio::task::JoinHandle;
 
 use crate::answer::{self, Refused};
 use crate::line::{Line, read_line};
+#[cfg(unix)]
+use crate::process_io;
+
+/// The writer writes what is queued when it wakes in one go, up to about this many bytes.
+const WRITE_BATCH: usize = 256 * 1024;
+/// Its buffer keeps at most this much capacity between writes (an idle bridge holds little).
+const KEEP_BUFFER: usize = 64 * 1024;
 
 /// The running bridge tasks.
 #[derive(Debug)]
@@ -21,13 +28,17 @@ pub struct Bridge {
     pub writer: JoinHandle<()>,
 }
 
-/// The bridge over the process's stdin and stdout; `shutdown` resolving closes the inbound
-/// side like end of input does (wire it to SIGTERM).
+/// The bridge over the process's stdin and stdout (pipes and sockets driven by the runtime,
+/// see `process_io.rs`); `shutdown` resolving closes the inbound side like end of input does
+/// (wire it to SIGTERM). Must be called inside the runtime.
 pub fn stdio(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (WebviewSink, Bridge) {
-    spawn_io(tokio::io::stdin(), tokio::io::stdout(), limits, shutdown)
+    #[cfg(unix)]
+    return spawn_io(process_io::input(), process_io::output(), limits, shutdown);
+    #[cfg(not(unix))]
+    return spawn_io(tokio::io::stdin(), tokio::io::stdout(), limits, shutdown);
 }
 
 /// The bridge over any reader and writer.
@@ -117,21 +128,40 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     limits: Limits,
     ack: WriteAck,
 ) {
+    let mut buf = Vec::new();
     while let Some(message) = from_service.recv().await {
-        let Some(line) = encode(message, &limits) else {
-            ack.wrote();
-            continue;
-        };
+        // Everything queued by now leaves in one write: one wake-up and one system call for
+        // a burst of envelopes (a flush of many sessions, a response and its events).
+        let mut envelopes = 1usize;
+        push_line(&mut buf, message, &limits);
+        while buf.len() < WRITE_BATCH {
+            let Ok(message) = from_service.try_recv() else { break };
+            envelopes += 1;
+            push_line(&mut buf, message, &limits);
+        }
         let written = async {
-            writer.write_all(line.as_bytes()).await?;
-            writer.write_all(b"\n").await?;
+            writer.write_all(&buf).await?;
             writer.flush().await
         };
         if let Err(err) = written.await {
             tracing::warn!(%err, "writing to the webview failed; stopping output");
             break;
         }
-        ack.wrote();
+        for _ in 0..envelopes {
+            ack.wrote();
+        }
+        buf.clear();
+        if buf.capacity() > KEEP_BUFFER {
+            buf = Vec::new();
+        }
+    }
+}
+
+/// Appends the line of one envelope and its `\n` (nothing when it is dropped).
+fn push_line(buf: &mut Vec<u8>, message: V1Message, limits: &Limits) {
+    if let Some(line) = encode(message, limits) {
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
     }
 }
 

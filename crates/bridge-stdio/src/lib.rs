@@ -30,6 +30,8 @@ mod answer;
 mod framing;
 mod line;
 #[cfg(unix)]
+mod process_io;
+#[cfg(unix)]
 pub mod socket;
 
 pub use framing::{Bridge, encode, spawn_io, stdio};

@@ -289,3 +289,139 @@ mod socket {
         assert!(!path.exists());
     }
 }
+
+/// A writer that keeps every `write` call's bytes apart.
+#[derive(Clone, Default)]
+struct Writes(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl tokio::io::AsyncWrite for Writes {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.lock().unwrap().push(buf.to_vec());
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn envelopes_queued_together_leave_in_one_write_each_acknowledged() {
+    let writes = Writes::default();
+    let (_to_bridge, bridge_in) = tokio::io::duplex(64);
+    let (sink, bridge) =
+        spawn_io(bridge_in, writes.clone(), Limits::default(), std::future::pending());
+    let WebviewSink { outbound, written, .. } = sink;
+    let mut written = written.unwrap();
+    // Queued before the writer task first runs (this runtime has one thread): one burst.
+    let mut bad = V1Response::success("bad", json!({}));
+    bad.error = Some(V1Error::new("x", "y"));
+    for i in 0..50 {
+        let response = if i == 7 {
+            bad.clone()
+        } else {
+            V1Response::success(format!("r{i}"), json!({"i": i}))
+        };
+        outbound.try_send(V1Message::Response(response)).unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(5), written.wait_for(|n| *n == 50))
+        .await
+        .unwrap()
+        .unwrap();
+    let chunks = writes.0.lock().unwrap().clone();
+    assert_eq!(chunks.len(), 1, "one write for the burst");
+    let text = String::from_utf8(chunks.concat()).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(text.ends_with('\n'));
+    assert_eq!(lines.len(), 50, "every envelope, the invalid one as its error");
+    for (i, line) in lines.iter().enumerate() {
+        match i {
+            7 => assert_eq!(line["error"]["code"], "internal_error"),
+            _ => assert_eq!(line["result"]["i"], i),
+        }
+    }
+    // A later envelope is its own write.
+    outbound.send(V1Message::Response(V1Response::success("late", json!({})))).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), written.wait_for(|n| *n == 51))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(writes.0.lock().unwrap().len(), 2);
+    drop(outbound);
+    tokio::time::timeout(Duration::from_secs(5), bridge.writer).await.unwrap().unwrap();
+}
+
+/// The process's stdin/stdout as the runtime drives them: pipes reopened, sockets duplicated.
+mod process_io {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use crate::process_io::{Kind, kind, pipe_receiver, pipe_sender, socket};
+
+    fn nonblocking(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_GETFL on a descriptor this test owns reads its flags and nothing else.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        flags & libc::O_NONBLOCK != 0
+    }
+
+    #[tokio::test]
+    async fn a_pipe_is_reopened_and_the_original_stays_blocking() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        assert_eq!(kind(writer.as_fd()), Kind::Fifo);
+        let mut sender = pipe_sender(writer.as_fd()).unwrap();
+        sender.write_all(b"one line\n").await.unwrap();
+        assert!(!nonblocking(writer.as_fd()), "the inherited descriptor is left as it was");
+        drop(sender);
+        drop(writer);
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "one line\n");
+
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let mut receiver = pipe_receiver(reader.as_fd()).unwrap();
+        std::io::Write::write_all(&mut writer, b"request\n").unwrap();
+        drop(writer);
+        let mut got = String::new();
+        receiver.read_to_string(&mut got).await.unwrap();
+        assert_eq!(got, "request\n", "read to the end: the writer's close is the end");
+        assert!(!nonblocking(reader.as_fd()));
+    }
+
+    #[tokio::test]
+    async fn a_socket_is_duplicated() {
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(kind(ours.as_fd()), Kind::Socket);
+        let mut stream = socket(ours.as_fd()).unwrap();
+        stream.write_all(b"out\n").await.unwrap();
+        let mut buf = [0u8; 4];
+        theirs.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"out\n");
+        std::io::Write::write_all(&mut theirs, b"in\n").unwrap();
+        let mut buf = [0u8; 3];
+        stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"in\n");
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_blocking_wrappers() {
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(kind(file.as_fd()), Kind::Other);
+    }
+}

@@ -147,7 +147,7 @@ fn a_restarted_sidecar_resumes_from_the_persisted_position() {
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "hello"}));
     let seen = first.session_events_until(&session, "run_finished", WAIT);
     let last: u64 = seen.last().unwrap()["id"].as_str().unwrap().parse().unwrap();
-    // The position follows what was written, and is saved at once (no exit needed).
+    // The position follows what was written, and is saved within the save interval (no exit needed).
     let saved = || {
         let text = std::fs::read_to_string(world.path("state/breadboard-cursors.json")).ok()?;
         serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()

@@ -280,7 +280,7 @@ fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
     let m3 = |events: &[Value]| events.iter().any(|e| e["payload"]["text"] == "m3");
     while !m3(&first.session_events_until(&session, "assistant_message", WAIT)) {}
     let last = *written_ids(&first, &session).last().unwrap();
-    // The saved position follows what was written (no debounce lag).
+    // The saved position follows what was written (within the save interval, no exit).
     let cursor = || {
         let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
         serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()

@@ -1,6 +1,6 @@
 //! The BreadBoard resume positions: they move only past events the runtime confirmed as
 //! written to a webview (once it confirms any), never past what was handed over, never back;
-//! every change reaches the file at once.
+//! changes reach the file soon (at most one save per interval) and in full at exit.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,4 +65,18 @@ fn once_confirmed_only_written_events_move_the_position() {
     assert_eq!(cursors.get("s"), None);
     cursors.close();
     assert_eq!(saved(dir.path(), "s"), None);
+}
+
+#[test]
+fn moves_between_saves_are_written_at_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
+    cursors.handed("s", 1);
+    eventually_saved(dir.path(), "s", Some(1));
+    // Within the save interval after that save: these wait for the next one, or for exit.
+    for seq in 2..=9 {
+        cursors.handed("s", seq);
+    }
+    cursors.close();
+    assert_eq!(saved(dir.path(), "s"), Some(9));
 }
