@@ -105,6 +105,7 @@ impl Fitter {
             seq: None,
             resync: None,
             view: None,
+            updates: None,
         };
         let base = payload_bytes(&message(Events::default()));
         let budget = self.budget();
@@ -180,6 +181,7 @@ impl Fitter {
             seq: None,
             resync: Some(true),
             view: Some(v),
+            updates: None,
         };
         let probe = payload(value.as_object().cloned().unwrap_or_default());
         let bytes = payload_bytes(&probe);

@@ -6,6 +6,8 @@ mod events;
 mod params;
 mod results;
 mod topics;
+mod update_list;
+mod updates;
 
 pub use decode::decode_v1;
 pub use envelope::{V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response};
@@ -13,3 +15,5 @@ pub use events::{Events, EventsWriter, Refused};
 pub use params::*;
 pub use results::*;
 pub use topics::*;
+pub use update_list::Updates;
+pub use updates::*;
