@@ -1,5 +1,6 @@
 //! The host ↔ webview RPC envelope, version 1.
 
+mod applied;
 mod decode;
 mod envelope;
 mod events;
@@ -9,6 +10,7 @@ mod topics;
 mod update_list;
 mod updates;
 
+pub use applied::{AppliedBlock, UNKNOWN_KEPT, UpdatedView};
 pub use decode::decode_v1;
 pub use envelope::{V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response};
 pub use events::{Events, EventsWriter, Refused};

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::blocks::{Block, UserBlock};
+use super::super::blocks::Block;
 use super::Transcript;
 use crate::event::RawEvent;
 use crate::json::{as_text, at, str_at, string_at};
@@ -23,7 +23,8 @@ impl Transcript {
     pub(crate) fn acp_chunk(&mut self, ev: &RawEvent, reasoning: bool) {
         let text = content_text(ev.payload.get("content"));
         let mid = str_at(&ev.payload, &[&["messageId"]]);
-        let i = self.text_block_for(reasoning, mid, ev.turn);
+        let scope = self.scope(ev);
+        let i = self.text_block_for(reasoning, mid, ev.turn, scope);
         if let Some(b) = self.text_block(i) {
             b.text.push_str(&text);
         }
@@ -31,7 +32,8 @@ impl Transcript {
 
     /// `user_message_chunk`: appends to the user block of the message (or the last user
     /// block when the agent gives no message id), else opens one.
-    pub(crate) fn acp_user_chunk(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+    /// Returns whether it opened a new user block.
+    pub(crate) fn acp_user_chunk(&mut self, ev: &RawEvent, bodies: &mut BodyStore) -> bool {
         let text = content_text(ev.payload.get("content"));
         let mid = string_at(&ev.payload, &[&["messageId"]]);
         let existing = match &mid {
@@ -42,22 +44,16 @@ impl Transcript {
             },
         };
         if let Some(i) = existing
-            && let Some(Block::User(b)) = self.blocks.get_mut(i)
+            && let Some(Block::User(b)) = self.block_mut(i)
         {
             let mut whole = b.text.as_ref().map(|t| t.text.clone()).unwrap_or_default();
             whole.push_str(&text);
             b.text = Some(bodies.preview(&whole, Limits::default()));
-            return;
+            return false;
         }
-        let (event_id, turn) = (ev.id.clone(), ev.turn);
         let preview = Some(bodies.preview(&text, Limits::default()));
-        let message_id = mid.clone();
-        let i = self.push(|block_id| {
-            Block::User(Box::new(UserBlock { block_id, event_id, message_id, turn, text: preview }))
-        });
-        if let Some(m) = mid {
-            self.idx.user.insert(m.as_str(), i);
-        }
+        self.push_user(ev, mid, preview);
+        true
     }
 }
 
