@@ -65,6 +65,9 @@ enum Command {
         /// tasks (same output; for profiling).
         #[arg(long)]
         serial: bool,
+        /// What the webview asks `bb/events` to carry (`bb.init({receive})`).
+        #[arg(long, value_enum, default_value = "events")]
+        receive: ingest::ReceiveArg,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -125,8 +128,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
-        Command::Ingest { engine, repeat, serial, file } => {
-            ingest::run(engine, repeat, serial, &file)
+        Command::Ingest { engine, repeat, serial, receive, file } => {
+            ingest::run(engine, repeat, serial, receive.into(), &file)
         }
         Command::BenchE2e(args) => tokio::runtime::Runtime::new()?.block_on(bench_e2e::run(args)),
         Command::Redact { log_line } => redact::run(log_line),

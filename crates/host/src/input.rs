@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use bb_normalize::EventClass;
-use bb_protocol::v1::{ConnectionPayload, EngineEvent, SessionSummary};
+use bb_protocol::v1::{ConnectionPayload, EngineEvent, Receive, SessionSummary};
 
 use crate::tabs::ConnId;
 
@@ -24,6 +24,14 @@ pub enum Input {
         conn: ConnId,
         /// `bb.init({lastSeen})`.
         last_seen: BTreeMap<String, u64>,
+    },
+    /// What the webview's `bb/events` messages carry (`bb.init({receive})`): engine events,
+    /// view-model updates, or both. Applied before its [`Input::WebviewReady`].
+    Receive {
+        /// The connection.
+        conn: ConnId,
+        /// What it receives.
+        receive: Receive,
     },
     /// The webview was hidden (`false`) or shown (`true`).
     Visibility {

@@ -107,7 +107,7 @@ impl Lane {
                         None => break,
                     }
                 }
-                view.apply(&item);
+                view.apply_for(&item, envelope.message_id.as_deref());
                 let class = item.class.as_str();
                 let RawEvent { id, kind, payload, .. } = item.event;
                 let event = EngineEvent {

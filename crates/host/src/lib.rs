@@ -120,6 +120,7 @@ mod fit;
 mod input;
 mod lane;
 pub mod permissions;
+mod shape;
 mod tabs;
 
 pub use bb_normalize::Engine;

@@ -1,7 +1,7 @@
 //! What the runtime adds around an engine call for delivery: the host inputs a request
 //! implies before it is dispatched (`messageId`, the tab a message's session streams to) and
-//! after its response (`bb.init` readiness with `lastSeen`), and the requests the bridge
-//! answers itself (`bb.command body.get`).
+//! after its response (`bb.init`: what the webview receives, readiness with `lastSeen`),
+//! and the requests the bridge answers itself (`bb.command body.get`).
 
 use bb_host::{ConnId, Host, Input};
 use bb_protocol::v1::{CommandResult, V1Call, V1Error, V1Request, V1Response};
@@ -65,9 +65,10 @@ pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
 /// `bb.init` listens from then on and gets what its tabs missed.
 pub(crate) fn after_response(conn: ConnId, call: &V1Call) -> Vec<Input> {
     match call {
-        V1Call::Init(p) => {
-            vec![Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() }]
-        }
+        V1Call::Init(p) => vec![
+            Input::Receive { conn, receive: p.receive.unwrap_or_default() },
+            Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() },
+        ],
         _ => Vec::new(),
     }
 }
@@ -87,7 +88,7 @@ pub(crate) fn bridge_answer(host: &Host, req: &V1Request) -> Option<V1Response> 
         return Some(V1Response::failure(&req.id, error));
     };
     let offset = p.args.as_ref().and_then(|a| a.get("offset")).and_then(Value::as_u64).unwrap_or(0);
-    let response = match host.body(reference) {
+    let response = match host.session_body(&p.session_id, reference) {
         Some(body) => {
             let output = page(body, usize::try_from(offset).unwrap_or(usize::MAX));
             let result = CommandResult { session_id: p.session_id.clone(), output: Some(output) };

@@ -32,12 +32,29 @@ pub(crate) fn captures() -> Vec<(Engine, PathBuf)> {
         files.sort();
         all.extend(files.into_iter().map(|f| (engine, f)));
     }
+    // ACP updates, one JSON object a line.
+    let mut acp: Vec<PathBuf> = std::fs::read_dir(engine_fixtures().join("acp"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    acp.sort();
+    all.extend(acp.into_iter().map(|f| (Engine::Acp, f)));
     all
 }
 
 /// The events of one capture, in order. Every data payload must parse.
 pub(crate) fn read(engine: Engine, path: &Path) -> Vec<RawEvent> {
     let bytes = std::fs::read(path).unwrap();
+    if engine == Engine::Acp {
+        let text = String::from_utf8(bytes).unwrap();
+        return text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| RawEvent::from_value(Engine::Acp, serde_json::from_str(l).unwrap(), None))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    }
     let mut parser = SseParser::default();
     let mut items = parser.feed_collect(&bytes).unwrap();
     items.extend(parser.feed_collect(b"\n\n").unwrap());

@@ -70,16 +70,19 @@ pub(super) struct AcpTool {
 
 /// Reads an ACP `tool_call` / `tool_call_update` object.
 pub(super) fn acp_tool(p: &Value) -> AcpTool {
-    let output = at(p, &["rawOutput"]).and_then(as_text).or_else(|| {
+    // What the tool showed (its text content), else its raw output.
+    let shown = || {
         let parts: Vec<String> = p
             .get("content")
             .and_then(Value::as_array)?
             .iter()
+            .filter(|c| str_at(c, &[&["type"]]) == Some("content"))
             .map(|c| content_text(c.get("content")))
             .filter(|t| !t.is_empty())
             .collect();
         (!parts.is_empty()).then(|| parts.join("\n"))
-    });
+    };
+    let output = shown().or_else(|| at(p, &["rawOutput"]).and_then(as_text));
     AcpTool {
         call_id: string_at(p, &[&["toolCallId"]]),
         kind: string_at(p, &[&["kind"]]),
