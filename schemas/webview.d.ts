@@ -499,6 +499,7 @@ export type StatePayload = {
 /** A status card in the chat (`status`, the spec's kind; upsert by `key`). */
 export type Status = {
   key: string;
+  messageId?: string | null;
   level: StatusLevel;
   text: string;
 };

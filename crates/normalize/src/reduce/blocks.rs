@@ -290,4 +290,7 @@ pub struct NoticeBlock {
     pub level: NoticeLevel,
     /// The message (redacted, one line, capped).
     pub message: String,
+    /// The webview's `messageId` of the prompt whose turn it is about, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }

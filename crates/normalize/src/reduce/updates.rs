@@ -248,6 +248,7 @@ fn approval(b: &ApprovalBlock) -> WebviewUpdate<'_> {
 fn notice(b: &NoticeBlock) -> WebviewUpdate<'_> {
     WebviewUpdate::Status(Status {
         key: Cow::Owned(b.block_id.to_string()),
+        message_id: borrowed(&b.prompt_id),
         level: match b.level {
             NoticeLevel::Error => StatusLevel::Error,
             NoticeLevel::Gap => StatusLevel::Gap,

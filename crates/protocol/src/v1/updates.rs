@@ -343,6 +343,9 @@ pub enum StatusLevel {
 pub struct Status<'a> {
     /// The block's key within the session.
     pub key: Cow<'a, str>,
+    /// The `messageId` of the `bb.sendMessage` whose turn it is about, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<Cow<'a, str>>,
     /// How loud.
     pub level: StatusLevel,
     /// What happened, one line.

@@ -173,8 +173,9 @@ impl Transcript {
     pub(crate) fn notice(&mut self, ev: &RawEvent, level: NoticeLevel, message: &str) {
         let event_id = ev.id.clone();
         let message = one_line(message);
+        let prompt_id = self.idx.prompt.clone();
         self.push(|block_id| {
-            Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message }))
+            Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message, prompt_id }))
         });
     }
 }
