@@ -2,8 +2,9 @@
 //! an isolated world ([`KiloWorld`]: temp dirs, the engine's HOME/XDG environment and
 //! switches), the scripted mock LLM it talks to ([`MockLlm`], `mock_llm.py` next to this
 //! crate's manifest, killed on drop), the engine binary ([`kilo_bin`]), a client of the test's
-//! own for the engine a bridge supervises ([`supervised_kilo`], [`slow_turn_streaming`]) and
-//! process inspection through `/proc` ([`procfs`]).
+//! own for the engine a bridge supervises ([`supervised_kilo`], [`slow_turn_streaming`]),
+//! process inspection through `/proc` ([`procfs`]), and the engine captures under
+//! `fixtures/engine/` read as data lines ([`captures`]).
 //!
 //! IO contract: creates temp dirs, writes the engine config, runs `python3` and
 //! `bash scripts/engine.sh`; a failure panics with its reason, as a test would. Only ever a
@@ -17,6 +18,7 @@
     clippy::print_stderr
 )]
 
+pub mod captures;
 mod kilo;
 mod mock_llm;
 pub mod procfs;

@@ -301,6 +301,38 @@ fn engine_status_is_reported_not_invented() {
 }
 
 #[test]
+fn an_alive_session_without_a_turn_is_idle_and_named_by_its_first_prompt() {
+    // BreadBoard says `running` of every live session; the run flag says whether a turn runs.
+    let c = clock();
+    let mut h = host(&c, config());
+    let alive = SessionSummary { status: Some("running".into()), title: None, ..summary("s") };
+    h.handle(Input::SessionUpserted(alive), c.now());
+    let first = |h: &Host| h.state(0).sessions.into_iter().next().unwrap();
+    assert_eq!(first(&h).status.as_deref(), Some("idle"));
+    h.handle(Input::SessionRunning { session_id: "s".into(), running: true }, c.now());
+    assert_eq!(first(&h).status.as_deref(), Some("running"));
+    h.handle(Input::SessionRunning { session_id: "s".into(), running: false }, c.now());
+    assert_eq!(first(&h).status.as_deref(), Some("idle"));
+    assert_eq!(first(&h).title, None);
+    let prompt = EngineEvent {
+        id: "1".into(),
+        event_type: "user_message".into(),
+        turn: None,
+        ts: None,
+        payload: json!({"text": "Add a Makefile\nfor the C skeleton"})
+            .as_object()
+            .cloned()
+            .unwrap()
+            .into(),
+    };
+    let mut h2 = Host::new(Engine::BreadBoard, config());
+    h2.handle(Input::ready(0), c.now());
+    h2.handle(Input::EngineEvents { session_id: "s".into(), events: vec![prompt] }, c.now());
+    settle(&mut h2, &c);
+    assert_eq!(first(&h2).title.as_deref(), Some("Add a Makefile"));
+}
+
+#[test]
 fn message_id_marks_the_reply_until_it_ends() {
     let c = clock();
     let mut h = host(&c, config());

@@ -1,0 +1,98 @@
+// The sidebar page on the real Kilo server (its mock LLM scripted by the prompts), in
+// Debian's Chromium, step by step as a person uses it: a reply, a command allowed, a command
+// denied, a stop, a reload, a second tab opening the session.
+// Usage: node kilo.mjs <page URL> <shots dir>
+
+import { Person, expect, launch, shots, watch } from './lib.mjs';
+
+const [url, outDir] = process.argv.slice(2);
+if (!url || !outDir) {
+  console.error('usage: node kilo.mjs <url> <screenshot dir>');
+  process.exit(2);
+}
+// The engine answers slower than the demo (it starts, and runs real tools).
+const T = 90_000;
+const step = shots(outDir);
+const browser = await launch();
+const errors = [];
+
+try {
+  const context = await browser.newContext({ viewport: { width: 520, height: 900 } });
+  const pageA = await context.newPage();
+  await watch(pageA, 'A', errors);
+  const a = new Person(pageA);
+  await pageA.goto(url);
+  await a.by('engine').filter({ hasText: 'Kilo · ready' }).waitFor({ timeout: T });
+  await a.by('banner').waitFor({ state: 'hidden', timeout: T });
+  await step(pageA, 'opened');
+  const session = await a.newSession();
+
+  // Turn 1: a reply.
+  await a.say('Say hello MOCK:text:hello%20from%20the%20sidebar');
+  await a.turn(0).getByTestId('msg-assistant').filter({ hasText: 'hello from the sidebar' }).waitFor({ timeout: T });
+  await a.waitStatus('Done', T);
+  await step(pageA, 'turn1-reply');
+
+  // Turn 2: a command, allowed: the command and its output, then the reply.
+  await a.say('Run it MOCK:bash:echo%20zebra77');
+  await a.turn(1).getByTestId('approval-prompt').filter({ hasText: 'Run echo zebra77' }).waitFor({ timeout: T });
+  await a.waitStatus('Waiting for your approval', T);
+  await step(pageA, 'turn2-approval');
+  await a.answer(1, 'allow_once');
+  await a.turn(1).getByTestId('tool-command').filter({ hasText: '$ echo zebra77' }).waitFor({ timeout: T });
+  await a.turn(1).getByTestId('tool-output').filter({ hasText: 'zebra77' }).waitFor({ timeout: T });
+  await a.turn(1).getByTestId('msg-assistant').filter({ hasText: 'Tool result received: zebra77' }).waitFor({ timeout: T });
+  await a.waitStatus('Done', T);
+  expect((await a.turn(1).getByTestId('approval-state').textContent()) === 'Allowed once', 'the approval says it was allowed');
+  expect(!(await a.turn(0).innerText()).includes('zebra77'), 'the first turn holds none of the second');
+  await step(pageA, 'turn2-allowed');
+
+  // Turn 3: a command, denied: it does not run.
+  await a.say('Run it MOCK:bash:echo%20yak78');
+  await a.turn(2).getByTestId('approval-prompt').filter({ hasText: 'Run echo yak78' }).waitFor({ timeout: T });
+  await a.answer(2, 'deny');
+  await a.turn(2).locator('[data-testid=tool][data-state=error]').waitFor({ timeout: T });
+  await a.waitStatus('Done', T);
+  expect((await a.turn(2).getByTestId('approval-state').textContent()) === 'Denied', 'the approval says it was denied');
+  const outputs = await a.turn(2).getByTestId('tool-output').allInnerTexts();
+  expect(!outputs.some((o) => /^yak78\s*$/m.test(o)), `the denied command did not run: ${JSON.stringify(outputs)}`);
+  await step(pageA, 'turn3-denied');
+
+  // Turn 4: stopped while it streams.
+  await a.say('Keep going MOCK:slow');
+  await a.turn(3).getByTestId('msg-assistant').first().waitFor({ timeout: T });
+  await a.by('stop').and(pageA.locator(':enabled')).waitFor({ timeout: T });
+  await a.by('stop').click();
+  await a.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
+  await a.waitStatus('Stopped', T);
+  expect((await a.turns().count()) === 4, 'four turns, one per message');
+  await step(pageA, 'turn4-stopped');
+  const before = await a.transcript();
+
+  // Reload: the same four turns.
+  await pageA.reload();
+  await a.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
+  expect(JSON.stringify(await a.transcript()) === JSON.stringify(before), 'the reloaded page shows the same turns');
+  expect((await pageA.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id')) === session, 'the same session');
+  await step(pageA, 'reloaded');
+
+  // A second tab opens the session.
+  const pageB = await context.newPage();
+  await watch(pageB, 'B', errors);
+  const b = new Person(pageB);
+  await pageB.goto(url);
+  await pageB.locator(`[data-testid=session][data-session-id="${session}"]`).click();
+  await b.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
+  expect(JSON.stringify(await b.transcript()) === JSON.stringify(before), 'the second tab shows the same turns');
+  await step(pageB, 'second-tab');
+
+  const unexpected = errors.filter((e) => !/403|WebSocket connection/.test(e));
+  expect(unexpected.length === 0, `no page errors or CSP violations, got ${unexpected.join('; ')}`);
+  console.log('all browser checks passed');
+} catch (err) {
+  console.error(`FAILED: ${err.message}`);
+  console.error(`page errors: ${errors.join(' | ')}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
