@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use bb_protocol::v1::{
     AskKind, AskOption, AssistantDelta, AssistantMessage, Checkpoint, FileChangeKind, FileChanged,
     MessageStatus, PermissionRequest, Run, RunOutcome, RunPhase, Status, StatusLevel, Task,
-    TaskState, TextPreview, TodoItem, Todos, ToolRunState, ToolState, UnknownEvent, UserMessage,
-    WebviewUpdate,
+    TaskState, TextPreview, TodoItem, Todos, ToolRunState, ToolState, ToolView, UnknownEvent,
+    UserMessage, WebviewUpdate,
 };
 use serde_json::value::RawValue;
 
@@ -181,8 +181,15 @@ fn tool(b: &ToolBlock) -> WebviewUpdate<'_> {
         title: borrowed(&b.title),
         summary: borrowed(&b.summary),
         view: b.view.as_deref().cloned(),
-        input: b.input.as_ref().map(preview),
-        output: b.output.as_ref().map(preview),
+        // What the view says replaces the raw input, and a listing's or diff's raw output.
+        input: b.input.as_ref().filter(|_| b.view.is_none()).map(preview),
+        output: b
+            .output
+            .as_ref()
+            .filter(|_| {
+                !matches!(b.view.as_deref(), Some(ToolView::Files { .. } | ToolView::Diff { .. }))
+            })
+            .map(preview),
         error: borrowed(&b.error),
     })
 }

@@ -229,10 +229,11 @@ pub struct ToolState<'a> {
     /// What the tool did, in readable form, when the bridge recognizes the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<ToolView<'a>>,
-    /// The call's input (arguments), as text.
+    /// The call's input (arguments), as text; absent when `view` says what the call does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<TextPreview<'a>>,
-    /// The call's output so far, as text.
+    /// The call's output so far, as text; absent when `view` is a listing or diffs (they
+    /// are what it shows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<TextPreview<'a>>,
     /// Why it failed (one line, redacted).

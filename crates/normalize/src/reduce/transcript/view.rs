@@ -20,25 +20,49 @@ enum Family {
     Read,
 }
 
+/// The tools of each family, by name (any case, any namespace prefix).
+const FAMILIES: [(Family, &[&str]); 4] = [
+    (
+        Family::Shell,
+        &[
+            "bash",
+            "shell",
+            "sh",
+            "run_shell",
+            "run_shell_command",
+            "exec",
+            "execute",
+            "run_command",
+            "run_terminal_cmd",
+            "terminal",
+            "command",
+        ],
+    ),
+    (Family::List, &["list_dir", "list", "ls", "list_files", "list_directory"]),
+    (
+        Family::Change,
+        &[
+            "apply_unified_patch",
+            "apply_patch",
+            "patch",
+            "edit",
+            "multiedit",
+            "str_replace",
+            "write",
+            "write_file",
+            "create_file",
+            "edit_file",
+        ],
+    ),
+    (Family::Read, &["read", "read_file", "view", "cat"]),
+];
+
 fn family(tool: &str) -> Option<Family> {
-    let name = tool.rsplit(['.', '/']).next().unwrap_or(tool).to_ascii_lowercase();
-    Some(match name.as_str() {
-        "bash" | "shell" | "sh" | "run_shell" | "run_shell_command" | "exec" | "execute"
-        | "run_command" | "run_terminal_cmd" | "terminal" | "command" => Family::Shell,
-        "list_dir" | "list" | "ls" | "list_files" | "list_directory" => Family::List,
-        "apply_unified_patch"
-        | "apply_patch"
-        | "patch"
-        | "edit"
-        | "multiedit"
-        | "str_replace"
-        | "write"
-        | "write_file"
-        | "create_file"
-        | "edit_file" => Family::Change,
-        "read" | "read_file" | "view" | "cat" => Family::Read,
-        _ => return None,
-    })
+    let name = tool.rsplit(['.', '/']).next().unwrap_or(tool);
+    FAMILIES
+        .iter()
+        .find(|(_, names)| names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+        .map(|(f, _)| *f)
 }
 
 /// A preview as the wire carries it.
@@ -158,7 +182,8 @@ pub(super) fn breadboard(
     bodies: &mut BodyStore,
 ) -> (Option<ToolView<'static>>, Option<i64>) {
     let Some(fam) = tool.and_then(family) else { return (None, None) };
-    let args = breadboard_args(p);
+    // A listing reads its result only; the others their call's arguments.
+    let args = if fam == Family::List { None } else { breadboard_args(p) };
     let arg = |keys: &[&[&str]]| args.as_ref().and_then(|a| str_at(a, keys)).map(str::to_owned);
     let path = arg(&[&["path"], &["file_path"], &["filePath"], &["file"]]);
     let exit = p
