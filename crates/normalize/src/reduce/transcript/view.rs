@@ -182,10 +182,16 @@ pub(super) fn breadboard(
     bodies: &mut BodyStore,
 ) -> (Option<ToolView<'static>>, Option<i64>) {
     let Some(fam) = tool.and_then(family) else { return (None, None) };
-    // A listing reads its result only; the others their call's arguments.
-    let args = if fam == Family::List { None } else { breadboard_args(p) };
-    let arg = |keys: &[&[&str]]| args.as_ref().and_then(|a| str_at(a, keys)).map(str::to_owned);
-    let path = arg(&[&["path"], &["file_path"], &["filePath"], &["file"]]);
+    // The call's arguments are JSON text inside the event: parsed only when the event says
+    // nothing more direct.
+    let args = std::cell::OnceCell::new();
+    let arg = |keys: &[&[&str]]| {
+        args.get_or_init(|| breadboard_args(p))
+            .as_ref()
+            .and_then(|a| str_at(a, keys))
+            .map(str::to_owned)
+    };
+    let path = || arg(&[&["path"], &["file_path"], &["filePath"], &["file"]]);
     let exit = p
         .get("exit_code")
         .or_else(|| at(p, &["result", "exit_code"]))
@@ -193,8 +199,10 @@ pub(super) fn breadboard(
         .and_then(Value::as_i64);
     let view = match fam {
         Family::Shell => {
-            let command = command_of(args.as_ref().and_then(|a| a.get("command")))
-                .or_else(|| command_of(p.get("command")));
+            let command = command_of(p.get("command")).or_else(|| {
+                let args = args.get_or_init(|| breadboard_args(p));
+                command_of(args.as_ref().and_then(|a| a.get("command")))
+            });
             command.map(|c| ToolView::Command { command: c.into(), exit_code: exit })
         }
         Family::List => {
@@ -203,7 +211,7 @@ pub(super) fn breadboard(
                 .and_then(|r| r.get("entries").or_else(|| r.get("items")))
                 .or(result.filter(|r| r.is_array()))
                 .and_then(Value::as_array);
-            let dir = result.and_then(|r| str_at(r, &[&["path"]])).map(str::to_owned).or(path);
+            let dir = result.and_then(|r| str_at(r, &[&["path"]])).map(str::to_owned);
             items.map(|items| listing(items, dir))
         }
         Family::Change => {
@@ -225,24 +233,25 @@ pub(super) fn breadboard(
                         .collect()
                 })
                 .unwrap_or_default();
-            let from_args = arg(&[&["patch"], &["diff"]]);
-            let preview = str_at(p, &[&["diff_preview"]]).map(str::to_owned).or_else(|| {
-                let art = at(p, &["display", "detail_artifact", "preview"])?;
-                let mut text = as_text(art.get("lines")?)?;
-                if let Some(n) = art.get("omitted_lines").and_then(Value::as_u64) {
-                    text.push_str(&format!("\n… {n} more lines in the artifact"));
-                }
-                Some(text)
-            });
+            let shown = || {
+                str_at(p, &[&["diff_preview"]]).map(str::to_owned).or_else(|| {
+                    let art = at(p, &["display", "detail_artifact", "preview"])?;
+                    let mut text = as_text(art.get("lines")?)?;
+                    if let Some(n) = art.get("omitted_lines").and_then(Value::as_u64) {
+                        text.push_str(&format!("\n… {n} more lines in the artifact"));
+                    }
+                    Some(text)
+                })
+            };
             if !blocks.is_empty() {
                 Some(ToolView::Diff { files: blocks })
-            } else if let Some(text) = from_args.or(preview) {
-                Some(ToolView::Diff { files: diffs(&text, path.as_deref(), bodies) })
+            } else if let Some(text) = shown().or_else(|| arg(&[&["patch"], &["diff"]])) {
+                Some(ToolView::Diff { files: diffs(&text, path().as_deref(), bodies) })
             } else {
-                path.map(|p| ToolView::File { path: p.into() })
+                path().map(|p| ToolView::File { path: p.into() })
             }
         }
-        Family::Read => path.map(|p| ToolView::File { path: p.into() }),
+        Family::Read => path().map(|p| ToolView::File { path: p.into() }),
     };
     (view, exit)
 }
