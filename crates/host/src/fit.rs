@@ -101,15 +101,7 @@ impl Fitter {
         items: Vec<EventItem>,
         max_items: usize,
     ) -> Vec<(EventsPayload, usize)> {
-        let message = |events: Events| EventsPayload {
-            session_id: session.to_owned(),
-            events,
-            tab_id: None,
-            seq: None,
-            resync: None,
-            view: None,
-            updates: None,
-        };
+        let message = |events: Events| EventsPayload::new(session, events);
         let base = payload_bytes(&message(Events::default()));
         let budget = self.budget();
         // Room for one item's JSON in a message of its own.
@@ -209,13 +201,8 @@ impl Fitter {
             self.resync_view(session, view)
         } else {
             let payload = EventsPayload {
-                session_id: session.to_owned(),
-                events: Events::default(),
-                tab_id: None,
-                seq: None,
                 resync: Some(true),
-                view: None,
-                updates: None,
+                ..EventsPayload::new(session, Events::default())
             };
             let bytes = payload_bytes(&payload);
             (payload, bytes)
@@ -229,13 +216,9 @@ impl Fitter {
     fn resync_view(&mut self, session: &str, view: &SessionView) -> (EventsPayload, usize) {
         let mut value = serde_json::to_value(view).unwrap_or(Value::Object(Map::new()));
         let payload = |v: Map<String, Value>| EventsPayload {
-            session_id: session.to_owned(),
-            events: Events::default(),
-            tab_id: None,
-            seq: None,
             resync: Some(true),
             view: Some(v),
-            updates: None,
+            ..EventsPayload::new(session, Events::default())
         };
         let probe = payload(value.as_object().cloned().unwrap_or_default());
         let bytes = payload_bytes(&probe);

@@ -111,15 +111,8 @@ mod tests {
             })
         };
         let updates: Vec<WebviewUpdate<'_>> = (0..deltas as u64).map(delta).collect();
-        let payload = EventsPayload {
-            session_id: "s".into(),
-            events: Default::default(),
-            tab_id: None,
-            seq: None,
-            resync: Some(true),
-            view: None,
-            updates: None,
-        };
+        let payload =
+            EventsPayload { resync: Some(true), ..EventsPayload::new("s", Default::default()) };
         let bytes = payload_bytes(&payload);
         (EventsPayload { updates: Some(Updates::from_items(&updates)), ..payload }, bytes)
     }

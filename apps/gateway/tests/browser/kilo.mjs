@@ -3,7 +3,7 @@
 // denied, a stop, a reload, a second tab opening the session.
 // Usage: node kilo.mjs <page URL> <shots dir>
 
-import { Person, expect, launch, shots, watch } from './lib.mjs';
+import { expect, open, run } from './lib.mjs';
 
 const [url, outDir] = process.argv.slice(2);
 if (!url || !outDir) {
@@ -12,15 +12,8 @@ if (!url || !outDir) {
 }
 // The engine answers slower than the demo (it starts, and runs real tools).
 const T = 90_000;
-const step = shots(outDir);
-const browser = await launch();
-const errors = [];
-
-try {
-  const context = await browser.newContext({ viewport: { width: 520, height: 900 } });
-  const pageA = await context.newPage();
-  await watch(pageA, 'A', errors);
-  const a = new Person(pageA);
+await run(outDir, async ({ context, step, errors }) => {
+  const [pageA, a] = await open(context, 'A', errors);
   await pageA.goto(url);
   await a.by('engine').filter({ hasText: 'Kilo · ready' }).waitFor({ timeout: T });
   await a.by('banner').waitFor({ state: 'hidden', timeout: T });
@@ -77,22 +70,10 @@ try {
   await step(pageA, 'reloaded');
 
   // A second tab opens the session.
-  const pageB = await context.newPage();
-  await watch(pageB, 'B', errors);
-  const b = new Person(pageB);
+  const [pageB, b] = await open(context, 'B', errors);
   await pageB.goto(url);
   await pageB.locator(`[data-testid=session][data-session-id="${session}"]`).click();
   await b.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
   expect(JSON.stringify(await b.transcript()) === JSON.stringify(before), 'the second tab shows the same turns');
   await step(pageB, 'second-tab');
-
-  const unexpected = errors.filter((e) => !/403|WebSocket connection/.test(e));
-  expect(unexpected.length === 0, `no page errors or CSP violations, got ${unexpected.join('; ')}`);
-  console.log('all browser checks passed');
-} catch (err) {
-  console.error(`FAILED: ${err.message}`);
-  console.error(`page errors: ${errors.join(' | ')}`);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

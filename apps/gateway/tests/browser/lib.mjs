@@ -21,7 +21,10 @@ export function shots(dir) {
   return async (page, name) => {
     n += 1;
     const path = `${dir}/${String(n).padStart(2, '0')}-${name}.png`;
+    // As printed: the composer in its place below the conversation, not stuck mid-page.
+    await page.emulateMedia({ media: 'print' });
     await page.screenshot({ path, fullPage: true });
+    await page.emulateMedia({ media: 'screen' });
     console.log(`ok ${n} ${name} (${path})`);
   };
 }
@@ -41,6 +44,36 @@ export async function watch(page, label, errors) {
   });
   await page.exposeFunction('__cspViolation', (v) => errors.push(`${label}: CSP ${v}`));
   await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
+}
+
+/**
+ * Runs `scenario({ context, step, errors })` in a fresh browser: prints what failed and exits
+ * non-zero, or checks that no page reported an error or a CSP violation and says so.
+ */
+export async function run(outDir, scenario) {
+  const step = shots(outDir);
+  const browser = await launch();
+  const errors = [];
+  try {
+    const context = await browser.newContext({ viewport: { width: 520, height: 900 } });
+    await scenario({ context, step, errors });
+    const unexpected = errors.filter((e) => !/403|WebSocket connection/.test(e));
+    expect(unexpected.length === 0, `no page errors or CSP violations, got ${unexpected.join('; ')}`);
+    console.log('all browser checks passed');
+  } catch (err) {
+    console.error(`FAILED: ${err.message}`);
+    console.error(`page errors: ${errors.join(' | ')}`);
+    process.exitCode = 1;
+  } finally {
+    await browser.close();
+  }
+}
+
+/** A new page of `context`, watched, and the person using it. */
+export async function open(context, label, errors) {
+  const page = await context.newPage();
+  await watch(page, label, errors);
+  return [page, new Person(page)];
 }
 
 /** The page as a person sees and uses it. */

@@ -6,22 +6,15 @@
 // Prints one line per step; exits non-zero with the reason on the first failure.
 
 import { createServer } from 'node:http';
-import { Person, T, expect, launch, shots, watch } from './lib.mjs';
+import { T, expect, open, run } from './lib.mjs';
 
 const [url, resyncUrl, outDir] = process.argv.slice(2);
 if (!url || !resyncUrl || !outDir) {
   console.error('usage: node smoke.mjs <url> <resync url> <screenshot dir>');
   process.exit(2);
 }
-const step = shots(outDir);
-const browser = await launch();
-const errors = [];
-
-try {
-  const context = await browser.newContext({ viewport: { width: 520, height: 900 } });
-  const pageA = await context.newPage();
-  await watch(pageA, 'A', errors);
-  const a = new Person(pageA);
+await run(outDir, async ({ context, step, errors }) => {
+  const [pageA, a] = await open(context, 'A', errors);
 
   // Opened: the engine in words, and a hint instead of a blank box.
   const response = await pageA.goto(url);
@@ -66,6 +59,11 @@ try {
   await a.by('session').filter({ hasText: 'Add a Makefile' }).waitFor({ timeout: T });
   await step(pageA, 'turn1-allowed');
   const turn1 = await a.turn(0).innerText();
+  // The Run drawer: the state in words and the file the turn created.
+  await a.by('run-drawer').locator('summary').click();
+  await a.by('files-changed').filter({ hasText: 'Makefile new +7 −0' }).waitFor({ timeout: T });
+  expect((await a.by('run-status').textContent()).startsWith('Done · 1 turn'), 'the run says done, in words');
+  await a.by('run-drawer').locator('summary').click();
 
   // Turn 2: a second message gets its own turn; Deny is honoured.
   await a.say('Now with debug flags');
@@ -113,9 +111,7 @@ try {
   await step(pageA, 'reconnected');
 
   // A second tab opens the session: the same conversation.
-  const pageB = await context.newPage();
-  await watch(pageB, 'B', errors);
-  const b = new Person(pageB);
+  const [pageB, b] = await open(context, 'B', errors);
   await pageB.goto(url);
   await b.by('session').filter({ hasText: 'Add a Makefile' }).click();
   await b.turn(2).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
@@ -150,18 +146,14 @@ try {
   await step(pageA, 'deleted');
 
   // A declared resync: a tab that fell behind more than its ring holds is rebuilt.
-  const pageC = await context.newPage();
-  await watch(pageC, 'C', errors);
-  const c = new Person(pageC);
+  const [pageC, c] = await open(context, 'C', errors);
   await pageC.goto(resyncUrl);
   await c.newSession();
   await c.say('Add a Makefile');
   await c.turn(0).getByTestId('approval').waitFor({ timeout: T });
   await c.answer(0, 'allow_once');
   await c.waitStatus('Done');
-  const pageD = await context.newPage();
-  await watch(pageD, 'D', errors);
-  const d = new Person(pageD);
+  const [pageD, d] = await open(context, 'D', errors);
   await pageD.goto(resyncUrl);
   await d.by('session').filter({ hasText: 'Add a Makefile' }).click();
   await d.turn(0).getByTestId('msg-assistant').filter({ hasText: 'Run make to try it.' }).waitFor({ timeout: T });
@@ -207,14 +199,4 @@ try {
   foreign.close();
   expect(outcome === 'refused', `a foreign Origin is refused (got ${outcome})`);
   console.log('ok foreign origin refused');
-
-  const unexpected = errors.filter((e) => !/403|WebSocket connection/.test(e));
-  expect(unexpected.length === 0, `no page errors or CSP violations, got ${unexpected.join('; ')}`);
-  console.log('all browser checks passed');
-} catch (err) {
-  console.error(`FAILED: ${err.message}`);
-  console.error(`page errors: ${errors.join(' | ')}`);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

@@ -31,16 +31,21 @@ fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     Ok((dir, chromium))
 }
 
-#[test]
-fn the_sidebar_page_works_in_a_real_browser() {
-    let (dir, chromium) = match prerequisites() {
-        Ok(found) => found,
+/// The browser test's folder and Chromium; `None` only when `BB_SKIP_BROWSER=1` opts out.
+fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+    match prerequisites() {
+        Ok(found) => Some(found),
         Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {
             eprintln!("BB_SKIP_BROWSER=1: not running the browser test ({why})");
-            return;
+            None
         }
         Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
-    };
+    }
+}
+
+#[test]
+fn the_sidebar_page_works_in_a_real_browser() {
+    let Some((dir, chromium)) = browser_or_skip() else { return };
     let gw = Gateway::start(&[]);
     // A page that falls behind a two-message ring gets a declared resync.
     let small_ring = Gateway::start(&["--test-ring-messages", "2"]);
@@ -76,14 +81,7 @@ fn node(
 
 #[test]
 fn the_sidebar_page_works_on_real_kilo() {
-    let (dir, chromium) = match prerequisites() {
-        Ok(found) => found,
-        Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {
-            eprintln!("BB_SKIP_BROWSER=1: not running the browser test ({why})");
-            return;
-        }
-        Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
-    };
+    let Some((dir, chromium)) = browser_or_skip() else { return };
     let Some(kilo) = bb_test_support::kilo_bin_or_skip() else { return };
     let world = bb_test_support::KiloWorld::new();
     let _mock = world.start_mock_llm(std::time::Duration::from_millis(40), "ask", "ask");

@@ -236,6 +236,23 @@ async fn stop_does_not_interrupt_a_replay_fed_turn() {
     assert_eq!(summary["status"], "running");
 }
 
+/// An engine whose agent turns play `script`, a session of it, its stream from the start,
+/// and the input `text` sent.
+async fn agent_turn(
+    script: String,
+    text: &str,
+) -> (bb_fake_engine::RunningEngine, reqwest::Client, String, reqwest::Response) {
+    let scripts = vec![bb_fake_engine::ScriptSource::Inline(script)];
+    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let url = engine.url().to_owned();
+    let http = reqwest::Client::new();
+    let session = create(&http, &url).await;
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    assert_eq!(input(&http, &url, &session, text).await, 202);
+    (engine, http, session, stream)
+}
+
 #[tokio::test]
 async fn stop_ends_an_agent_turn_at_the_next_event_and_keeps_the_session() {
     let turn = [
@@ -243,14 +260,8 @@ async fn stop_ends_an_agent_turn_at_the_next_event_and_keeps_the_session() {
         r#"{"type":"warning","payload":{"message":"two"},"delay_ms":60000}"#,
     ]
     .join("\n");
-    let scripts = vec![bb_fake_engine::ScriptSource::Inline(turn)];
-    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let (engine, http, session, stream) = agent_turn(turn, "hello").await;
     let url = engine.url();
-    let http = reqwest::Client::new();
-    let session = create(&http, url).await;
-    let stream =
-        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
-    assert_eq!(input(&http, url, &session, "hello").await, 202);
     let (first, _) = read_events(stream, |s| s.len() == 4).await;
     assert_eq!(first[3].data["payload"]["message"], "one");
     let stop = http
@@ -330,14 +341,8 @@ async fn a_oneshot_session_completes_and_ends_its_stream() {
 async fn demo_answered(decision: &str) -> (Vec<Value>, String) {
     let path = super::support::fixtures().join("../../demo/breadboard_demo.jsonl");
     let demo = std::fs::read_to_string(path).unwrap();
-    let scripts = vec![bb_fake_engine::ScriptSource::Inline(demo)];
-    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let (engine, http, session, stream) = agent_turn(demo, "Add a Makefile").await;
     let url = engine.url();
-    let http = reqwest::Client::new();
-    let session = create(&http, url).await;
-    let stream =
-        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
-    assert_eq!(input(&http, url, &session, "Add a Makefile").await, 202);
     let (asked, _) =
         read_events(stream, |s| s.iter().any(|e| e.data["type"] == "permission_request")).await;
     let last = asked.last().unwrap().id.clone();

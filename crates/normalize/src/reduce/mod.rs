@@ -179,7 +179,17 @@ impl SessionView {
             // BreadBoard's todo snapshots travel as `tool_result`s carrying a `todo` object:
             // the class stays the spec's, the todo list is what they change.
             C::ToolResult if todo_snapshot(ev) => self.tasks.todos(ev),
-            C::ToolResult => t.tool_result(ev, bodies),
+            C::ToolResult => {
+                // A change a tool made is a file the run changed (BreadBoard and ACP say so only
+                // in their tools' diffs).
+                if let Some(b) = t.tool_result(ev, bodies)
+                    && let Some(bb_protocol::v1::ToolView::Diff { files }) = b.view.as_deref()
+                {
+                    for f in files {
+                        self.run.changed_by_tool(f);
+                    }
+                }
+            }
             C::PermissionRequest => t.permission_request(ev),
             C::PermissionResponse => t.permission_response(ev),
             C::RunErrorOrGap if aborted(ev) => {

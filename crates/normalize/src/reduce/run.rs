@@ -369,6 +369,36 @@ impl RunLane {
         }
     }
 
+    /// A file a tool's diff changed: created (from `/dev/null`), deleted (to it) or modified,
+    /// with the lines the diff adds and removes (the engine's next report of the file, Kilo's
+    /// `session.diff`, replaces it).
+    pub(crate) fn changed_by_tool(&mut self, diff: &bb_protocol::v1::ToolDiff<'_>) {
+        let Some(path) = diff.path.as_deref() else { return };
+        let text = &diff.unified.text;
+        let (mut additions, mut deletions) = (0, 0);
+        for line in text.lines() {
+            if line.starts_with('+') && !line.starts_with("+++") {
+                additions += 1;
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                deletions += 1;
+            }
+        }
+        let status = if text.lines().any(|l| l == "--- /dev/null") {
+            "added"
+        } else if text.lines().any(|l| l == "+++ /dev/null") {
+            "deleted"
+        } else {
+            "modified"
+        };
+        let counted = !diff.unified.truncated;
+        self.upsert_file(FileChange {
+            path: path.to_owned(),
+            status: status.to_owned(),
+            additions: counted.then_some(additions),
+            deletions: counted.then_some(deletions),
+        });
+    }
+
     fn upsert_file(&mut self, change: FileChange) {
         let i = match self.changed_files.iter().position(|f| f.path == change.path) {
             Some(i) => {

@@ -275,6 +275,22 @@ pub struct EventsPayload {
     pub updates: Option<Updates>,
 }
 
+impl EventsPayload {
+    /// A message of `session_id` carrying `events` and nothing else (no tab, `seq`, resync
+    /// or updates yet).
+    pub fn new(session_id: impl Into<String>, events: Events) -> Self {
+        EventsPayload {
+            session_id: session_id.into(),
+            events,
+            tab_id: None,
+            seq: None,
+            resync: None,
+            view: None,
+            updates: None,
+        }
+    }
+}
+
 /// A v1 event: topic plus its payload.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "topic", content = "payload")]

@@ -126,7 +126,12 @@ impl Transcript {
     /// `tool.result`: closes the matching tool block and attaches a compact preview. A result
     /// without an open match refreshes the latest block of the same call or tool in the same
     /// turn (BreadBoard emits two results per call), or else opens a closed block.
-    pub(crate) fn tool_result(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+    /// Returns the block, once closed, when its call succeeded.
+    pub(crate) fn tool_result(
+        &mut self,
+        ev: &RawEvent,
+        bodies: &mut BodyStore,
+    ) -> Option<&ToolBlock> {
         let head: ToolHead<'_> = ev.payload.read();
         let r = ToolFacts::result(ev, &head, bodies);
         let i = self.find_open_tool(r.call_id.as_deref(), r.tool.as_deref()).or_else(|| {
@@ -178,6 +183,10 @@ impl Transcript {
                 // A streamed output is stored whole once the call ends.
                 b.output = Some(bodies.preview(&live, Limits::default()));
             }
+        }
+        match self.blocks.get(i) {
+            Some(Block::Tool(b)) if b.status == ToolStatus::Completed => Some(b),
+            _ => None,
         }
     }
 }
