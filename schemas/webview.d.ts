@@ -25,6 +25,14 @@ export type AcpDisconnectParams = {
   id: string;
 };
 
+/** `acp_elicitation_reply`: answers an agent's `elicitation/create`. */
+export type AcpElicitationReplyParams = {
+  connectionId: string;
+  requestId: AcpRequestId;
+  action: ElicitationActionKind;
+  content?: Record<string, unknown> | null;
+};
+
 /** `acp_permission_reply`: answers an agent's `session/request_permission`. */
 export type AcpPermissionReplyParams = {
   connectionId: string;
@@ -47,6 +55,18 @@ export type AcpSessionCancelParams = {
   sessionId: string;
 };
 
+/** Result of `acp_session_list`: the agent's `SessionInfo` objects (`sessionId`, `cwd`,
+ * `title?`, `updatedAt?`), as it sent them. */
+export type AcpSessionList = {
+  sessions: Array<unknown>;
+};
+
+/** `acp_session_list` (ACP `session/list`, every page). */
+export type AcpSessionListParams = {
+  connectionId: string;
+  cwd?: string | null;
+};
+
 /** `acp_session_load` (ACP `session/load`). */
 export type AcpSessionLoadParams = {
   connectionId: string;
@@ -62,11 +82,33 @@ export type AcpSessionNewParams = {
   mcpServers?: Array<unknown> | null;
 };
 
+/** `acp_session_close` / `acp_session_delete` (ACP `session/close`, `session/delete`). */
+export type AcpSessionParams = {
+  connectionId: string;
+  sessionId: string;
+};
+
 /** `acp_session_prompt` (ACP `session/prompt`). */
 export type AcpSessionPromptParams = {
   connectionId: string;
   sessionId: string;
   prompt: Array<ContentBlock>;
+};
+
+/** Result of `acp_session_resume` and `acp_session_set_config_option`: the session's
+ * config options (ACP `SessionConfigOption` objects) and, for agents still using them, its
+ * modes. */
+export type AcpSessionSetup = {
+  configOptions?: Array<unknown> | null;
+  modes?: unknown;
+};
+
+/** `acp_session_set_config_option` (ACP `session/set_config_option`). */
+export type AcpSetConfigOptionParams = {
+  connectionId: string;
+  sessionId: string;
+  configId: string;
+  value: unknown;
 };
 
 /** The agent's self-description. */
@@ -249,6 +291,9 @@ export type DownloadArtifactResult = {
   artifactPath: string;
   savedPath?: string | null;
 };
+
+/** The user's answer to an elicitation. */
+export type ElicitationActionKind = ("accept" | "decline" | "cancel");
 
 /** A text or binary resource embedded in a prompt (ACP `EmbeddedResourceResource`). */
 export type EmbeddedResource = ({
@@ -814,6 +859,24 @@ export type WsCall = ({
 } | {
   method: "acp_permission_reply";
   params: AcpPermissionReplyParams;
+} | {
+  method: "acp_session_list";
+  params: AcpSessionListParams;
+} | {
+  method: "acp_session_resume";
+  params: AcpSessionLoadParams;
+} | {
+  method: "acp_session_close";
+  params: AcpSessionParams;
+} | {
+  method: "acp_session_delete";
+  params: AcpSessionParams;
+} | {
+  method: "acp_session_set_config_option";
+  params: AcpSetConfigOptionParams;
+} | {
+  method: "acp_elicitation_reply";
+  params: AcpElicitationReplyParams;
 });
 
 /** The error of a failed WebSocket response: `{message, code?, data?}`. */
@@ -843,6 +906,9 @@ export type WsEvent = {
   payload: Record<string, unknown>;
 } | {
   event: "acp-terminal-output";
+  payload: Record<string, unknown>;
+} | {
+  event: "acp-elicitation-request";
   payload: Record<string, unknown>;
 } | {
   event: "bb/connection";

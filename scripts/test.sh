@@ -14,6 +14,12 @@ if BB_KILO_BIN="$(bash scripts/engine.sh)"; then
 else
   echo "test.sh: the Kilo engine could not be installed; real-engine tests will fail" >&2
 fi
+# opencode, whose `opencode acp` the ACP tests drive as a second real agent.
+if BB_OPENCODE_BIN="$(bash scripts/engine.sh opencode)"; then
+  export BB_OPENCODE_BIN
+else
+  echo "test.sh: opencode could not be installed; its ACP tests will fail" >&2
+fi
 
 # The gateway's browser test (Debian's Chromium + playwright-core) and WebSocket conformance
 # suite (kosoku); like the engine, a failed install makes those tests fail and say why.
@@ -22,3 +28,12 @@ bash scripts/gateway-test-tools.sh || echo "test.sh: gateway test tools incomple
 # Doc examples first (nextest does not run them), then every other test.
 cargo test --workspace --doc --quiet
 cargo nextest run --workspace --all-targets --no-fail-fast "$@"
+
+# The VS Code extension: unit tests, the .vsix as `npm ci && npm run package` builds it (with
+# the release sidecar), and its end-to-end run in code-server. Not with a nextest filter
+# (a targeted run), which this says.
+if [ "$#" -eq 0 ]; then
+  bash editors/vscode/test/run.sh
+else
+  echo "test.sh: a filtered run ($*): the VS Code extension's tests were not run"
+fi

@@ -1,9 +1,9 @@
-// The sidebar page: wires the bridge client, the store and the view. Configuration comes
-// from window.__APP_CONFIG__ = { wsUrl, authToken, settings }, injected by the gateway.
-// The page asks the bridge for view-model updates (`bb.init({receive: 'updates'})`) and
-// renders those only.
+// The sidebar page: wires the transport, the store and the view. Configuration comes from
+// window.__APP_CONFIG__: { wsUrl, authToken, settings } injected by the gateway, or
+// { transport: "vscode", settings } injected by the VS Code extension. The page asks the
+// bridge for view-model updates (`bb.init({receive: 'updates'})`) and renders those only.
 
-import { Rpc } from './rpc.js';
+import { connectTransport } from './rpc.js';
 import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, promptFailed } from './store.js';
 import { View } from './view.js';
 
@@ -11,25 +11,20 @@ const config = window.__APP_CONFIG__ ?? {};
 const store = createStore();
 store.engineLabel = config.settings?.engineLabel ?? null;
 store.deleting = new Map();
-const saved = (key, fallback) => {
-  try {
-    return JSON.parse(sessionStorage.getItem(key)) ?? fallback;
-  } catch {
-    return fallback;
-  }
-};
-const save = (key, value) => sessionStorage.setItem(key, JSON.stringify(value));
+let storage = null;
+const saved = (key, fallback) => storage.get(key, fallback);
+const save = (key, value) => storage.set(key, value);
 const newId = () => (globalThis.crypto?.randomUUID ? crypto.randomUUID() : `id-${Date.now()}-${Math.random()}`);
 const UNDO_MS = 5000;
 
-// This browser tab's identity survives reloads (sessionStorage is per tab), so the bridge
-// can hand a reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the
-// last delivery index applied): after a reload it holds nothing, so it asks from 0 and the
+// This tab's identity survives reloads (sessionStorage per browser tab; the webview's state
+// in VS Code, across a recreated webview and a window reload), so the bridge can hand a
+// reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the last
+// delivery index applied): after a reload it holds nothing, so it asks from 0 and the
 // bridge replays the tab (or resyncs it); after a dropped connection it asks only for what
 // it missed.
-const tabId = saved('bb.tabId', null) ?? newId();
-save('bb.tabId', tabId);
-const lastSeen = { [tabId]: 0 };
+let tabId = null;
+const lastSeen = {};
 
 const refresh = () => view.schedule();
 const said = (err) => `${err.message}${err.code && !err.message.includes(err.code) ? ` (${err.code})` : ''}`;
@@ -122,6 +117,20 @@ const actions = {
       refresh();
     }
   },
+  async openDiff(filePath) {
+    try {
+      await rpc.request('bb.openDiff', { sessionId: store.activeSessionId, filePath });
+    } catch (err) {
+      failure(err);
+    }
+  },
+  async openPath(path) {
+    try {
+      await rpc.request('shell.openPath', { path });
+    } catch (err) {
+      failure(err);
+    }
+  },
   async stop() {
     const sessionId = store.activeSessionId;
     if (!sessionId) return;
@@ -140,7 +149,9 @@ const actions = {
     } catch (err) {
       block.local = {
         error: err.code === 'workspace_untrusted'
-          ? 'Not allowed: this workspace is not trusted, so the agent may not write files or run commands. Trust the workspace (or start the bridge with --trusted) to allow it.'
+          ? (config.transport === 'vscode'
+            ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
+            : 'Not allowed: this workspace is not trusted, so the agent may not write files or run commands. Trust the workspace (or start the bridge with --trusted) to allow it.')
           : said(err),
       };
     }
@@ -248,9 +259,7 @@ async function onOpen() {
   refresh();
 }
 
-const rpc = new Rpc({
-  url: config.wsUrl,
-  token: config.authToken,
+const transport = connectTransport(config, {
   onEvent,
   onOpen,
   onStatus(link) {
@@ -258,10 +267,19 @@ const rpc = new Rpc({
     refresh();
   },
 });
+const { rpc } = transport;
+storage = transport.storage;
+tabId = saved('bb.tabId', null) ?? newId();
+save('bb.tabId', tabId);
+lastSeen[tabId] = 0;
 const view = new View(document.getElementById('app'), store, actions);
-document.addEventListener('visibilitychange', () => {
-  rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
-});
+// In VS Code the extension host reports visibility (the webview's own document may not
+// know it is hidden); in a browser the page does.
+if (!rpc.hostOwnsVisibility) {
+  document.addEventListener('visibilitychange', () => {
+    rpc.request('bb.visibility', { visible: !document.hidden }).catch(() => {});
+  });
+}
 // For diagnostics from the devtools console (and the browser test): the page's own objects.
 window.__bb = { rpc, store };
 rpc.connect();

@@ -1,5 +1,7 @@
-// The WebSocket client: requests matched to responses by id, events handed on, reconnect
-// with back-off. Speaks the gateway's envelope: {type: "request"|"response"|"event"}.
+// The page's transports: the WebSocket client of the gateway ({type: "request"|"response"|
+// "event"}; reconnect with back-off) and the VS Code client (v1 envelopes over postMessage,
+// below), both with one interface: request(method, params), onEvent(name, payload),
+// onStatus(link), onOpen().
 
 export class Rpc {
   constructor({ url, token, onEvent, onStatus, onOpen }) {
@@ -65,4 +67,95 @@ export class Rpc {
       this.socket.send(JSON.stringify({ type: 'request', id, method, params }));
     });
   }
+}
+
+// The VS Code transport: the same calls as v1 envelopes ({v: 1, kind: "req"|"res"|"evt"})
+// over postMessage to the extension host, which relays them to the sidecar as JSON Lines.
+// The host tells the page its link to the bridge ({type: "bb-link", state}); the page
+// announces itself once per load ({type: "bb-ready"}) and calls `onOpen` whenever the link
+// opens (then `bb.init({lastSeen})` gets what it missed). The host owns visibility.
+export class VsCodeRpc {
+  constructor({ vscode, onEvent, onStatus, onOpen }) {
+    this.vscode = vscode;
+    this.onEvent = onEvent;
+    this.onStatus = onStatus;
+    this.onOpen = onOpen;
+    this.pending = new Map();
+    this.counter = 0;
+    this.open = false;
+    this.hostOwnsVisibility = true;
+  }
+
+  connect() {
+    window.addEventListener('message', (e) => this.receive(e.data));
+    this.onStatus({ state: 'connecting', attempt: 0 });
+    this.vscode.postMessage({ type: 'bb-ready' });
+  }
+
+  receive(msg) {
+    if (!msg || typeof msg !== 'object') return;
+    if (msg.type === 'bb-link') {
+      const wasOpen = this.open;
+      this.open = msg.state === 'open';
+      if (!this.open && wasOpen) this.failPending('the connection to the bridge closed');
+      this.onStatus({ state: msg.state, attempt: msg.attempt ?? 0, reason: msg.reason, retryInMs: msg.retryInMs });
+      if (this.open) this.onOpen();
+      return;
+    }
+    if (msg.v !== 1) return;
+    if (msg.kind === 'res') {
+      const waiter = this.pending.get(msg.id);
+      if (!waiter) return;
+      this.pending.delete(msg.id);
+      if (msg.ok) waiter.resolve(msg.result);
+      else waiter.reject(Object.assign(new Error(msg.error?.message ?? 'request failed'), { code: msg.error?.code, data: msg.error?.details }));
+    } else if (msg.kind === 'evt') {
+      this.onEvent(msg.topic, msg.payload ?? {});
+    }
+  }
+
+  failPending(message) {
+    for (const { reject } of this.pending.values()) reject(Object.assign(new Error(message), { code: 'disconnected' }));
+    this.pending.clear();
+  }
+
+  request(method, params = {}) {
+    this.counter += 1;
+    const id = `p${Date.now().toString(36)}-${this.counter}`;
+    return new Promise((resolve, reject) => {
+      if (!this.open) {
+        reject(Object.assign(new Error('not connected to the bridge'), { code: 'disconnected' }));
+        return;
+      }
+      this.pending.set(id, { resolve, reject });
+      this.vscode.postMessage({ v: 1, kind: 'req', id, method, params });
+    });
+  }
+}
+
+// The transport and the page's small persistent state, chosen from window.__APP_CONFIG__:
+// `transport: "vscode"` speaks postMessage and keeps state in the webview's state (it
+// survives the webview being recreated and the window reloading); otherwise the WebSocket
+// at `wsUrl` with state in sessionStorage (per browser tab, survives a reload).
+export function connectTransport(config, handlers) {
+  if (config.transport === 'vscode' && typeof acquireVsCodeApi === 'function') {
+    const vscode = acquireVsCodeApi();
+    const state = () => vscode.getState() ?? {};
+    const storage = {
+      get: (key, fallback) => state()[key] ?? fallback,
+      set: (key, value) => vscode.setState({ ...state(), [key]: value }),
+    };
+    return { rpc: new VsCodeRpc({ vscode, ...handlers }), storage };
+  }
+  const storage = {
+    get(key, fallback) {
+      try {
+        return JSON.parse(sessionStorage.getItem(key)) ?? fallback;
+      } catch {
+        return fallback;
+      }
+    },
+    set: (key, value) => sessionStorage.setItem(key, JSON.stringify(value)),
+  };
+  return { rpc: new Rpc({ url: config.wsUrl, token: config.authToken, ...handlers }), storage };
 }

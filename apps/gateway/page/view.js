@@ -85,8 +85,9 @@ export class View {
     this.chatStatus = el('span', { class: 'chat-status', role: 'status', 'data-testid': 'chat-status' });
     this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', 'data-testid': 'transcript' });
     this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Ask the agent… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message', 'data-testid': 'composer' });
+    // Enter sends; Shift+Enter adds a line; Enter that ends an IME composition does neither.
     this.input.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
         e.preventDefault();
         this.send();
       }
@@ -265,6 +266,14 @@ export class View {
         this.blockNodes.set(key, { node, rev: b.rev, local: this.localSig(b) });
       }
     }
+    // Turns that went (a prompt that was not sent, taken back) leave the page too.
+    const live = new Set(c.turns.map((t) => t.id));
+    for (const [id, t] of this.turnNodes) {
+      if (!live.has(id)) {
+        t.node.remove();
+        this.turnNodes.delete(id);
+      }
+    }
     if (stick) this.transcript.lastElementChild?.scrollIntoView({ block: 'end' });
   }
 
@@ -338,7 +347,8 @@ export class View {
       for (const f of v.files) {
         const { add, del } = counts(f.unified.text);
         parts.push(el('div', { class: 'diff-file', 'data-testid': 'tool-diff' },
-          el('div', { class: 'diff-head' }, el('strong', {}, f.path ?? 'diff'), el('span', { class: 'muted' }, ` +${add} −${del}`)),
+          el('div', { class: 'diff-head' }, el('strong', {}, f.path ?? 'diff'), el('span', { class: 'muted' }, ` +${add} −${del}`),
+            f.path ? this.fileActions(f.path) : null),
           renderDiff(f.unified.text),
           f.unified.truncated && f.unified.ref ? el('button', { type: 'button', class: 'link', 'data-testid': 'show-full', onclick: () => a.showFull(b, f.unified.ref) }, 'Show the whole diff') : null));
       }
@@ -362,6 +372,14 @@ export class View {
       parts,
       b.error ? el('p', { class: 'error', 'data-testid': 'tool-error' }, b.error) : null,
     );
+  }
+
+  /** Open the diff of a file the agent changed, or the file itself, in the IDE. */
+  fileActions(path) {
+    const a = this.actions;
+    return el('span', { class: 'file-actions' },
+      el('button', { type: 'button', class: 'link', 'data-testid': 'open-diff', onclick: () => a.openDiff(path) }, 'Open diff'),
+      el('button', { type: 'button', class: 'link', 'data-testid': 'open-file', onclick: () => a.openPath(path) }, 'Open file'));
   }
 
   renderAsk(b) {
@@ -409,7 +427,7 @@ export class View {
       r?.gap ? el('p', { class: 'error' }, 'Some engine events were lost: the conversation may miss steps.') : null,
       files.length
         ? el('div', {}, el('h3', {}, 'Files changed'), el('ul', { class: 'files-changed', 'data-testid': 'files-changed' }, files.map((f) =>
-          el('li', {}, el('code', {}, f.path), ` ${CHANGES[f.change] ?? f.change}${f.additions != null ? ` +${f.additions}` : ''}${f.deletions != null ? ` −${f.deletions}` : ''}`))))
+          el('li', {}, el('code', {}, f.path), ` ${CHANGES[f.change] ?? f.change}${f.additions != null ? ` +${f.additions}` : ''}${f.deletions != null ? ` −${f.deletions}` : ''}`, this.fileActions(f.path)))))
         : el('p', { class: 'empty' }, 'No files changed yet.'),
       r?.checkpoints?.length ? el('div', {}, el('h3', {}, 'Checkpoints'), el('ul', {}, r.checkpoints.map((cp) => el('li', {}, `${cp.preview ?? cp.id}${cp.restored ? ' (restored)' : ''}`)))) : null,
       r?.links?.length ? el('div', {}, el('h3', {}, 'Logs'), el('ul', {}, r.links.map((l) => el('li', {}, el('code', {}, l))))) : null,

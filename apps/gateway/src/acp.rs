@@ -88,6 +88,20 @@ impl AcpHandler for ConnectionAcp {
             WsCall::AcpPermissionReply(p) => {
                 hub.permission_reply(p).await.map_err(wire).map(|()| Value::Null)
             }
+            WsCall::AcpSessionList(p) => json(hub.session_list(p).await.map_err(wire)?),
+            WsCall::AcpSessionResume(p) => json(hub.session_resume(p).await.map_err(wire)?),
+            WsCall::AcpSessionClose(p) => {
+                hub.session_close(p).await.map_err(wire).map(|()| Value::Null)
+            }
+            WsCall::AcpSessionDelete(p) => {
+                hub.session_delete(p).await.map_err(wire).map(|()| Value::Null)
+            }
+            WsCall::AcpSessionSetConfigOption(p) => {
+                json(hub.session_set_config_option(p).await.map_err(wire)?)
+            }
+            WsCall::AcpElicitationReply(p) => {
+                hub.elicitation_reply(p).await.map_err(wire).map(|()| Value::Null)
+            }
             other => Err(WsError::new(
                 "unknown_method",
                 format!("{} is not an ACP method", other.method()),

@@ -2,9 +2,12 @@
 //! one engine serves the workspace, either spawned and supervised by the sidecar or attached
 //! to by URL, or (the default) the offline demo: a fake BreadBoard engine in-process playing
 //! a recorded turn. Logs go to stderr, every line redacted (`bb-logging`); stdout carries only
-//! envelopes. The engine flags and
+//! envelopes. With `--listen PATH` the same JSON Lines are served on a Unix socket instead
+//! (`listen.rs`): any number of clients, each a webview connection of the one runtime, and
+//! the sidecar outlives them by `--linger SECS`. The engine flags and
 //! the engine setup live in `bb-launch`, shared with `bb-gateway`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +15,8 @@ use bb_launch::{EngineArgs, EngineParts, Launcher};
 use bb_protocol::Limits;
 use bb_service::{Service, SystemClock};
 use clap::Parser;
+
+mod listen;
 
 /// The allocator (as in every bridge binary): the event path allocates many small, short-lived
 /// values and frees them on another task's thread, which glibc malloc does slowly.
@@ -27,6 +32,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Args {
     #[command(flatten)]
     engine: EngineArgs,
+
+    /// Serve the v1 JSON Lines on this Unix socket instead of stdin/stdout: any number of
+    /// clients (each its own webview connection), mode 0600. When another sidecar already
+    /// serves the path, say so on stdout and exit 0 (connect to that one). Prints
+    /// `listening on PATH` on stdout once clients can connect.
+    #[arg(long, value_name = "PATH")]
+    listen: Option<PathBuf>,
+
+    /// With --listen: seconds to keep running (engine, sessions, pending prompts) while no
+    /// client is connected, from the start and after the last client leaves; then the
+    /// sidecar stops its engine and exits 0.
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "listen",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    linger: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -39,7 +58,10 @@ fn main() -> anyhow::Result<()> {
     // (`bb_service::EventsThread`, started by the launcher): under a busy stream each of the
     // two keeps a core, and only the pump's updates cross (BENCHMARKS.md, step 30).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let result = runtime.block_on(run(args));
+    let result = match args.listen.clone() {
+        Some(path) => runtime.block_on(listen::run(args, path)),
+        None => runtime.block_on(run(args)),
+    };
     // A stdin read may still block a runtime thread (after SIGTERM): don't wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     result
@@ -48,15 +70,8 @@ fn main() -> anyhow::Result<()> {
 /// Runs the service loop on stdio until the webview closes.
 async fn run(args: Args) -> anyhow::Result<()> {
     let launcher = Launcher::start(args.engine).await?;
-    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    let service = service(&launcher).await?;
     let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
-    let service = Service::new(
-        launcher.service_config(),
-        adapter,
-        updates,
-        Arc::new(SystemClock),
-        supervision,
-    );
     let result = service.run(bb_service::sink::single(sink)).await;
     bridge.reader.abort();
     if let Err(err) = bridge.writer.await {
@@ -71,8 +86,20 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// The service loop over the launcher's engine (not started yet).
+pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
+    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    Ok(Service::new(
+        launcher.service_config(),
+        adapter,
+        updates,
+        Arc::new(SystemClock),
+        supervision,
+    ))
+}
+
 /// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.
-async fn terminate_signal() {
+pub(crate) async fn terminate_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) =
         (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))

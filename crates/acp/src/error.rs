@@ -42,8 +42,14 @@ pub enum AcpError {
     #[error("no permission request {0} is waiting for an answer (answered, cancelled or unknown)")]
     PermissionNotPending(String),
     /// The agent offers no such capability (`not_supported`).
-    #[error("the agent does not support {0}")]
+    #[error("the agent does not offer {0}")]
     NotSupported(&'static str),
+    /// The agent answered `initialize` with a protocol version this bridge does not speak
+    /// (`acp_protocol_unsupported`); the text says which.
+    #[error(
+        "{0}; this bridge speaks ACP protocol version 1: update the agent or use one that speaks version 1"
+    )]
+    Protocol(String),
 }
 
 impl AcpError {
@@ -58,6 +64,7 @@ impl AcpError {
             AcpError::Agent { .. } => "acp_agent_error",
             AcpError::PermissionNotPending(_) => "permission_not_pending",
             AcpError::NotSupported(_) => "not_supported",
+            AcpError::Protocol(_) => "acp_protocol_unsupported",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! What a connection reports on its own: session updates, session and connection state,
-//! permission requests and their settlement. Each becomes one `acp-*` WebSocket event.
+//! permission requests and their settlement, elicitations, terminal output and the agent's
+//! file accesses. Each becomes one `acp-*` WebSocket event.
 
 use bb_protocol::ws::{AcpRequestId, WsEventKind, WsPayload};
 use serde_json::{Map, Value, json};
@@ -55,6 +56,54 @@ pub enum AcpEventKind {
         /// The ACP outcome sent (`{"outcome":"selected","optionId":…}` or `cancelled`).
         outcome: Value,
     },
+    /// The agent asks the user for input (`elicitation/create`): a form or a URL.
+    Elicitation {
+        /// The session, when the elicitation is session-scoped.
+        session_id: Option<String>,
+        /// The agent's JSON-RPC request id; answer with it.
+        request_id: AcpRequestId,
+        /// The request as the agent sent it (`mode`, `message`, `requestedSchema` or `url`).
+        request: Value,
+    },
+    /// An elicitation was answered (`accept`/`decline`/`cancel`), or the agent reported a URL
+    /// elicitation complete (`elicitation/complete`: `request_id` is `None`).
+    ElicitationSettled {
+        /// The session, when known.
+        session_id: Option<String>,
+        /// The agent's request id, when it was an answer.
+        request_id: Option<AcpRequestId>,
+        /// `{"action": …}` sent, or `{"elicitationId": …, "completed": true}`.
+        outcome: Value,
+    },
+    /// A chunk of a terminal's output (one line, with its newline).
+    TerminalOutput {
+        /// The session.
+        session_id: String,
+        /// The terminal.
+        terminal_id: String,
+        /// The text.
+        output: String,
+    },
+    /// A terminal's command exited (or was killed).
+    TerminalExited {
+        /// The session.
+        session_id: String,
+        /// The terminal.
+        terminal_id: String,
+        /// ACP `TerminalExitStatus` (`exitCode`, `signal`).
+        exit: Value,
+    },
+    /// The agent read or wrote a file through the bridge, or was refused.
+    FileAccess {
+        /// The session.
+        session_id: String,
+        /// `read` or `write`.
+        op: &'static str,
+        /// The path as the agent gave it.
+        path: String,
+        /// `None` when done; why it was refused otherwise.
+        refused: Option<String>,
+    },
 }
 
 impl AcpEvent {
@@ -91,8 +140,56 @@ impl AcpEvent {
                 p.insert("outcome".to_owned(), outcome.clone());
                 WsEventKind::AcpSessionState(p)
             }
+            AcpEventKind::Elicitation { session_id, request_id, request } => {
+                if let Some(s) = session_id {
+                    p.insert("sessionId".to_owned(), s.clone().into());
+                }
+                p.insert("requestId".to_owned(), id_value(request_id));
+                p.insert("elicitation".to_owned(), request.clone());
+                WsEventKind::AcpElicitationRequest(p)
+            }
+            AcpEventKind::ElicitationSettled { session_id, request_id, outcome } => {
+                if let Some(s) = session_id {
+                    p.insert("sessionId".to_owned(), s.clone().into());
+                }
+                p.insert("state".to_owned(), "elicitation_settled".into());
+                if let Some(r) = request_id {
+                    p.insert("requestId".to_owned(), id_value(r));
+                }
+                p.insert("outcome".to_owned(), outcome.clone());
+                WsEventKind::AcpSessionState(p)
+            }
+            AcpEventKind::TerminalOutput { session_id, terminal_id, output } => {
+                terminal(p, session_id, terminal_id, ("output", output.clone().into()))
+            }
+            AcpEventKind::TerminalExited { session_id, terminal_id, exit } => {
+                terminal(p, session_id, terminal_id, ("exitStatus", exit.clone()))
+            }
+            AcpEventKind::FileAccess { session_id, op, path, refused } => {
+                p.insert("sessionId".to_owned(), session_id.clone().into());
+                p.insert("state".to_owned(), "file_access".into());
+                p.insert("op".to_owned(), (*op).into());
+                p.insert("path".to_owned(), path.clone().into());
+                if let Some(r) = refused {
+                    p.insert("refused".to_owned(), r.clone().into());
+                }
+                WsEventKind::AcpSessionState(p)
+            }
         }
     }
+}
+
+/// An `acp-terminal-output` event: the terminal and one more field.
+fn terminal(
+    mut p: WsPayload,
+    session_id: &str,
+    terminal_id: &str,
+    (key, value): (&str, Value),
+) -> WsEventKind {
+    p.insert("sessionId".to_owned(), session_id.into());
+    p.insert("terminalId".to_owned(), terminal_id.into());
+    p.insert(key.to_owned(), value);
+    WsEventKind::AcpTerminalOutput(p)
 }
 
 /// The request id as JSON (number or string, as the agent sent it).

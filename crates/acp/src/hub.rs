@@ -10,14 +10,18 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::v1::schema::ContentBlock;
 use bb_protocol::ws::{
     AcpConnectParams, AcpConnectionInfo, AcpConnectionStatus, AcpDisconnectParams,
-    AcpPermissionReplyParams, AcpPromptResult, AcpSessionCancelParams, AcpSessionLoadParams,
-    AcpSessionNewParams, AcpSessionPromptParams, AgentInfo,
+    AcpElicitationReplyParams, AcpPermissionReplyParams, AcpPromptResult, AcpSessionCancelParams,
+    AcpSessionList, AcpSessionListParams, AcpSessionLoadParams, AcpSessionNewParams,
+    AcpSessionParams, AcpSessionPromptParams, AcpSessionSetup, AcpSetConfigOptionParams, AgentInfo,
 };
 use bb_supervisor::ProcessSpawner;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::conn::Connection;
+use crate::caps::Optional;
+use crate::conn::{AcpCounters, ClientEnv, Connection};
+use crate::gate::{Gate, TrustFlag};
+use crate::terminal::TerminalEnv;
 use crate::{AcpError, AcpEvent, LaunchPolicy};
 
 /// Events buffered per hub before the agents' readers wait (back-pressure, never a drop).
@@ -32,6 +36,7 @@ struct Entry {
 pub struct AcpHub {
     policy: LaunchPolicy,
     spawner: Arc<dyn ProcessSpawner>,
+    gate: Arc<dyn Gate>,
     conns: Mutex<HashMap<String, Entry>>,
     events: mpsc::Sender<AcpEvent>,
     next: AtomicU64,
@@ -44,14 +49,32 @@ impl std::fmt::Debug for AcpHub {
 }
 
 impl AcpHub {
-    /// A hub and the receiver of every event of its connections.
+    /// A hub and the receiver of every event of its connections; the workspace is trusted
+    /// for the agents' writes and terminals as `policy.trusted` says, for good.
     pub fn new(
         policy: LaunchPolicy,
         spawner: Arc<dyn ProcessSpawner>,
     ) -> (Self, mpsc::Receiver<AcpEvent>) {
+        let gate = Arc::new(TrustFlag::new(policy.trusted));
+        Self::with_gate(policy, spawner, gate)
+    }
+
+    /// As [`AcpHub::new`], with the trust of the agents' writes and terminals decided by
+    /// `gate` each time.
+    pub fn with_gate(
+        policy: LaunchPolicy,
+        spawner: Arc<dyn ProcessSpawner>,
+        gate: Arc<dyn Gate>,
+    ) -> (Self, mpsc::Receiver<AcpEvent>) {
         let (events, rx) = mpsc::channel(EVENT_CAPACITY);
-        let hub =
-            Self { policy, spawner, conns: Mutex::default(), events, next: AtomicU64::new(1) };
+        let hub = Self {
+            policy,
+            spawner,
+            gate,
+            conns: Mutex::default(),
+            events,
+            next: AtomicU64::new(1),
+        };
         (hub, rx)
     }
 
@@ -79,8 +102,17 @@ impl AcpHub {
         let spec = self.policy.spec(&params)?;
         let cwd = spec.cwd.clone();
         let id = self.new_id();
+        let env = ClientEnv {
+            terminal: TerminalEnv {
+                spawner: self.spawner.clone(),
+                workspace: self.policy.workspace.clone(),
+                inherited_env: spec.env.clone(),
+            },
+            gate: self.gate.clone(),
+        };
         let conn =
-            Connection::start(id.clone(), self.spawner.as_ref(), spec, self.events.clone()).await?;
+            Connection::start(id.clone(), self.spawner.as_ref(), spec, self.events.clone(), env)
+                .await?;
         let info = connection_info(&conn);
         self.conns
             .lock()
@@ -107,9 +139,7 @@ impl AcpHub {
     ) -> Result<(String, Value), AcpError> {
         let (conn, cwd) = self.entry(&params.connection_id)?;
         let cwd = self.session_cwd(params.cwd.as_deref(), cwd)?;
-        let answer = conn.new_session(cwd, params.mcp_servers.unwrap_or_default()).await?;
-        let id = answer.session_id.to_string();
-        Ok((id, serde_json::to_value(&answer).unwrap_or(Value::Null)))
+        conn.new_session(cwd, params.mcp_servers.unwrap_or_default()).await
     }
 
     /// The agent's own `session/list` for a directory (default: the connection's cwd), as
@@ -124,12 +154,135 @@ impl AcpHub {
         conn.list_sessions(cwd).await
     }
 
+    /// `acp_session_list`: the agent's sessions; `not_supported` unless it offers
+    /// `session/list`.
+    pub async fn session_list(
+        &self,
+        params: AcpSessionListParams,
+    ) -> Result<AcpSessionList, AcpError> {
+        let sessions = self.list_sessions(&params.connection_id, params.cwd.as_deref()).await?;
+        sessions
+            .map(|sessions| AcpSessionList { sessions })
+            .ok_or(AcpError::NotSupported(Optional::List.method()))
+    }
+
     /// `acp_session_load`: the agent replays the session as updates, then answers.
     pub async fn session_load(&self, params: AcpSessionLoadParams) -> Result<(), AcpError> {
+        self.session_load_full(params).await.map(|_| ())
+    }
+
+    /// As [`AcpHub::session_load`], with the answer (config options, modes).
+    pub async fn session_load_full(
+        &self,
+        params: AcpSessionLoadParams,
+    ) -> Result<AcpSessionSetup, AcpError> {
+        self.reopen(params, Optional::Load).await
+    }
+
+    /// `acp_session_resume`: reopens a session without a replay; `not_supported` unless the
+    /// agent offers `session/resume`.
+    pub async fn session_resume(
+        &self,
+        params: AcpSessionLoadParams,
+    ) -> Result<AcpSessionSetup, AcpError> {
+        self.reopen(params, Optional::Resume).await
+    }
+
+    async fn reopen(
+        &self,
+        params: AcpSessionLoadParams,
+        how: Optional,
+    ) -> Result<AcpSessionSetup, AcpError> {
         let (conn, cwd) = self.entry(&params.connection_id)?;
         let cwd = self.session_cwd(params.cwd.as_deref(), cwd)?;
-        conn.load_session(&params.session_id, cwd, params.mcp_servers.unwrap_or_default()).await?;
-        Ok(())
+        let mcp = params.mcp_servers.unwrap_or_default();
+        let answer = match how {
+            Optional::Resume => conn.resume_session(&params.session_id, cwd, mcp).await?,
+            _ => conn.load_session(&params.session_id, cwd, mcp).await?,
+        };
+        Ok(setup(&answer))
+    }
+
+    /// Opens a session this connection does not have open: `session/resume` when the agent
+    /// offers it (no replay), else `session/load` (the history replays as updates), else
+    /// `not_supported`. Returns whether it was loaded (replayed).
+    pub async fn session_open(
+        &self,
+        params: AcpSessionLoadParams,
+    ) -> Result<(AcpSessionSetup, bool), AcpError> {
+        let (conn, _) = self.entry(&params.connection_id)?;
+        if conn.offers(Optional::Resume) {
+            return Ok((self.session_resume(params).await?, false));
+        }
+        if conn.offers(Optional::Load) {
+            return Ok((self.session_load_full(params).await?, true));
+        }
+        Err(AcpError::NotSupported("session/resume or session/load"))
+    }
+
+    /// Whether the connection has the session open.
+    pub fn session_is_open(&self, connection_id: &str, session_id: &str) -> bool {
+        self.entry(connection_id).is_ok_and(|(c, _)| c.is_open(session_id))
+    }
+
+    /// Whether the agent offers an optional method.
+    pub fn offers(&self, connection_id: &str, what: Optional) -> bool {
+        self.entry(connection_id).is_ok_and(|(c, _)| c.offers(what))
+    }
+
+    /// `acp_session_close`: stops forwarding the session's updates (late ones are dropped and
+    /// counted), answers what it holds open `cancelled`, kills its terminals, then
+    /// `session/close`; `not_supported` when the agent does not offer it (the session is
+    /// still closed here, and a running turn cancelled).
+    pub async fn session_close(&self, params: AcpSessionParams) -> Result<(), AcpError> {
+        if self.session_close_local(&params).await? {
+            Ok(())
+        } else {
+            Err(AcpError::NotSupported(Optional::Close.method()))
+        }
+    }
+
+    /// As [`AcpHub::session_close`]; `Ok(false)` when the agent does not offer
+    /// `session/close` (closed here only).
+    pub async fn session_close_local(&self, params: &AcpSessionParams) -> Result<bool, AcpError> {
+        let (conn, _) = self.entry(&params.connection_id)?;
+        conn.close_session(&params.session_id).await
+    }
+
+    /// `acp_session_delete`; `not_supported` unless the agent offers `session/delete`.
+    pub async fn session_delete(&self, params: AcpSessionParams) -> Result<(), AcpError> {
+        let (conn, _) = self.entry(&params.connection_id)?;
+        conn.delete_session(&params.session_id).await
+    }
+
+    /// `acp_session_set_config_option`: checked against the session's options, then sent.
+    pub async fn session_set_config_option(
+        &self,
+        params: AcpSetConfigOptionParams,
+    ) -> Result<AcpSessionSetup, AcpError> {
+        let (conn, _) = self.entry(&params.connection_id)?;
+        let answer =
+            conn.set_config_option(&params.session_id, &params.config_id, params.value).await?;
+        Ok(setup(&answer))
+    }
+
+    /// The session's config options as last reported (`None`: not open on the connection).
+    pub fn config_options(&self, connection_id: &str, session_id: &str) -> Option<Vec<Value>> {
+        self.entry(connection_id).ok().and_then(|(c, _)| c.config_options(session_id))
+    }
+
+    /// `acp_elicitation_reply`.
+    pub async fn elicitation_reply(
+        &self,
+        params: AcpElicitationReplyParams,
+    ) -> Result<(), AcpError> {
+        let (conn, _) = self.entry(&params.connection_id)?;
+        conn.reply_elicitation(&params.request_id, params.action, params.content).await
+    }
+
+    /// What the connection counted.
+    pub fn counters(&self, connection_id: &str) -> AcpCounters {
+        self.entry(connection_id).map(|(c, _)| c.counters()).unwrap_or_default()
     }
 
     /// `acp_session_prompt`: resolves with the turn's end.
@@ -138,6 +291,7 @@ impl AcpHub {
         params: AcpSessionPromptParams,
     ) -> Result<AcpPromptResult, AcpError> {
         let (conn, _) = self.entry(&params.connection_id)?;
+        crate::caps::check_prompt(&conn.init, &params.prompt)?;
         let prompt: Vec<ContentBlock> = serde_json::to_value(&params.prompt)
             .and_then(serde_json::from_value)
             .map_err(|e| AcpError::InvalidParams(format!("prompt: {e}")))?;
@@ -223,6 +377,14 @@ impl AcpHub {
             _ => default,
         };
         Ok(cwd.to_string_lossy().into_owned())
+    }
+}
+
+/// The setup part of a `session/load`, `resume` or `set_config_option` answer.
+fn setup(answer: &Value) -> AcpSessionSetup {
+    AcpSessionSetup {
+        config_options: answer.get("configOptions").and_then(Value::as_array).cloned(),
+        modes: answer.get("modes").filter(|m| !m.is_null()).cloned(),
     }
 }
 

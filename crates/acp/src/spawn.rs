@@ -97,7 +97,7 @@ impl LaunchPolicy {
 }
 
 /// The real filesystem for the symlink-safe containment check.
-fn real_fs(path: &str) -> Resolution {
+pub(crate) fn real_fs(path: &str) -> Resolution {
     match std::fs::canonicalize(path) {
         Ok(p) => Resolution::Found(p.to_string_lossy().into_owned()),
         Err(e)
@@ -113,7 +113,7 @@ fn real_fs(path: &str) -> Resolution {
 }
 
 /// Loader variables could make any allowed program run other code: never set from a request.
-fn check_env_name(name: &str) -> Result<(), AcpError> {
+pub(crate) fn check_env_name(name: &str) -> Result<(), AcpError> {
     if name.is_empty() || name.contains(['=', '\0']) {
         return Err(AcpError::InvalidParams(format!(
             "{name:?} is not an environment variable name"
@@ -129,7 +129,7 @@ fn check_env_name(name: &str) -> Result<(), AcpError> {
 
 /// A command with a `/` is a path (relative to the agent's cwd); a bare name is looked up on
 /// the `PATH` the agent will get, so a missing program is reported before anything starts.
-fn find_program(
+pub(crate) fn find_program(
     command: &str,
     cwd: &Path,
     env: &[(OsString, OsString)],

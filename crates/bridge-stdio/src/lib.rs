@@ -3,7 +3,8 @@
 //! outbound envelope validated before it is written.
 //!
 //! IO contract: reads and writes the byte streams it is given (stdin/stdout for
-//! [`stdio`]); logs go to `tracing`, never to the output stream.
+//! [`stdio`], the clients of a Unix socket for [`socket`]); logs go to `tracing`, never to
+//! the output stream.
 //!
 //! # Rules
 //!
@@ -28,6 +29,8 @@
 mod answer;
 mod framing;
 mod line;
+#[cfg(unix)]
+pub mod socket;
 
 pub use framing::{Bridge, encode, spawn_io, stdio};
 

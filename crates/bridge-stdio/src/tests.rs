@@ -223,3 +223,69 @@ proptest! {
         });
     }
 }
+
+/// The Unix socket listener: one owner per path, clients handed to the runtime, the linger.
+mod socket {
+    use std::time::Duration;
+
+    use bb_protocol::Limits;
+    use bb_service::Inbound;
+    use tokio::io::AsyncWriteExt;
+    use tokio::sync::mpsc;
+
+    use crate::socket::{Bound, Ended, bind};
+
+    #[test]
+    fn a_second_bind_finds_the_owner_and_a_non_socket_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.sock");
+        let Bound::Listening(first) = bind(&path).unwrap() else { panic!("not bound") };
+        match bind(&path).unwrap() {
+            Bound::Running { pid } => assert_eq!(pid, Some(std::process::id())),
+            Bound::Listening(_) => panic!("two owners of one path"),
+        }
+        drop(first);
+        assert!(!path.exists(), "the owner removes its socket");
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let err = bind(&file).unwrap_err();
+        assert!(err.to_string().contains("is not a socket"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    #[allow(clippy::disallowed_methods)] // tokio's paused clock: the linger is measured on it
+    async fn clients_reach_the_runtime_and_the_linger_ends_serving() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.sock");
+        let Bound::Listening(mut listener) = bind(&path).unwrap() else { panic!("not bound") };
+        let (tx, mut rx) = mpsc::channel(4);
+        let linger = Duration::from_secs(30);
+        let serving = tokio::spawn(async move {
+            let ended = listener.serve(tx, Limits::default(), linger, std::future::pending()).await;
+            (listener, ended)
+        });
+        let mut client = tokio::net::UnixStream::connect(&path).await.unwrap();
+        client
+            .write_all(b"{\"v\":1,\"kind\":\"req\",\"id\":\"1\",\"method\":\"bb.init\"}\n")
+            .await
+            .unwrap();
+        let mut sink = rx.recv().await.unwrap();
+        let Some(Inbound::Request(request)) = sink.inbound.recv().await else {
+            panic!("no request")
+        };
+        assert_eq!(request.id, "1");
+        let started = tokio::time::Instant::now();
+        drop(client);
+        assert!(sink.inbound.recv().await.is_none(), "the client's input closed");
+        drop(sink);
+        let (_listener, (ended, _writers)) = serving.await.unwrap();
+        assert_eq!(ended, Ended::Linger);
+        assert!(
+            started.elapsed() >= linger,
+            "served {:?} after the last client",
+            started.elapsed()
+        );
+        assert!(rx.recv().await.is_none(), "the connection channel is closed");
+        assert!(!path.exists());
+    }
+}

@@ -282,6 +282,7 @@ impl Launcher {
             policy,
             Arc::new(TokioSpawner::default()),
             self.args.agent_command.clone(),
+            Some(self.state_dir.clone()),
         )
         .await
         .map_err(LaunchError::Attach)?;

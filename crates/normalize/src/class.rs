@@ -153,9 +153,11 @@ pub fn classify(ev: &RawEvent) -> EventClass {
     }
 }
 
-/// Agent Client Protocol: the `session/update` kinds (`sessionUpdate`), plus the events the
-/// bridge makes for what ACP says outside updates (`request_permission`,
-/// `permission_settled`, `turn_started`, `turn_ended`, `turn_error`, `agent_exited`).
+/// Agent Client Protocol: every stable `session/update` kind of schema 1.17 (the
+/// `sessionUpdate` field), the unstable `subagent_update`, and the events the bridge makes
+/// for what ACP says outside updates (permission requests and elicitations and their
+/// answers, turns, terminal output, file accesses, the agent's exits and restarts, session
+/// close and resume). Any other kind is `unknown_event`.
 pub fn classify_acp(kind: &str, payload: &Value) -> EventClass {
     use EventClass as C;
     match kind {
@@ -171,12 +173,27 @@ pub fn classify_acp(kind: &str, payload: &Value) -> EventClass {
         | "current_mode_update"
         | "config_option_update"
         | "session_info_update"
-        | "usage_update" => C::SessionInfo,
-        "request_permission" => C::PermissionRequest,
-        "permission_settled" => C::PermissionResponse,
+        | "usage_update"
+        | "compaction_update"
+        | "compaction_summary_chunk"
+        | "terminal_exited"
+        | "fs_read"
+        | "session_closed"
+        | "elicitation_completed" => C::SessionInfo,
+        "notice" => C::RunErrorOrGap,
+        "subagent_update" | "subagent_activity" => C::TaskEvent,
+        "request_permission" | "elicitation" => C::PermissionRequest,
+        "permission_settled" | "elicitation_settled" => C::PermissionResponse,
         "turn_started" => C::TurnStart,
         "turn_ended" => C::RunFinished,
-        "turn_error" | "agent_exited" => C::RunErrorOrGap,
+        "turn_error"
+        | "agent_exited"
+        | "agent_restarting"
+        | "session_resumed"
+        | "session_resume_failed"
+        | "fs_refused" => C::RunErrorOrGap,
+        "terminal_output" => C::ToolOutput,
+        "fs_write" => C::RunDiff,
         _ => C::Unknown,
     }
 }

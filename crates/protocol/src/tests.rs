@@ -393,7 +393,7 @@ fn method_tables_round_trip_names() {
         assert_eq!(WsMethod::from_name(m.as_str()), Some(m));
     }
     assert_eq!(V1Method::ALL.len(), 14);
-    assert_eq!(WsMethod::ALL.len(), 9);
+    assert_eq!(WsMethod::ALL.len(), 15);
 }
 
 #[test]

@@ -65,10 +65,14 @@ pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
 /// `bb.init` listens from then on and gets what its tabs missed.
 pub(crate) fn after_response(conn: ConnId, call: &V1Call) -> Vec<Input> {
     match call {
-        V1Call::Init(p) => vec![
-            Input::Receive { conn, receive: p.receive.unwrap_or_default() },
-            Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() },
-        ],
+        V1Call::Init(p) => {
+            // A later `bb.init` without `receive` (one that only says trust changed) keeps
+            // what the webview chose.
+            let receive = p.receive.map(|receive| Input::Receive { conn, receive });
+            let ready =
+                Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() };
+            receive.into_iter().chain([ready]).collect()
+        }
         _ => Vec::new(),
     }
 }

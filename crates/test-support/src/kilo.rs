@@ -32,14 +32,37 @@ pub fn kilo_bin_or_skip() -> Option<PathBuf> {
     }
 }
 
+/// The real opencode binary (`$BB_OPENCODE_BIN`, else what `scripts/engine.sh opencode`
+/// installs); panics with the reason and what to do when it cannot be had.
+pub fn opencode_bin() -> PathBuf {
+    install("opencode", "BB_OPENCODE_BIN", std::env::var_os("BB_OPENCODE_BIN").map(PathBuf::from))
+        .unwrap_or_else(|why| {
+            panic!(
+                "the real opencode is needed for this test and cannot be had: {why}. Run \
+                 `bash scripts/engine.sh opencode` (npm needed) or set BB_OPENCODE_BIN."
+            )
+        })
+}
+
 /// `from_env` (the value of `BB_KILO_BIN`) when set, else the output of `scripts/engine.sh`.
 pub(crate) fn lookup(from_env: Option<PathBuf>) -> Result<PathBuf, String> {
-    let found = match from_env {
+    install("kilo", "BB_KILO_BIN", from_env).map_err(|why| {
+        format!(
+            "the real Kilo engine is needed for this test and cannot be had: {why}. \
+             Run `bash scripts/engine.sh` (npm needed) or set BB_KILO_BIN; \
+             BB_SKIP_REAL_ENGINE=1 opts out explicitly where a test allows it."
+        )
+    })
+}
+
+/// `from_env` when set, else the output of `scripts/engine.sh <engine>`.
+fn install(engine: &str, var: &str, from_env: Option<PathBuf>) -> Result<PathBuf, String> {
+    match from_env {
         Some(bin) if bin.is_file() => Ok(bin),
-        Some(bin) => Err(format!("BB_KILO_BIN={} is not a file", bin.display())),
+        Some(bin) => Err(format!("{var}={} is not a file", bin.display())),
         None => {
             let script = repo_root().join("scripts/engine.sh");
-            match Command::new("bash").arg(&script).stderr(Stdio::inherit()).output() {
+            match Command::new("bash").arg(&script).arg(engine).stderr(Stdio::inherit()).output() {
                 Ok(out) if out.status.success() => {
                     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_owned()))
                 }
@@ -47,14 +70,7 @@ pub(crate) fn lookup(from_env: Option<PathBuf>) -> Result<PathBuf, String> {
                 Err(err) => Err(format!("cannot run {}: {err}", script.display())),
             }
         }
-    };
-    found.map_err(|why| {
-        format!(
-            "the real Kilo engine is needed for this test and cannot be had: {why}. \
-             Run `bash scripts/engine.sh` (npm needed) or set BB_KILO_BIN; \
-             BB_SKIP_REAL_ENGINE=1 opts out explicitly where a test allows it."
-        )
-    })
+    }
 }
 
 /// A Kilo server a bridge process supervises, as a client of the test's own reaches it.

@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use kilo::{
-    SupervisedKilo, assert_turn_from_its_start, kilo_bin, kilo_bin_or_skip, slow_turn_streaming,
-    supervised_kilo,
+    SupervisedKilo, assert_turn_from_its_start, kilo_bin, kilo_bin_or_skip, opencode_bin,
+    slow_turn_streaming, supervised_kilo,
 };
 pub use mock_llm::MockLlm;
 pub use world::KiloWorld;

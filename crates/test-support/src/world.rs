@@ -62,6 +62,14 @@ impl KiloWorld {
         env
     }
 
+    /// The `OPENCODE_*` switches that keep opencode offline and to itself, as `NAME=1`
+    /// words for `env` (the bridge's environment allow-list passes `KILO_*` only).
+    pub fn opencode_switches() -> Vec<String> {
+        let mut words = vec!["OPENCODE_TELEMETRY_LEVEL=off".to_owned()];
+        words.extend(KILO_DISABLED.map(|flag| format!("OPENCODE_DISABLE_{flag}=1")));
+        words
+    }
+
     /// Starts the mock LLM (chunks `chunk_delay` apart) and writes the Kilo config naming it,
     /// with `bash` and `edit` the engine's permissions for its shell and edit tools (`"ask"`,
     /// `"allow"`, `"deny"`). Keep the returned value alive as long as the engine runs.
@@ -71,7 +79,9 @@ impl KiloWorld {
         mock
     }
 
-    /// `xdg/config/kilo/kilo.json` as `engine-peer/run-engine.sh` writes it.
+    /// `xdg/config/kilo/kilo.json` as `engine-peer/run-engine.sh` writes it (with a second
+    /// model, `mock/other-model`, of a 64000-token context), and the same as
+    /// `xdg/config/opencode/opencode.json`.
     fn write_kilo_config(&self, mock_port: u16, bash: &str, edit: &str) {
         let cfg = json!({
             "$schema": "https://app.kilo.ai/config.json",
@@ -84,16 +94,18 @@ impl KiloWorld {
                 "name": "Mock LLM",
                 "options": {"baseURL": format!("http://127.0.0.1:{mock_port}/v1"), "apiKey": "mock-key"},
                 "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
-                                          "limit": {"context": 128000, "output": 4096}}}}},
+                                          "limit": {"context": 128000, "output": 4096}},
+                           "other-model": {"name": "Other Model", "tool_call": true,
+                                           "limit": {"context": 64000, "output": 4096}}}}},
             "permission": {"bash": bash, "edit": edit},
             "enabled_providers": ["mock"],
             "snapshot": false
         });
-        std::fs::write(
-            self.path("xdg/config/kilo/kilo.json"),
-            serde_json::to_vec_pretty(&cfg).unwrap(),
-        )
-        .unwrap();
+        let cfg = serde_json::to_vec_pretty(&cfg).unwrap();
+        std::fs::write(self.path("xdg/config/kilo/kilo.json"), &cfg).unwrap();
+        // opencode reads the same config from its own directory.
+        std::fs::create_dir_all(self.path("xdg/config/opencode")).unwrap();
+        std::fs::write(self.path("xdg/config/opencode/opencode.json"), &cfg).unwrap();
     }
 }
 

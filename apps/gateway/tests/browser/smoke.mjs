@@ -37,8 +37,13 @@ await run(outDir, async ({ context, step, errors }) => {
       if (t && window.__samples.at(-1) !== t) window.__samples.push(t);
     }).observe(document.querySelector('[data-testid=transcript]'), { subtree: true, childList: true, characterData: true });
   });
+  // Shift+Enter adds a line, Enter sends (and empties the box).
+  await a.by('composer').fill('Add a');
+  await a.by('composer').press('Shift+Enter');
+  expect((await a.by('composer').inputValue()) === 'Add a\n', 'Shift+Enter adds a line');
   await a.say('Add a Makefile');
   await a.turn(0).getByTestId('msg-user').filter({ hasText: 'Add a Makefile' }).waitFor({ timeout: T });
+  expect((await a.by('composer').inputValue()) === '', 'Enter sent the message');
   await a.turn(0).getByTestId('msg-assistant').first().filter({ hasText: 'for the C skeleton.' }).waitFor({ timeout: T });
   const samples = await pageA.evaluate(() => window.__samples);
   const whole = samples.at(-1) ?? '';
@@ -104,7 +109,13 @@ await run(outDir, async ({ context, step, errors }) => {
   // A dropped connection: the banner says so; back, nothing is lost or doubled.
   await pageA.evaluate(() => window.__bb.rpc.socket.close());
   await a.by('banner').filter({ hasText: 'reconnecting' }).waitFor({ timeout: T });
+  // A message sent meanwhile is not lost: its bubble says it was not sent, the box has it back.
+  await a.say('Kept when the send fails');
+  await pageA.locator('[data-testid=msg-user].failed').filter({ hasText: 'Not sent' }).waitFor({ timeout: T });
+  expect((await a.by('composer').inputValue()) === 'Kept when the send fails', 'the box keeps the text of a failed send');
   await step(pageA, 'reconnecting');
+  await a.by('composer').fill('');
+  await pageA.locator('[data-testid=msg-user].failed').waitFor({ state: 'detached', timeout: T });
   await a.by('banner').waitFor({ state: 'hidden', timeout: T });
   await a.by('engine').filter({ hasText: 'ready' }).waitFor({ timeout: T });
   expect(JSON.stringify(await a.transcript()) === JSON.stringify(before), 'the conversation is intact after a reconnect');

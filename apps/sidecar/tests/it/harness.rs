@@ -3,8 +3,9 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -50,12 +51,25 @@ impl World {
     pub(crate) fn start_mock_llm(&self, bash: &str, edit: &str) -> MockLlm {
         self.kilo.start_mock_llm(Duration::from_millis(20), bash, edit)
     }
+
+    /// As [`World::start_mock_llm`], with the reply's chunks `delay` apart.
+    pub(crate) fn start_mock_llm_with_delay(
+        &self,
+        bash: &str,
+        edit: &str,
+        delay: Duration,
+    ) -> MockLlm {
+        self.kilo.start_mock_llm(delay, bash, edit)
+    }
 }
 
-/// A running `bb-sidecar` spoken to over stdio. Every stdout line is kept in `seen`.
-pub(crate) struct Sidecar {
-    pub(crate) child: Child,
-    stdin: Option<ChildStdin>,
+/// One webview's line-level view of a bridge: requests written, every line read kept in
+/// `seen`. Over the sidecar's stdio ([`Sidecar`]) or one client of its socket
+/// ([`Peer::connect`]).
+pub(crate) struct Peer {
+    writer: Option<Box<dyn Write + Send>>,
+    /// A socket client's stream, to shut it down.
+    socket: Option<UnixStream>,
     lines: mpsc::Receiver<String>,
     pending: VecDeque<Value>,
     pub(crate) seen: Vec<String>,
@@ -63,6 +77,38 @@ pub(crate) struct Sidecar {
     latest_state: Option<Value>,
     pub(crate) stderr_path: PathBuf,
     next_id: u64,
+}
+
+/// A running `bb-sidecar` spoken to over stdio (its [`Peer`] is reached through `Deref`).
+pub(crate) struct Sidecar {
+    pub(crate) child: Child,
+    peer: Peer,
+}
+
+impl std::ops::Deref for Sidecar {
+    type Target = Peer;
+    fn deref(&self) -> &Peer {
+        &self.peer
+    }
+}
+
+impl std::ops::DerefMut for Sidecar {
+    fn deref_mut(&mut self) -> &mut Peer {
+        &mut self.peer
+    }
+}
+
+fn line_reader(read: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(read).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 impl Sidecar {
@@ -77,26 +123,81 @@ impl Sidecar {
             .stderr(stderr)
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+        let lines = line_reader(child.stdout.take().unwrap());
+        let writer = child.stdin.take().map(|w| Box::new(w) as Box<dyn Write + Send>);
+        let peer = Peer::new(writer, None, lines, stderr_path);
+        Self { child, peer }
+    }
+
+    pub(crate) fn wait_exit(&mut self, within: Duration) -> ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Drain what is left so the password scan sees everything.
+                while let Ok(line) = self.peer.lines.recv_timeout(Duration::from_secs(2)) {
+                    self.peer.seen.push(line);
                 }
+                return status;
             }
+            if Instant::now() >= deadline {
+                self.fail(&format!("the sidecar did not exit within {within:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The engine process: the sidecar's child.
+    pub(crate) fn engine_pid(&self) -> u32 {
+        let me = self.child.id();
+        let mut found = None;
+        eventually(LONG, "the engine process", || {
+            found = children_of(me).into_iter().next();
+            found.is_some()
         });
-        let stdin = child.stdin.take();
+        found.unwrap()
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Peer {
+    fn new(
+        writer: Option<Box<dyn Write + Send>>,
+        socket: Option<UnixStream>,
+        lines: mpsc::Receiver<String>,
+        stderr_path: PathBuf,
+    ) -> Self {
         Self {
-            child,
-            stdin,
+            writer,
+            socket,
             lines,
             pending: VecDeque::new(),
             seen: Vec::new(),
             latest_state: None,
             stderr_path,
             next_id: 0,
+        }
+    }
+
+    /// A client of a `--listen` sidecar's socket (whose log is `stderr_path`).
+    pub(crate) fn connect(path: &std::path::Path, stderr_path: PathBuf) -> Self {
+        let stream = UnixStream::connect(path)
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", path.display()));
+        let lines = line_reader(stream.try_clone().unwrap());
+        let writer = Box::new(stream.try_clone().unwrap());
+        Self::new(Some(writer), Some(stream), lines, stderr_path)
+    }
+
+    /// Closes a socket client's connection both ways (the webview went away).
+    pub(crate) fn disconnect(mut self) {
+        self.writer = None;
+        if let Some(socket) = self.socket.take() {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
         }
     }
 
@@ -115,7 +216,7 @@ impl Sidecar {
     }
 
     pub(crate) fn send_line(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
+        let stdin = self.writer.as_mut().expect("input open");
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
@@ -123,13 +224,21 @@ impl Sidecar {
 
     /// Writes raw bytes (no terminator added): for input that is not UTF-8.
     pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
+        let stdin = self.writer.as_mut().expect("input open");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
     }
 
     pub(crate) fn close_stdin(&mut self) {
-        self.stdin = None;
+        self.writer = None;
+    }
+
+    /// The next line as it is (not JSON), within `within`.
+    pub(crate) fn raw_line(&mut self, within: Duration) -> String {
+        match self.lines.recv_timeout(within) {
+            Ok(line) => line,
+            Err(_) => self.fail(&format!("no line within {within:?}")),
+        }
     }
 
     /// Reads the next stdout line as JSON, within `within`.
@@ -247,40 +356,43 @@ impl Sidecar {
         }
         self.wait_event(within, what, |m| m["topic"] == "bb/state" && pred(&m["payload"]))["payload"].clone()
     }
+}
 
-    pub(crate) fn wait_exit(&mut self, within: Duration) -> ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                // Drain what is left so the password scan sees everything.
-                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
-                    self.seen.push(line);
-                }
-                return status;
-            }
-            if Instant::now() >= deadline {
-                self.fail(&format!("the sidecar did not exit within {within:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+/// The engine's descendant running `command` (its shell tool), once there is one; killed on
+/// drop if still alive.
+pub(crate) fn engine_tool(engine: u32, command: &str) -> KillOnDrop {
+    let mut tool = None;
+    eventually(LONG, &format!("the engine's shell tool to run `{command}`"), || {
+        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == command);
+        tool.is_some()
+    });
+    KillOnDrop(tool.unwrap())
+}
 
-    /// The engine process: the sidecar's child.
-    pub(crate) fn engine_pid(&self) -> u32 {
-        let me = self.child.id();
-        let mut found = None;
-        eventually(LONG, "the engine process", || {
-            found = children_of(me).into_iter().next();
-            found.is_some()
+/// `bb/events` payloads (of `session`, when given) until one holds an event of type `until`.
+pub(crate) fn messages_until(peer: &mut Peer, session: Option<&str>, until: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let m = peer.wait_event(LONG, until, |m| {
+            m["topic"] == "bb/events" && session.is_none_or(|s| m["payload"]["sessionId"] == s)
         });
-        found.unwrap()
+        let done = m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == until);
+        out.push(m["payload"].clone());
+        if done {
+            return out;
+        }
     }
 }
 
-impl Drop for Sidecar {
+/// Kills a process left behind by a failed assertion, so a failing test leaks nothing.
+pub(crate) struct KillOnDrop(pub(crate) u32);
+
+impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if !is_dead(self.0) {
+            // SAFETY: a plain signal to a process the test found among the engine's.
+            unsafe { libc::kill(i32::try_from(self.0).unwrap_or(0), libc::SIGKILL) };
+        }
     }
 }
 

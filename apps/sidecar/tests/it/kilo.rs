@@ -9,7 +9,7 @@ use bb_test_support::{
 use serde_json::{Value, json};
 
 use crate::harness::{
-    LONG, MockLlm, Sidecar, World, cmdline, descendants_of, environ_names, eventually, is_dead,
+    LONG, MockLlm, Sidecar, World, cmdline, engine_tool, environ_names, eventually, is_dead,
     kilo_bin_or_skip, stat_ids, streamed_text,
 };
 
@@ -293,13 +293,8 @@ fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
     assert!(!is_dead(engine));
     let session = k.create_session();
     k.send(&session, "Wait MOCK:bash:sleep%20600");
-    let mut tool = None;
-    eventually(LONG, "the engine's shell tool to run `sleep 600`", || {
-        tool = descendants_of(engine).into_iter().find(|&p| cmdline(p).trim() == "sleep 600");
-        tool.is_some()
-    });
-    let tool = tool.unwrap();
-    let _reaper = KillOnDrop(tool);
+    let reaper = engine_tool(engine, "sleep 600");
+    let tool = reaper.0;
     let ids = |p| stat_ids(p).map(|(_, _, pgrp, sid)| (pgrp, sid));
     eprintln!("engine (pgrp, sid) {:?}; tool {:?}", ids(engine), ids(tool));
     // SAFETY: signalling our own child process.
@@ -308,18 +303,6 @@ fn sigkill_of_the_sidecar_leaves_no_engine_behind() {
     k.sidecar.child.wait().unwrap();
     eventually(Duration::from_secs(10), "the engine to die with the sidecar", || is_dead(engine));
     eventually(Duration::from_secs(10), "the engine's tool process to die too", || is_dead(tool));
-}
-
-/// Kills a process left behind by a failed assertion, so a failing test leaks nothing.
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if !is_dead(self.0) {
-            // SAFETY: a plain signal to a process this test found among the engine's.
-            unsafe { libc::kill(i32::try_from(self.0).unwrap_or(0), libc::SIGKILL) };
-        }
-    }
 }
 
 /// A webview whose `bb.init` comes while a turn is streaming (the sidecar, and the turn,

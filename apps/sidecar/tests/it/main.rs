@@ -9,6 +9,8 @@
 )]
 
 mod acp;
+mod acp_client;
+mod acp_opencode;
 mod breadboard;
 mod breadboard_engine;
 mod breaker;
@@ -19,6 +21,7 @@ mod kilo;
 mod kilo_permissions;
 mod kilo_size;
 mod kilo_tools;
+mod listen;
 mod ordering;
 mod protocol;
 mod robustness;

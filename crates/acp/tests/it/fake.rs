@@ -2,35 +2,16 @@
 //! line, a request the bridge does not know.
 
 use bb_acp::{AcpEventKind, AcpHub};
-use bb_protocol::ws::{
-    AcpConnectParams, AcpSessionNewParams, AcpSessionPromptParams, ContentBlock, StopReason,
-};
+use bb_protocol::ws::{AcpSessionPromptParams, ContentBlock, StopReason};
 
-use crate::harness::{Events, LONG, World, is_dead, repo_root};
+use crate::harness::{Events, LONG, World, is_dead, script_session};
 
 async fn fake(mode: &str) -> (World, AcpHub, Events, String, String) {
     let world = World::new();
     let (hub, events) = world.hub();
-    let script = repo_root().join("fixtures/acp/fake_agent.py");
-    let info = hub
-        .connect(AcpConnectParams {
-            command: "python3".to_owned(),
-            args: Some(vec![script.display().to_string(), mode.to_owned()]),
-            env: None,
-            cwd: None,
-        })
-        .await
-        .unwrap();
-    assert_eq!(info.agent_info.name, "fake-agent");
-    let session = hub
-        .session_new(AcpSessionNewParams {
-            connection_id: info.id.clone(),
-            cwd: None,
-            mcp_servers: None,
-        })
-        .await
-        .unwrap();
-    (world, hub, events, info.id, session)
+    let (conn, name, session) = script_session(&hub, "fake_agent.py", &[mode]).await;
+    assert_eq!(name, "fake-agent");
+    (world, hub, events, conn, session)
 }
 
 fn prompt(conn: &str, session: &str) -> AcpSessionPromptParams {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_acp::{AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
+use bb_protocol::ws::{AcpConnectParams, AcpSessionNewParams};
 use bb_supervisor::TokioSpawner;
 pub(crate) use bb_test_support::procfs::{group_members, is_dead};
 use bb_test_support::{KiloWorld, MockLlm};
@@ -47,14 +48,40 @@ impl World {
 
     /// A hub whose agents inherit exactly [`World::env`], workspace = the project.
     pub(crate) fn hub(&self) -> (AcpHub, Events) {
+        self.hub_with(false)
+    }
+
+    /// As [`World::hub`], the workspace trusted.
+    pub(crate) fn hub_trusted(&self) -> (AcpHub, Events) {
+        self.hub_with(true)
+    }
+
+    fn hub_with(&self, trusted: bool) -> (AcpHub, Events) {
         let policy = LaunchPolicy {
             workspace: self.path("project").canonicalize().unwrap(),
-            trusted: false,
+            trusted,
             inherited_env: self.env().into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
         };
         let (hub, rx) = AcpHub::new(policy, Arc::new(TokioSpawner::default()));
         (hub, Events { rx, seen: Vec::new() })
     }
+}
+
+/// Connects `python3 <script> <args…>` (a script under `fixtures/acp/`) and creates a
+/// session: the connection's id, its agent's name, the session's id.
+pub(crate) async fn script_session(
+    hub: &AcpHub,
+    script: &str,
+    args: &[&str],
+) -> (String, String, String) {
+    let mut argv = vec![repo_root().join("fixtures/acp").join(script).display().to_string()];
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    let params =
+        AcpConnectParams { command: "python3".to_owned(), args: Some(argv), env: None, cwd: None };
+    let info = hub.connect(params).await.unwrap();
+    let new = AcpSessionNewParams { connection_id: info.id.clone(), cwd: None, mcp_servers: None };
+    let session = hub.session_new(new).await.unwrap();
+    (info.id, info.agent_info.name, session)
 }
 
 /// A hub's event receiver with everything read so far.

@@ -7,6 +7,7 @@
     clippy::print_stderr
 )]
 
+mod capable;
 mod fake;
 mod harness;
 mod kilo;

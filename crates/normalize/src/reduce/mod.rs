@@ -1,6 +1,7 @@
 //! The session view model and its pure, deterministic reducer: one [`Classified`] event (or
 //! a coalesced batch) at a time into the transcript, tasks, run and debug lanes.
 
+pub(crate) mod acp;
 mod blocks;
 mod debug;
 mod run;
@@ -23,7 +24,7 @@ use serde::Serialize;
 
 use crate::batch::Batch;
 use crate::class::{Classified, EventClass};
-use crate::event::RawEvent;
+use crate::event::{Engine, RawEvent};
 use crate::truncate::BodyStore;
 
 /// What a stopped turn's card says.
@@ -31,13 +32,13 @@ const STOPPED: &str = "Stopped";
 
 /// Whether a BreadBoard `tool_result` is a todo snapshot (it carries a `todo` object).
 fn todo_snapshot(ev: &RawEvent) -> bool {
-    ev.engine == crate::event::Engine::BreadBoard
+    ev.engine == Engine::BreadBoard
         && ev.payload.get("todo").is_some_and(serde_json::Value::is_object)
 }
 
 /// Whether an error event says the user aborted the turn (Kilo `MessageAbortedError`).
 fn aborted(ev: &RawEvent) -> bool {
-    if ev.engine != crate::event::Engine::Kilo {
+    if ev.engine != Engine::Kilo {
         return false;
     }
     let f: ErrorEvent<'_> = ev.payload.read();
@@ -174,20 +175,22 @@ impl SessionView {
                 "message.part.updated" => t.kilo_text_part(ev, true, bodies),
                 _ => t.breadboard_reasoning(ev),
             },
+            C::ToolCall | C::ToolResult if ev.engine == Engine::Acp => {
+                if item.class == C::ToolCall {
+                    t.tool_call(ev, bodies);
+                } else if let Some(b) = t.tool_result(ev, bodies) {
+                    self.run.changed_by(b);
+                }
+                self.acp_tool_todos(ev);
+            }
             C::ToolCall => t.tool_call(ev, bodies),
             C::ToolOutput => t.tool_output(ev),
             // BreadBoard's todo snapshots travel as `tool_result`s carrying a `todo` object:
             // the class stays the spec's, the todo list is what they change.
             C::ToolResult if todo_snapshot(ev) => self.tasks.todos(ev),
             C::ToolResult => {
-                // A change a tool made is a file the run changed (BreadBoard and ACP say so only
-                // in their tools' diffs).
-                if let Some(b) = t.tool_result(ev, bodies)
-                    && let Some(bb_protocol::v1::ToolView::Diff { files }) = b.view.as_deref()
-                {
-                    for f in files {
-                        self.run.changed_by_tool(f);
-                    }
+                if let Some(b) = t.tool_result(ev, bodies) {
+                    self.run.changed_by(b);
                 }
             }
             C::PermissionRequest => t.permission_request(ev),
@@ -198,6 +201,7 @@ impl SessionView {
                     t.notice(ev, NoticeLevel::Stopped, STOPPED);
                 }
             }
+            C::RunErrorOrGap if ev.engine == Engine::Acp => self.acp_notice(ev),
             C::RunErrorOrGap => {
                 let (level, fallback) = match ev.kind.as_str() {
                     "stream.gap" => (NoticeLevel::Gap, "stream gap"),
@@ -205,7 +209,7 @@ impl SessionView {
                     _ => (NoticeLevel::Error, "error"),
                 };
                 t.error_notice(ev, level, fallback);
-                self.run.error_or_gap(ev);
+                self.run.error_or_gap(ev, level);
             }
             C::CheckpointList => self.run.checkpoints(ev),
             C::CheckpointRestored => {
@@ -213,6 +217,7 @@ impl SessionView {
                     t.notice(ev, NoticeLevel::Info, &format!("checkpoint {id} restored"));
                 }
             }
+            C::TaskEvent if ev.engine == Engine::Acp => self.acp_task(ev),
             C::TaskEvent => self.tasks.task_event(ev),
             C::TaskTodo => self.tasks.todos(ev),
             C::RunLogLink => self.run.log_link(ev),
@@ -235,6 +240,7 @@ impl SessionView {
                 t.turn_boundary(None);
                 self.run.turn_start(ev);
             }
+            C::SessionInfo if ev.engine == Engine::Acp => self.acp_info(ev),
             C::SkillsCatalog
             | C::SkillsSelection
             | C::CtreeSnapshot

@@ -5,6 +5,7 @@ use bb_payload::{LooseBool, LooseI64, LooseObj, LooseStr, LooseU64, Present};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::blocks::NoticeLevel;
 use crate::event::RawEvent;
 use crate::json::{at, id_at, str_at, string_at};
 use crate::kilo;
@@ -112,6 +113,20 @@ pub struct RunLane {
     /// Session title, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Context window use and cost (ACP `usage_update`: `used`, `size`, `cost`), redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    /// The commands the agent offers for the prompt box's `/` menu (ACP
+    /// `availableCommands`: `name`, `description`, `input`), redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Value>,
+    /// The session's config options (ACP `configOptions`: the model and mode pickers),
+    /// redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Value>,
+    /// The session's current mode, when the agent has modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     /// Whether a turn is in progress.
     pub state: RunState,
     /// The current turn number, when the engine numbers turns.
@@ -287,11 +302,11 @@ impl RunLane {
         });
     }
 
-    /// `run.error_or_gap` bookkeeping (the card itself is in the transcript).
-    pub(crate) fn error_or_gap(&mut self, ev: &RawEvent) {
+    /// `run.error_or_gap` bookkeeping (the card itself is in the transcript, of `level`).
+    pub(crate) fn error_or_gap(&mut self, ev: &RawEvent, level: NoticeLevel) {
         if ev.kind == "stream.gap" {
             self.gap_detected = true;
-        } else if ev.kind != "warning" {
+        } else if level == NoticeLevel::Error {
             self.errors += 1;
         }
     }
@@ -369,10 +384,19 @@ impl RunLane {
         }
     }
 
+    /// The files a finished tool call's diffs changed: BreadBoard and ACP say so only there.
+    pub(crate) fn changed_by(&mut self, tool: &super::blocks::ToolBlock) {
+        if let Some(bb_protocol::v1::ToolView::Diff { files }) = tool.view.as_deref() {
+            for f in files {
+                self.changed_by_tool(f);
+            }
+        }
+    }
+
     /// A file a tool's diff changed: created (from `/dev/null`), deleted (to it) or modified,
     /// with the lines the diff adds and removes (the engine's next report of the file, Kilo's
     /// `session.diff`, replaces it).
-    pub(crate) fn changed_by_tool(&mut self, diff: &bb_protocol::v1::ToolDiff<'_>) {
+    fn changed_by_tool(&mut self, diff: &bb_protocol::v1::ToolDiff<'_>) {
         let Some(path) = diff.path.as_deref() else { return };
         let text = &diff.unified.text;
         let (mut additions, mut deletions) = (0, 0);

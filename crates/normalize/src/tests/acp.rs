@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::class::{EventClass, classify};
 use crate::event::{Engine, RawEvent};
-use crate::reduce::SessionView;
+use crate::reduce::{Block, NoticeLevel, SessionView, TaskStatus};
 
 fn acp(update: Value) -> RawEvent {
     RawEvent::from_value(Engine::Acp, update, None).unwrap()
@@ -35,6 +35,15 @@ fn every_update_kind_has_its_class() {
         (json!({"type": "turn_ended", "stopReason": "end_turn"}), C::RunFinished),
         (json!({"type": "turn_error", "message": "x"}), C::RunErrorOrGap),
         (json!({"type": "agent_exited", "reason": "x"}), C::RunErrorOrGap),
+        (json!({"sessionUpdate": "notice", "severity": "info", "title": "x"}), C::RunErrorOrGap),
+        (json!({"sessionUpdate": "compaction_update", "compactionId": "c"}), C::SessionInfo),
+        (json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c"}), C::SessionInfo),
+        (json!({"sessionUpdate": "subagent_update", "sessionId": "child"}), C::TaskEvent),
+        (json!({"type": "elicitation"}), C::PermissionRequest),
+        (json!({"type": "elicitation_settled"}), C::PermissionResponse),
+        (json!({"type": "terminal_output"}), C::ToolOutput),
+        (json!({"type": "fs_write"}), C::RunDiff),
+        (json!({"type": "fs_refused"}), C::RunErrorOrGap),
         (json!({"sessionUpdate": "a_future_kind"}), C::Unknown),
     ];
     for (event, class) in table {
@@ -73,4 +82,227 @@ fn a_turn_reduces_into_blocks() {
     assert_eq!(kinds.len(), 5, "user, reasoning, assistant, tool, approval: {kinds:?} {blocks:#}");
     let tasks = serde_json::to_value(&v.tasks).unwrap().to_string();
     assert!(tasks.contains("check"), "{tasks}");
+}
+
+/// Every `session/update` an agent sent in the recorded frames of `fixtures/acp/<agent>/`
+/// (`kilo` and `opencode`: the real agents; `capable`: `fixtures/acp/capable_agent.py`, for
+/// the kinds the real agents never send), per file, in order.
+fn recorded(agent: &str) -> Vec<(String, Vec<RawEvent>)> {
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/acp").join(agent);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no recorded frames in {}", dir.display());
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let updates = text
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|f| f["dir"] == "in" && f["msg"]["method"] == "session/update")
+                .map(|f| {
+                    // As the sidecar's adapter does: the update's own `sessionId` (a child
+                    // session's, in `subagent_update`) is kept.
+                    let mut update = f["msg"]["params"]["update"].clone();
+                    if update.get("sessionId").is_none() {
+                        update["sessionId"] = f["msg"]["params"]["sessionId"].clone();
+                    }
+                    RawEvent::from_value(Engine::Acp, update, None).unwrap()
+                })
+                .collect();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            (name, updates)
+        })
+        .collect()
+}
+
+/// A file's updates reduced into one view (every session's updates into it, in order).
+fn view_of(agent: &str, file: &str) -> SessionView {
+    let (_, events) = recorded(agent).into_iter().find(|(n, _)| n == file).unwrap();
+    let mut v = SessionView::new();
+    for e in events {
+        v.apply_event(e);
+    }
+    v
+}
+
+#[test]
+fn every_stable_update_kind_is_recorded_and_classified() {
+    use EventClass as C;
+    // Schema 1.17's stable kinds, and the unstable `subagent_update` the bridge also maps.
+    let table = [
+        ("user_message_chunk", C::UserMessage),
+        ("agent_message_chunk", C::AssistantStream),
+        ("agent_thought_chunk", C::ReasoningStream),
+        ("tool_call", C::ToolCall),
+        ("tool_call_update", C::ToolCall),
+        ("plan", C::TaskTodo),
+        ("available_commands_update", C::SessionInfo),
+        ("current_mode_update", C::SessionInfo),
+        ("config_option_update", C::SessionInfo),
+        ("session_info_update", C::SessionInfo),
+        ("usage_update", C::SessionInfo),
+        ("notice", C::RunErrorOrGap),
+        ("compaction_update", C::SessionInfo),
+        ("compaction_summary_chunk", C::SessionInfo),
+        ("subagent_update", C::TaskEvent),
+    ];
+    let mut seen = std::collections::BTreeMap::new();
+    for agent in ["kilo", "opencode", "capable"] {
+        for (file, events) in recorded(agent) {
+            for ev in events {
+                let class = classify(&ev);
+                seen.entry(ev.kind.clone()).or_insert_with(|| (agent, file.clone(), class));
+            }
+        }
+    }
+    for (kind, class) in table {
+        let Some((agent, file, got)) = seen.get(kind) else {
+            panic!("no recorded frame has a {kind} update");
+        };
+        // A finished tool call is a result; the first one recorded of each kind is not.
+        assert!(
+            *got == class || (kind.starts_with("tool_call") && *got == C::ToolResult),
+            "{kind} (first in {agent}/{file}) is {got:?}, not {class:?}"
+        );
+    }
+    // The one kind no schema has is kept in the debug lane, counted.
+    assert_eq!(seen["future_kind"].2, C::Unknown);
+    let v = view_of("capable", "notices_compaction_subagent");
+    assert_eq!(v.debug.unknown_count, 1, "{:?}", v.debug);
+}
+
+#[test]
+fn kilo_frames_show_text_usage_commands_and_the_model_switch() {
+    let v = view_of("kilo", "text_turn");
+    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    assert!(blocks.contains("hello from acp"), "{blocks}");
+    assert_eq!(v.run.usage.as_ref().unwrap()["size"], 128000);
+    assert_eq!(v.run.usage.as_ref().unwrap()["cost"]["currency"], "USD");
+    // Kilo announces its commands (the `/` menu) right after `session/new`.
+    let v = view_of("kilo", "initialize_new");
+    let commands = v.run.commands.as_ref().unwrap().to_string();
+    assert!(commands.contains("\"init\""), "the `/` menu: {commands}");
+    // After `session/set_config_option model`, the other model's context window is used.
+    let v = view_of("kilo", "config_model_switch");
+    assert_eq!(v.run.usage.as_ref().unwrap()["size"], 64000);
+    // A todo tool's list (Kilo sends no `plan`) fills the tasks lane.
+    for agent in ["kilo", "opencode"] {
+        let v = view_of(agent, "todo_tool");
+        let todos: Vec<(&str, TaskStatus)> =
+            v.tasks.todos.iter().map(|t| (t.content.as_str(), t.status)).collect();
+        assert_eq!(
+            todos,
+            [("first", TaskStatus::Running), ("second", TaskStatus::Queued)],
+            "{agent}"
+        );
+    }
+    // A command's output reaches its tool block; the load replays the user's words.
+    let v = view_of("kilo", "permission_bash");
+    assert!(serde_json::to_value(&v.transcript.blocks).unwrap().to_string().contains("zebra42"));
+    let v = view_of("kilo", "session_lifecycle");
+    let users = v.transcript.blocks.iter().filter(|b| matches!(b, Block::User(_))).count();
+    assert!(users >= 5, "the replayed user messages: {users}");
+}
+
+#[test]
+fn capable_frames_show_plan_title_mode_notices_compaction_and_subagents() {
+    let v = view_of("capable", "session_facts");
+    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    assert!(blocks.contains("thinking it over"), "{blocks}");
+    let todos: Vec<&str> = v.tasks.todos.iter().map(|t| t.content.as_str()).collect();
+    assert_eq!(todos, ["read the code", "fix the bug"]);
+    assert_eq!(v.run.title.as_deref(), Some("Fixing the bug"));
+    assert_eq!(v.run.usage.as_ref().unwrap()["cost"]["amount"], 0.25);
+    // `current_mode_update` said plan; the config options that came after still say build.
+    assert_eq!(v.run.mode.as_deref(), Some("build"));
+    assert!(v.run.config_options.as_ref().unwrap().to_string().contains("fake/b"));
+
+    let v = view_of("capable", "notices_compaction_subagent");
+    let notices: Vec<(NoticeLevel, &str)> = v
+        .transcript
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Notice(n) => Some((n.level, n.message.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        [
+            (NoticeLevel::Warning, "Rate limited: from the capable agent"),
+            (NoticeLevel::Info, "context compaction completed — kept the plan"),
+        ]
+    );
+    assert_eq!(v.run.errors, 0, "a warning notice is no error");
+    let tasks = serde_json::to_value(&v.tasks).unwrap();
+    let child = &tasks["tree"][0];
+    assert_eq!(child["taskId"], "cap-1-child", "{tasks}");
+    assert_eq!(child["description"], "explore");
+    assert_eq!(child["status"], "completed");
+
+    let v = view_of("capable", "client_capabilities");
+    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    assert!(blocks.contains("term42"), "the terminal's output in its tool block: {blocks}");
+}
+
+#[test]
+fn bridge_events_of_the_acp_client_reduce() {
+    let mut v = SessionView::new();
+    let events = [
+        json!({"type": "tool_call", "toolCallId": "call_t", "kind": "execute", "status": "in_progress", "content": [{"type": "terminal", "terminalId": "term-1"}]}),
+        json!({"type": "terminal_output", "terminalId": "term-1", "toolCallId": "call_t", "output": "line one\n"}),
+        json!({"type": "terminal_output", "terminalId": "term-1", "toolCallId": "call_t", "output": "line two\n"}),
+        json!({"type": "elicitation", "requestId": "7", "mode": "form", "title": "Who are you?"}),
+        json!({"type": "elicitation_settled", "requestId": "7", "decision": "accept"}),
+        json!({"type": "fs_write", "path": "/w/out.txt", "file": "/w/out.txt"}),
+        json!({"type": "fs_refused", "op": "read", "path": "/etc/passwd", "message": "/etc/passwd is outside the workspace"}),
+        json!({"type": "agent_exited", "reason": "the agent exited (killed by signal 9)"}),
+        json!({"type": "agent_restarting", "message": "restarting it (attempt 1)"}),
+        json!({"type": "session_resumed", "message": "the session was reopened (resume)"}),
+    ];
+    let classes: Vec<EventClass> = events.into_iter().map(|e| v.apply_event(acp(e))).collect();
+    use EventClass as C;
+    assert_eq!(
+        classes,
+        [
+            C::ToolCall,
+            C::ToolOutput,
+            C::ToolOutput,
+            C::PermissionRequest,
+            C::PermissionResponse,
+            C::RunDiff,
+            C::RunErrorOrGap,
+            C::RunErrorOrGap,
+            C::RunErrorOrGap,
+            C::RunErrorOrGap
+        ]
+    );
+    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap();
+    let text = blocks.to_string();
+    assert!(text.contains("line one\\nline two"), "{blocks:#}");
+    let question = blocks.as_array().unwrap().iter().find(|b| b["kind"] == "approval").unwrap();
+    assert_eq!(question["approval"], "question", "{question}");
+    assert_eq!(question["state"]["decision"], "accept");
+    assert_eq!(v.run.changed_files[0].path, "/w/out.txt");
+    let levels: Vec<NoticeLevel> = v
+        .transcript
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Notice(n) => Some(n.level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        levels,
+        [NoticeLevel::Warning, NoticeLevel::Error, NoticeLevel::Warning, NoticeLevel::Info]
+    );
+    assert_eq!(v.run.errors, 1, "only the exit is an error");
 }

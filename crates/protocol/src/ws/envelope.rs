@@ -35,6 +35,20 @@ define_calls! {
     AcpSessionCancel = "acp_session_cancel" => AcpSessionCancelParams, ();
     /// `acp_permission_reply`.
     AcpPermissionReply = "acp_permission_reply" => AcpPermissionReplyParams, ();
+    /// `acp_session_list`: the agent's sessions (`not_supported` unless it offers
+    /// `session/list`).
+    AcpSessionList = "acp_session_list" => AcpSessionListParams, AcpSessionList;
+    /// `acp_session_resume`: reopens a session without replaying it (`not_supported` unless
+    /// the agent offers `session/resume`).
+    AcpSessionResume = "acp_session_resume" => AcpSessionLoadParams, AcpSessionSetup;
+    /// `acp_session_close`: the agent frees the session; its late updates are dropped.
+    AcpSessionClose = "acp_session_close" => AcpSessionParams, ();
+    /// `acp_session_delete`: removes the session from the agent's list.
+    AcpSessionDelete = "acp_session_delete" => AcpSessionParams, ();
+    /// `acp_session_set_config_option`: sets a model, mode or other option.
+    AcpSessionSetConfigOption = "acp_session_set_config_option" => AcpSetConfigOptionParams, AcpSessionSetup;
+    /// `acp_elicitation_reply`: answers an agent's elicitation.
+    AcpElicitationReply = "acp_elicitation_reply" => AcpElicitationReplyParams, ();
 }
 
 /// What a WebSocket request asks for: one of the WebSocket methods (platform routing and

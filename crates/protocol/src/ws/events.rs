@@ -21,18 +21,23 @@ pub enum WsEventKind {
     /// Progress of a workspace scan.
     #[serde(rename = "scan-progress")]
     ScanProgress(WsPayload),
-    /// ACP `session/update` notification (reserved).
+    /// ACP `session/update` notification: `{connectionId, sessionId, update}`.
     #[serde(rename = "acp-session-update")]
     AcpSessionUpdate(WsPayload),
-    /// ACP session state change (reserved).
+    /// ACP session or connection state change: `{connectionId, sessionId?, state, …}`.
     #[serde(rename = "acp-session-state")]
     AcpSessionState(WsPayload),
-    /// ACP `session/request_permission` (reserved).
+    /// ACP `session/request_permission`: `{connectionId, sessionId, requestId, toolCall,
+    /// options}`.
     #[serde(rename = "acp-permission-request")]
     AcpPermissionRequest(WsPayload),
-    /// ACP terminal output (reserved).
+    /// ACP terminal output or exit: `{connectionId, sessionId, terminalId, output |
+    /// exitStatus}`.
     #[serde(rename = "acp-terminal-output")]
     AcpTerminalOutput(WsPayload),
+    /// ACP `elicitation/create`: `{connectionId, sessionId?, requestId, elicitation}`.
+    #[serde(rename = "acp-elicitation-request")]
+    AcpElicitationRequest(WsPayload),
     /// The v1 `bb/connection` topic.
     #[serde(rename = "bb/connection")]
     BbConnection(ConnectionPayload),
@@ -56,13 +61,14 @@ impl From<V1Topic> for WsEventKind {
 
 impl WsEventKind {
     /// Every event name.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "session-data",
         "scan-progress",
         "acp-session-update",
         "acp-session-state",
         "acp-permission-request",
         "acp-terminal-output",
+        "acp-elicitation-request",
         "bb/connection",
         "bb/state",
         "bb/events",
@@ -77,6 +83,7 @@ impl WsEventKind {
             WsEventKind::AcpSessionState(_) => "acp-session-state",
             WsEventKind::AcpPermissionRequest(_) => "acp-permission-request",
             WsEventKind::AcpTerminalOutput(_) => "acp-terminal-output",
+            WsEventKind::AcpElicitationRequest(_) => "acp-elicitation-request",
             WsEventKind::BbConnection(_) => "bb/connection",
             WsEventKind::BbState(_) => "bb/state",
             WsEventKind::BbEvents(_) => "bb/events",
@@ -94,6 +101,7 @@ impl WsEventKind {
             "acp-session-state" => WsEventKind::AcpSessionState(payload),
             "acp-permission-request" => WsEventKind::AcpPermissionRequest(payload),
             "acp-terminal-output" => WsEventKind::AcpTerminalOutput(payload),
+            "acp-elicitation-request" => WsEventKind::AcpElicitationRequest(payload),
             "bb/connection" | "bb/state" | "bb/events" => {
                 return V1Topic::parse(name, typed()).map(|r| r.map(WsEventKind::from));
             }

@@ -254,3 +254,65 @@ pub struct AcpPermissionReplyParams {
     /// The answer.
     pub outcome: PermissionOutcome,
 }
+
+/// `acp_session_list` (ACP `session/list`, every page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpSessionListParams {
+    /// The connection.
+    pub connection_id: String,
+    /// Only sessions of this working directory (default: the connection's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// `acp_session_close` / `acp_session_delete` (ACP `session/close`, `session/delete`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpSessionParams {
+    /// The connection.
+    pub connection_id: String,
+    /// The session.
+    pub session_id: String,
+}
+
+/// `acp_session_set_config_option` (ACP `session/set_config_option`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpSetConfigOptionParams {
+    /// The connection.
+    pub connection_id: String,
+    /// The session.
+    pub session_id: String,
+    /// The option (`id` of one of the session's `configOptions`).
+    pub config_id: String,
+    /// The value: one of a select option's values, or a boolean.
+    pub value: Value,
+}
+
+/// The user's answer to an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationActionKind {
+    /// The user answered (a form's `content`; a URL elicitation: consent to open it).
+    Accept,
+    /// The user declined.
+    Decline,
+    /// The user dismissed it.
+    Cancel,
+}
+
+/// `acp_elicitation_reply`: answers an agent's `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpElicitationReplyParams {
+    /// The connection.
+    pub connection_id: String,
+    /// The agent's request id, from the `acp-elicitation-request` event.
+    pub request_id: AcpRequestId,
+    /// The answer.
+    pub action: ElicitationActionKind,
+    /// With `accept` of a form: the values, by field name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<serde_json::Map<String, Value>>,
+}

@@ -80,3 +80,26 @@ pub struct AcpPromptResult {
     /// Why the turn ended.
     pub stop_reason: StopReason,
 }
+
+/// Result of `acp_session_list`: the agent's `SessionInfo` objects (`sessionId`, `cwd`,
+/// `title?`, `updatedAt?`), as it sent them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpSessionList {
+    /// The sessions.
+    pub sessions: Vec<serde_json::Value>,
+}
+
+/// Result of `acp_session_resume` and `acp_session_set_config_option`: the session's
+/// config options (ACP `SessionConfigOption` objects) and, for agents still using them, its
+/// modes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AcpSessionSetup {
+    /// The session's config options, when the agent has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_options: Option<Vec<serde_json::Value>>,
+    /// ACP `SessionModeState`, when the agent sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<serde_json::Value>,
+}

@@ -1,10 +1,11 @@
 //! Agent Client Protocol updates in the transcript: message and thought chunks (text appended
-//! to the message's block) and the facts of `tool_call` / `tool_call_update`.
+//! to the message's block), the facts of `tool_call` / `tool_call_update`, notices and
+//! context compactions as notice cards.
 
 use serde_json::Value;
 
-use super::super::blocks::Block;
-use super::Transcript;
+use super::super::blocks::{Block, NoticeBlock, NoticeLevel};
+use super::{Transcript, one_line};
 use crate::event::RawEvent;
 use crate::json::{as_text, at, str_at, string_at};
 use crate::truncate::{BodyStore, Limits};
@@ -55,6 +56,94 @@ impl Transcript {
         self.push_user(ev, mid, preview);
         true
     }
+}
+
+impl Transcript {
+    /// A notice-class ACP event as a card: an agent's `notice` (`title`: `description`, its
+    /// `severity`) or the bridge's own (`message`, else `reason`). Returns its level.
+    pub(crate) fn acp_notice(&mut self, ev: &RawEvent) -> NoticeLevel {
+        let level = crate::reduce::acp::notice_level(ev);
+        let p = &ev.payload;
+        let message = match (str_at(p, &[&["title"]]), str_at(p, &[&["description"]])) {
+            (Some(t), Some(d)) if ev.kind == "notice" => format!("{t}: {d}"),
+            (Some(t), _) if ev.kind == "notice" => t.to_owned(),
+            _ => str_at(p, &[&["message"], &["reason"], &["error", "message"]])
+                .unwrap_or(ev.kind.as_str())
+                .to_owned(),
+        };
+        self.notice(ev, level, &message);
+        level
+    }
+
+    /// `compaction_update` / `compaction_summary_chunk`: one notice card per compaction id,
+    /// updated in place (status, error, the summary so far).
+    pub(crate) fn acp_compaction(&mut self, ev: &RawEvent) {
+        let p = &ev.payload;
+        let Some(id) = string_at(p, &[&["compactionId"]]) else { return };
+        let mut c = self.idx.compactions.get(&id).cloned().unwrap_or_default();
+        if ev.kind == "compaction_update" {
+            if let Some(s) = str_at(p, &[&["status"]]) {
+                c.status = Some(s.to_owned());
+            }
+            match p.get("summary") {
+                Some(Value::Array(blocks)) => {
+                    c.summary = blocks.iter().map(|b| content_text(Some(b))).collect();
+                }
+                Some(Value::Null) => c.summary.clear(),
+                _ => {}
+            }
+            match p.get("error") {
+                Some(Value::String(e)) => c.error = Some(e.clone()),
+                Some(Value::Null) => c.error = None,
+                _ => {}
+            }
+        } else {
+            c.summary.push_str(&content_text(p.get("content")));
+        }
+        let status = c.status.as_deref().unwrap_or("in_progress");
+        let level = if status == "failed" { NoticeLevel::Warning } else { NoticeLevel::Info };
+        let mut message = format!("context compaction {}", status.replace('_', " "));
+        if let Some(e) = &c.error {
+            message.push_str(": ");
+            message.push_str(e);
+        }
+        if !c.summary.is_empty() {
+            message.push_str(" — ");
+            message.push_str(&c.summary);
+        }
+        let message = one_line(&message);
+        match c.block {
+            Some(i) => {
+                if let Some(Block::Notice(b)) = self.block_mut(i) {
+                    b.level = level;
+                    b.message = message;
+                }
+            }
+            None => {
+                let event_id = ev.id.clone();
+                let prompt_id = self.idx.prompt.clone();
+                c.block = Some(self.push(|block_id| {
+                    Block::Notice(Box::new(NoticeBlock {
+                        block_id,
+                        event_id,
+                        level,
+                        message,
+                        prompt_id,
+                    }))
+                }));
+            }
+        }
+        self.idx.compactions.insert(id, c);
+    }
+}
+
+/// A context compaction's card and what it said so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Compaction {
+    block: Option<usize>,
+    status: Option<String>,
+    summary: String,
+    error: Option<String>,
 }
 
 /// What an ACP tool call or update says.

@@ -15,7 +15,7 @@ impl Transcript {
     /// `permission.request`: appends an actionable approval card.
     pub(crate) fn permission_request(&mut self, ev: &RawEvent) {
         let f: AskFields<'_> = ev.payload.read();
-        let question = ev.kind == "question.asked";
+        let question = matches!(ev.kind.as_str(), "question.asked" | "elicitation");
         let request_id = kilo::id(&f.request_id)
             .or_else(|| kilo::id(&f.id))
             .or_else(|| kilo::id(&f.request_id_upper))
@@ -128,7 +128,7 @@ impl Transcript {
             b.state = state;
             return;
         }
-        let question = ev.kind.starts_with("question.");
+        let question = ev.kind.starts_with("question.") || ev.kind.starts_with("elicitation");
         let rid = request_id.clone();
         let prompt_id = self.idx.prompt.clone();
         let i = self.push(|block_id| {

@@ -50,6 +50,8 @@ struct Index {
     tools: HashMap<String, usize>,
     open_tools: Vec<usize>,
     approvals: HashMap<String, usize>,
+    /// ACP context compactions by id: their notice card and state.
+    compactions: HashMap<String, acp::Compaction>,
     active_assistant: Option<usize>,
     active_reasoning: Option<usize>,
     streaming: Vec<usize>,

@@ -111,8 +111,9 @@ impl Transcript {
     /// `tool.output`: streamed stdout/stderr of a running call.
     pub(crate) fn tool_output(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
-        let call_id = id_at(p, &[&["call_id"], &["exec_id"]]);
-        let delta = str_at(p, &[&["delta"]]).unwrap_or_default();
+        // BreadBoard `tool.exec.*.delta`; ACP `terminal_output` (the call, else the terminal).
+        let call_id = id_at(p, &[&["call_id"], &["exec_id"], &["toolCallId"], &["terminalId"]]);
+        let delta = str_at(p, &[&["delta"], &["output"]]).unwrap_or_default();
         let i = match self.find_open_tool(call_id.as_deref(), None) {
             Some(i) => i,
             None => self.open_tool(call_id, None, ev.turn),

@@ -1,0 +1,265 @@
+//! `bb.command` on an ACP agent, prompts, and the config options of new sessions.
+//!
+//! * `session.close`: the tab closed: the session's late updates are dropped (counted as
+//!   `acp.updates_dropped_after_close`), its open questions answered `cancelled`, its
+//!   terminals killed, then `session/close` when the agent offers it (`output.agentClosed`
+//!   says whether it did; without it a running turn is cancelled). The session stays
+//!   listed and reopens (resume or load) when selected again.
+//! * `config.options`: the session's config options (`output.configOptions`) and what is
+//!   remembered for the workspace (`output.remembered`); `config.set {configId, value}`:
+//!   `session/set_config_option` (the value checked against the options first), then
+//!   remembered for the workspace, so later sessions start with it.
+//! * `commands`: the agent's available commands (its `/` menu) for the session;
+//!   `/<name> [input]` or `{command: "<name>", args: {input}}` for one of them: sent as the
+//!   prompt `/<name> input`, as ACP runs commands.
+//! * `question.reply {requestId, answers}` (a form's values by field; none for a URL
+//!   elicitation), `question.reject {requestId}` (declined), `question.cancel {requestId}`.
+//! * `agent.restart`: starts the agent again (after the crash-loop breaker opened, or to
+//!   replace it); its open sessions are resumed.
+//! * anything else: `unknown_command`, listing these and the agent's commands.
+
+use std::sync::Arc;
+
+use bb_protocol::v1::{CommandParams, CommandResult};
+use bb_protocol::ws::{
+    AcpElicitationReplyParams, AcpSessionParams, AcpSessionPromptParams, AcpSetConfigOptionParams,
+    ContentBlock, ElicitationActionKind,
+};
+use bb_service::{EngineError, EngineUpdate};
+use serde_json::{Map, Value, json};
+
+use super::config::{option_for, remembered_changes};
+use super::{Inner, engine_error, lock};
+
+/// The bridge's own commands, for `unknown_command`.
+const OWN: &[&str] = &[
+    "session.close",
+    "config.options",
+    "config.set",
+    "commands",
+    "question.reply",
+    "question.reject",
+    "question.cancel",
+    "agent.restart",
+];
+
+/// Starts a turn in the background; its end arrives as `turn_ended` (or `turn_error`).
+pub(crate) fn prompt(inner: &Inner, session: &str, text: String) {
+    let hub = inner.hub.clone();
+    let params = AcpSessionPromptParams {
+        connection_id: inner.conn(),
+        session_id: session.to_owned(),
+        prompt: vec![ContentBlock::Text { text, annotations: None }],
+    };
+    tokio::spawn(async move {
+        if let Err(err) = hub.session_prompt(params).await {
+            tracing::info!(%err, "ACP prompt failed");
+        }
+    });
+}
+
+/// Applies to a new session what was remembered for the workspace, then the `model` and
+/// `permissionMode` the request named (checked against the options: an unknown value fails).
+pub(crate) async fn configure_new(
+    inner: &Inner,
+    session: &str,
+    options: &[Value],
+    model: Option<&str>,
+    mode: Option<&str>,
+) -> Result<(), EngineError> {
+    let mut changes = remembered_changes(options, &inner.config.values());
+    for (key, wanted) in [("model", model), ("mode", mode)] {
+        let Some(wanted) = wanted else { continue };
+        let Some(id) = option_for(options, key).and_then(|o| o.get("id")).and_then(Value::as_str)
+        else {
+            return Err(EngineError::refused(
+                "invalid_params",
+                format!("the agent offers no {key} option for its sessions; leave {key} out"),
+            ));
+        };
+        changes.retain(|(c, _)| c != id);
+        changes.push((id.to_owned(), json!(wanted)));
+    }
+    for (config_id, value) in changes {
+        inner
+            .hub
+            .session_set_config_option(AcpSetConfigOptionParams {
+                connection_id: inner.conn(),
+                session_id: session.to_owned(),
+                config_id,
+                value,
+            })
+            .await
+            .map_err(engine_error)?;
+    }
+    Ok(())
+}
+
+fn arg<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a Value, EngineError> {
+    args.get(name).ok_or_else(|| {
+        EngineError::refused("invalid_params", format!("this command needs args.{name}"))
+    })
+}
+
+fn request_arg(args: &Map<String, Value>) -> Result<String, EngineError> {
+    match arg(args, "requestId")? {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(EngineError::refused("invalid_params", "args.requestId must be a string")),
+    }
+}
+
+/// `bb.command`.
+pub(crate) async fn command(
+    inner: &Arc<Inner>,
+    params: CommandParams,
+) -> Result<CommandResult, EngineError> {
+    let session = params.session_id.clone();
+    let args = params.args.unwrap_or_default();
+    let done =
+        |output: Value| Ok(CommandResult { session_id: session.clone(), output: Some(output) });
+    if params.command == "agent.restart" {
+        super::life::restart_requested(inner.clone()).await;
+        return match inner.unavailable() {
+            Some(err) => Err(err),
+            None => done(json!({"restarted": true})),
+        };
+    }
+    if let Some(err) = inner.unavailable() {
+        return Err(err);
+    }
+    if !inner.known(&session) {
+        return Err(EngineError::SessionNotFound(session));
+    }
+    match params.command.as_str() {
+        "session.close" => {
+            let agent_closed = inner
+                .hub
+                .session_close_local(&AcpSessionParams {
+                    connection_id: inner.conn(),
+                    session_id: session.clone(),
+                })
+                .await
+                .map_err(engine_error)?;
+            inner.permits.cancel_session(&session);
+            {
+                let mut st = lock(&inner.state);
+                st.asked.retain(|(s, _), _| *s != session);
+                st.tracked.questions.retain(|(s, _), _| *s != session);
+                if let Some(s) = st.sessions.iter_mut().find(|s| s.session_id == session) {
+                    s.status = Some("closed".to_owned());
+                }
+            }
+            let payload = Map::from_iter([("agentClosed".to_owned(), json!(agent_closed))]);
+            inner.send(inner.event(&session, "session_closed", payload)).await;
+            inner.send(inner.permits.count_update(&session)).await;
+            inner
+                .send(EngineUpdate::SessionRunning { session_id: session.clone(), running: false })
+                .await;
+            done(json!({"agentClosed": agent_closed}))
+        }
+        "config.options" => {
+            inner.ensure_open(&session).await?;
+            let options = inner.hub.config_options(&inner.conn(), &session).unwrap_or_default();
+            let remembered: Map<String, Value> = inner.config.values().into_iter().collect();
+            done(json!({"configOptions": options, "remembered": remembered}))
+        }
+        "config.set" => {
+            inner.ensure_open(&session).await?;
+            let config_id = match arg(&args, "configId")? {
+                Value::String(s) => s.clone(),
+                _ => {
+                    return Err(EngineError::refused(
+                        "invalid_params",
+                        "args.configId must be a string",
+                    ));
+                }
+            };
+            let value = arg(&args, "value")?.clone();
+            let setup = inner
+                .hub
+                .session_set_config_option(AcpSetConfigOptionParams {
+                    connection_id: inner.conn(),
+                    session_id: session.clone(),
+                    config_id: config_id.clone(),
+                    value: value.clone(),
+                })
+                .await
+                .map_err(engine_error)?;
+            inner.config.remember(&config_id, value);
+            done(json!({"configOptions": setup.config_options.unwrap_or_default()}))
+        }
+        "commands" => {
+            let commands =
+                lock(&inner.state).tracked.commands.get(&session).cloned().unwrap_or_default();
+            done(json!({"commands": commands}))
+        }
+        "question.reply" | "question.reject" | "question.cancel" => {
+            let key = request_arg(&args)?;
+            let id =
+                lock(&inner.state).tracked.questions.get(&(session.clone(), key.clone())).cloned();
+            let Some(request_id) = id else {
+                return Err(EngineError::refused(
+                    "permission_not_pending",
+                    format!("no question {key} is waiting in session {session}"),
+                ));
+            };
+            let (action, content) = match params.command.as_str() {
+                "question.reply" => {
+                    let content = match args.get("answers") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::Object(m)) => Some(m.clone()),
+                        Some(_) => {
+                            return Err(EngineError::refused(
+                                "invalid_params",
+                                "args.answers must be an object of the form's values by field",
+                            ));
+                        }
+                    };
+                    (ElicitationActionKind::Accept, content)
+                }
+                "question.reject" => (ElicitationActionKind::Decline, None),
+                _ => (ElicitationActionKind::Cancel, None),
+            };
+            inner
+                .hub
+                .elicitation_reply(AcpElicitationReplyParams {
+                    connection_id: inner.conn(),
+                    request_id,
+                    action,
+                    content,
+                })
+                .await
+                .map_err(engine_error)?;
+            done(json!({"answered": key}))
+        }
+        other => {
+            let name = other.strip_prefix('/').unwrap_or(other);
+            let (name, inline) = match name.split_once(' ') {
+                Some((n, rest)) => (n, Some(rest.trim().to_owned())),
+                None => (name, None),
+            };
+            let commands =
+                lock(&inner.state).tracked.commands.get(&session).cloned().unwrap_or_default();
+            let offered: Vec<&str> =
+                commands.iter().filter_map(|c| c.get("name").and_then(Value::as_str)).collect();
+            if !offered.contains(&name) {
+                return Err(EngineError::refused(
+                    "unknown_command",
+                    format!(
+                        "unknown command {other:?}: the bridge's are {OWN:?}; the agent's for this session are {offered:?}"
+                    ),
+                ));
+            }
+            let input =
+                inline.or_else(|| args.get("input").and_then(Value::as_str).map(str::to_owned));
+            let text = match input.filter(|i| !i.is_empty()) {
+                Some(i) => format!("/{name} {i}"),
+                None => format!("/{name}"),
+            };
+            inner.ensure_open(&session).await?;
+            prompt(inner, &session, text.clone());
+            done(json!({"prompt": text}))
+        }
+    }
+}
