@@ -251,3 +251,68 @@ fn both_carries_the_events_and_their_updates() {
     let expected = opened_now(&mut h, &c, 2);
     assert_eq!(page_of(&sent, 1).view(), expected);
 }
+
+fn breadboard(kind: &str, payload: serde_json::Value) -> EngineEvent {
+    EngineEvent {
+        id: String::new(),
+        event_type: kind.into(),
+        turn: None,
+        ts: None,
+        payload: payload.as_object().cloned().unwrap_or_default().into(),
+    }
+}
+
+#[test]
+fn an_update_too_large_for_a_message_is_fetched_by_its_reference() {
+    let c = clock();
+    let config = HostConfig { max_message_bytes: 48 * 1024, ..HostConfig::default() };
+    let mut h = host_of(Engine::BreadBoard, config);
+    open(&mut h, &c, 1, Receive::Updates, Some("t1"));
+    let text = "0123456789abcdef".repeat(4 * 1024); // 64 KiB: one piece, over half a message
+    let reply = breadboard("assistant_message", serde_json::json!({"text": text}));
+    let out = feed(&mut h, &c, &[reply], 1, |_, _, _, _| {});
+    let sent = messages(&out, 1);
+    let updates: Vec<_> = sent.iter().flat_map(|m| m.updates.as_ref().unwrap().items()).collect();
+    let reference = updates
+        .iter()
+        .find_map(|u| match u {
+            bb_protocol::v1::WebviewUpdate::Oversized(o) => Some(o.body_ref.to_string()),
+            _ => None,
+        })
+        .expect("an oversized update");
+    for m in &sent {
+        let bytes = bb_protocol::V1Message::Event(V1Event::new(V1Topic::Events(m.clone())))
+            .to_line(&Default::default())
+            .unwrap()
+            .len();
+        assert!(bytes <= 48 * 1024, "{bytes}");
+    }
+    // Its JSON, fetched, is the update that was left out: applied, the page holds the text.
+    let json = h.session_body(SESSION, &reference).expect("held");
+    let whole: bb_protocol::v1::WebviewUpdate<'static> = serde_json::from_str(json).unwrap();
+    let mut view = page_of(&sent, 1).view();
+    view.apply(&whole);
+    let held = view.blocks.iter().find_map(|(_, b)| match b {
+        bb_protocol::v1::AppliedBlock::Text(_, t) => Some(t.clone()),
+        _ => None,
+    });
+    assert_eq!(held.as_deref(), Some(text.as_str()));
+}
+
+#[test]
+fn a_webview_that_changes_what_it_receives_is_resynced() {
+    let (engine, path) = captures().into_iter().find(|(e, _)| *e == Engine::Kilo).unwrap();
+    let events = read(engine, &path);
+    let c = clock();
+    let mut h = host_of(engine, HostConfig::default());
+    open(&mut h, &c, 1, Receive::Events, Some("t1"));
+    let mut out = feed(&mut h, &c, &events, 8, |_, _, _, _| {});
+    assert!(messages(&out, 1).iter().all(|m| m.updates.is_none()));
+    // The same connection asks for updates now (a page upgraded in place).
+    h.handle(Input::Receive { conn: 1, receive: Receive::Updates }, c.now());
+    drain(&mut h, &mut out);
+    let after: Vec<EventsPayload> =
+        messages(&out, 1).into_iter().filter(|m| m.updates.is_some()).collect();
+    assert!(after.first().is_some_and(|m| m.resync == Some(true)), "a resync first");
+    assert_eq!(page_of(&after, 1).view(), opened_now(&mut h, &c, 2));
+}
