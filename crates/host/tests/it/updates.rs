@@ -281,7 +281,7 @@ fn an_update_too_large_for_a_message_is_fetched_by_its_reference() {
         })
         .expect("an oversized update");
     for m in &sent {
-        let bytes = bb_protocol::V1Message::Event(V1Event::new(V1Topic::Events(m.clone())))
+        let bytes = V1Message::Event(V1Event::new(V1Topic::Events(m.clone())))
             .to_line(&Default::default())
             .unwrap()
             .len();

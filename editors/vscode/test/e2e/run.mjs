@@ -129,8 +129,8 @@ function stopServer(s) {
 }
 
 /** The bb-bridge webview's inner frame (the page's composer in it). */
-async function chatFrame(page) {
-  const deadline = Date.now() + T;
+async function chatFrame(page, within = T) {
+  const deadline = Date.now() + within;
   for (;;) {
     for (const frame of page.frames()) {
       try {
@@ -165,9 +165,16 @@ async function grantTrust(page) {
 async function openView(page) {
   const icon = page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="bb-bridge"]') }).first();
   await icon.waitFor({ timeout: T });
-  await sleep(500);
-  const shown = (await icon.evaluate((el) => el.classList.contains('checked'))) && (await page.locator('.part.sidebar').first().isVisible());
-  if (!shown) await icon.click();
+  // VS Code may restore the view a moment after the workbench shows: a click then would
+  // toggle it off again, so look, click only when hidden, and look again.
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    await sleep(500);
+    const shown = (await icon.evaluate((el) => el.classList.contains('checked'))) && (await page.locator('.part.sidebar').first().isVisible());
+    if (!shown) await icon.click();
+    try {
+      return await chatFrame(page, 10_000);
+    } catch {}
+  }
   return chatFrame(page);
 }
 
@@ -189,10 +196,13 @@ const DEMO_REPLY = [
 /** A new session, a message sent with Enter, its reply streaming; resolves the session id. */
 async function newSessionStreaming(frame, text) {
   const sessions = await frame.getByTestId('session').count();
+  const before = await frame.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id', { timeout: 1000 }).catch(() => null);
   await frame.getByTestId('new-session').click();
   await frame.getByTestId('session').nth(sessions).waitFor({ timeout: T });
-  await frame.locator('[data-testid=session][aria-current=true]').nth(0).waitFor({ timeout: T });
-  const id = await frame.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id');
+  // The new session is listed a moment before it is selected: wait for the selection to move.
+  const selected = frame.locator(`[data-testid=session][aria-current=true]${before ? `:not([data-session-id="${before}"])` : ''}`);
+  await selected.waitFor({ timeout: T });
+  const id = await selected.getAttribute('data-session-id');
   await frame.getByTestId('composer').fill(text);
   await frame.getByTestId('composer').press('Enter');
   await frame.getByTestId('msg-assistant').first().waitFor({ timeout: T });
