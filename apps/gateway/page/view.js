@@ -398,7 +398,8 @@ export class View {
       const chosen = local.chosen ?? {};
       b.questions.forEach((q, qi) => {
         body.push(el('fieldset', { class: 'question' },
-          el('legend', {}, q.header ? `${q.header}: ${q.question}` : q.question),
+          // One question is already the card's prompt: its header is enough.
+          el('legend', {}, q.question === b.prompt ? (q.header ?? '') : q.header ? `${q.header}: ${q.question}` : q.question),
           q.options.map((o) => el('button', { type: 'button', class: (chosen[qi] ?? []).includes(o.value) ? '' : 'secondary', 'aria-pressed': (chosen[qi] ?? []).includes(o.value) ? 'true' : 'false', title: o.description ?? null, 'data-testid': 'approval-option', 'data-value': o.value, onclick: () => a.choose(b, qi, o.value, q.multiple) }, o.label))));
       });
       body.push(el('div', { class: 'row' },

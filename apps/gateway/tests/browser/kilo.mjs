@@ -1,6 +1,6 @@
 // The sidebar page on the real Kilo server (its mock LLM scripted by the prompts), in
 // Debian's Chromium, step by step as a person uses it: a reply, a command allowed, a command
-// denied, a stop, a reload, a second tab opening the session.
+// denied, a stop, a question answered, a reload, a second tab opening the session.
 // Usage: node kilo.mjs <page URL> <shots dir>
 
 import { expect, open, run } from './lib.mjs';
@@ -60,11 +60,25 @@ await run(outDir, async ({ context, step, errors }) => {
   await a.waitStatus('Stopped', T);
   expect((await a.turns().count()) === 4, 'four turns, one per message');
   await step(pageA, 'turn4-stopped');
+
+  // Turn 5: the agent asks a question; the card offers its answers, one is chosen.
+  const question = encodeURIComponent(JSON.stringify({ questions: [{ question: 'Which color?', header: 'Color',
+    options: [{ label: 'Red', description: 'warm' }, { label: 'Blue', description: 'cool' }] }] }));
+  await a.say(`Ask me MOCK:tool:question:${question}`);
+  await a.turn(4).getByTestId('approval-prompt').filter({ hasText: 'Which color?' }).waitFor({ timeout: T });
+  await a.waitStatus('Waiting for your approval', T);
+  await step(pageA, 'turn5-question');
+  await a.turn(4).locator('[data-testid=approval-option][data-value=Blue]').click();
+  await a.turn(4).getByTestId('answer').click();
+  await a.turn(4).getByTestId('approval-state').filter({ hasText: 'Answered' }).waitFor({ timeout: T });
+  await a.turn(4).getByTestId('msg-assistant').filter({ hasText: '"Which color?"="Blue"' }).waitFor({ timeout: T });
+  await a.waitStatus('Done', T);
+  await step(pageA, 'turn5-answered');
   const before = await a.transcript();
 
-  // Reload: the same four turns.
+  // Reload: the same five turns.
   await pageA.reload();
-  await a.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
+  await a.turn(4).getByTestId('approval-state').filter({ hasText: 'Answered' }).waitFor({ timeout: T });
   expect(JSON.stringify(await a.transcript()) === JSON.stringify(before), 'the reloaded page shows the same turns');
   expect((await pageA.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id')) === session, 'the same session');
   await step(pageA, 'reloaded');
@@ -73,7 +87,7 @@ await run(outDir, async ({ context, step, errors }) => {
   const [pageB, b] = await open(context, 'B', errors);
   await pageB.goto(url);
   await pageB.locator(`[data-testid=session][data-session-id="${session}"]`).click();
-  await b.turn(3).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
+  await b.turn(4).getByTestId('approval-state').filter({ hasText: 'Answered' }).waitFor({ timeout: T });
   expect(JSON.stringify(await b.transcript()) === JSON.stringify(before), 'the second tab shows the same turns');
   await step(pageB, 'second-tab');
 });
