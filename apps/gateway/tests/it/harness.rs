@@ -189,8 +189,19 @@ impl Client {
         events: &mut Vec<Value>,
         pred: impl Fn(&Value) -> bool,
     ) -> Value {
+        self.event_until_within(WAIT, events, pred).await
+    }
+
+    /// Reads events until one satisfies `pred`, each within `within` of the one before (an
+    /// engine that starts or boots a directory may say nothing for longer than [`WAIT`]).
+    pub(crate) async fn event_until_within(
+        &mut self,
+        within: Duration,
+        events: &mut Vec<Value>,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
         loop {
-            let msg = self.next().await;
+            let msg = self.next_within(within).await;
             events.push(msg.clone());
             if pred(&msg) {
                 return msg;

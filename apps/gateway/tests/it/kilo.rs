@@ -27,7 +27,7 @@ async fn a_kilo_reply_streams_over_the_websocket() {
     let init = c.call("i1", "bb.init", json!({}), &mut events).await;
     assert_eq!(init["result"]["engine"]["kind"], "kilo", "{init}");
     // The engine starts in the background; creating a session waits for it.
-    c.event_until(&mut events, |e| {
+    c.event_until_within(LONG, &mut events, |e| {
         e["event"] == "bb/connection" && e["payload"]["status"] == "connected"
     })
     .await;
@@ -43,7 +43,7 @@ async fn a_kilo_reply_streams_over_the_websocket() {
         )
         .await;
     assert_eq!(sent["ok"], true, "{sent}");
-    c.event_until(&mut events, |e| {
+    c.event_until_within(LONG, &mut events, |e| {
         e["event"] == "bb/events"
             && e["payload"]["events"]
                 .as_array()
