@@ -205,6 +205,7 @@ export type ConnectionDiagnostics = {
   lastGap?: string | null;
   queueDepth?: number | null;
   lastFlushLatencyMs?: number | null;
+  warnings?: Array<string>;
 };
 
 /** Payload of `bb/connection`. */
@@ -330,6 +331,7 @@ export type EventItem = {
   class?: string;
   messageId?: string | null;
   truncated?: (Truncation | null);
+  sessionId?: string | null;
 };
 
 /** Payload of `bb/events`: an ordered batch for one session.
@@ -455,6 +457,7 @@ export type PermissionRequest = {
   key: string;
   messageId?: string | null;
   permissionId?: string | null;
+  sessionId?: string | null;
   ask: AskKind;
   prompt: string;
   tool?: string | null;
@@ -531,6 +534,8 @@ export type SessionSummary = {
   status?: string | null;
   updatedAt?: number | null;
   queuedPrompts?: number | null;
+  parentId?: string | null;
+  pendingPermissionCount?: number | null;
 };
 
 /** Payload of `bb/state`. */

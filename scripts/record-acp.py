@@ -24,7 +24,7 @@ import time
 import urllib.parse
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MOCK = os.path.join(REPO, "crates/test-support/mock_llm.py")
+MOCK = os.path.join(REPO, "crates/kilo/mock_llm.py")
 CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True,
         "session": {"notices": {}, "compaction": {}, "configOptions": {"boolean": {}}},
         "elicitation": {"form": {}, "url": {}}}

@@ -8,7 +8,7 @@
 #![no_main]
 
 use bb_normalize::redact::{redact_log_line, redact_text};
-use bb_engine_client::kilo::KiloEvent;
+use bb_kilo::client::KiloEvent;
 use bb_normalize::{Engine, PathFlavor, PathGuard, RawEvent, SessionView};
 use libfuzzer_sys::fuzz_target;
 

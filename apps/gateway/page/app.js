@@ -145,7 +145,8 @@ const actions = {
     block.local = { sent: decision };
     refresh();
     try {
-      await rpc.request('bb.approvePermission', { sessionId, requestId: block.permissionId, decision });
+      // A sub-agent's prompt shown here names its own session: the answer goes there.
+      await rpc.request('bb.approvePermission', { sessionId: block.sessionId ?? sessionId, requestId: block.permissionId, decision });
     } catch (err) {
       block.local = {
         error: err.code === 'workspace_untrusted'
@@ -175,7 +176,7 @@ const actions = {
     } else {
       block.local = { sent: 'answer' };
       try {
-        await rpc.request('bb.command', { sessionId, command: 'question.reply', args: { requestId: block.permissionId, answers } });
+        await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reply', args: { requestId: block.permissionId, answers } });
       } catch (err) {
         block.local = { chosen, error: said(err) };
       }
@@ -187,7 +188,7 @@ const actions = {
     const sessionId = store.activeSessionId;
     block.local = { sent: 'dismiss' };
     try {
-      await rpc.request('bb.command', { sessionId, command: 'question.reject', args: { requestId: block.permissionId } });
+      await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reject', args: { requestId: block.permissionId } });
     } catch (err) {
       block.local = { error: said(err) };
     }

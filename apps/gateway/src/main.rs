@@ -30,7 +30,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// token; keep it private). Each connection is its own webview over the one engine. Logs go
 /// to stderr (RUST_LOG, default `info`); SIGTERM/SIGINT stop the gateway and the engine.
 #[derive(Debug, Parser)]
-#[command(name = "bb-gateway", version)]
+#[command(name = "bb-gateway", version, override_usage = bb_launch::usage!("bb-gateway"))]
 struct Args {
     #[command(flatten)]
     engine: EngineArgs,
@@ -71,6 +71,9 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(args: Args) -> anyhow::Result<()> {
     let launcher = Arc::new(Launcher::start(args.engine).await?);
+    // The engine is checked (its executable found, an agent started, a URL parsed) before
+    // the URL is printed: a link that cannot work is never shown.
+    let engine = launcher.engine().await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("listening on 127.0.0.1:{} (try another --port)", args.port))?;
@@ -100,6 +103,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .merge(page::router(Arc::new(page::PageState { ws: ws.clone(), settings })));
     let runtime = tokio::spawn(runtime::serve_connections(
         launcher.clone(),
+        engine,
         incoming,
         args.test_ring_messages,
     ));

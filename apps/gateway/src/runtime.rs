@@ -12,10 +12,11 @@ use tokio::sync::mpsc;
 /// default (tests).
 pub(crate) async fn serve_connections(
     launcher: Arc<Launcher>,
+    engine: EngineParts,
     connections: mpsc::Receiver<WebviewSink>,
     ring: Option<usize>,
 ) -> anyhow::Result<()> {
-    let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
+    let EngineParts { adapter, updates, supervision } = engine;
     let mut config = launcher.service_config();
     if let Some(ring) = ring {
         config.host.max_buffered_events = ring.max(1);

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use bb_normalize::{PathFlavor, PathGuard, Resolution};
+use bb_normalize::{PathFlavor, PathGuard};
 use serde_json::json;
 
 /// Path flavor argument.
@@ -13,23 +13,6 @@ pub(crate) enum FlavorArg {
     Posix,
     /// Windows paths.
     Windows,
-}
-
-/// The real-filesystem resolver: `canonicalize` of the host. Missing paths (and a file
-/// used as a directory) are "missing"; other failures reject the path.
-fn real_fs(path: &str) -> Resolution {
-    match std::fs::canonicalize(path) {
-        Ok(p) => Resolution::Found(p.to_string_lossy().into_owned()),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Resolution::Missing
-        }
-        Err(e) => Resolution::Failed(e.to_string()),
-    }
 }
 
 /// Runs the subcommand.
@@ -50,8 +33,11 @@ pub(crate) fn run(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for path in paths {
-        let checked =
-            if resolve { guard.check_resolved(path, &real_fs) } else { guard.check(path) };
+        let checked = if resolve {
+            guard.check_resolved(path, &bb_service::fs::real_path)
+        } else {
+            guard.check(path)
+        };
         let mut line =
             json!({ "path": path, "verdict": checked.verdict, "normalized": checked.normalized });
         if let (Some(err), Some(obj)) = (checked.error, line.as_object_mut()) {

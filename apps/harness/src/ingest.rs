@@ -8,9 +8,9 @@
 //!
 //! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
-//!   decoding (Kilo: the router's `kilo::Routing`; BreadBoard: `BbEvent::parse` and the
+//!   decoding (Kilo: the router's `bb_kilo::client::Routing`; BreadBoard: `BbEvent::parse` and the
 //!   adapter's mapping);
-//! * Kilo only, the pump: the adapter's event mapping (`bb_service::Mapping`);
+//! * Kilo only, the pump: the adapter's event mapping (`bb_kilo::Mapping`);
 //! * the service loop's engine side (`bb_service::Ingest`): routing into the host core
 //!   (batching, coalescing, tabs, state) and the envelopes it publishes;
 //! * the stdio writer: the envelope encoding (`bb_bridge_stdio::encode`, validation
@@ -29,14 +29,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use bb_engine_client::breadboard::{BbEvent, StreamUpdate};
-use bb_engine_client::kilo::{KiloUpdate, RouterOptions, Routing};
+use bb_breadboard::client::{BbEvent, StreamUpdate};
 use bb_engine_client::sse::{SseItem, SseParser};
+use bb_host::Input;
 use bb_host::{Clock, HostConfig};
+use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
 use bb_protocol::v1::{EngineKind, Receive};
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
-use bb_service::{EngineUpdate, EventsThread, Ingest, Mapping, SystemClock};
+use bb_service::{EventsThread, Ingest, SystemClock};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -191,14 +192,19 @@ impl Reader {
     }
 }
 
-/// The Kilo router's decoding: its `kilo::Routing`.
+/// The Kilo router's decoding: its `Routing`.
 fn kilo_decode(
     routing: &mut Routing,
 ) -> impl FnMut(&str, String, &mut Vec<Step<KiloUpdate>>, &mut bool) + Send + '_ {
     move |_, data, out, selected| {
         let update = routing.route(data);
-        if let KiloUpdate::Event { session_id, .. } = &update {
-            select_first(session_id, out, selected);
+        // The first session is read once, as the webview's selection (the mapping reads
+        // every event's session itself).
+        if !*selected
+            && let KiloUpdate::Event { event } = &update
+            && let Some(session) = event.session()
+        {
+            select_first(&session, out, selected);
         }
         out.push(Step::Item(update));
     }
@@ -206,15 +212,15 @@ fn kilo_decode(
 
 /// A BreadBoard stream task's decoding and mapping.
 fn breadboard_decode(
-    mapping: &mut Mapping,
-) -> impl FnMut(&str, String, &mut Vec<Step<EngineUpdate>>, &mut bool) + Send + '_ {
+    mapping: &mut bb_breadboard::Mapping,
+) -> impl FnMut(&str, String, &mut Vec<Step<Input>>, &mut bool) + Send + '_ {
     move |last_event_id, data, out, selected| {
         // The session stream's resume cursor (an integer compare) is left out: a cycled
         // capture repeats its `seq`s, which the cursor would drop.
         let Ok(event) = BbEvent::parse(last_event_id, &data) else { return };
         let session = event.session_id.clone();
         select_first(&session, out, selected);
-        let updates = mapping.breadboard(&session, StreamUpdate::Event(event));
+        let updates = mapping.map(&session, StreamUpdate::Event(event));
         out.extend(updates.into_iter().map(Step::Item));
     }
 }
@@ -228,25 +234,25 @@ fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
 
 /// The Kilo pump: the adapter's mapping of each router update, adjacent events of one
 /// session merged as the pump merges what it takes from the router at once
-/// ([`EngineUpdate::merge`]). Here the merging spans a chunk, whatever the channel hands
+/// ([`Input::merge`]). Here the merging spans a chunk, whatever the channel hands
 /// over at once, so the output does not depend on how the stages interleave: the last
 /// update is held until the next step.
 #[derive(Default)]
 struct Pump {
-    mapping: Mapping,
-    held: Option<EngineUpdate>,
+    mapping: bb_kilo::Mapping,
+    held: Option<Input>,
 }
 
 impl Pump {
-    fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<EngineUpdate>>) {
+    fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<Input>>) {
         let step = match step {
             Step::Item(update) => {
-                for update in self.mapping.kilo(update) {
+                for update in self.mapping.map(update) {
                     let unmerged = match &mut self.held {
                         Some(held) => held.merge(update),
-                        None => Err(update),
+                        None => Some(update),
                     };
-                    if let Err(update) = unmerged {
+                    if let Some(update) = unmerged {
                         out.extend(self.held.replace(update).map(Step::Item));
                     }
                 }
@@ -268,9 +274,9 @@ struct Core {
 }
 
 impl Core {
-    fn step(&mut self, step: Step<EngineUpdate>, out: &mut Vec<V1Message>) {
+    fn step(&mut self, step: Step<Input>, out: &mut Vec<V1Message>) {
         match step {
-            Step::Item(update) => self.ingest.engine_update(update, self.now),
+            Step::Item(update) => self.ingest.engine_input(update, self.now),
             Step::Select(session) => self.ingest.select(&session, self.now),
             Step::Now(now) => self.now = now,
             Step::Tick => {
@@ -378,7 +384,7 @@ fn run_serial(
             }
         }
         EngineArg::Breadboard => {
-            let mut mapping = Mapping::default();
+            let mut mapping = bb_breadboard::Mapping::default();
             let mut decode = breadboard_decode(&mut mapping);
             let mut chunk = Vec::new();
             while reader.next_chunk(&mut chunk, &mut decode)? {
@@ -398,7 +404,7 @@ async fn run_pipelined(
     mut core: Core,
     events: &tokio::runtime::Handle,
 ) -> anyhow::Result<(u64, Writer)> {
-    let (to_core, core_rx) = mpsc::channel(bb_service::engine::UPDATE_CAPACITY);
+    let (to_core, core_rx) = mpsc::channel(bb_service::engine::INPUT_CAPACITY);
     let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
     let reading = match engine {
         EngineArg::Kilo => {
@@ -417,7 +423,7 @@ async fn run_pipelined(
             })
         }
         EngineArg::Breadboard => tokio::spawn(async move {
-            let mut mapping = Mapping::default();
+            let mut mapping = bb_breadboard::Mapping::default();
             let mut decode = breadboard_decode(&mut mapping);
             let mut chunk = Vec::new();
             while reader.next_chunk(&mut chunk, &mut decode)? {

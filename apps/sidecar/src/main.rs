@@ -28,7 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// (filter with RUST_LOG, default `info`). The sidecar exits 0 when stdin closes, after
 /// stopping the engine it started.
 #[derive(Debug, Parser)]
-#[command(name = "bb-sidecar", version)]
+#[command(name = "bb-sidecar", version, override_usage = bb_launch::usage!("bb-sidecar"))]
 struct Args {
     #[command(flatten)]
     engine: EngineArgs,

@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 
 use bb_normalize::{PathFlavor, PathGuard, Verdict};
 
-use crate::spawn::real_fs;
-
 /// Largest file `fs/read_text_file` returns (the answer is one JSON-RPC line).
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 /// Largest content `fs/write_text_file` writes.
@@ -71,7 +69,7 @@ pub(crate) fn inside(root: &Path, path: &Path) -> Result<PathBuf, FsRefusal> {
     }
     let root_s = root.to_string_lossy();
     let mut guard = PathGuard::new(PathFlavor::Posix, &root_s);
-    let checked = guard.check_resolved(&shown, &real_fs);
+    let checked = guard.check_resolved(&shown, &bb_service::fs::real_path);
     match (checked.verdict, checked.normalized) {
         (Verdict::Inside, Some(p)) => Ok(PathBuf::from(p)),
         (Verdict::Outside, _) => Err(FsRefusal::Outside { path: shown, root: root_s.into_owned() }),

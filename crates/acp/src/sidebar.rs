@@ -9,10 +9,11 @@
 //! questions answered `cancelled`, terminals killed); `bb.deleteSession` → `session/close` +
 //! `session/delete` when the agent offers delete, `not_supported` otherwise;
 //! `bb.approvePermission` → the answer to the agent's `session/request_permission` (or to the
-//! bridge's own question before an agent's write), through the runtime's permission table
-//! and workspace trust (`bb_service::permits`); `bb.listSessions` → the sessions this bridge
-//! opened, then those the agent's `session/list` names for the workspace; `bb.command` →
-//! its `commands` module. Everything else is `not_supported`.
+//! bridge's own question before an agent's write) once the host allowed it (the host owns
+//! every prompt and the trust gate: the adapter raises each request as a prompt saying what
+//! it lets the agent do); `bb.listSessions` → the sessions this bridge opened, then those the
+//! agent's `session/list` names for the workspace; `bb.command` → its `commands` module.
+//! Everything else is `not_supported`.
 //!
 //! Events: every `session/update` is one event whose `type` is its `sessionUpdate` kind
 //! (payload = the update); the bridge adds the events listed in its `events` module and
@@ -22,10 +23,15 @@
 //!
 //! Decisions map onto the offered options by kind: `allow_once` → `allow_once`,
 //! `allow_rule` → `allow_always` (else `allow_once`), `deny` → `reject_once` (else
-//! `reject_always`). The request's kind for trust comes from the tool call's `kind`: `read`,
-//! `search`, `fetch`, `think` are reads; `edit`, `delete`, `move` writes; `execute` runs a
-//! command; anything else is treated as a write. The trust that gates an agent's own
-//! writes and terminals is the same table's ([`PermitsGate`]).
+//! `reject_always`); a prompt the host withdraws is answered `cancelled` (a stopped turn)
+//! or with the reject option (expired). The request's kind for trust comes from the tool
+//! call's `kind`: `read`, `search`, `think` are reads, `fetch` reaches the network; `edit`,
+//! `delete`, `move` write (the paths are its locations and raw input's paths); `execute`
+//! runs a command; anything else is unknown (needs trust). Elicitations are question
+//! prompts. The trust that gates an agent's own writes and terminals is the host's, as the
+//! runtime reports it ([`EngineAdapter::trust_changed`]). A child session an agent
+//! announces (`subagent_update`) is listed with its parent, so its prompts show on the
+//! parent's tab.
 
 mod commands;
 pub(crate) mod config;
@@ -38,21 +44,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use async_trait::async_trait;
-use bb_host::permissions::{AnswerOutcome, RequestKind};
+use bb_host::{Input, Prompt, PromptKind, Verdict};
+use bb_normalize::EventClass;
 use bb_protocol::v1::{
-    ApprovePermissionParams, Capabilities, CommandParams, CommandResult, CreateSessionParams,
-    EngineEvent, EngineInfo, EngineKind, EngineStatus, InitResult, ListSessionsResult,
-    PermissionDecision, SendMessageParams, SendMessageResult, SessionAck, SessionParams,
-    SessionSummary,
+    Capabilities, CommandParams, CommandResult, CreateSessionParams, EngineEvent, EngineInfo,
+    EngineKind, EngineStatus, InitResult, ListSessionsResult, SendMessageParams, SendMessageResult,
+    SessionAck, SessionParams, SessionSummary,
 };
 use bb_protocol::ws::{
     AcpConnectParams, AcpPermissionReplyParams, AcpRequestId, AcpSessionCancelParams,
     AcpSessionLoadParams, AcpSessionNewParams, AcpSessionParams, PermissionOutcome,
 };
-use bb_service::permits::Permits;
 use bb_service::{
-    EngineAdapter, EngineError, EngineUpdate, SystemClock, UpdateReceiver, UpdateSender,
-    update_channel,
+    AnswerReason, EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer,
+    input_channel,
 };
 use bb_supervisor::ProcessSpawner;
 use serde_json::{Map, Value, json};
@@ -61,8 +66,9 @@ use tokio::sync::mpsc;
 pub use config::CONFIG_FILE;
 pub use events::HELD_OUTPUT;
 
+use crate::asks::tool_call_paths;
 use crate::caps::Optional;
-use crate::gate::Gate;
+use crate::gate::TrustFlag;
 use crate::{AcpError, AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
 
 const NAME: &str = "acp";
@@ -83,17 +89,6 @@ struct State {
     tracked: events::Tracked,
 }
 
-/// The workspace trust of the runtime's permission table, as the ACP client's [`Gate`]: an
-/// agent's writes and terminals are refused until the workspace is trusted.
-#[derive(Debug)]
-pub struct PermitsGate(Arc<Permits>);
-
-impl Gate for PermitsGate {
-    fn trusted(&self) -> bool {
-        self.0.trusted()
-    }
-}
-
 /// What the adapter, its pump and its restarts share.
 #[derive(Debug)]
 pub(crate) struct Inner {
@@ -104,9 +99,11 @@ pub(crate) struct Inner {
     connect: AcpConnectParams,
     version: RwLock<String>,
     workspace: PathBuf,
-    permits: Arc<Permits>,
+    /// The host's workspace trust, as the runtime reports it: the ACP client's gate for an
+    /// agent's writes and terminals.
+    trust: TrustFlag,
     state: Mutex<State>,
-    updates: UpdateSender,
+    updates: InputSender,
     config: config::ConfigMemory,
     life: Mutex<life::Life>,
     seq: AtomicU64,
@@ -140,23 +137,34 @@ impl Inner {
         self.conn.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    /// One bridge-made or agent event of a session as an update.
-    fn event(&self, session: &str, kind: &str, mut payload: Map<String, Value>) -> EngineUpdate {
+    /// One bridge-made or agent event of a session, with its class from the ACP table.
+    fn classed(
+        &self,
+        session: &str,
+        kind: &str,
+        mut payload: Map<String, Value>,
+    ) -> (EngineEvent, EventClass) {
         let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         payload.entry("sessionId").or_insert_with(|| session.into());
-        EngineUpdate::Events {
-            session_id: session.to_owned(),
-            events: vec![EngineEvent {
-                id: format!("acp-{n}"),
-                event_type: kind.to_owned(),
-                turn: None,
-                ts: None,
-                payload: payload.into(),
-            }],
-        }
+        let payload = Value::Object(payload);
+        let class = bb_normalize::class::classify_acp(kind, &payload);
+        let event = EngineEvent {
+            id: format!("acp-{n}"),
+            event_type: kind.to_owned(),
+            turn: None,
+            ts: None,
+            payload: payload.into(),
+        };
+        (event, class)
     }
 
-    async fn send(&self, update: EngineUpdate) {
+    /// One bridge-made or agent event of a session as the host's input.
+    fn event(&self, session: &str, kind: &str, payload: Map<String, Value>) -> Input {
+        let events = vec![self.classed(session, kind, payload)];
+        Input::Events { session_id: session.to_owned(), events }
+    }
+
+    async fn send(&self, update: Input) {
         let _ = self.updates.send(update).await;
     }
 
@@ -170,6 +178,20 @@ impl Inner {
 
     fn known(&self, session: &str) -> bool {
         lock(&self.state).sessions.iter().any(|s| s.session_id == session)
+    }
+
+    /// The agent holds no request of `session` any more (its turn ended, the session was
+    /// closed or deleted): forgotten here; the host closes those still open.
+    fn forgotten(&self, session: &str) -> Input {
+        let mut st = lock(&self.state);
+        st.asked.retain(|(s, _), _| s != session);
+        st.tracked.questions.retain(|(s, _), _| s != session);
+        drop(st);
+        Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() }
+    }
+
+    async fn forget_prompts(&self, session: &str) {
+        self.send(self.forgotten(session)).await;
     }
 
     /// Makes sure the current connection has the session open: `session/resume` when the
@@ -200,10 +222,8 @@ impl Inner {
         tracing::info!(session, how = if loaded { "load" } else { "resume" }, "ACP session opened");
         let summary = SessionSummary {
             session_id: session.to_owned(),
-            title: None,
             status: Some("idle".to_owned()),
-            updated_at: None,
-            queued_prompts: None,
+            ..SessionSummary::default()
         };
         let fresh = {
             let mut st = lock(&self.state);
@@ -219,7 +239,7 @@ impl Inner {
             }
         };
         if let Some(summary) = fresh {
-            self.send(EngineUpdate::SessionUpserted(summary)).await;
+            self.send(Input::SessionUpserted(summary)).await;
         }
         Ok(())
     }
@@ -231,25 +251,22 @@ fn lock_life(life: &Mutex<life::Life>) -> MutexGuard<'_, life::Life> {
 
 impl AcpAdapter {
     /// Starts the agent (`command[0]` with the rest as arguments, cwd = the workspace) and
-    /// `initialize`s it; returns the adapter and its updates. The config options a user picks
+    /// `initialize`s it; returns the adapter and its inputs. The config options a user picks
     /// are remembered under `state_dir` (not at all when `None`).
     pub async fn start(
         policy: LaunchPolicy,
         spawner: Arc<dyn ProcessSpawner>,
         command: Vec<String>,
         state_dir: Option<PathBuf>,
-    ) -> Result<(Arc<Self>, UpdateReceiver), EngineError> {
+    ) -> Result<(Arc<Self>, InputReceiver), EngineError> {
         let Some((program, args)) = command.split_first() else {
             return Err(EngineError::InvalidRequest(
                 "--engine acp needs the agent command after `--`, e.g. `-- kilo acp`".to_owned(),
             ));
         };
         let workspace = policy.workspace.clone();
-        let directory = workspace.display().to_string();
-        let permits =
-            Arc::new(Permits::new(NAME, directory, policy.trusted, Arc::new(SystemClock)));
-        let gate = Arc::new(PermitsGate(permits.clone()));
-        let (hub, events) = AcpHub::with_gate(policy, spawner, gate);
+        let trust = TrustFlag::new(policy.trusted);
+        let (hub, events) = AcpHub::with_gate(policy, spawner, Arc::new(trust.clone()));
         let hub = Arc::new(hub);
         let connect = AcpConnectParams {
             command: program.clone(),
@@ -259,7 +276,7 @@ impl AcpAdapter {
         };
         let info = hub.connect(connect.clone()).await.map_err(engine_error)?;
         tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
-        let (updates, rx) = update_channel();
+        let (updates, rx) = input_channel();
         let inner = Arc::new(Inner {
             config: config::ConfigMemory::load(state_dir, &info.agent_info.name),
             hub,
@@ -267,7 +284,7 @@ impl AcpAdapter {
             connect,
             version: RwLock::new(info.agent_info.version),
             workspace,
-            permits,
+            trust,
             state: Mutex::default(),
             updates,
             life: Mutex::new(life::Life::default()),
@@ -343,11 +360,10 @@ impl EngineAdapter for AcpAdapter {
             session_id: id.clone(),
             title: params.task,
             status: Some("idle".to_owned()),
-            updated_at: None,
-            queued_prompts: None,
+            ..SessionSummary::default()
         };
         lock(&i.state).sessions.push(summary.clone());
-        i.send(EngineUpdate::SessionUpserted(summary.clone())).await;
+        i.send(Input::SessionUpserted(summary.clone())).await;
         let options = answer.get("configOptions").and_then(Value::as_array).cloned();
         if let Err(err) = commands::configure_new(
             i,
@@ -367,7 +383,7 @@ impl EngineAdapter for AcpAdapter {
                 })
                 .await;
             lock(&i.state).sessions.retain(|s| s.session_id != id);
-            i.send(EngineUpdate::SessionRemoved(id)).await;
+            i.send(Input::SessionRemoved(id)).await;
             return Err(err);
         }
         Ok(summary)
@@ -388,9 +404,7 @@ impl EngineAdapter for AcpAdapter {
             sessions.push(SessionSummary {
                 session_id: id.to_owned(),
                 title: info.get("title").and_then(Value::as_str).map(str::to_owned),
-                status: None,
-                updated_at: None,
-                queued_prompts: None,
+                ..SessionSummary::default()
             });
         }
         Ok(ListSessionsResult { sessions })
@@ -424,9 +438,9 @@ impl EngineAdapter for AcpAdapter {
             .session_delete(AcpSessionParams { connection_id: conn, session_id: session.clone() })
             .await
             .map_err(engine_error)?;
-        i.permits.cancel_session(&session);
+        i.forget_prompts(&session).await;
         lock(&i.state).sessions.retain(|s| s.session_id != session);
-        i.send(EngineUpdate::SessionRemoved(session.clone())).await;
+        i.send(Input::SessionRemoved(session.clone())).await;
         Ok(SessionAck { session_id: session })
     }
 
@@ -453,7 +467,7 @@ impl EngineAdapter for AcpAdapter {
         if let Some(err) = i.unavailable() {
             return Err(err);
         }
-        i.permits.cancel_session(&params.session_id);
+        // The runtime withdraws the session's prompts (each answered `cancelled`).
         i.hub
             .session_cancel(AcpSessionCancelParams {
                 connection_id: i.conn(),
@@ -461,7 +475,6 @@ impl EngineAdapter for AcpAdapter {
             })
             .await
             .map_err(engine_error)?;
-        i.send(i.permits.count_update(&params.session_id)).await;
         Ok(SessionAck { session_id: params.session_id })
     }
 
@@ -469,62 +482,68 @@ impl EngineAdapter for AcpAdapter {
         commands::command(&self.inner, params).await
     }
 
-    async fn approve_permission(
-        &self,
-        params: ApprovePermissionParams,
-    ) -> Result<SessionAck, EngineError> {
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
         let i = &self.inner;
-        let session = params.session_id.clone();
-        let key = (session.clone(), params.request_id.clone());
+        let session = answer.prompt.session_id.clone();
+        let key = (session.clone(), answer.prompt.request_id.clone());
+        if answer.prompt.kind == PromptKind::Question {
+            return commands::answer_question(i, &key, answer.verdict, answer.reason).await;
+        }
         let asked = lock(&i.state).asked.get(&key).cloned();
         let Some(asked) = asked else {
-            let question = lock(&i.state).tracked.questions.contains_key(&key);
-            let why = if question {
-                format!(
-                    "{} is a question: answer it with bb.command question.reply or question.reject",
-                    params.request_id
-                )
-            } else {
-                format!(
-                    "no permission request {} is waiting in session {session}",
-                    params.request_id
-                )
-            };
-            return Err(EngineError::refused("permission_not_pending", why));
+            // A withdrawal of a request the agent no longer holds has nothing to tell.
+            if answer.reason != AnswerReason::User {
+                return Ok(());
+            }
+            return Err(EngineError::refused(
+                "permission_not_pending",
+                format!("no permission request {} is waiting in session {session}", key.1),
+            ));
         };
-        let option = pick_option(&asked.options, params.decision).ok_or_else(|| {
-            EngineError::refused(
-                "invalid_params",
-                format!("the agent offered no option for {:?}", params.decision),
-            )
-        })?;
-        let approve = params.decision != PermissionDecision::Deny;
-        i.permits.begin(&session, &params.request_id, approve)?;
+        let outcome = match (answer.verdict, answer.remember, answer.reason) {
+            // A stopped turn's requests are cancelled, as ACP asks of a cancel.
+            (_, _, AnswerReason::Cancelled) => PermissionOutcome::Cancelled,
+            (verdict, remember, _) => {
+                let wanted: &[&str] = match (verdict, remember) {
+                    (Verdict::Deny, _) => &["reject_once", "reject_always"],
+                    (_, true) => &["allow_always", "allow_once"],
+                    (_, false) => &["allow_once"],
+                };
+                let option = pick_option(&asked.options, wanted).ok_or_else(|| {
+                    let message = format!("the agent offered no option of {wanted:?}");
+                    EngineError::refused("invalid_params", message)
+                })?;
+                PermissionOutcome::Selected { option_id: option }
+            }
+        };
         let result = i
             .hub
             .permission_reply(AcpPermissionReplyParams {
                 connection_id: i.conn(),
-                session_id: Some(session.clone()),
+                session_id: Some(session),
                 request_id: asked.request_id,
-                outcome: PermissionOutcome::Selected { option_id: option },
+                outcome,
             })
             .await;
-        let outcome = match &result {
-            Ok(()) => AnswerOutcome::Accepted,
-            Err(AcpError::PermissionNotPending(_)) => AnswerOutcome::Unknown,
-            Err(_) => AnswerOutcome::Failed,
-        };
-        i.permits.done(&session, &params.request_id, outcome);
-        if result.is_ok() {
-            lock(&i.state).asked.remove(&key);
+        match result {
+            Ok(()) => {
+                lock(&i.state).asked.remove(&key);
+                Ok(())
+            }
+            Err(err @ AcpError::PermissionNotPending(_)) => {
+                lock(&i.state).asked.remove(&key);
+                Err(EngineError::refused("permission_not_pending", err.to_string()))
+            }
+            Err(err) => Err(engine_error(err)),
         }
-        i.send(i.permits.count_update(&session)).await;
-        result.map_err(engine_error)?;
-        Ok(SessionAck { session_id: session })
     }
 
-    fn set_workspace_trusted(&self, trusted: bool) {
-        self.inner.permits.set_trusted(trusted);
+    fn answers_prompt(&self, params: &CommandParams) -> Option<(String, Verdict)> {
+        commands::answers_prompt(params)
+    }
+
+    fn trust_changed(&self, trusted: bool) {
+        self.inner.trust.set(trusted);
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -550,24 +569,24 @@ impl EngineAdapter for AcpAdapter {
     }
 }
 
-/// The option for a decision, by kind.
-fn pick_option(options: &[(String, String)], decision: PermissionDecision) -> Option<String> {
-    let wanted: &[&str] = match decision {
-        PermissionDecision::AllowOnce => &["allow_once"],
-        PermissionDecision::AllowRule => &["allow_always", "allow_once"],
-        PermissionDecision::Deny => &["reject_once", "reject_always"],
-    };
+/// The first offered option of the `wanted` kinds, in that order.
+fn pick_option(options: &[(String, String)], wanted: &[&str]) -> Option<String> {
     wanted.iter().find_map(|k| options.iter().find(|(_, kind)| kind == k).map(|(id, _)| id.clone()))
 }
 
-/// What approving would let the agent do, from the tool call's `kind`.
-fn request_kind(tool_call: &Value) -> RequestKind {
-    match tool_call.get("kind").and_then(Value::as_str) {
-        Some("read" | "search" | "fetch" | "think") => RequestKind::Read,
-        Some("edit" | "delete" | "move") => RequestKind::Write,
-        Some("execute") => RequestKind::Exec,
-        _ => RequestKind::Other,
-    }
+/// The prompt a permission request raises: what approving would let the agent do (from the
+/// tool call's `kind`) and the paths it names.
+fn prompt(session: &str, request: &str, tool_call: &Value) -> Prompt {
+    let kind = match tool_call.get("kind").and_then(Value::as_str) {
+        Some("read" | "search" | "think") => PromptKind::Read,
+        Some("fetch") => PromptKind::Network,
+        Some("edit" | "delete" | "move") => PromptKind::Write,
+        Some("execute") => PromptKind::Exec,
+        _ => PromptKind::Unknown,
+    };
+    let mut prompt = Prompt::new(session, request, kind);
+    prompt.paths = tool_call_paths(tool_call);
+    prompt
 }
 
 fn request_key(id: &AcpRequestId) -> String {
@@ -577,9 +596,8 @@ fn request_key(id: &AcpRequestId) -> String {
     }
 }
 
-/// Hub events → engine updates, in order.
+/// Hub events → host inputs, in order.
 async fn pump(mut events: mpsc::Receiver<AcpEvent>, inner: Arc<Inner>) {
-    let permits = inner.permits.clone();
     while let Some(ev) = events.recv().await {
         let mut out = Vec::new();
         match ev.kind {
@@ -600,26 +618,25 @@ async fn pump(mut events: mpsc::Receiver<AcpEvent>, inner: Arc<Inner>) {
                     (session_id.clone(), key.clone()),
                     Asked { request_id, options: offered },
                 );
-                if permits.raised(&session_id, &key, request_kind(&tool_call)) {
-                    let payload = Map::from_iter([
-                        ("requestId".to_owned(), json!(key)),
-                        ("toolCall".to_owned(), tool_call),
-                        ("options".to_owned(), options),
-                    ]);
-                    out.push(inner.event(&session_id, "request_permission", payload));
-                }
-                out.push(permits.count_update(&session_id));
+                let raised = prompt(&session_id, &key, &tool_call);
+                let payload = Map::from_iter([
+                    ("requestId".to_owned(), json!(key)),
+                    ("toolCall".to_owned(), tool_call),
+                    ("options".to_owned(), options),
+                ]);
+                // The host shows it once (a repeat is dropped there).
+                let shows = inner.classed(&session_id, "request_permission", payload);
+                out.push(Input::PromptRaised { prompt: raised, event: Some(shows) });
             }
             AcpEventKind::PermissionSettled { session_id, request_id, outcome } => {
                 let key = request_key(&request_id);
-                permits.replied(&session_id, &key);
                 lock(&inner.state).asked.remove(&(session_id.clone(), key.clone()));
                 let payload = Map::from_iter([
-                    ("requestId".to_owned(), json!(key)),
+                    ("requestId".to_owned(), json!(key.clone())),
                     ("outcome".to_owned(), outcome),
                 ]);
-                out.push(inner.event(&session_id, "permission_settled", payload));
-                out.push(permits.count_update(&session_id));
+                let says = inner.classed(&session_id, "permission_settled", payload);
+                out.push(Input::PromptSettled { session_id, request_id: key, event: Some(says) });
             }
             AcpEventKind::State { session_id: None, detail, .. } => {
                 // The connection closed: a crash of the current agent restarts it.

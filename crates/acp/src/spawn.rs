@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use bb_normalize::{PathFlavor, PathGuard, Resolution, Verdict};
+use bb_normalize::{PathFlavor, PathGuard, Verdict};
 use bb_protocol::ws::AcpConnectParams;
 use bb_supervisor::SpawnSpec;
 
@@ -72,7 +72,7 @@ impl LaunchPolicy {
             return Ok(self.workspace.clone());
         };
         let mut guard = PathGuard::new(PathFlavor::Posix, &root);
-        let checked = guard.check_resolved(requested, &real_fs);
+        let checked = guard.check_resolved(requested, &bb_service::fs::real_path);
         let path = match (checked.verdict, checked.normalized) {
             (Verdict::Inside, Some(path)) => PathBuf::from(path),
             (Verdict::Outside, _) if self.trusted => {
@@ -93,22 +93,6 @@ impl LaunchPolicy {
             )));
         }
         Ok(path)
-    }
-}
-
-/// The real filesystem for the symlink-safe containment check.
-pub(crate) fn real_fs(path: &str) -> Resolution {
-    match std::fs::canonicalize(path) {
-        Ok(p) => Resolution::Found(p.to_string_lossy().into_owned()),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Resolution::Missing
-        }
-        Err(e) => Resolution::Failed(e.to_string()),
     }
 }
 

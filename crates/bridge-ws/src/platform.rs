@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use async_trait::async_trait;
-use bb_normalize::contain::{PathFlavor, PathGuard, Resolution, Verdict};
+use bb_normalize::contain::{PathFlavor, PathGuard, Verdict};
 use bb_protocol::ws::{DialogOpenParams, DialogOpenResult, OpenPathParams, WsError};
 
 /// What a desktop host (Tauri) plugs in to serve the platform methods.
@@ -33,12 +33,7 @@ impl HeadlessPlatform {
     /// The canonical path to open, when it is inside the workspace.
     pub fn contained(&self, path: &str) -> Result<PathBuf, WsError> {
         let mut guard = PathGuard::new(PathFlavor::Posix, &self.root.to_string_lossy());
-        let resolve = |p: &str| match std::fs::canonicalize(p) {
-            Ok(real) => Resolution::Found(real.to_string_lossy().into_owned()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Resolution::Missing,
-            Err(e) => Resolution::Failed(e.to_string()),
-        };
-        let checked = guard.check_resolved(path, &resolve);
+        let checked = guard.check_resolved(path, &bb_service::fs::real_path);
         match (checked.verdict, checked.normalized) {
             (Verdict::Inside, Some(p)) => Ok(PathBuf::from(p)),
             (Verdict::Invalid, _) => Err(WsError::new(

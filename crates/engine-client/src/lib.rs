@@ -1,11 +1,12 @@
-//! Engine transports: the sans-IO SSE parser, and the HTTP clients and event streams of the
-//! Kilo CLI server and the BreadBoard engine.
+//! The engine-neutral transport of every HTTP engine: the sans-IO SSE parser, the reconnecting
+//! SSE client, and the engine transport port with its HTTP implementation (the one place a
+//! secret is exposed, to build an auth header) and an in-memory fake for fault injection.
+//! Each engine's client (its routes, wire types and event router) lives in its own crate
+//! (`bb-kilo`, `bb-breadboard`).
 //!
-//! IO contract: parsing is sans-IO; the clients do network IO through `reqwest`.
+//! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`.
 
-pub mod breadboard;
 pub mod fake;
-pub mod kilo;
 pub mod sse;
 pub mod transport;
 

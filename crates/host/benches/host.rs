@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use bb_host::{Engine, Host, HostConfig, Input};
+use bb_normalize::EventClass;
 use bb_protocol::v1::{EngineEvent, SessionSummary, V1Topic};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Map, json};
@@ -38,13 +39,8 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
     let mut host = Host::new(Engine::Kilo, HostConfig::default());
     host.handle(Input::ready(0), start);
     for s in 0..SESSIONS {
-        let summary = SessionSummary {
-            session_id: format!("ses_{s}"),
-            title: None,
-            status: None,
-            updated_at: None,
-            queued_prompts: None,
-        };
+        let summary =
+            SessionSummary { session_id: format!("ses_{s}"), ..SessionSummary::default() };
         host.handle(Input::SessionUpserted(summary), start);
     }
     host.handle(Input::select(0, "ses_0"), start);
@@ -58,10 +54,9 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
                 now,
             );
         }
-        host.handle(
-            Input::EngineEvents { session_id: session_id.clone(), events: vec![event.clone()] },
-            now,
-        );
+        // Every event is a text delta (`transcript.assistant_stream`).
+        let events = vec![(event.clone(), EventClass::AssistantStream)];
+        host.handle(Input::Events { session_id: session_id.clone(), events }, now);
         if i % TURN == TURN - 1 {
             host.handle(Input::SessionRunning { session_id, running: false }, now);
         }

@@ -2,7 +2,7 @@
 //! deadlines reported.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
 use bb_protocol::v1::{
@@ -15,6 +15,8 @@ use crate::conn::Conn;
 use crate::fit::{Fitter, PAYLOAD_SLACK};
 use crate::input::Input;
 use crate::lane::Lane;
+use crate::prompting::{PromptCounters, Withdraw};
+use crate::prompts::{PromptConfig, Prompts};
 use crate::tabs::{ConnId, RingLimits, Tabs, implicit_tab};
 
 /// A map keyed by session id, hashed with `foldhash`, whose `entry_ref` copies the key only
@@ -37,11 +39,20 @@ pub struct HostConfig {
     pub max_message_bytes: usize,
     /// Tabs of closed connections kept for a reattach.
     pub max_detached_tabs: usize,
+    /// The workspace is trusted from the start (`--trusted`): approving a write or a
+    /// command needs no `bb.init {workspaceTrusted: true}`, and a webview cannot take it back.
+    pub trusted: bool,
+    /// Prompts a session may have queued behind its running turn; one more is `queue_full`.
+    pub max_queued_prompts: u64,
+    /// A prompt nobody answers within this expires and the engine is told to deny it
+    /// (`--permission-timeout`); `None`: it waits for the user (or a stop).
+    pub prompt_ttl: Option<Duration>,
 }
 
 impl Default for HostConfig {
     /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
-    /// 4 KiB of envelope room; 32 detached tabs.
+    /// 4 KiB of envelope room; 32 detached tabs; untrusted; 8 prompts queued behind a turn
+    /// at most; permission prompts without a deadline.
     fn default() -> Self {
         Self {
             max_batch: 1024,
@@ -49,17 +60,26 @@ impl Default for HostConfig {
             max_buffered_bytes: 8 * 1024 * 1024,
             max_message_bytes: bb_protocol::DEFAULT_MAX_BYTES - 4096,
             max_detached_tabs: 32,
+            trusted: false,
+            max_queued_prompts: 8,
+            prompt_ttl: None,
         }
     }
 }
 
 #[derive(Debug, Clone, Default)]
-struct SessionState {
+pub(crate) struct SessionState {
     summary: Option<SessionSummary>,
+    /// The session that started this one, when the engine said so.
+    pub(crate) parent: Option<String>,
     running: bool,
-    pending_permissions: u64,
-    /// Prompts the engine holds queued behind the running turn.
+    /// Turns started so far (the run flag went up).
+    turns: u64,
+    /// Prompts queued behind the running turn: each send while a turn runs adds one; the
+    /// engine's count replaces it when it gives one, else one fewer per turn started.
     queued_prompts: u64,
+    /// The engine counts its queue itself (`Input::QueuedPrompts`).
+    engine_counts_queue: bool,
     /// The `messageId` of the reply in progress.
     message_id: Option<String>,
 }
@@ -89,10 +109,19 @@ pub struct Host {
     changed: Option<HashSet<String>>,
     /// The time of the latest input (a state change is sent at the next poll).
     now: Option<Instant>,
-    connection: Option<ConnectionPayload>,
+    pub(crate) connection: Option<ConnectionPayload>,
+    /// Every permission request and question (the one table, all engines).
+    pub(crate) prompts: Prompts,
+    /// Pending prompts the engine must be told to deny (expired, cancelled).
+    pub(crate) withdraws: VecDeque<Withdraw>,
+    /// The webview's word on trust (`bb.init {workspaceTrusted}`).
+    pub(crate) webview_trusted: bool,
+    pub(crate) prompt_counters: PromptCounters,
+    /// Events the host made to close prompts the engine will not report, so far.
+    pub(crate) closings: u64,
     /// Some tab's webview receives updates: the views' updates are taken at each publish
     /// (otherwise what changed waits, marked, until one does).
-    updates_wanted: bool,
+    pub(crate) updates_wanted: bool,
 }
 
 impl Host {
@@ -121,13 +150,51 @@ impl Host {
             changed: Some(HashSet::new()),
             now: None,
             connection: None,
+            prompts: Prompts::new(PromptConfig {
+                pending_ttl: config.prompt_ttl,
+                ..PromptConfig::default()
+            }),
+            withdraws: VecDeque::new(),
+            webview_trusted: false,
+            prompt_counters: PromptCounters::default(),
+            closings: 0,
             updates_wanted: false,
         }
+    }
+
+    /// The engine whose events this host classifies and coalesces.
+    pub fn engine(&self) -> Engine {
+        self.engine
     }
 
     /// The session `conn` selected, if any.
     pub fn active_session(&self, conn: ConnId) -> Option<&str> {
         self.conns.get(&conn)?.active.as_deref()
+    }
+
+    /// Whether a session's turn streams (as far as the engine's events said): it runs and
+    /// waits on no prompt of its session.
+    pub fn any_streaming(&self) -> bool {
+        self.sessions.iter().any(|(id, s)| s.running && self.prompts.open_count(Some(id)) == 0)
+    }
+
+    /// Whether `session` may queue one more prompt behind its running turn: `Err` with how
+    /// many are queued and the bound when not (`queue_full`).
+    pub fn queue_room(&self, session: &str) -> Result<(), (u64, u64)> {
+        let max = self.config.max_queued_prompts;
+        match self.sessions.get(session) {
+            Some(s) if s.running && s.queued_prompts >= max => Err((s.queued_prompts, max)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The turns `session` started so far, and whether one streams now: it runs and waits
+    /// on no prompt of its session (a turn waiting on the user sends nothing more until it
+    /// is answered).
+    pub fn turns(&self, session: &str) -> (u64, bool) {
+        self.sessions.get(session).map_or((0, false), |s| {
+            (s.turns, s.running && self.prompts.open_count(Some(session)) == 0)
+        })
     }
 
     /// Deltas merged into an earlier one so far, over all sessions still known.
@@ -172,10 +239,7 @@ impl Host {
                 let s = self.sessions.get(id)?;
                 let mut summary = s.summary.clone().unwrap_or_else(|| SessionSummary {
                     session_id: id.clone(),
-                    title: None,
-                    status: None,
-                    updated_at: None,
-                    queued_prompts: None,
+                    ..SessionSummary::default()
                 });
                 // The engine's own status stands (failed, completed, …); `running` comes
                 // from the run flag derived from events; `idle` when the engine said
@@ -192,18 +256,25 @@ impl Host {
                     summary.title = self.views.get(id).and_then(SessionView::title);
                 }
                 summary.queued_prompts = (s.queued_prompts > 0).then_some(s.queued_prompts);
+                summary.parent_id.clone_from(&s.parent);
+                let waiting = self.prompts.open_count(Some(id));
+                summary.pending_permission_count = (waiting > 0).then_some(waiting);
                 Some(summary)
             })
             .collect();
         let running =
             active.as_ref().and_then(|id| self.sessions.get(id)).is_some_and(|s| s.running);
-        let pending: u64 = self.sessions.values().map(|s| s.pending_permissions).sum();
         StatePayload {
             sessions,
             active_session_id: active,
             running: Some(running),
-            pending_permission_count: Some(pending),
+            pending_permission_count: Some(self.prompts.open_count(None)),
         }
+    }
+
+    /// Whether the workspace is trusted: `--trusted`, or the webview's latest word.
+    pub fn trusted(&self) -> bool {
+        self.config.trusted || self.webview_trusted
     }
 
     /// Applies one input at `now`. What it changes in `bb/state` is sent at the next
@@ -281,12 +352,17 @@ impl Host {
             Input::SessionsListed(list) => self.sessions_listed(list),
             Input::SessionUpserted(summary) => {
                 let id = summary.session_id.clone();
-                self.entry(&id).summary = Some(summary);
+                let entry = self.entry(&id);
+                if summary.parent_id.is_some() {
+                    entry.parent.clone_from(&summary.parent_id);
+                }
+                entry.summary = Some(summary);
                 self.touch(&id);
             }
             Input::SessionRemoved(id) => {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
+                self.prompts.cancel_session(&id);
                 self.lanes.remove(&id);
                 self.views.remove(&id);
                 self.tabs.remove_session(&id);
@@ -308,30 +384,58 @@ impl Host {
                 let s = self.entry(&session_id);
                 if s.running != running {
                     s.running = running;
-                    self.touch(&session_id);
-                }
-            }
-            Input::PendingPermissions { session_id, count } => {
-                let s = self.entry(&session_id);
-                if s.pending_permissions != count {
-                    s.pending_permissions = count;
+                    s.turns += u64::from(running);
+                    // A turn started: it was the first queued prompt, when any was.
+                    if running && !s.engine_counts_queue {
+                        s.queued_prompts = s.queued_prompts.saturating_sub(1);
+                    }
                     self.touch(&session_id);
                 }
             }
             Input::QueuedPrompts { session_id, count } => {
                 let s = self.entry(&session_id);
+                s.engine_counts_queue = true;
                 if s.queued_prompts != count {
                     s.queued_prompts = count;
                     self.touch(&session_id);
                 }
             }
-            Input::EngineEvents { session_id, events } => {
-                let events = events.into_iter().map(|e| (e, None));
-                self.engine_events(session_id, events, now);
+            Input::PromptQueued { session_id } => {
+                // Counted at once, as the engine's own count may come later (it replaces
+                // this one when it does).
+                let s = self.entry(&session_id);
+                if s.running {
+                    s.queued_prompts += 1;
+                    self.touch(&session_id);
+                }
             }
-            Input::ClassifiedEvents { session_id, events } => {
-                let events = events.into_iter().map(|(e, class)| (e, Some(class)));
-                self.engine_events(session_id, events, now);
+            Input::Events { session_id, events } => {
+                self.engine_events(session_id, events.into_iter(), now);
+            }
+            Input::PromptRaised { prompt, event } => self.prompt_raised(prompt, event, now),
+            Input::PromptsListed { session_id, prompts } => {
+                self.prompts_listed(&session_id, prompts, now);
+            }
+            Input::PromptSettled { session_id, request_id, event } => {
+                self.prompt_settled(&session_id, &request_id, event, now);
+            }
+            Input::PromptsCancelled { session_id } => self.prompts_cancelled(&session_id),
+            Input::PromptAnswered { session_id, request_id, outcome } => {
+                self.prompt_answered(&session_id, &request_id, outcome, now);
+            }
+            Input::EngineRestarted => self.engine_restarted(now),
+            Input::Trusted(trusted) => self.webview_trusted = trusted,
+            Input::Gap { session_id } => {
+                let mut payload = self.connection.clone().unwrap_or_else(|| {
+                    crate::input::connection_payload(
+                        bb_protocol::v1::ConnectionStatus::Connected,
+                        None,
+                        None,
+                    )
+                });
+                payload.session_id = session_id;
+                payload.gap_detected = Some(true);
+                self.handle(Input::Connection(payload), now);
             }
             Input::Connection(payload) => {
                 if self.connection.as_ref() == Some(&payload) {
@@ -346,8 +450,11 @@ impl Host {
         }
     }
 
-    /// Publishes every session's batch that is due at `now`.
+    /// Publishes every session's batch that is due at `now`, and expires the prompts past
+    /// their deadline.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = Some(now);
+        self.expire_prompts(now);
         let due: Vec<String> = self
             .batch_order
             .iter()
@@ -363,9 +470,10 @@ impl Host {
         }
     }
 
-    /// The earliest time a pending batch is due, if one is pending.
+    /// The earliest time a pending batch is due or a prompt expires, if any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.lanes.values().filter_map(Lane::poll_timeout).min()
+        let lanes = self.lanes.values().filter_map(Lane::poll_timeout).min();
+        [lanes, self.prompts.poll_timeout()].into_iter().flatten().min()
     }
 
     /// The next topic to send and the connection it is for, among the connections that may
@@ -398,11 +506,28 @@ impl Host {
         })
     }
 
-    fn entry(&mut self, id: &str) -> &mut SessionState {
+    pub(crate) fn entry(&mut self, id: &str) -> &mut SessionState {
         if !self.sessions.contains_key(id) {
             self.order.insert(0, id.to_owned());
         }
         self.sessions.entry_ref(id).or_default()
+    }
+
+    /// The parent of `session`, when the engine named one.
+    pub(crate) fn sessions_parent(&self, session: &str) -> Option<&str> {
+        self.sessions.get(session)?.parent.as_deref()
+    }
+
+    /// Whether a tab is bound to `session`.
+    pub(crate) fn tab_shows(&self, session: &str) -> bool {
+        self.tabs.is_bound(session)
+    }
+
+    /// Whether `session`'s events reach a tab: one shows it, or a connection that never
+    /// named a tab gets every session no tab shows.
+    pub(crate) fn delivered(&self, session: &str) -> bool {
+        let open: Vec<ConnId> = self.conns.keys().copied().collect();
+        self.tabs.is_bound(session) || !self.tabs.tabless(&open).is_empty()
     }
 
     fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>, now: Instant) {
@@ -455,6 +580,9 @@ impl Host {
         for summary in list {
             let id = summary.session_id.clone();
             let mut state = self.sessions.remove(&id).unwrap_or_default();
+            if summary.parent_id.is_some() {
+                state.parent.clone_from(&summary.parent_id);
+            }
             state.summary = Some(summary);
             if sessions.insert(id.clone(), state).is_none() {
                 order.push(id);
@@ -499,11 +627,11 @@ impl Host {
         }
     }
 
-    /// Engine events of a session, each with its class where the adapter decided it.
-    fn engine_events(
+    /// Engine events of a session, each with the class its adapter decided.
+    pub(crate) fn engine_events(
         &mut self,
         session_id: String,
-        events: impl ExactSizeIterator<Item = (EngineEvent, Option<EventClass>)>,
+        events: impl ExactSizeIterator<Item = (EngineEvent, EventClass)>,
         now: Instant,
     ) {
         if events.len() == 0 {
@@ -513,39 +641,42 @@ impl Host {
             self.entry(&session_id);
             self.touch(&session_id);
         }
-        self.push_events(session_id, events, now);
+        self.push_events(&session_id, None, events, now);
     }
 
-    fn push_events(
+    /// Queues events in `session_id`'s lane; `foreign`: they belong to that other session
+    /// (a sub-agent's prompt shown on an ancestor's tab).
+    pub(crate) fn push_events(
         &mut self,
-        session_id: String,
-        events: impl Iterator<Item = (EngineEvent, Option<EventClass>)>,
+        session_id: &str,
+        foreign: Option<&str>,
+        events: impl Iterator<Item = (EngineEvent, EventClass)>,
         now: Instant,
     ) {
-        let priority = self.priority_of(&session_id);
+        let priority = self.priority_of(session_id);
         let engine = self.engine;
-        let state = self.sessions.entry_ref(&session_id).or_default();
-        let lane = self.lanes.entry_ref(&session_id).or_insert_with(|| Lane::new(engine, priority));
+        let state = self.sessions.entry_ref(session_id).or_default();
+        let lane = self.lanes.entry_ref(session_id).or_insert_with(|| Lane::new(engine, priority));
         if lane.pending_len() == 0 {
-            self.batch_order.push_back(session_id.clone());
+            self.batch_order.push_back(session_id.to_owned());
         }
         for (event, class) in events {
-            let ends = ends_reply(&event.event_type);
-            lane.push(now, event, class, state.message_id.clone());
+            let ends = foreign.is_none() && ends_reply(&event.event_type);
+            lane.push(now, event, class, state.message_id.clone(), foreign);
             if ends {
                 state.message_id = None;
             }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
-        let view = self.views.entry_ref(&session_id).or_default();
+        let view = self.views.entry_ref(session_id).or_default();
         let flushed = if lane.pending_len() >= self.config.max_batch {
             lane.flush_now(now, view)
         } else {
             lane.poll_flush(now, view)
         };
         if let Some(events) = flushed {
-            self.batch_order.retain(|s| *s != session_id);
-            self.publish(&session_id, events, now);
+            self.batch_order.retain(|s| s != session_id);
+            self.publish(session_id, events, now);
         }
     }
 
@@ -649,7 +780,7 @@ impl Host {
     }
 
     /// `session`'s entry in `bb/state` changed: its pending events go out before the state.
-    fn touch(&mut self, session: &str) {
+    pub(crate) fn touch(&mut self, session: &str) {
         if let Some(changed) = &mut self.changed
             && !changed.contains(session)
         {

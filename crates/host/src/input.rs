@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use bb_normalize::EventClass;
-use bb_protocol::v1::{ConnectionPayload, EngineEvent, Receive, SessionSummary};
+use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, Receive, SessionSummary};
 
+use crate::prompts::{AnswerOutcome, Prompt};
 use crate::tabs::ConnId;
 
 /// Everything the host core reacts to. Inputs naming a `conn` concern that webview
@@ -116,41 +117,113 @@ pub enum Input {
         /// Whether a turn is in progress.
         running: bool,
     },
-    /// A session's pending permission requests.
-    PendingPermissions {
+    /// A prompt was sent to a session (`bb.sendMessage` accepted): while a turn runs, it
+    /// waits behind it (counted at once; the engine's count, when it gives one, replaces it).
+    PromptQueued {
         /// The session.
         session_id: String,
-        /// How many wait for an answer.
-        count: u64,
     },
     /// Prompts the engine holds queued behind a session's running turn; shown in that
-    /// session's `bb/state` summary as `queuedPrompts` (absent when 0).
+    /// session's `bb/state` summary as `queuedPrompts` (absent when 0). From the first one
+    /// on, the engine's count is the session's.
     QueuedPrompts {
         /// The session.
         session_id: String,
         /// How many.
         count: u64,
     },
-    /// Engine events of one session, in engine order.
-    EngineEvents {
-        /// The session.
-        session_id: String,
-        /// The events.
-        events: Vec<EngineEvent>,
-    },
     /// Engine events of one session, in engine order, each with the class its adapter
-    /// decided from what it read of the event (the core does not read it again).
-    ClassifiedEvents {
+    /// decided from what it read of the event (the core does not read it again). The one
+    /// way engine events enter the host.
+    Events {
         /// The session.
         session_id: String,
         /// The events and their classes.
         events: Vec<(EngineEvent, EventClass)>,
+    },
+    /// The engine raised a permission request or a question. `event` is the engine event
+    /// that shows it (`None`: the webview was shown it before, e.g. a resumed stream's
+    /// replay); it goes out only when the prompt is new (a repeat is not shown again).
+    PromptRaised {
+        /// The request as the adapter reads it.
+        prompt: Prompt,
+        /// The event that shows it.
+        event: Option<(EngineEvent, EventClass)>,
+    },
+    /// The engine's list of a session's open prompts (after a reconnect or a rebuild): new
+    /// ones are raised (each with the event that shows it), open ones it no longer lists
+    /// close.
+    PromptsListed {
+        /// The session.
+        session_id: String,
+        /// The prompts, each with the event that shows it if it is new.
+        prompts: Vec<(Prompt, Option<(EngineEvent, EventClass)>)>,
+    },
+    /// The engine says a prompt was answered (by this bridge or anyone); `event` is its
+    /// event, which goes out whatever the prompt's state.
+    PromptSettled {
+        /// The session that asked.
+        session_id: String,
+        /// The request id.
+        request_id: String,
+        /// The engine event that says so.
+        event: Option<(EngineEvent, EventClass)>,
+    },
+    /// The session's turn was stopped or failed: its open prompts are withdrawn (the
+    /// engine is told to deny the pending ones, see [`crate::Host::poll_withdraw`]).
+    PromptsCancelled {
+        /// The session.
+        session_id: String,
+    },
+    /// An answer [`crate::Host::begin_answer`] allowed reached the engine with this outcome.
+    PromptAnswered {
+        /// The session that asked.
+        session_id: String,
+        /// The request id.
+        request_id: String,
+        /// How the engine took it.
+        outcome: AnswerOutcome,
+    },
+    /// The engine restarted: every open prompt died with it.
+    EngineRestarted,
+    /// The webview's word on workspace trust (`bb.init {workspaceTrusted}`); `--trusted`
+    /// ([`crate::HostConfig::trusted`]) cannot be taken back by it.
+    Trusted(bool),
+    /// Events of a session (or of every session, `None`) may have been lost: the current
+    /// engine connection goes out again flagged with the gap.
+    Gap {
+        /// The session, when known.
+        session_id: Option<String>,
     },
     /// The engine connection changed.
     Connection(ConnectionPayload),
 }
 
 impl Input {
+    /// At most this many events go in one input made by [`Input::merge`].
+    pub const MERGED_EVENTS: usize = 256;
+
+    /// Merges `next` into `self` when both are events of one session (the merged input
+    /// applies as the two did, in the same order: only a batch may split otherwise, as more
+    /// events arrived at once) and the result holds at most [`Input::MERGED_EVENTS`]
+    /// events; otherwise hands `next` back. An adapter merges what it mapped from events
+    /// that arrived together, so each goes to the service loop (and the host core) as one
+    /// input.
+    pub fn merge(&mut self, next: Input) -> Option<Input> {
+        match (self, next) {
+            (
+                Input::Events { session_id, events },
+                Input::Events { session_id: next_id, events: next_events },
+            ) if *session_id == next_id
+                && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
+            {
+                events.extend(next_events);
+                None
+            }
+            (_, next) => Some(next),
+        }
+    }
+
     /// `bb.init` without `lastSeen` on `conn`.
     pub fn ready(conn: ConnId) -> Self {
         Input::WebviewReady { conn, last_seen: BTreeMap::new() }
@@ -161,8 +234,48 @@ impl Input {
         Input::Visibility { conn, visible }
     }
 
+    /// The engine connection with no session and no gap (`attempt` is the retry count while
+    /// connecting).
+    pub fn connection(
+        status: ConnectionStatus,
+        retry_count: Option<u64>,
+        last_error: Option<String>,
+    ) -> Self {
+        Input::Connection(connection_payload(status, retry_count, last_error))
+    }
+
     /// `bb.selectSession` without a tab on `conn`.
     pub fn select(conn: ConnId, session_id: impl Into<String>) -> Self {
         Input::SessionSelected { conn, session_id: session_id.into(), tab_id: None }
+    }
+}
+
+/// A `bb/connection` payload with no session and no gap; a reconnecting stream's retry
+/// count is its attempt number.
+pub fn connection_payload(
+    status: ConnectionStatus,
+    retry_count: Option<u64>,
+    last_error: Option<String>,
+) -> ConnectionPayload {
+    ConnectionPayload {
+        status,
+        session_id: None,
+        retry_count,
+        last_error,
+        gap_detected: None,
+        attempt: retry_count.filter(|_| status == ConnectionStatus::Connecting),
+        restarting: None,
+        diagnostics: None,
+    }
+}
+
+/// Appends `input` to `out`, merged into the last one where [`Input::merge`] can.
+pub fn push_merged(out: &mut Vec<Input>, input: Input) {
+    let unmerged = match out.last_mut() {
+        Some(last) => last.merge(input),
+        None => Some(input),
+    };
+    if let Some(input) = unmerged {
+        out.push(input);
     }
 }

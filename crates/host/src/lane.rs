@@ -16,6 +16,8 @@ struct Envelope {
     ts: Option<f64>,
     turn: Option<u64>,
     message_id: Option<String>,
+    /// The session the event belongs to when it is not the lane's.
+    session_id: Option<String>,
 }
 
 /// A session's pending events and its flush schedule.
@@ -45,24 +47,23 @@ impl Lane {
         self.batcher.coalesced()
     }
 
-    /// Queues one event, of `class` if its adapter decided it.
+    /// Queues one event of `class` (its adapter's); `foreign`: it belongs to that other
+    /// session.
     pub(crate) fn push(
         &mut self,
         now: Instant,
         event: EngineEvent,
-        class: Option<EventClass>,
+        class: EventClass,
         message_id: Option<String>,
+        foreign: Option<&str>,
     ) {
         let EngineEvent { id, event_type, turn, ts, payload } = event;
-        self.envelopes.push_back(Envelope { ts, turn, message_id });
+        let session_id = foreign.map(str::to_owned);
+        self.envelopes.push_back(Envelope { ts, turn, message_id, session_id });
         let mut raw = RawEvent::new(self.engine, event_type, payload).with_id(id);
         // The coalescing key uses the turn; one beyond i64 (never sent) just keys as "none".
         raw.turn = turn.and_then(|t| i64::try_from(t).ok());
-        let classified = match class {
-            Some(class) => Classified::with_class(class, raw),
-            None => Classified::new(raw),
-        };
-        self.batcher.handle_event(now, classified);
+        self.batcher.handle_event(now, Classified::with_class(class, raw));
     }
 
     /// When the pending events are due, if any are pending.
@@ -100,14 +101,20 @@ impl Lane {
             .into_iter()
             .map(|item| {
                 let merged = usize::try_from(item.event_count()).unwrap_or(usize::MAX);
-                let mut envelope = Envelope { ts: None, turn: None, message_id: None };
+                let mut envelope =
+                    Envelope { ts: None, turn: None, message_id: None, session_id: None };
                 for _ in 0..merged {
                     match self.envelopes.pop_front() {
                         Some(e) => envelope = e,
                         None => break,
                     }
                 }
-                view.apply_for(&item, envelope.message_id.as_deref());
+                match envelope.session_id.as_deref() {
+                    Some(owner) => {
+                        view.apply_foreign(&item, envelope.message_id.as_deref(), owner);
+                    }
+                    None => view.apply_for(&item, envelope.message_id.as_deref()),
+                }
                 let class = item.class.as_str();
                 let RawEvent { id, kind, payload, .. } = item.event;
                 let event = EngineEvent {
@@ -121,6 +128,7 @@ impl Lane {
                 };
                 let mut item = EventItem::new(event, class);
                 item.message_id = envelope.message_id;
+                item.session_id = envelope.session_id;
                 item
             })
             .collect()

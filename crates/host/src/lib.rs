@@ -126,10 +126,28 @@
 //!   session's run flag; the permission count is the sum over all sessions. A session's
 //!   `queuedPrompts` is the engine's latest [`Input::QueuedPrompts`] count (absent when 0);
 //!   an engine upsert of the summary does not clear it.
-//! * **Permissions.** [`permissions`] is the engine-neutral permission and question state
-//!   machine (shown once, answered at most once, trust for writes and execs, re-list after a
-//!   reconnect, optional expiry); the runtime keeps one table per engine and feeds the count
-//!   of its open set into `pendingPermissionCount`.
+//! * **Prompts.** The host owns every permission request and question, of every engine
+//!   ([`prompts`]): adapters say what the engine raised ([`Input::PromptRaised`], with what
+//!   it would let the engine do and the paths it names), re-listed
+//!   ([`Input::PromptsListed`]) or settled ([`Input::PromptSettled`]); a prompt is shown
+//!   once (a repeat is dropped, an id reused after its request closed is a new prompt),
+//!   answered at most once ([`Host::begin_answer`], then [`Input::PromptAnswered`] with how
+//!   the engine took it), expires after [`HostConfig::prompt_ttl`] when one is set, is
+//!   cancelled by a stop ([`Input::PromptsCancelled`]) and dies with a restarted engine
+//!   ([`Input::EngineRestarted`]); pending prompts to deny on the engine come out of
+//!   [`Host::poll_withdraw`]. The trust gate is here, once: approving a write, a command or
+//!   a kind the adapter cannot name needs a trusted workspace ([`HostConfig::trusted`], or
+//!   [`Input::Trusted`] from `bb.init {workspaceTrusted}`), and the refusal says how to
+//!   grant it; denying always works. `pendingPermissionCount` is the number of open prompts,
+//!   and each session's own count is on its `bb/state` summary.
+//! * **Sub-agents.** A session's summary may name its parent (`parentId`). A prompt of a
+//!   session no tab shows is also shown on the tab of its nearest ancestor a tab shows, as
+//!   an item carrying the sub-agent's `sessionId` (so is what settles it); answering it with
+//!   either session id reaches the sub-agent's request. Where no tab shows an ancestor
+//!   either, the prompt waits with its session's events, and `bb/state` names the session
+//!   that waits (its `pendingPermissionCount`). A prompt that closes without the engine
+//!   saying so (stale after a re-list or a 404, or dead with a restarted engine) gets the
+//!   host's own [`PROMPT_CLOSED_EVENT`], so no card stays open.
 
 mod claims;
 mod clock;
@@ -138,7 +156,8 @@ mod core;
 mod fit;
 mod input;
 mod lane;
-pub mod permissions;
+mod prompting;
+pub mod prompts;
 mod shape;
 mod tabs;
 
@@ -146,7 +165,9 @@ pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
 pub use core::{Host, HostConfig};
 pub use fit::BODY_STORE_BYTES;
-pub use input::Input;
+pub use input::{Input, connection_payload, push_merged};
+pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
+pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
 pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ mod cadence;
 mod claims;
 mod coalesce;
 mod delivery;
-mod permissions;
+mod prompts;
 
 use std::time::{Duration, Instant};
 
@@ -13,13 +13,28 @@ use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary, StatePayload, V1Topic,
 };
 use proptest::prelude::*;
-use serde_json::Map;
+use serde_json::{Map, Value};
 
-use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input};
+use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input, Prompt, PromptKind};
 
 #[allow(clippy::disallowed_methods)] // tests need one real instant to start the fake clock from
 pub(super) fn clock() -> FakeClock {
     FakeClock::new(Instant::now(), 1_700_000_000_000)
+}
+
+/// An event of `kind` with `payload` (an object; anything else is `{}`).
+pub(super) fn event_of(id: &str, kind: &str, payload: Value) -> EngineEvent {
+    let payload = match payload {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    EngineEvent {
+        id: id.into(),
+        event_type: kind.into(),
+        turn: None,
+        ts: None,
+        payload: payload.into(),
+    }
 }
 
 /// An event that never coalesces (a Kilo delta without message and part ids).
@@ -37,10 +52,23 @@ pub(super) fn summary(id: &str) -> SessionSummary {
     SessionSummary {
         session_id: id.into(),
         title: Some(format!("title {id}")),
-        status: None,
-        updated_at: None,
-        queued_prompts: None,
+        ..SessionSummary::default()
     }
+}
+
+/// `events` of `session` as an adapter hands them over: each with the class of the host's
+/// engine's table.
+pub(super) fn events_in(h: &Host, session: &str, events: Vec<EngineEvent>) -> Input {
+    let engine = h.engine();
+    let events = events
+        .into_iter()
+        .map(|e| {
+            let raw = bb_normalize::RawEvent::new(engine, e.event_type.clone(), e.payload.clone());
+            let class = bb_normalize::classify(&raw);
+            (e, class)
+        })
+        .collect();
+    Input::Events { session_id: session.into(), events }
 }
 
 pub(super) fn config() -> HostConfig {
@@ -99,7 +127,7 @@ fn nothing_leaves_before_init() {
     let mut h = Host::new(Engine::Kilo, config());
     h.handle(Input::Opened(0), c.now());
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
-    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("e1")] }, c.now());
+    h.handle(events_in(&h, "s1", vec![ev("e1")]), c.now());
     c.advance(Duration::from_secs(1));
     h.handle_timeout(c.now());
     assert!(h.poll_output().map(|(_, t)| t).is_none());
@@ -117,16 +145,16 @@ fn batches_flush_at_deadline_in_order() {
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
     h.handle(Input::select(0, "s1"), c.now());
     drain(&mut h);
-    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("a")] }, c.now());
+    h.handle(events_in(&h, "s1", vec![ev("a")]), c.now());
     let first = drain(&mut h);
     assert_eq!(ids(&first, "s1"), ["a"], "the first event after a quiet spell leaves at once");
     c.advance(Duration::from_millis(5));
-    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("b")] }, c.now());
+    h.handle(events_in(&h, "s1", vec![ev("b")]), c.now());
     assert!(drain(&mut h).is_empty(), "then the cadence holds events back");
     let deadline = h.poll_timeout().expect("armed");
     assert_eq!(deadline, c.now() + Duration::from_millis(28));
     c.advance(Duration::from_millis(5));
-    h.handle(Input::EngineEvents { session_id: "s1".into(), events: vec![ev("c")] }, c.now());
+    h.handle(events_in(&h, "s1", vec![ev("c")]), c.now());
     assert_eq!(h.poll_timeout(), Some(deadline), "later events do not push the deadline back");
     let out = run_to_idle(&mut h, &c);
     assert_eq!(ids(&out, "s1"), ["b", "c"]);
@@ -139,7 +167,7 @@ fn full_batch_flushes_at_once() {
     let c = clock();
     let mut h = ready_host(&c);
     let events = (0..9).map(|i| ev(&format!("e{i}"))).collect();
-    h.handle(Input::EngineEvents { session_id: "s1".into(), events }, c.now());
+    h.handle(events_in(&h, "s1", events), c.now());
     let out = drain(&mut h);
     let sizes: Vec<usize> = out
         .iter()
@@ -154,14 +182,8 @@ fn sessions_do_not_cross_talk() {
     let c = clock();
     let mut h = ready_host(&c);
     for i in 0..5 {
-        h.handle(
-            Input::EngineEvents { session_id: "a".into(), events: vec![ev(&format!("a{i}"))] },
-            c.now(),
-        );
-        h.handle(
-            Input::EngineEvents { session_id: "b".into(), events: vec![ev(&format!("b{i}"))] },
-            c.now(),
-        );
+        h.handle(events_in(&h, "a", vec![ev(&format!("a{i}"))]), c.now());
+        h.handle(events_in(&h, "b", vec![ev(&format!("b{i}"))]), c.now());
         c.advance(Duration::from_millis(3));
         h.handle_timeout(c.now());
     }
@@ -177,10 +199,7 @@ fn state_follows_events_of_the_turn() {
     h.handle(Input::SessionUpserted(summary("s1")), c.now());
     h.handle(Input::select(0, "s1"), c.now());
     h.handle(Input::SessionRunning { session_id: "s1".into(), running: true }, c.now());
-    h.handle(
-        Input::EngineEvents { session_id: "s1".into(), events: vec![ev("last-text")] },
-        c.now(),
-    );
+    h.handle(events_in(&h, "s1", vec![ev("last-text")]), c.now());
     h.handle(Input::SessionRunning { session_id: "s1".into(), running: false }, c.now());
     let out = drain(&mut h);
     let pos_events = out.iter().position(|t| matches!(t, V1Topic::Events(_))).expect("events");
@@ -198,12 +217,17 @@ fn state_projection() {
     h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
     h.handle(Input::select(0, "b"), c.now());
     h.handle(Input::SessionRunning { session_id: "b".into(), running: true }, c.now());
-    h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
-    h.handle(Input::PendingPermissions { session_id: "b".into(), count: 1 }, c.now());
+    for (session, request) in [("a", "p1"), ("a", "p2"), ("b", "p3")] {
+        let prompt = Prompt::new(session, request, PromptKind::Exec);
+        h.handle(Input::PromptRaised { prompt, event: None }, c.now());
+    }
     let s = h.state(0);
     assert_eq!(s.active_session_id.as_deref(), Some("b"));
     assert_eq!(s.running, Some(true));
     assert_eq!(s.pending_permission_count, Some(3));
+    let waiting: Vec<_> =
+        s.sessions.iter().map(|x| (x.session_id.as_str(), x.pending_permission_count)).collect();
+    assert_eq!(waiting, [("a", Some(2)), ("b", Some(1))]);
     let statuses: Vec<_> =
         s.sessions.iter().map(|x| (x.session_id.as_str(), x.status.as_deref())).collect();
     assert_eq!(statuses, [("a", Some("idle")), ("b", Some("running"))]);
@@ -215,7 +239,8 @@ fn state_projection() {
     assert_eq!(s.pending_permission_count, Some(2));
     // Unchanged state is not re-sent.
     drain(&mut h);
-    h.handle(Input::PendingPermissions { session_id: "a".into(), count: 2 }, c.now());
+    let repeat = Prompt::new("a", "p1", PromptKind::Exec);
+    h.handle(Input::PromptRaised { prompt: repeat, event: None }, c.now());
     assert!(drain(&mut h).is_empty());
 }
 
@@ -249,16 +274,50 @@ fn queued_prompts_show_on_their_session_then_clear() {
     assert_eq!(h.state(0).sessions[0].queued_prompts, None);
 }
 
+/// One prompt runs at a time per session; the host bounds what waits behind it: it counts
+/// the prompts sent while a turn runs (one fewer per turn started) until the engine gives a
+/// count of its own, which then stands.
+#[test]
+fn the_prompt_queue_is_bounded_and_counted() {
+    let c = clock();
+    let config = HostConfig { max_queued_prompts: 2, ..config() };
+    let mut h = ready_host_of(Engine::BreadBoard, config, &c);
+    h.handle(Input::SessionsListed(vec![summary("a")]), c.now());
+    let running = |running| Input::SessionRunning { session_id: "a".into(), running };
+    let queued = || Input::PromptQueued { session_id: "a".into() };
+    // Idle: a prompt starts a turn, nothing waits.
+    h.handle(queued(), c.now());
+    assert_eq!(h.queue_room("a"), Ok(()));
+    h.handle(running(true), c.now());
+    for _ in 0..2 {
+        assert_eq!(h.queue_room("a"), Ok(()));
+        h.handle(queued(), c.now());
+    }
+    assert_eq!(h.queue_room("a"), Err((2, 2)), "full");
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(2));
+    // The turn ends and the next (queued) one starts: one fewer waits.
+    h.handle(running(false), c.now());
+    h.handle(running(true), c.now());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(1));
+    assert_eq!(h.queue_room("a"), Ok(()));
+    // The engine's own count replaces the host's, and a turn start no longer lowers it; a
+    // send still counts at once (the engine's next count may come late).
+    h.handle(Input::QueuedPrompts { session_id: "a".into(), count: 0 }, c.now());
+    h.handle(queued(), c.now());
+    h.handle(running(false), c.now());
+    h.handle(running(true), c.now());
+    assert_eq!(h.state(0).sessions[0].queued_prompts, Some(1));
+    h.handle(queued(), c.now());
+    assert_eq!(h.queue_room("a"), Err((2, 2)));
+}
+
 #[test]
 fn hidden_webview_holds_then_replays_in_order() {
     let c = clock();
     let mut h = ready_host(&c);
     h.handle(Input::visibility(0, false), c.now());
     for i in 0..3 {
-        h.handle(
-            Input::EngineEvents { session_id: "s".into(), events: vec![ev(&format!("e{i}"))] },
-            c.now(),
-        );
+        h.handle(events_in(&h, "s", vec![ev(&format!("e{i}"))]), c.now());
         h.handle(Input::SessionRunning { session_id: "s".into(), running: i % 2 == 0 }, c.now());
     }
     let held = run_to_idle(&mut h, &c);
@@ -276,7 +335,7 @@ fn hidden_past_the_ring_gets_a_declared_resync() {
     h.handle(Input::visibility(0, false), c.now());
     for i in 0..8 {
         let events = (0..3).map(|j| ev(&format!("e{i}.{j}"))).collect();
-        h.handle(Input::EngineEvents { session_id: "s".into(), events }, c.now());
+        h.handle(events_in(&h, "s", events), c.now());
         run_to_idle(&mut h, &c);
     }
     h.handle(Input::visibility(0, true), c.now());
@@ -298,7 +357,7 @@ fn connection_flushes_pending_events_first() {
     let mut h = ready_host(&c);
     h.handle(Input::SessionUpserted(summary("s")), c.now());
     drain(&mut h);
-    h.handle(Input::EngineEvents { session_id: "s".into(), events: vec![ev("x")] }, c.now());
+    h.handle(events_in(&h, "s", vec![ev("x")]), c.now());
     let conn = ConnectionPayload {
         status: ConnectionStatus::Error,
         session_id: None,
@@ -346,7 +405,7 @@ proptest! {
         for (session, count, wait) in steps {
             let events: Vec<EngineEvent> = (0..count).map(|_| { n += 1; ev(&format!("e{n}")) }).collect();
             expected[usize::from(session)].extend(events.iter().map(|e| e.id.clone()));
-            h.handle(Input::EngineEvents { session_id: format!("s{session}"), events }, c.now());
+            h.handle(events_in(&h, &format!("s{session}"), events), c.now());
             c.advance(Duration::from_millis(wait));
             h.handle_timeout(c.now());
             out.extend(drain(&mut h));

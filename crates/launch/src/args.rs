@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use bb_supervisor::kilo::USERNAME;
+use bb_kilo::supervisor::USERNAME;
 use clap::{Args, ValueEnum};
 
 /// The engine behind the bridge.
@@ -23,8 +23,9 @@ pub enum EngineKind {
 /// Which engine to drive and how to reach or start it.
 #[derive(Debug, Clone, Args)]
 pub struct EngineArgs {
-    /// The workspace directory: the spawned engine's working directory and project root.
-    /// Required when the bridge spawns the engine.
+    /// The workspace directory: the engine's sessions work in it, files and paths are
+    /// contained in it. Required when the bridge spawns the engine (`--engine kilo` without
+    /// `--engine-url`); elsewhere optional, the current directory by default.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
@@ -76,8 +77,8 @@ pub struct EngineArgs {
     #[arg(long)]
     pub trusted: bool,
 
-    /// `--engine kilo`: seconds after which a permission request or question nobody answered
-    /// expires and the engine is told `reject` (default: it waits for the user or `bb.stop`).
+    /// Seconds after which a permission request or question nobody answered expires and the
+    /// engine is told to deny it (default: it waits for the user or `bb.stop`).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub permission_timeout: Option<u64>,
 
@@ -90,4 +91,24 @@ pub struct EngineArgs {
     /// bridge.
     #[arg(last = true, value_name = "AGENT_COMMAND")]
     pub agent_command: Vec<String>,
+}
+
+/// The usage line of a bridge binary named `$bin`: where `--workspace` is required (the bridge
+/// spawns the Kilo server) and where it is optional.
+#[macro_export]
+macro_rules! usage {
+    ($bin:literal) => {
+        concat!(
+            $bin,
+            " [--workspace <DIR>] [OPTIONS]                    (the offline demo engine)\n       ",
+            $bin,
+            " --workspace <DIR> --engine kilo [--engine-bin <PATH>] [OPTIONS]\n       ",
+            $bin,
+            " [--workspace <DIR>] --engine kilo --engine-url <URL> [OPTIONS]\n       ",
+            $bin,
+            " [--workspace <DIR>] --engine breadboard --engine-url <URL> [OPTIONS]\n       ",
+            $bin,
+            " [--workspace <DIR>] --engine acp [OPTIONS] -- <AGENT_COMMAND>..."
+        )
+    };
 }

@@ -4,17 +4,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_engine_client::breadboard::BreadboardClient;
+use bb_breadboard::client::BreadboardClient;
+use bb_breadboard::{BreadboardAdapter, BreadboardConfig};
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, RunningEngine, ScriptSource};
-use bb_service::breadboard::{BreadboardAdapter, BreadboardConfig};
-use bb_service::kilo::{KiloAdapter, KiloOptions, KiloProbe};
+use bb_host::HostConfig;
+use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
+use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, EventsThread, ServiceConfig, Supervision, SystemClock,
-    UpdateReceiver,
+    EngineAdapter, EngineError, EventsThread, InputReceiver, ServiceConfig, Supervision,
+    SystemClock,
 };
-use bb_supervisor::kilo::EngineEndpoint;
-use bb_supervisor::{KiloConfig, KiloSupervisor, TokioSpawner};
+use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
 
 use crate::args::{EngineArgs, EngineKind};
@@ -29,17 +30,19 @@ pub enum LaunchError {
     /// A flag the chosen engine needs is missing.
     #[error("{0}")]
     Missing(&'static str),
-    /// The workspace (or the current directory) cannot be used.
-    #[error("workspace {path}: {source}")]
+    /// The workspace (or the current directory) cannot be used: it is missing, not a
+    /// directory, or unreadable. Said once, with what to do.
+    #[error(
+        "the workspace {} {why}: pass --workspace an existing directory (or leave it out to \
+         work in the current directory, where the engine allows it)",
+        path.display()
+    )]
     Workspace {
         /// The path given.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// What is wrong with it.
+        why: String,
     },
-    /// The workspace is not a directory.
-    #[error("workspace {0} is not a directory")]
-    NotADirectory(PathBuf),
     /// A secret's environment variable cannot be read.
     #[error("reading the engine secret from ${var}: {source} (export it, or drop the flag)")]
     SecretEnv {
@@ -75,8 +78,8 @@ pub enum LaunchError {
 pub struct EngineParts {
     /// The adapter.
     pub adapter: Arc<dyn EngineAdapter>,
-    /// Its update stream.
-    pub updates: UpdateReceiver,
+    /// Its input stream.
+    pub updates: InputReceiver,
     /// Spawn mode: how to start and restart the engine.
     pub supervision: Option<Supervision>,
 }
@@ -100,10 +103,11 @@ impl Launcher {
     /// in-process demo engine on a loopback port.
     pub async fn start(args: EngineArgs) -> Result<Self, LaunchError> {
         let root = match &args.workspace {
-            Some(w) => std::fs::canonicalize(w)
-                .map_err(|source| LaunchError::Workspace { path: w.clone(), source })?,
-            None => std::env::current_dir()
-                .map_err(|source| LaunchError::Workspace { path: ".".into(), source })?,
+            Some(w) => workspace_dir(w)?,
+            None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
+                path: ".".into(),
+                why: format!("(the current directory) cannot be used: {e}"),
+            })?,
         };
         // The demo's sessions live only as long as the bridge: its state goes to a
         // temporary directory (removed at exit) unless one is named.
@@ -170,11 +174,18 @@ impl Launcher {
         &self.root
     }
 
-    /// The service settings the flags imply.
+    /// The service settings the flags imply: `--trusted` and `--permission-timeout` are the
+    /// host's, for every engine.
     pub fn service_config(&self) -> ServiceConfig {
+        let defaults = ServiceConfig::default();
         ServiceConfig {
             stop_grace: Duration::from_secs(self.args.stop_grace),
-            ..ServiceConfig::default()
+            host: HostConfig {
+                trusted: self.args.trusted,
+                prompt_ttl: self.args.permission_timeout.map(Duration::from_secs),
+                ..defaults.host
+            },
+            ..defaults
         }
     }
 
@@ -217,10 +228,13 @@ impl Launcher {
 
     async fn kilo(&self) -> Result<EngineParts, LaunchError> {
         let args = &self.args;
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let data_dir = bb_kilo::credentials::data_dir(|name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        });
         let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
             workspace: Some(self.root.clone()),
-            trusted: args.trusted,
-            permission_timeout: args.permission_timeout.map(Duration::from_secs),
+            data_dir,
             events: self.events.as_ref().map(|t| t.handle().clone()),
             ..KiloOptions::default()
         });
@@ -244,9 +258,6 @@ impl Launcher {
                         "--workspace DIR is required when the bridge spawns the engine (or give --engine-url)",
                     ));
                 }
-                if !self.root.is_dir() {
-                    return Err(LaunchError::NotADirectory(self.root.clone()));
-                }
                 let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
                 // A missing binary is a clear error now, not a crash loop later.
                 if find_executable(&program).is_none() {
@@ -261,7 +272,7 @@ impl Launcher {
                     Arc::new(TokioSpawner::default()),
                     Arc::new(KiloProbe),
                 );
-                Some(Supervision::new(supervisor))
+                Some(Supervision::new(Arc::new(supervisor)))
             }
         };
         Ok(EngineParts { adapter, updates, supervision })
@@ -288,6 +299,20 @@ impl Launcher {
         .map_err(LaunchError::Attach)?;
         Ok(EngineParts { adapter, updates, supervision: None })
     }
+}
+
+/// The workspace `given`, canonical, when it is an existing directory.
+fn workspace_dir(given: &std::path::Path) -> Result<PathBuf, LaunchError> {
+    let refused = |why: String| LaunchError::Workspace { path: given.to_path_buf(), why };
+    let root = std::fs::canonicalize(given).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => refused("does not exist".into()),
+        std::io::ErrorKind::NotADirectory => refused("is below a file, not a directory".into()),
+        _ => refused(format!("cannot be used ({e})")),
+    })?;
+    if !root.is_dir() {
+        return Err(refused("is a file, not a directory".into()));
+    }
+    Ok(root)
 }
 
 /// The executable a spawn of `program` would run: a path with a `/` as given, else the first

@@ -65,13 +65,20 @@
 //!   the wire, like every additive field: an item shaped as the spec shows it, `{id, type,
 //!   turn?, ts?, payload}`, is valid), and a `truncated: {ref, fields, totalBytes}` when large
 //!   fields were replaced by previews (the full payload comes from `bb.command {command:
-//!   "body.get", args: {ref}}`).
+//!   "body.get", args: {ref}}`). An item of another session than its message's carries that
+//!   `sessionId`: a sub-agent's prompt (and what settles it) shown on an ancestor session's
+//!   tab.
 //! - Updates: `bb.init({receive: "events" | "updates" | "both"})` says what `bb/events`
 //!   messages carry: the engine events (the default, what a webview that says nothing gets),
 //!   the view-model updates of the host's reducers in `updates` ([`v1::WebviewUpdate`]:
 //!   keyed upserts and offset text deltas, see `v1::updates`; `events` left empty), or both.
 //!   A resync for a webview receiving updates is the updates that rebuild the session's view.
-//!   [`v1::UpdatedView`] is the reference of how a webview applies them.
+//!   [`v1::UpdatedView`] is the reference of how a webview applies them. A sub-agent's
+//!   prompt card shown on an ancestor session's tab carries the sub-agent's `sessionId` (the
+//!   session an answer names).
+//! - Sessions (`bb/state`, `bb.listSessions`, `bb.createSession`): `queuedPrompts`,
+//!   `parentId` (the session that started a sub-agent's), and in `bb/state`
+//!   `pendingPermissionCount` per session (the prompts of that session waiting).
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
 //!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
 

@@ -232,6 +232,7 @@ fn constructors_produce_valid_lines() {
                         fields: vec!["/output".into()],
                         total_bytes: 2_000_000,
                     }),
+                    session_id: Some("s-child".into()),
                 }]
                 .into(),
                 tab_id: Some("tab-a".into()),

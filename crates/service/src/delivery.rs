@@ -35,7 +35,8 @@ fn page(body: &str, offset: usize) -> Value {
 /// Inputs applied when a request is dispatched, before any of its events can arrive: a
 /// create or select claims its session for this connection (released by
 /// [`Input::Answered`] when its response goes out), a named tab marks the connection as one
-/// that uses tabs, a message's session streams to the connection.
+/// that uses tabs, a message's session streams to the connection, and `bb.init` says whether
+/// the workspace is trusted.
 pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
     let (named, claimed) = match &req.call {
         V1Call::CreateSession(p) => (p.tab_id.clone(), Some(None)),
@@ -43,6 +44,12 @@ pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
         _ => (None, None),
     };
     let mut inputs = Vec::new();
+    // `bb.init {workspaceTrusted}`: the webview's word on trust, engine-wide.
+    if let V1Call::Init(p) = &req.call
+        && let Some(trusted) = p.workspace_trusted
+    {
+        inputs.push(Input::Trusted(trusted));
+    }
     if let Some(session_id) = claimed {
         inputs.push(Input::Claimed { conn, request_id: req.id.clone(), session_id });
     }

@@ -39,14 +39,3 @@ impl Endpoint {
         authority.rsplit_once(':')?.1.parse().ok()
     }
 }
-
-/// A Kilo server started by the supervisor: Basic auth when it has a password.
-impl From<bb_supervisor::kilo::EngineEndpoint> for Endpoint {
-    fn from(endpoint: bb_supervisor::kilo::EngineEndpoint) -> Self {
-        let auth = match endpoint.password {
-            Some(password) => EngineAuth::Basic { user: endpoint.username, password },
-            None => EngineAuth::None,
-        };
-        Endpoint::Http { base_url: endpoint.base_url, auth }
-    }
-}

@@ -1,16 +1,17 @@
-//! The engine adapter trait every engine implements (one method per v1 method), its typed
-//! error with stable wire codes, and the update channel an engine reports through.
+//! The engine adapter trait every engine implements (one method per v1 method, and the one
+//! way an answer to a prompt reaches the engine), its typed error with stable wire codes,
+//! and the input channel an engine reports through: adapters hand the host core its
+//! [`Input`]s.
 
 use std::fmt;
 
 use async_trait::async_trait;
-use bb_normalize::EventClass;
+use bb_host::{Input, Prompt, Verdict};
 use bb_protocol::v1::{
-    ApprovePermissionParams, CommandParams, CommandResult, ConnectionStatus, CreateSessionParams,
-    DownloadArtifactParams, DownloadArtifactResult, EngineEvent, EngineKind, FileSnippetResult,
-    InitResult, ListFilesParams, ListFilesResult, ListSessionsResult, OpenDiffParams,
-    ReadFileSnippetParams, SendMessageParams, SendMessageResult, SessionAck, SessionParams,
-    SessionSummary, V1Error,
+    CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
+    DownloadArtifactResult, EngineKind, FileSnippetResult, InitResult, ListFilesParams,
+    ListFilesResult, ListSessionsResult, OpenDiffParams, ReadFileSnippetParams, SendMessageParams,
+    SendMessageResult, SessionAck, SessionParams, SessionSummary, V1Error,
 };
 use tokio::sync::mpsc;
 
@@ -86,121 +87,51 @@ impl EngineError {
     }
 }
 
-/// The connection between the bridge and its engine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectionUpdate {
-    /// Connecting, connected or failed.
-    pub status: ConnectionStatus,
-    /// Reconnect attempts so far.
-    pub retry_count: Option<u64>,
-    /// What went wrong last (redacted, human-readable).
-    pub last_error: Option<String>,
+/// Why the bridge tells the engine an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerReason {
+    /// The user answered.
+    User,
+    /// Nobody answered in time: the engine is told to deny it.
+    Expired,
+    /// The turn was stopped: the engine is told to deny it.
+    Cancelled,
 }
 
-/// What an engine reports on its own, outside request/response.
+/// An answer the host allowed, for the adapter to carry to the engine.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum EngineUpdate {
-    /// The connection to the engine changed.
-    Connection(ConnectionUpdate),
-    /// Events of one session, in engine order, ids untouched.
-    Events {
-        /// The engine session id.
-        session_id: String,
-        /// The events.
-        events: Vec<EngineEvent>,
-    },
-    /// Events of one session as [`EngineUpdate::Events`], each with the class the adapter
-    /// decided from what it read of it (the host core does not read it again).
-    ClassifiedEvents {
-        /// The engine session id.
-        session_id: String,
-        /// The events and their classes.
-        events: Vec<(EngineEvent, EventClass)>,
-    },
-    /// Events of a session (or of all, `None`) may have been lost (reconnect without replay).
-    GapDetected {
-        /// The session, when known.
-        session_id: Option<String>,
-    },
-    /// A session was created or changed on the engine.
-    SessionUpserted(SessionSummary),
-    /// A session was deleted on the engine.
-    SessionRemoved(String),
-    /// The engine's full session list (after a reconnect or restart).
-    SessionsListed(Vec<SessionSummary>),
-    /// A session started or finished a turn.
-    SessionRunning {
-        /// The session.
-        session_id: String,
-        /// Whether a turn is in progress.
-        running: bool,
-    },
-    /// A session's count of permission requests awaiting an answer.
-    PendingPermissions {
-        /// The session.
-        session_id: String,
-        /// How many.
-        count: u64,
-    },
-    /// A session's count of prompts the engine holds queued behind its running turn.
-    QueuedPrompts {
-        /// The session.
-        session_id: String,
-        /// How many.
-        count: u64,
-    },
+pub struct PromptAnswer {
+    /// The prompt as raised (its own session: a sub-agent's, not its parent's).
+    pub prompt: Prompt,
+    /// Allow, deny, or (a question) the answers of the `bb.command` that carries them.
+    pub verdict: Verdict,
+    /// `allow_rule`: remember the rule (`bb.approvePermission`'s `decision`).
+    pub remember: bool,
+    /// `bb.approvePermission`'s `ruleUpdate`, for `allow_rule`.
+    pub rule_update: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Why it is told.
+    pub reason: AnswerReason,
 }
 
-impl EngineUpdate {
-    /// At most this many events go in one update made by [`EngineUpdate::merge`].
-    pub const MERGED_EVENTS: usize = 256;
-
-    /// Merges `next` into `self` when both are classified events of one session (the merged
-    /// update applies as the two did, in the same order: only a batch may split otherwise,
-    /// as more events arrived at once) and the result holds at most
-    /// [`EngineUpdate::MERGED_EVENTS`] events; otherwise hands `next` back. An adapter
-    /// merges what it mapped from events that arrived together, so each goes to the
-    /// service loop (and the host core) as one update.
-    pub fn merge(&mut self, next: EngineUpdate) -> Result<(), EngineUpdate> {
-        match (self, next) {
-            (
-                EngineUpdate::ClassifiedEvents { session_id, events },
-                EngineUpdate::ClassifiedEvents { session_id: next_id, events: next_events },
-            ) if *session_id == next_id
-                && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
-            {
-                events.extend(next_events);
-                Ok(())
-            }
-            (_, next) => Err(next),
-        }
+impl PromptAnswer {
+    /// A denial the bridge decided (`reason`: expired or cancelled).
+    pub fn withdraw(prompt: Prompt, reason: AnswerReason) -> Self {
+        Self { prompt, verdict: Verdict::Deny, remember: false, rule_update: None, reason }
     }
 }
 
-/// Appends `update` to `out`, merged into the last one where [`EngineUpdate::merge`] can.
-pub fn push_merged(out: &mut Vec<EngineUpdate>, update: EngineUpdate) {
-    let unmerged = match out.last_mut() {
-        Some(last) => last.merge(update),
-        None => Err(update),
-    };
-    if let Err(update) = unmerged {
-        out.push(update);
-    }
-}
-
-/// Capacity of an engine's update channel; a full channel applies back-pressure to the
+/// Capacity of an engine's input channel; a full channel applies back-pressure to the
 /// engine's event reader rather than dropping events.
-pub const UPDATE_CAPACITY: usize = 1024;
+pub const INPUT_CAPACITY: usize = 1024;
 
-/// Sending half of an engine's update channel.
-pub type UpdateSender = mpsc::Sender<EngineUpdate>;
-/// Receiving half of an engine's update channel, read by the service loop.
-pub type UpdateReceiver = mpsc::Receiver<EngineUpdate>;
+/// Sending half of an engine's input channel: adapters hand the host core its [`Input`]s.
+pub type InputSender = mpsc::Sender<Input>;
+/// Receiving half of an engine's input channel, read by the service loop.
+pub type InputReceiver = mpsc::Receiver<Input>;
 
-/// A fresh update channel.
-pub fn update_channel() -> (UpdateSender, UpdateReceiver) {
-    mpsc::channel(UPDATE_CAPACITY)
+/// A fresh input channel.
+pub fn input_channel() -> (InputSender, InputReceiver) {
+    mpsc::channel(INPUT_CAPACITY)
 }
 
 fn unsupported<T>(engine: &'static str, method: &'static str) -> Result<T, EngineError> {
@@ -209,8 +140,11 @@ fn unsupported<T>(engine: &'static str, method: &'static str) -> Result<T, Engin
 
 /// One engine behind the bridge. Every v1 method has a method here taking the `bb-protocol`
 /// params and returning its result; those an engine lacks default to `not_supported`.
-/// Engines report streamed events and state changes on the [`UpdateSender`] they were built
-/// with; a constructor returns the adapter together with the matching [`UpdateReceiver`].
+/// Engines report streamed events and state changes as host [`Input`]s on the
+/// [`InputSender`] they were built with (a constructor returns the adapter together with the
+/// matching [`InputReceiver`]); an engine's prompts are raised there too, and the host owns
+/// them: `bb.approvePermission` is decided by the host (shown, pending, trust) and only an
+/// answer it allows reaches [`EngineAdapter::answer`].
 #[async_trait]
 pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// Short engine name for errors and logs (`"kilo"`).
@@ -246,7 +180,7 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// `bb.deleteSession`.
     async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError>;
 
-    /// `bb.sendMessage`: starts a turn; the reply streams as [`EngineUpdate::Events`].
+    /// `bb.sendMessage`: starts a turn; the reply streams as [`Input::Events`].
     /// Returns once the turn started, never at its end: the bridge runs a connection's state
     /// changes one at a time, so a send that waited for the reply would hold back `bb.stop`.
     async fn send_message(
@@ -262,12 +196,19 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         unsupported(self.name(), "bb.command")
     }
 
-    /// `bb.approvePermission`.
-    async fn approve_permission(
-        &self,
-        _params: ApprovePermissionParams,
-    ) -> Result<SessionAck, EngineError> {
+    /// Carries an answer the host allowed (the user's, or a denial the bridge decided: the
+    /// prompt expired or its turn was stopped) to the engine. `Err` with the code
+    /// `permission_not_pending` when the engine no longer knows the request (it is then
+    /// stale); any other error leaves it pending for another answer.
+    async fn answer(&self, _answer: PromptAnswer) -> Result<(), EngineError> {
         unsupported(self.name(), "bb.approvePermission")
+    }
+
+    /// The prompt a `bb.command` answers, when it answers one (Kilo's `question.reply`,
+    /// `question.reject`): its request id and what the answer says. The host decides it as
+    /// it decides `bb.approvePermission`; the command goes to the engine only when allowed.
+    fn answers_prompt(&self, _params: &CommandParams) -> Option<(String, Verdict)> {
+        None
     }
 
     /// `bb.listFiles`.
@@ -303,19 +244,26 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         unsupported(self.name(), "reconnect")
     }
 
-    /// Whether the workspace is trusted (from `--trusted` or `bb.init`): while it is not,
-    /// approving a request that writes or executes answers `workspace_untrusted`. Engines
-    /// without permission requests ignore it.
-    fn set_workspace_trusted(&self, _trusted: bool) {}
-
     /// The engine's telemetry counters, by the spec's names (`bb.command metrics` adds them):
-    /// Kilo reports `permissions.prompt_count`, `tools.write.allow_count`,
-    /// `tools.write.deny_count`, `security.out_of_scope_path_attempt_count`, and the stream
-    /// events no webview is shown: `events.unrouted_count` (of no session) and
-    /// `events.malformed_count` (not Kilo events).
+    /// Kilo reports `security.out_of_scope_path_attempt_count`,
+    /// `credentials.insecure_storage_detected`, the stream events no webview is shown
+    /// (`events.unrouted_count`: of no session; `events.malformed_count`: not Kilo events) and
+    /// `bridge.rehydrations`. The prompt counters are the host's, for every engine.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+
+    /// What is wrong with the engine's setup, said in words (Kilo: a credential store
+    /// readable by other users); `bb/connection` carries them in its diagnostics.
+    fn diagnostics(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The host's workspace trust changed (`bb.init {workspaceTrusted}`; at start, what
+    /// `--trusted` set). Approvals never ask the adapter: the host decides them. This is for
+    /// what the bridge itself does in the workspace on the engine's behalf (an ACP agent's
+    /// file writes and terminals through the client), which the host's trust gates too.
+    fn trust_changed(&self, _trusted: bool) {}
 
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}

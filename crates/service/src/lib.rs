@@ -45,10 +45,10 @@
 //!   tab when `bb.createSession` / `bb.selectSession` succeed; `bb.init`'s `lastSeen` applies
 //!   after its response.
 //!
-//! Every engine update reaches the host core through one routing function; [`Mapping`] runs
-//! the adapters' event mapping and [`Ingest`] that routing and the host core, each without
-//! its task, time passed in, so a capture can be replayed through the sidecar's own path and
-//! stages (`bb-harness ingest`).
+//! Every engine update reaches the host core through one routing function; [`Ingest`] runs
+//! that routing and the host core without the loop, time passed in, so a capture can be
+//! replayed through the sidecar's own path and stages (`bb-harness ingest`, with the engine
+//! crate's event mapping before it).
 //!
 //! # Choices
 //!
@@ -84,43 +84,44 @@
 //!   last gap, outbound queue depth over all connections, last flush latency = arrival of the
 //!   oldest unwritten engine event to the hand-over of the batch) as of its emission: it is
 //!   sent on connection changes, not as a stream; `metrics` has the current values.
-//! * Permission requests are kept engine-wide in [`permits::Permits`] (the pure
-//!   `bb_host::permissions` table, the workspace trust from `--trusted` or
-//!   `bb.init({workspaceTrusted})` — the command line cannot be revoked by a webview — and the
-//!   telemetry counters), shared by every webview connection; adapters report its per-session
-//!   count, so `pendingPermissionCount` equals the open set.
+//! * Prompts (permission requests and questions) are the host core's, engine-wide and
+//!   shared by every webview connection: the loop asks it before an answer reaches the
+//!   adapter (shown, pending, the trust gate: `--trusted` or `bb.init({workspaceTrusted})`,
+//!   the command line cannot be revoked by a webview), has the adapter deny what the host
+//!   withdraws (expired at the host's deadline, a stopped turn's, a restarted engine's), and
+//!   publishes the host's prompt counters; `pendingPermissionCount` is the host's open set.
 //! * The host core is built for the adapter's engine kind, which decides which events are
 //!   deltas that coalesce (ACP events are matched as Kilo's, so none do).
 //! * Kilo events carry `ts` only from the event itself (`properties.time`, a part's
 //!   `time.end`/`start`, a session's or message's `time.completed`/`updated`/`created`) and
 //!   `turn` only from a `properties.turn`; otherwise both stay absent.
 
-pub mod breadboard;
 mod clock;
 mod connections;
 mod delivery;
 mod endpoint;
 pub mod engine;
 mod events_thread;
+pub mod fs;
 mod ingest;
-pub mod kilo;
 mod lifecycle;
 mod metrics;
 mod order;
-pub mod permits;
 mod service;
 pub mod sink;
+mod starter;
 
 pub use clock::SystemClock;
 pub use endpoint::Endpoint;
 pub use engine::{
-    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateReceiver, UpdateSender,
-    push_merged, update_channel,
+    AnswerReason, EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer,
+    input_channel,
 };
 pub use events_thread::EventsThread;
-pub use ingest::{Ingest, Mapping};
+pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
+pub use starter::{EngineStarter, StartedEngine};
 
 #[cfg(test)]
 mod tests;

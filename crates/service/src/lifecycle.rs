@@ -77,9 +77,15 @@ impl EngineLife {
     }
 
     /// The engine went down and restarts after a delay (`attempt` crashes in the window).
-    pub(crate) fn restarting(&mut self, attempt: u64, why: String) -> ConnectionPayload {
+    /// `auth`: the engine refused the bridge's credentials.
+    pub(crate) fn restarting(
+        &mut self,
+        attempt: u64,
+        why: String,
+        auth: bool,
+    ) -> ConnectionPayload {
         self.pid = None;
-        self.metrics.crash(why.contains("refused the credentials"));
+        self.metrics.crash(auth);
         self.metrics.connection(false);
         self.attempt = Some(attempt);
         ConnectionPayload {
@@ -93,10 +99,15 @@ impl EngineLife {
     }
 
     /// The breaker opened with `reason`.
-    pub(crate) fn tripped(&mut self, reason: String, crashed: bool) -> ConnectionPayload {
+    pub(crate) fn tripped(
+        &mut self,
+        reason: String,
+        crashed: bool,
+        auth: bool,
+    ) -> ConnectionPayload {
         self.pid = None;
         if crashed {
-            self.metrics.crash(reason.contains("refused the credentials"));
+            self.metrics.crash(auth);
         }
         self.metrics.connection(false);
         self.metrics.breaker_tripped();
@@ -161,10 +172,12 @@ impl EngineLife {
 
     /// `payload` with the diagnostics and the restart state added (an `error` while the
     /// breaker is open always says `restarting: false`).
+    /// `warnings`: the adapter's word on the engine's setup.
     pub(crate) fn decorate(
         &self,
         mut payload: ConnectionPayload,
         queue_depth: u64,
+        warnings: Vec<String>,
     ) -> ConnectionPayload {
         if self.breaker.is_some() && payload.status == ConnectionStatus::Error {
             payload.restarting = Some(false);
@@ -176,6 +189,7 @@ impl EngineLife {
             last_gap: self.last_gap.clone(),
             queue_depth: Some(queue_depth),
             last_flush_latency_ms: self.last_flush_latency_ms,
+            warnings,
         });
         payload
     }
@@ -186,9 +200,11 @@ impl EngineLife {
         session_id: String,
         queue_depth: u64,
         engine: &[(&'static str, u64)],
+        warnings: Vec<String>,
     ) -> CommandResult {
         let mut output = self.metrics.snapshot_with(engine);
-        let diagnostics = self.decorate(ConnectionPayload::default(), queue_depth).diagnostics;
+        let diagnostics =
+            self.decorate(ConnectionPayload::default(), queue_depth, warnings).diagnostics;
         output["diagnostics"] = json!(diagnostics);
         output["breaker"] = json!(self.breaker);
         CommandResult { session_id, output: Some(output) }

@@ -18,19 +18,21 @@
 //! * `kilo.cli.permissions.prompt_count` — `permission.request` items written.
 //! * `kilo.cli.security.out_of_scope_path_attempt_count` — calls answered
 //!   `path_outside_workspace`.
-//! * `kilo.cli.tools.write.allow_count` / `deny_count` — `bb.approvePermission` answers
-//!   (`allow_once`/`allow_rule` vs `deny`) the engine accepted. The bridge does not know which
-//!   permissions are writes, so every permission answer counts.
+//! * `kilo.cli.tools.write.allow_count` / `deny_count` — answers approving / denying a
+//!   write, a command or an unknown kind that the engine took (the host's prompt counters,
+//!   every engine).
 //!
-//! The engine adapter's own counters (`EngineAdapter::counters`, e.g. Kilo's permission
-//! prompts, write allows/denies and out-of-scope path attempts) are reported under the same
-//! `kilo.cli.<name>` keys and take precedence: the adapter knows which permissions are writes
-//! and sees every refused path, the bridge only what it wrote or answered. The bridge's own
-//! observation of a key the adapter reports stays under `bridge.observed`.
+//! The host's prompt counters (`permissions.prompt_count`: prompts raised as new, and the
+//! write allows/denies) and the engine adapter's own counters (`EngineAdapter::counters`,
+//! e.g. Kilo's out-of-scope path attempts) are reported under the same `kilo.cli.<name>`
+//! keys and take precedence: the host sees every prompt, the adapter every refused path; the
+//! loop only what it wrote or answered. Its own observation of such a key stays under
+//! `bridge.observed`.
 //!
 //! Under `bridge`: requests, error responses by code, events written, engine restarts,
-//! breaker trips and rehydrated sessions. `kilo.cli.credentials.insecure_storage_detected`
-//! is not reported: the bridge stores no credentials.
+//! breaker trips and sessions rebuilt after a reconnect (the adapter's
+//! `bridge.rehydrations`). `kilo.cli.credentials.insecure_storage_detected` is the Kilo
+//! adapter's (its check of the engine's credential store at start).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Instant;
@@ -48,13 +50,10 @@ pub(crate) struct Metrics {
     events: u64,
     unknown_events: u64,
     permission_prompts: u64,
-    permission_allows: u64,
-    permission_denies: u64,
     out_of_scope_paths: u64,
     reconnects: u64,
     auth_failures: u64,
     continuity_lost: u64,
-    rehydrations: u64,
     crashes: u64,
     restarts: u64,
     breaker_trips: u64,
@@ -74,15 +73,6 @@ impl Metrics {
     /// A `bb.sendMessage` for `session_id` was dispatched at `now`.
     pub(crate) fn message_sent(&mut self, session_id: &str, now: Instant) {
         self.sent_at.insert(session_id.to_owned(), now);
-    }
-
-    /// A `bb.approvePermission` answer was accepted.
-    pub(crate) fn permission_answered(&mut self, allowed: bool) {
-        if allowed {
-            self.permission_allows += 1;
-        } else {
-            self.permission_denies += 1;
-        }
     }
 
     /// An error response with `code` was written.
@@ -136,11 +126,6 @@ impl Metrics {
         self.continuity_lost += 1;
     }
 
-    /// A session was rebuilt after a reconnect.
-    pub(crate) fn rehydrated(&mut self) {
-        self.rehydrations += 1;
-    }
-
     /// The supervised engine exited or failed to start.
     pub(crate) fn crash(&mut self, auth: bool) {
         self.crashes += 1;
@@ -166,11 +151,16 @@ impl Metrics {
     }
 
     /// The counters as `bb.command metrics` returns them, with the engine adapter's own
-    /// `engine` counters (spec names without the `kilo.cli.` prefix) in place of the bridge's.
+    /// `engine` counters (spec names without the `kilo.cli.` prefix) in place of the bridge's;
+    /// a name under `bridge.` goes into `bridge` (the adapter's `rehydrations`).
     pub(crate) fn snapshot_with(&self, engine: &[(&'static str, u64)]) -> Value {
         let mut out = self.snapshot();
         let mut observed = serde_json::Map::new();
         for (name, value) in engine {
+            if let Some(own) = name.strip_prefix("bridge.") {
+                out["bridge"][own] = json!(value);
+                continue;
+            }
             let key = format!("kilo.cli.{name}");
             if let Some(own) = out.get(&key).cloned() {
                 observed.insert(key.clone(), own);
@@ -203,15 +193,15 @@ impl Metrics {
             "kilo.cli.server.crash_count": self.crashes,
             "kilo.cli.permissions.prompt_count": self.permission_prompts,
             "kilo.cli.security.out_of_scope_path_attempt_count": self.out_of_scope_paths,
-            "kilo.cli.tools.write.allow_count": self.permission_allows,
-            "kilo.cli.tools.write.deny_count": self.permission_denies,
+            "kilo.cli.tools.write.allow_count": 0,
+            "kilo.cli.tools.write.deny_count": 0,
             "bridge": {
                 "requests": self.requests,
                 "errors": self.errors,
                 "events": self.events,
                 "engineRestarts": self.restarts,
                 "breakerTrips": self.breaker_trips,
-                "rehydrations": self.rehydrations,
+                "rehydrations": 0,
             },
         })
     }

@@ -6,26 +6,24 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_host::{Clock, ConnId, Engine, Host, HostConfig, Input};
+use bb_host::{AnswerOutcome, Clock, ConnId, Engine, Host, HostConfig, Input, Withdraw};
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineKind, V1Call, V1Method, V1Request, V1Response,
-    V1Topic, VisibilityResult,
+    ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision, SessionAck, V1Call,
+    V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
 };
-use bb_supervisor::{
-    CrashHistory, EngineProcess, ExitInfo, KiloSupervisor, RestartDecision, RunningEngine,
-    StartError,
-};
+use bb_supervisor::{CrashHistory, EngineProcess, ExitInfo, RestartDecision};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::connections::{ConnEvent, Connections, Refused};
-use crate::engine::{EngineAdapter, EngineError, EngineUpdate, UpdateReceiver};
-use crate::ingest::{Routed, connection, route_update};
+use crate::engine::{AnswerReason, EngineAdapter, EngineError, InputReceiver, PromptAnswer};
+use crate::ingest::connection;
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
 use crate::sink::{Inbound, WebviewSink};
+use crate::starter::{EngineStarter, StartedEngine};
 
 mod requests;
 use requests::{CallNote, Order};
@@ -36,9 +34,9 @@ type Task = Pin<Box<dyn Future<Output = Completion> + Send>>;
 /// (and answer `engine_unavailable`).
 const MAX_HELD: usize = 256;
 
-/// Most engine updates handled in one round of the loop, between two drains of the host's
+/// Most engine inputs handled in one round of the loop, between two drains of the host's
 /// output (one 16 KiB read of a dense stream holds a few dozen).
-const UPDATES_PER_ROUND: usize = 256;
+const INPUTS_PER_ROUND: usize = 256;
 
 /// Tunables of the service.
 #[derive(Debug, Clone, Copy)]
@@ -80,16 +78,16 @@ pub enum ServiceError {
 #[derive(Debug)]
 pub struct Supervision {
     /// Starts the engine.
-    pub supervisor: Arc<KiloSupervisor>,
+    pub starter: Arc<dyn EngineStarter>,
     /// Crashes so far.
     pub history: CrashHistory,
 }
 
 impl Supervision {
-    /// Supervision with the supervisor's restart policy.
-    pub fn new(supervisor: KiloSupervisor) -> Self {
-        let history = CrashHistory::new(supervisor.config().restart);
-        Self { supervisor: Arc::new(supervisor), history }
+    /// Supervision with the starter's restart policy.
+    pub fn new(starter: Arc<dyn EngineStarter>) -> Self {
+        let history = CrashHistory::new(starter.restart_policy());
+        Self { starter, history }
     }
 }
 
@@ -107,16 +105,18 @@ enum Completion {
         after: Vec<Input>,
     },
     /// A (re)start attempt of the supervised engine finished.
-    Started(Result<RunningEngine, StartError>),
+    Started(Result<StartedEngine, EngineError>),
     /// The adapter was pointed at a freshly started engine.
     Bound(Result<(), EngineError>),
+    /// The engine was told to deny a prompt nobody answered in time or whose turn stopped.
+    Withdrawn(Withdraw, Result<(), EngineError>),
 }
 
 /// Everything the loop reacts to, in the order it happens.
 enum Event {
     Accepted(WebviewSink),
     Webview(ConnId, ConnEvent),
-    Engine(EngineUpdate),
+    Engine(Input),
     Child(std::io::Result<ExitInfo>),
     Completed(Completion),
     Tick,
@@ -128,7 +128,7 @@ pub struct Service {
     config: ServiceConfig,
     host: Host,
     adapter: Arc<dyn EngineAdapter>,
-    updates: Option<UpdateReceiver>,
+    inputs: Option<InputReceiver>,
     clock: Arc<dyn Clock>,
     supervision: Option<Supervision>,
     process: Option<Box<dyn EngineProcess>>,
@@ -138,6 +138,8 @@ pub struct Service {
     engine_bound: bool,
     /// The crash-loop breaker opened: nothing will start the engine again.
     gave_up: bool,
+    /// A started engine was bound before: the next one is a restart (its prompts died).
+    bound_before: bool,
     /// Requests held while the supervised engine starts, answered once it is bound (or
     /// failed for good).
     held: VecDeque<(ConnId, Ticket, V1Request)>,
@@ -146,26 +148,30 @@ pub struct Service {
     orders: HashMap<ConnId, Order>,
     /// Connections whose input closed, with the end of their grace.
     closing: BTreeMap<ConnId, Instant>,
+    /// Turns asked for (a message sent, a session created with a task) that have not run
+    /// and ended yet: the session and the turns it had started when it was asked.
+    asked_turns: Vec<(String, u64)>,
     /// Restarts, the breaker, diagnostics and counters.
     life: EngineLife,
 }
 
 impl Service {
-    /// A service driving `adapter` (whose updates arrive on `updates`). With `supervision`,
+    /// A service driving `adapter` (whose inputs arrive on `inputs`). With `supervision`,
     /// the loop starts the engine itself and binds the adapter to it.
     pub fn new(
         config: ServiceConfig,
         adapter: Arc<dyn EngineAdapter>,
-        updates: UpdateReceiver,
+        inputs: InputReceiver,
         clock: Arc<dyn Clock>,
         supervision: Option<Supervision>,
     ) -> Self {
         let supervision_absent = supervision.is_none();
+        adapter.trust_changed(config.host.trusted);
         Self {
             config,
             host: Host::new(normalize_engine(adapter.kind()), config.host),
             adapter,
-            updates: Some(updates),
+            inputs: Some(inputs),
             clock,
             supervision,
             process: None,
@@ -173,10 +179,12 @@ impl Service {
             connection: connection(ConnectionStatus::Connecting, None, None),
             engine_bound: supervision_absent,
             gave_up: false,
+            bound_before: false,
             held: VecDeque::new(),
             conns: Connections::new(),
             orders: HashMap::new(),
             closing: BTreeMap::new(),
+            asked_turns: Vec::new(),
             life: EngineLife::default(),
         }
     }
@@ -211,14 +219,19 @@ impl Service {
                 },
                 Some((conn, report)) = self.conns.next() => Event::Webview(conn, report),
                 Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
-                update = next_update(&mut self.updates) => match update {
-                    Some(update) => Event::Engine(update),
-                    None => { self.updates = None; continue; }
+                input = next_input(&mut self.inputs) => match input {
+                    Some(input) => Event::Engine(input),
+                    None => { self.inputs = None; continue; }
                 },
                 exit = wait_child(&mut self.process) => Event::Child(exit),
                 () = sleep_until(deadline) => Event::Tick,
             };
             tasks.extend(self.handle(event).await);
+            tasks.extend(self.withdrawals());
+            if !self.closing.is_empty() {
+                let now = self.clock.now();
+                self.close_drained(now);
+            }
         }
         drop(tasks);
         self.shutdown().await;
@@ -235,16 +248,16 @@ impl Service {
                 self.host.handle(Input::Opened(conn), now);
             }
             Event::Webview(conn, report) => return self.on_webview(conn, report, now),
-            Event::Engine(update) => {
-                self.on_update(update, now);
+            Event::Engine(input) => {
+                self.on_input(input, now);
                 // What the engine client queued behind it is handled before the host's
                 // output is drained: a burst's state changes leave as one `bb/state`. Bounded,
                 // so webview requests wait at most one round.
-                for _ in 1..UPDATES_PER_ROUND {
-                    let Some(Ok(update)) = self.updates.as_mut().map(|rx| rx.try_recv()) else {
+                for _ in 1..INPUTS_PER_ROUND {
+                    let Some(Ok(input)) = self.inputs.as_mut().map(|rx| rx.try_recv()) else {
                         break;
                     };
-                    self.on_update(update, self.clock.now());
+                    self.on_input(input, self.clock.now());
                 }
             }
             Event::Child(exit) => {
@@ -254,7 +267,7 @@ impl Service {
                     Err(err) => format!("waiting for the engine failed: {err}"),
                 };
                 tracing::warn!("{why}");
-                return self.engine_down(why, now).await;
+                return self.engine_down(why, false, now).await;
             }
             Event::Completed(Completion::Call {
                 conn,
@@ -265,8 +278,25 @@ impl Service {
                 outcome,
                 after,
             }) => {
+                if let CallNote::Prompt(prompt) = &note {
+                    let outcome = answer_outcome(&outcome);
+                    let answered = Input::PromptAnswered {
+                        session_id: prompt.session_id.clone(),
+                        request_id: prompt.request_id.clone(),
+                        outcome,
+                    };
+                    self.host.handle(answered, now);
+                }
                 let response = match outcome {
                     Ok((result, inputs)) => {
+                        let asked = result.get("sessionId").and_then(Value::as_str);
+                        if let (CallNote::Turn(before), Some(session)) = (&note, asked) {
+                            self.asked_turns.push((session.to_owned(), *before));
+                            if method == V1Method::SendMessage {
+                                let queued = Input::PromptQueued { session_id: session.into() };
+                                self.host.handle(queued, now);
+                            }
+                        }
                         let select_new = method == V1Method::CreateSession
                             && self.host.active_session(conn).is_none();
                         for input in inputs {
@@ -282,7 +312,6 @@ impl Service {
                                 self.host.handle(select, now);
                             }
                         }
-                        self.note_success(note);
                         V1Response::success(id, result)
                     }
                     Err(err) => {
@@ -296,9 +325,13 @@ impl Service {
                 return self.respond(conn, ticket, response, after, now);
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
-                tracing::info!(url = %engine.endpoint.base_url, version = %engine.version, pid = engine.process.pid(), "engine ready");
-                let endpoint = crate::Endpoint::from(engine.endpoint);
+                let endpoint = engine.endpoint;
+                tracing::info!(url = %endpoint.base_url(), version = %engine.version, pid = engine.process.pid(), "engine ready");
                 self.life.started(engine.process.pid(), endpoint.port());
+                if std::mem::replace(&mut self.bound_before, true) {
+                    // The requests of the engine that went down died with it.
+                    self.host.handle(Input::EngineRestarted, now);
+                }
                 self.process = Some(engine.process);
                 let adapter = self.adapter.clone();
                 return vec![Box::pin(async move {
@@ -307,16 +340,28 @@ impl Service {
             }
             Event::Completed(Completion::Started(Err(err))) => {
                 tracing::warn!(%err, "engine start failed");
-                return self.engine_down(err.to_string(), now).await;
+                let auth = matches!(err, EngineError::Auth { .. });
+                return self.engine_down(err.to_string(), auth, now).await;
             }
             Event::Completed(Completion::Bound(Ok(()))) => {
                 self.engine_bound = true;
                 return self.release_held(now);
             }
+            Event::Completed(Completion::Withdrawn(withdraw, result)) => {
+                let request = withdraw.prompt.request_id;
+                match result {
+                    Ok(()) => {
+                        tracing::info!(%request, why = withdraw.why.name(), "the engine was told to deny an unanswered request")
+                    }
+                    Err(err) => {
+                        tracing::warn!(%request, %err, "telling the engine to deny a request failed")
+                    }
+                }
+            }
             Event::Completed(Completion::Bound(Err(err))) => {
                 tracing::warn!(%err, "binding to the started engine failed");
                 self.gave_up = true;
-                let payload = self.life.tripped(err.to_string(), false);
+                let payload = self.life.tripped(err.to_string(), false, false);
                 self.set_connection(payload);
                 return self.release_held(now);
             }
@@ -365,9 +410,9 @@ impl Service {
         Vec::new()
     }
 
-    fn call(&self, conn: ConnId, ticket: Ticket, req: V1Request) -> Task {
+    fn call(&self, conn: ConnId, ticket: Ticket, req: V1Request, note: CallNote) -> Task {
         let timeout = self.config.call_timeout;
-        call_task(self.adapter.clone(), conn, ticket, req.id, req.call, timeout)
+        call_task(self.adapter.clone(), conn, ticket, (req.id, req.call, note), timeout)
     }
 
     /// Starts the held requests, in arrival order (dispatched, or answered at once when the
@@ -381,26 +426,48 @@ impl Service {
         tasks
     }
 
-    fn on_update(&mut self, update: EngineUpdate, now: Instant) {
-        match &update {
-            EngineUpdate::Connection(c) => self.life.engine_connection(c.status),
-            EngineUpdate::GapDetected { session_id } => {
+    /// One input of the engine: the loop notes what it means for the engine's life and
+    /// diagnostics, the host core handles it.
+    fn on_input(&mut self, input: Input, now: Instant) {
+        match input {
+            Input::Connection(payload) => {
+                self.life.engine_connection(payload.status);
+                self.set_connection(payload);
+            }
+            Input::Gap { session_id } => {
                 self.life.gap(session_id.as_deref(), self.clock.wall_ms());
+                let mut payload = self.decorated(self.connection.clone());
+                payload.session_id = session_id;
+                payload.gap_detected = Some(true);
+                self.host.handle(Input::Connection(payload), now);
             }
-            EngineUpdate::Events { events, .. } => {
-                self.life.events_arrived(now);
-                for _ in events.iter().filter(|e| e.event_type == crate::kilo::REHYDRATED_EVENT) {
-                    self.life.metrics.rehydrated();
+            input => {
+                if matches!(input, Input::Events { .. }) {
+                    self.life.events_arrived(now);
                 }
+                self.host.handle(input, now);
             }
-            EngineUpdate::ClassifiedEvents { .. } => self.life.events_arrived(now),
-            _ => {}
         }
-        let current = self.decorated(self.connection.clone());
-        match route_update(update, &current) {
-            Routed::Connection(payload) => self.set_connection(payload),
-            Routed::Input(input) => self.host.handle(input, now),
+    }
+
+    /// Tasks telling the engine to deny the prompts the host withdrew (expired, or their turn
+    /// stopped).
+    fn withdrawals(&mut self) -> Vec<Task> {
+        let mut tasks = Vec::new();
+        while let Some(withdraw) = self.host.poll_withdraw() {
+            let reason = match withdraw.why {
+                bb_host::PromptState::Expired => AnswerReason::Expired,
+                _ => AnswerReason::Cancelled,
+            };
+            let answer = PromptAnswer::withdraw(withdraw.prompt.clone(), reason);
+            let adapter = self.adapter.clone();
+            let timeout = self.config.call_timeout;
+            tasks.push(Box::pin(async move {
+                let told = tokio::time::timeout(timeout, adapter.answer(answer)).await;
+                Completion::Withdrawn(withdraw, told.unwrap_or(Err(EngineError::Timeout)))
+            }) as Task);
         }
+        tasks
     }
 
     fn set_connection(&mut self, payload: ConnectionPayload) {
@@ -411,7 +478,7 @@ impl Service {
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
     /// breaker.
-    async fn engine_down(&mut self, why: String, now: Instant) -> Vec<Task> {
+    async fn engine_down(&mut self, why: String, auth: bool, now: Instant) -> Vec<Task> {
         let Some(supervision) = self.supervision.as_mut() else {
             self.set_connection(connection(ConnectionStatus::Error, None, Some(why)));
             return Vec::new();
@@ -426,14 +493,14 @@ impl Service {
                 tracing::info!(?after, crashes, "restarting the engine");
                 self.restart_at = Some(now + after);
                 let retries = u64::try_from(crashes).unwrap_or(u64::MAX);
-                let payload = self.life.restarting(retries, why);
+                let payload = self.life.restarting(retries, why, auth);
                 self.set_connection(payload);
             }
             decision @ RestartDecision::GiveUp { .. } => {
-                let message = format!("{why}; {}", bb_supervisor::kilo::describe(&decision));
+                let message = format!("{why}; {}", decision.describe());
                 tracing::error!("{message}");
                 self.gave_up = true;
-                let payload = self.life.tripped(message, true);
+                let payload = self.life.tripped(message, true, auth);
                 self.set_connection(payload);
                 return self.release_held(now);
             }
@@ -443,8 +510,8 @@ impl Service {
 
     /// A (re)start of the supervised engine, when there is one.
     fn start_task(&self) -> Option<Task> {
-        let supervisor = self.supervision.as_ref()?.supervisor.clone();
-        Some(Box::pin(async move { Completion::Started(supervisor.start().await) }))
+        let starter = self.supervision.as_ref()?.starter.clone();
+        Some(Box::pin(async move { Completion::Started(starter.start().await) }))
     }
 
     /// Hands every topic the host core has ready to its connection, without waiting: a
@@ -488,8 +555,8 @@ impl Service {
     }
 }
 
-async fn next_update(updates: &mut Option<UpdateReceiver>) -> Option<EngineUpdate> {
-    match updates {
+async fn next_input(inputs: &mut Option<InputReceiver>) -> Option<Input> {
+    match inputs {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
@@ -515,26 +582,20 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 }
 
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
+/// `note` is what the host decided of the call before (the prompt it answers).
 fn call_task(
     adapter: Arc<dyn EngineAdapter>,
     conn: ConnId,
     ticket: Ticket,
-    id: String,
-    call: V1Call,
+    (id, call, note): (String, V1Call, CallNote),
     timeout: Duration,
 ) -> Task {
     let method = call.method();
-    let note = CallNote::of(&call);
     let after = crate::delivery::after_response(conn, &call);
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
-                V1Call::Init(p) => {
-                    if let Some(trusted) = p.workspace_trusted {
-                        adapter.set_workspace_trusted(trusted);
-                    }
-                    (to_value(&adapter.init().await?)?, Vec::new())
-                }
+                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
                 V1Call::CreateSession(p) => {
                     let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;
@@ -557,10 +618,26 @@ fn call_task(
                     (to_value(&r)?, vec![Input::SessionRemoved(r.session_id)])
                 }
                 V1Call::SendMessage(p) => (to_value(&adapter.send_message(p).await?)?, Vec::new()),
-                V1Call::Stop(p) => (to_value(&adapter.stop(p).await?)?, Vec::new()),
+                V1Call::Stop(p) => {
+                    let r = adapter.stop(p).await?;
+                    // The stopped turn's prompts are withdrawn (the pending ones denied).
+                    let cancel = Input::PromptsCancelled { session_id: r.session_id.clone() };
+                    (to_value(&r)?, vec![cancel])
+                }
                 V1Call::Command(p) => (to_value(&adapter.command(p).await?)?, Vec::new()),
                 V1Call::ApprovePermission(p) => {
-                    (to_value(&adapter.approve_permission(p).await?)?, Vec::new())
+                    let CallNote::Prompt(prompt) = &note else {
+                        return Err(EngineError::Engine("an answer the host did not allow".into()));
+                    };
+                    let answer = PromptAnswer {
+                        prompt: prompt.clone(),
+                        verdict: verdict_of(p.decision),
+                        remember: p.decision == PermissionDecision::AllowRule,
+                        rule_update: p.rule_update,
+                        reason: AnswerReason::User,
+                    };
+                    adapter.answer(answer).await?;
+                    (to_value(&SessionAck { session_id: p.session_id })?, Vec::new())
                 }
                 V1Call::ListFiles(p) => (to_value(&adapter.list_files(p).await?)?, Vec::new()),
                 V1Call::ReadFileSnippet(p) => {
@@ -581,6 +658,24 @@ fn call_task(
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
         Completion::Call { conn, ticket, note, id, method, outcome, after }
     })
+}
+
+/// What a `bb.approvePermission` decision says.
+pub(crate) fn verdict_of(decision: PermissionDecision) -> bb_host::Verdict {
+    match decision {
+        PermissionDecision::Deny => bb_host::Verdict::Deny,
+        PermissionDecision::AllowOnce | PermissionDecision::AllowRule => bb_host::Verdict::Allow,
+    }
+}
+
+/// How the engine took an answer, for the host: a refusal saying the engine no longer knows
+/// the request makes it stale; any other failure leaves it pending.
+fn answer_outcome<T>(result: &Result<T, EngineError>) -> AnswerOutcome {
+    match result {
+        Ok(_) => AnswerOutcome::Accepted,
+        Err(err) if err.code() == "permission_not_pending" => AnswerOutcome::Unknown,
+        Err(_) => AnswerOutcome::Failed,
+    }
 }
 
 /// Which engine's event types the host classifies and coalesces (ACP chunks do not merge).

@@ -1,23 +1,20 @@
 //! Service loop tests with an in-memory fake engine and the memory sink: request dispatch,
-//! responses before their effects, event forwarding in order, error codes, shutdown; and the
-//! BreadBoard mapping (`tests/breadboard.rs`).
+//! responses before their effects, event forwarding in order, error codes, shutdown.
 
-mod breadboard;
-mod breadboard_cursors;
-mod breadboard_wire;
 mod drain;
-mod endpoint;
+mod fs;
 mod metrics;
 mod metrics_service;
 mod order;
-mod permits_expiry;
+mod prompts;
 mod reconnect;
-mod restart;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bb_host::{Input, Verdict};
+use bb_normalize::EventClass;
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     Capabilities, ConnectionStatus, CreateSessionParams, EngineEvent, EngineInfo, EngineKind,
@@ -27,19 +24,36 @@ use bb_protocol::v1::{
 use serde_json::{Map, Value, json};
 
 use crate::engine::{
-    ConnectionUpdate, EngineAdapter, EngineError, EngineUpdate, UpdateSender, update_channel,
+    AnswerReason, EngineAdapter, EngineError, InputSender, PromptAnswer, input_channel,
 };
 use crate::sink::{Inbound, MemoryWebview, memory};
 use crate::{Service, ServiceConfig, SystemClock};
 
-/// A fake engine: sessions in memory; `send_message` streams three events through the
-/// update channel and finishes the turn.
+/// A fake engine: sessions in memory; `send_message` streams its words as events through
+/// the input channel and finishes the turn (`ask`: raises a prompt and waits); every answer
+/// it is asked to carry is recorded.
 #[derive(Debug)]
 pub(super) struct FakeEngine {
-    pub(super) updates: UpdateSender,
+    pub(super) updates: InputSender,
     pub(super) sessions: Mutex<Vec<String>>,
     /// What the runtime reported delivered: (session, event id).
     pub(super) delivered: Mutex<Vec<(String, String)>>,
+    /// The answers it carried: (request, verdict, why).
+    pub(super) told: Mutex<Vec<(String, Verdict, AnswerReason)>>,
+    /// Requests the engine no longer knows: answering one is `permission_not_pending`.
+    pub(super) stale: Vec<&'static str>,
+}
+
+impl FakeEngine {
+    pub(super) fn new(updates: InputSender) -> Self {
+        Self {
+            updates,
+            sessions: Mutex::new(Vec::new()),
+            delivered: Mutex::new(Vec::new()),
+            told: Mutex::new(Vec::new()),
+            stale: Vec::new(),
+        }
+    }
 }
 
 #[async_trait]
@@ -74,6 +88,8 @@ impl EngineAdapter for FakeEngine {
             status: None,
             updated_at: None,
             queued_prompts: None,
+            parent_id: None,
+            pending_permission_count: None,
         })
     }
 
@@ -88,6 +104,8 @@ impl EngineAdapter for FakeEngine {
                     status: None,
                     updated_at: None,
                     queued_prompts: None,
+                    parent_id: None,
+                    pending_permission_count: None,
                 })
                 .collect(),
         })
@@ -106,9 +124,21 @@ impl EngineAdapter for FakeEngine {
     async fn send_message(&self, p: SendMessageParams) -> Result<SendMessageResult, EngineError> {
         let sid = p.session_id.clone();
         let tx = self.updates.clone();
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: true })
-            .await
-            .unwrap();
+        tx.send(Input::SessionRunning { session_id: sid.clone(), running: true }).await.unwrap();
+        if p.text == "ask" {
+            // The turn asks the user and waits for the answer (which never comes).
+            let prompt = bb_host::Prompt::new(&sid, "per_1", bb_host::PromptKind::Exec);
+            let event = EngineEvent {
+                id: "evt_ask".into(),
+                event_type: "permission.asked".into(),
+                turn: None,
+                ts: None,
+                payload: Map::new().into(),
+            };
+            let event = Some((event, EventClass::PermissionRequest));
+            tx.send(Input::PromptRaised { prompt, event }).await.unwrap();
+            return Ok(SendMessageResult { session_id: sid, message_id: None });
+        }
         for (i, word) in p.text.split(' ').enumerate() {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));
@@ -119,16 +149,13 @@ impl EngineAdapter for FakeEngine {
                 ts: None,
                 payload: payload.into(),
             };
-            tx.send(EngineUpdate::Events { session_id: sid.clone(), events: vec![event] })
-                .await
-                .unwrap();
+            let events = vec![(event, EventClass::AssistantStream)];
+            tx.send(Input::Events { session_id: sid.clone(), events }).await.unwrap();
         }
         // The turn ends a moment later, as a real engine's does: the loop has handled its
         // events by then (updates queued together would show no `running` state at all).
         tokio::task::yield_now().await;
-        tx.send(EngineUpdate::SessionRunning { session_id: sid.clone(), running: false })
-            .await
-            .unwrap();
+        tx.send(Input::SessionRunning { session_id: sid.clone(), running: false }).await.unwrap();
         Ok(SendMessageResult { session_id: sid, message_id: None })
     }
 
@@ -136,19 +163,24 @@ impl EngineAdapter for FakeEngine {
         Ok(SessionAck { session_id: p.session_id })
     }
 
+    async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
+        let request = answer.prompt.request_id.clone();
+        self.told.lock().unwrap().push((request.clone(), answer.verdict, answer.reason));
+        if self.stale.contains(&request.as_str()) {
+            return Err(EngineError::refused("permission_not_pending", "gone"));
+        }
+        Ok(())
+    }
+
     fn delivered(&self, session_id: &str, event_id: &str) {
         self.delivered.lock().unwrap().push((session_id.to_owned(), event_id.to_owned()));
     }
 }
 
-fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, UpdateSender)
+fn start() -> (MemoryWebview, tokio::task::JoinHandle<Result<(), crate::ServiceError>>, InputSender)
 {
-    let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx.clone(),
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let (tx, rx) = input_channel();
+    let engine = Arc::new(FakeEngine::new(tx.clone()));
     let (sink, webview) = memory();
     let config =
         ServiceConfig { call_timeout: Duration::from_secs(30), ..ServiceConfig::default() };
@@ -194,13 +226,7 @@ async fn next_topic(w: &mut MemoryWebview, pred: impl Fn(&V1Topic) -> bool) -> V
 #[tokio::test]
 async fn init_answers_before_state_and_nothing_leaves_earlier() {
     let (mut w, service, tx) = start();
-    tx.send(EngineUpdate::Connection(ConnectionUpdate {
-        status: ConnectionStatus::Connected,
-        retry_count: None,
-        last_error: None,
-    }))
-    .await
-    .unwrap();
+    tx.send(Input::connection(ConnectionStatus::Connected, None, None)).await.unwrap();
     request(&w, "1", V1Call::Init(Default::default())).await;
     let (res, before) = until_response(&mut w, "1").await;
     assert!(before.is_empty(), "output before bb.init: {before:?}");
@@ -277,6 +303,8 @@ async fn a_burst_of_updates_yields_one_state() {
         status: None,
         updated_at: None,
         queued_prompts: None,
+        parent_id: None,
+        pending_permission_count: None,
     };
     let event = EngineEvent {
         id: "e0".into(),
@@ -286,10 +314,11 @@ async fn a_burst_of_updates_yields_one_state() {
         payload: Map::new().into(),
     };
     // The test runtime has one thread: the service runs only once the test awaits a read.
-    let running = |running| EngineUpdate::SessionRunning { session_id: "s1".into(), running };
-    tx.send(EngineUpdate::SessionUpserted(summary)).await.unwrap();
+    let running = |running| Input::SessionRunning { session_id: "s1".into(), running };
+    tx.send(Input::SessionUpserted(summary)).await.unwrap();
     tx.send(running(true)).await.unwrap();
-    tx.send(EngineUpdate::Events { session_id: "s1".into(), events: vec![event] }).await.unwrap();
+    let events = vec![(event, EventClass::Unknown)];
+    tx.send(Input::Events { session_id: "s1".into(), events }).await.unwrap();
     tx.send(running(false)).await.unwrap();
     let mut seen = Vec::new();
     loop {
@@ -368,8 +397,4 @@ fn error_codes_are_stable() {
 }
 
 mod events_thread;
-mod kilo_events;
-mod kilo_expiry;
-mod kilo_faults;
-mod kilo_files;
 mod multi;

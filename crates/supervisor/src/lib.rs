@@ -1,20 +1,17 @@
-//! Engine process supervision: spawning an engine for a workspace through the process spawner
-//! port, health checks, restart with back-off and the crash-loop breaker.
+//! Engine process supervision, for every engine: spawning an engine or agent through the
+//! process spawner port (explicit cwd, environment allow-list, own process group, death
+//! signal, group guard), redacting its output, and the restart policy with its crash-loop
+//! breaker. What starting a particular engine means (its flags, how it says where it
+//! listens, its health check) lives in that engine's crate (`bb-kilo`).
 //!
-//! IO contract: spawns and signals processes through the process spawner port only; the
-//! health check goes through the [`HealthProbe`] port (implemented over HTTP by the service),
-//! so this crate never speaks HTTP and never reads the clock (`now` is passed in).
+//! IO contract: spawns and signals processes through the process spawner port only; never
+//! speaks HTTP and never reads the clock (`now` is passed in).
 //!
 //! # Choices
 //!
-//! * **Port discovery.** The engine is started with `--port 0 --hostname 127.0.0.1` and the
-//!   supervisor reads the URL the engine itself prints (`kilo server listening on
-//!   http://127.0.0.1:PORT`). Kilo 7.7.9 tries 4096 first for `--port 0` and falls back to a
-//!   random port; either way the engine binds the socket itself and reports it, so there is
-//!   no bind-and-release race. A URL that is not loopback is refused.
-//! * **Secrets.** A fresh 256-bit password per start, held as a [`secrecy::SecretString`],
-//!   set as `KILO_SERVER_PASSWORD` in the child's environment (never argv) and redacted from
-//!   every engine log line.
+//! * **Secrets.** A secret for the child (a password) is a [`secrecy::SecretString`] set in
+//!   its environment ([`SpawnSpec::secret_env`], never argv) and redacted from every line of
+//!   its output.
 //! * **Environment.** The child's environment is cleared, then exactly the allow-list of
 //!   [`env::inherit_allowed`] is copied from the parent (`PATH`, `HOME`, `XDG_*`, `LANG`,
 //!   `LC_*`, `TZ`, `KILO_*` minus the server credentials), then the caller's explicit extra
@@ -39,13 +36,11 @@
 
 pub mod env;
 mod guard;
-pub mod kilo;
 pub mod redact;
 pub mod restart;
 pub mod spawn;
 pub mod tokio_spawner;
 
-pub use kilo::{HealthProbe, KiloConfig, KiloSupervisor, ProbeError, RunningEngine, StartError};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
 #[cfg(any(test, feature = "mock"))]
 pub use spawn::MockProcessSpawner;

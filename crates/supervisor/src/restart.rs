@@ -87,3 +87,17 @@ impl CrashHistory {
         RestartDecision::Restart { after, crashes }
     }
 }
+
+impl RestartDecision {
+    /// What the decision means, for logs and the reason `bb/connection` gives.
+    pub fn describe(&self) -> String {
+        match self {
+            RestartDecision::Restart { after, crashes } => {
+                format!("restarting in {after:?} (crash {crashes})")
+            }
+            RestartDecision::GiveUp { crashes, window } => {
+                format!("crash loop: {crashes} crashes within {window:?}; not restarting")
+            }
+        }
+    }
+}

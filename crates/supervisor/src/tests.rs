@@ -1,13 +1,12 @@
-//! Unit tests of the pure parts: env allow-list, redaction, restart policy, URL parsing and
-//! capped line reading.
+//! Unit tests of the pure parts: env allow-list, redaction, restart policy and capped line
+//! reading.
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 
 use crate::env::{inherit_allowed, is_allowed};
-use crate::kilo::{StartError, generate_password, parse_listening_line};
 use crate::redact::{LineRedactor, REDACTED};
 use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
 use crate::tokio_spawner::read_capped_line;
@@ -99,35 +98,6 @@ fn restart_backoff_then_breaker() {
 fn default_policy_matches_the_plan() {
     let p = RestartPolicy::default();
     assert_eq!((p.max_crashes, p.window), (3, Duration::from_secs(600)));
-}
-
-#[test]
-fn listening_line() {
-    let ok = |l: &str| parse_listening_line(l).map(|r| r.ok());
-    assert_eq!(
-        ok("kilo server listening on http://127.0.0.1:4096"),
-        Some(Some("http://127.0.0.1:4096".into()))
-    );
-    assert_eq!(
-        ok("listening on http://localhost:51000/ now"),
-        Some(Some("http://localhost:51000".into()))
-    );
-    assert_eq!(ok("Warning: KILO_SERVER_PASSWORD is not set; server is unsecured."), None);
-    assert_eq!(ok("listening on http://127.0.0.1:"), None);
-    assert_eq!(ok("listening on https://127.0.0.1:1"), None);
-    assert!(matches!(
-        parse_listening_line("kilo server listening on http://0.0.0.0:4096"),
-        Some(Err(StartError::NotLoopback(_)))
-    ));
-}
-
-#[test]
-fn passwords_are_fresh_hex() {
-    let a = generate_password();
-    let b = generate_password();
-    assert_eq!(a.expose_secret().len(), 64);
-    assert!(a.expose_secret().bytes().all(|c| c.is_ascii_hexdigit()));
-    assert_ne!(a.expose_secret(), b.expose_secret());
 }
 
 #[tokio::test]

@@ -1,14 +1,12 @@
-//! Dev-only setup shared by the tests that run the real Kilo engine (`kilo serve`, `kilo acp`):
-//! an isolated world ([`KiloWorld`]: temp dirs, the engine's HOME/XDG environment and
-//! switches), the scripted mock LLM it talks to ([`MockLlm`], `mock_llm.py` next to this
-//! crate's manifest, killed on drop), the engine binary ([`kilo_bin`]), a client of the test's
-//! own for the engine a bridge supervises ([`supervised_kilo`], [`slow_turn_streaming`]),
-//! process inspection through `/proc` ([`procfs`]), and the engine captures under
-//! `fixtures/engine/` read as data lines ([`captures`]).
+//! Dev-only helpers every engine's tests share: the repository root, a bounded wait
+//! ([`eventually`]), process inspection through `/proc` ([`procfs`]) and the engine captures
+//! under `fixtures/engine/` read as data lines or raw events ([`captures`]). What an engine's
+//! tests need of their own lives with the engine (`bb_kilo::testing`: the isolated world, the
+//! mock LLM, the engine binary).
 //!
-//! IO contract: creates temp dirs, writes the engine config, runs `python3` and
-//! `bash scripts/engine.sh`; a failure panics with its reason, as a test would. Only ever a
-//! `[dev-dependencies]` entry: no shipped crate links it.
+//! IO contract: reads `/proc` and the capture files; a failure panics with its reason, as a test would. Only ever a
+//! `[dev-dependencies]` entry (or the optional dependency of an engine crate's `testing`
+//! feature, itself only enabled from `[dev-dependencies]`): no shipped binary links it.
 
 // Test setup: it spawns processes and reads the clock directly, and fails by panicking.
 #![allow(
@@ -19,23 +17,13 @@
 )]
 
 pub mod captures;
-mod kilo;
-mod mock_llm;
 pub mod procfs;
-mod world;
 
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-pub use kilo::{
-    SupervisedKilo, assert_turn_from_its_start, kilo_bin, kilo_bin_or_skip, opencode_bin,
-    slow_turn_streaming, supervised_kilo,
-};
-pub use mock_llm::MockLlm;
-pub use world::KiloWorld;
 
 /// The repository root (where `scripts/` and `fixtures/` live).
 pub fn repo_root() -> PathBuf {

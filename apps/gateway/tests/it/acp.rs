@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use bb_kilo::testing::{KiloWorld, kilo_bin};
 use bb_test_support::procfs::{children_of, cmdline, is_dead};
-use bb_test_support::{KiloWorld, kilo_bin};
 use serde_json::{Value, json};
 
 use crate::harness::Gateway;

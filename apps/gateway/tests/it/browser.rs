@@ -46,9 +46,10 @@ fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
 #[test]
 fn the_sidebar_page_works_in_a_real_browser() {
     let Some((dir, chromium)) = browser_or_skip() else { return };
-    let gw = Gateway::start(&[]);
+    // Trusted: the page approves the demo's edit.
+    let gw = Gateway::start(&["--trusted"]);
     // A page that falls behind a two-message ring gets a declared resync.
-    let small_ring = Gateway::start(&["--test-ring-messages", "2"]);
+    let small_ring = Gateway::start(&["--trusted", "--test-ring-messages", "2"]);
     let shots = repo_root().join("target/browser-shots/demo");
     let out = node(&dir, &chromium, &["smoke.mjs", &gw.url(), &small_ring.url()], &shots);
     assert!(shots.join("08-reloaded.png").is_file());
@@ -82,8 +83,8 @@ fn node(
 #[test]
 fn the_sidebar_page_works_on_real_kilo() {
     let Some((dir, chromium)) = browser_or_skip() else { return };
-    let Some(kilo) = bb_test_support::kilo_bin_or_skip() else { return };
-    let world = bb_test_support::KiloWorld::new();
+    let Some(kilo) = bb_kilo::testing::kilo_bin_or_skip() else { return };
+    let world = bb_kilo::testing::KiloWorld::new();
     let _mock = world.start_mock_llm(std::time::Duration::from_millis(40), "ask", "ask");
     let kilo = kilo.display().to_string();
     let gw = Gateway::start_with(

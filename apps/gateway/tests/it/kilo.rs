@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bb_test_support::{
+use bb_kilo::testing::{
     KiloWorld, assert_turn_from_its_start, kilo_bin_or_skip, slow_turn_streaming, supervised_kilo,
 };
 use serde_json::{Value, json};

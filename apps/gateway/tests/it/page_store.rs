@@ -33,19 +33,20 @@ fn sent(engine: bb_host::Engine, events: Vec<bb_normalize::RawEvent>) -> Vec<Eve
     };
     let events: Vec<_> = events
         .into_iter()
-        .map(|ev| bb_protocol::v1::EngineEvent {
-            id: ev.id.unwrap_or_default(),
-            event_type: ev.kind,
-            turn: ev.turn.and_then(|t| u64::try_from(t).ok()),
-            ts: ev.ts.map(|t| t as f64),
-            payload: if ev.payload.is_object() { ev.payload } else { Default::default() },
+        .map(|ev| {
+            let class = bb_normalize::classify(&ev);
+            let event = bb_protocol::v1::EngineEvent {
+                id: ev.id.unwrap_or_default(),
+                event_type: ev.kind,
+                turn: ev.turn.and_then(|t| u64::try_from(t).ok()),
+                ts: ev.ts.map(|t| t as f64),
+                payload: if ev.payload.is_object() { ev.payload } else { Default::default() },
+            };
+            (event, class)
         })
         .collect();
     for part in events.chunks(8) {
-        h.handle(
-            Input::EngineEvents { session_id: SESSION.into(), events: part.to_vec() },
-            c.now(),
-        );
+        h.handle(Input::Events { session_id: SESSION.into(), events: part.to_vec() }, c.now());
         c.advance(Duration::from_millis(1));
         h.handle_timeout(c.now());
         drain(&mut h);

@@ -2,7 +2,7 @@
 //! same mock LLM), offline: a turn, a permission, a model switch through config options, a
 //! close and its resume; like Kilo it offers no `session/delete`.
 
-use bb_test_support::{KiloWorld, opencode_bin};
+use bb_kilo::testing::{KiloWorld, opencode_bin};
 use serde_json::json;
 
 use crate::acp::{Acp, first, last_request_id, text_of};

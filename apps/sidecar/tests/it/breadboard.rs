@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_engine_client::breadboard::BreadboardClient;
+use bb_breadboard::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine};
 use secrecy::SecretString;
@@ -26,7 +26,8 @@ fn the_demo_is_the_default_and_serves_every_method() {
     let mut sidecar =
         Sidecar::spawn(&["--workspace", &workspace], &world.env(), world.path("demo.err"));
 
-    let init = sidecar.ok("bb.init", json!({}));
+    // The IDE trusts the workspace: the demo's edit may be approved.
+    let init = sidecar.ok("bb.init", json!({"workspaceTrusted": true}));
     assert_eq!(
         init["engine"],
         json!({"kind": "breadboard", "status": "ready", "version": "0.1.0"})

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_engine_client::breadboard::BreadboardClient;
+use bb_breadboard::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
 use serde_json::{Value, json};
@@ -45,9 +45,11 @@ impl Engine {
     }
 }
 
-/// `--engine breadboard` arguments (no `--workspace` unless given).
+/// `--engine breadboard` arguments (no `--workspace` unless given), the workspace trusted:
+/// these tests approve the engine's requests (trust itself is `trust.rs`'s).
 fn args(engine: &Engine, state: &str, workspace: Option<&str>) -> Vec<String> {
     let mut args: Vec<String> = [
+        "--trusted",
         "--engine",
         "breadboard",
         "--engine-url",

@@ -74,7 +74,7 @@ fn refused_credentials_fail_the_start_without_retrying_forever() {
     sidecar.ok("bb.init", json!({}));
     let failed = connection(&mut sidecar, "the breaker", |p| p["status"] == "error");
     let why = failed["lastError"].as_str().unwrap();
-    assert!(why.contains("refused the credentials"), "{why}");
+    assert!(why.contains("refused the bridge's credentials"), "{why}");
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
 }

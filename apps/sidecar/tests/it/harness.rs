@@ -9,11 +9,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bb_test_support::KiloWorld;
+use bb_kilo::testing::KiloWorld;
+pub(crate) use bb_kilo::testing::{MockLlm, kilo_bin_or_skip};
 pub(crate) use bb_test_support::procfs::{
     children_of, cmdline, descendants_of, environ_names, environ_var, is_dead, stat_ids,
 };
-pub(crate) use bb_test_support::{MockLlm, eventually, kilo_bin_or_skip, repo_root};
+pub(crate) use bb_test_support::{eventually, repo_root};
 use serde_json::{Value, json};
 
 /// Bound on engine start-up plus one turn on a loaded 2-core machine.

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use bb_engine_client::kilo::KiloClient;
-use bb_test_support::{
+use bb_kilo::client::KiloClient;
+use bb_kilo::testing::{
     SupervisedKilo, assert_turn_from_its_start, slow_turn_streaming, supervised_kilo,
 };
 use serde_json::{Value, json};
@@ -15,7 +15,7 @@ use crate::harness::{
 
 pub(crate) struct Kilo {
     pub(crate) world: World,
-    _mock: MockLlm,
+    pub(crate) mock: MockLlm,
     pub(crate) sidecar: Sidecar,
     /// The engine process and the password the sidecar gave it (read from its environment).
     pub(crate) engine: u32,
@@ -83,7 +83,7 @@ impl Kilo {
         let reached = supervised_kilo(sidecar.child.id(), LONG);
         let password = reached.password.clone();
         assert_eq!(password.len(), 64);
-        Some(Self { world, _mock: mock, sidecar, engine, password, reached })
+        Some(Self { world, mock, sidecar, engine, password, reached })
     }
 
     /// A REST client of the engine of the test's own.

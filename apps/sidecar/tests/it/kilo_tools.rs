@@ -206,7 +206,8 @@ fn prompts_queue_behind_a_running_turn_up_to_a_bound() {
         s["running"] == true && queued_of(s, &sid) >= 1
     });
     let mut refused = None;
-    for i in 0..bb_service::kilo::MAX_QUEUED + 1 {
+    // The bound (`HostConfig::max_queued_prompts`): 8.
+    for i in 0..9 {
         let res = k.sidecar.call(
             "bb.sendMessage",
             json!({"sessionId": session, "text": format!("MOCK:text:more{i}")}),

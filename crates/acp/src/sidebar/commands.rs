@@ -13,19 +13,22 @@
 //!   `/<name> [input]` or `{command: "<name>", args: {input}}` for one of them: sent as the
 //!   prompt `/<name> input`, as ACP runs commands.
 //! * `question.reply {requestId, answers}` (a form's values by field; none for a URL
-//!   elicitation), `question.reject {requestId}` (declined), `question.cancel {requestId}`.
+//!   elicitation), `question.reject {requestId}` (declined), `question.cancel {requestId}`:
+//!   answers to the host's question prompts, which the host allows first (shown, pending,
+//!   once); `bb.approvePermission` with `deny` declines one too.
 //! * `agent.restart`: starts the agent again (after the crash-loop breaker opened, or to
 //!   replace it); its open sessions are resumed.
 //! * anything else: `unknown_command`, listing these and the agent's commands.
 
 use std::sync::Arc;
 
+use bb_host::{Input, Verdict};
 use bb_protocol::v1::{CommandParams, CommandResult};
 use bb_protocol::ws::{
     AcpElicitationReplyParams, AcpSessionParams, AcpSessionPromptParams, AcpSetConfigOptionParams,
     ContentBlock, ElicitationActionKind,
 };
-use bb_service::{EngineError, EngineUpdate};
+use bb_service::{AnswerReason, EngineError};
 use serde_json::{Map, Value, json};
 
 use super::config::{option_for, remembered_changes};
@@ -109,6 +112,60 @@ fn request_arg(args: &Map<String, Value>) -> Result<String, EngineError> {
     }
 }
 
+/// The question prompt a `bb.command` answers, and how: `question.reply` replies,
+/// `question.reject` and `question.cancel` deny.
+pub(crate) fn answers_prompt(params: &CommandParams) -> Option<(String, Verdict)> {
+    let verdict = match params.command.as_str() {
+        "question.reply" => Verdict::Reply,
+        "question.reject" | "question.cancel" => Verdict::Deny,
+        _ => return None,
+    };
+    let request = request_arg(params.args.as_ref()?).ok()?;
+    Some((request, verdict))
+}
+
+/// A question prompt answered other than by `bb.command`: declined (`bb.approvePermission`
+/// `deny`, or expired), or cancelled (a stopped turn).
+pub(crate) async fn answer_question(
+    inner: &Inner,
+    key: &(String, String),
+    verdict: Verdict,
+    reason: AnswerReason,
+) -> Result<(), EngineError> {
+    let id = lock(&inner.state).tracked.questions.get(key).cloned();
+    let Some(request_id) = id else {
+        // A withdrawal of a question the agent no longer holds has nothing to tell.
+        if reason != AnswerReason::User {
+            return Ok(());
+        }
+        let (session, request) = key;
+        return Err(EngineError::refused(
+            "permission_not_pending",
+            format!("no question {request} is waiting in session {session}"),
+        ));
+    };
+    let action = match (verdict, reason) {
+        (_, AnswerReason::Cancelled) => ElicitationActionKind::Cancel,
+        (Verdict::Deny, _) => ElicitationActionKind::Decline,
+        _ => {
+            return Err(EngineError::refused(
+                "invalid_params",
+                "answer a question with bb.command question.reply {requestId, answers}",
+            ));
+        }
+    };
+    inner
+        .hub
+        .elicitation_reply(AcpElicitationReplyParams {
+            connection_id: inner.conn(),
+            request_id,
+            action,
+            content: None,
+        })
+        .await
+        .map_err(engine_error)
+}
+
 /// `bb.command`.
 pub(crate) async fn command(
     inner: &Arc<Inner>,
@@ -141,21 +198,16 @@ pub(crate) async fn command(
                 })
                 .await
                 .map_err(engine_error)?;
-            inner.permits.cancel_session(&session);
             {
                 let mut st = lock(&inner.state);
-                st.asked.retain(|(s, _), _| *s != session);
-                st.tracked.questions.retain(|(s, _), _| *s != session);
                 if let Some(s) = st.sessions.iter_mut().find(|s| s.session_id == session) {
                     s.status = Some("closed".to_owned());
                 }
             }
             let payload = Map::from_iter([("agentClosed".to_owned(), json!(agent_closed))]);
             inner.send(inner.event(&session, "session_closed", payload)).await;
-            inner.send(inner.permits.count_update(&session)).await;
-            inner
-                .send(EngineUpdate::SessionRunning { session_id: session.clone(), running: false })
-                .await;
+            inner.forget_prompts(&session).await;
+            inner.send(Input::SessionRunning { session_id: session.clone(), running: false }).await;
             done(json!({"agentClosed": agent_closed}))
         }
         "config.options" => {

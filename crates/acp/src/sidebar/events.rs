@@ -1,4 +1,4 @@
-//! The hub's events (other than permission requests) as the sidebar's engine updates.
+//! The hub's events (other than permission requests) as the sidebar's host inputs.
 //!
 //! Events the bridge makes, besides the agent's `session/update` kinds:
 //! * `turn_started`, `turn_ended {stopReason, usage?}`, `turn_error {code, message}`;
@@ -14,7 +14,8 @@
 //! * `fs_read {path}`, `fs_write {path, file}`, `fs_refused {op, path, message}`;
 //! * `subagent_activity {subagentSessionId, parentSessionId, taskId, status, update}`: an
 //!   update of a child session an agent announced with `subagent_update`, shown under its
-//!   parent (the tasks lane), not as a session of its own;
+//!   parent (the tasks lane); the child is listed in `bb/state` with its parent, so a
+//!   prompt it raises shows on the parent's tab;
 //! * `agent_exited`, `agent_restarting`, `session_resumed`, `session_resume_failed`,
 //!   `session_closed` (`super::life`, `super::commands`).
 //!
@@ -24,13 +25,13 @@
 
 use std::collections::HashMap;
 
+use bb_host::{Input, Prompt, PromptKind};
+use bb_protocol::v1::SessionSummary;
 use bb_protocol::ws::AcpRequestId;
-use bb_service::EngineUpdate;
 use serde_json::{Map, Value, json};
 
 use super::{Inner, lock, request_key};
 use crate::AcpEventKind;
-use bb_host::permissions::RequestKind;
 
 /// Output of a terminal no tool call names yet, held per terminal (bytes).
 pub const HELD_OUTPUT: usize = 64 * 1024;
@@ -69,7 +70,7 @@ fn obj(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Map<String, Va
 }
 
 /// Maps one hub event (not a permission request or settlement, not the connection closing).
-pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
+pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<Input> {
     let mut out = Vec::new();
     match kind {
         AcpEventKind::SessionUpdate { session_id, update } => {
@@ -108,14 +109,9 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
                 }
                 out.extend(end);
                 // A turn that ended leaves no request of it open.
-                inner.permits.cancel_session(&session);
-                let mut st = lock(&inner.state);
-                st.asked.retain(|(s, _), _| *s != session);
-                st.tracked.questions.retain(|(s, _), _| *s != session);
-                drop(st);
-                out.push(inner.permits.count_update(&session));
+                out.push(inner.forgotten(&session));
             }
-            out.push(EngineUpdate::SessionRunning { session_id: session, running });
+            out.push(Input::SessionRunning { session_id: session, running });
         }
         AcpEventKind::Elicitation { session_id: Some(session), request_id, request } => {
             let key = request_key(&request_id);
@@ -128,20 +124,20 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
                 }
                 st.tracked.questions.insert((session.clone(), key.clone()), request_id);
             }
-            if inner.permits.raised(&session, &key, RequestKind::Question) {
-                let mut payload = obj([
-                    ("requestId", json!(key)),
-                    ("mode", request.get("mode").cloned().unwrap_or(Value::Null)),
-                    ("title", request.get("message").cloned().unwrap_or(Value::Null)),
-                ]);
-                for field in ["requestedSchema", "url", "elicitationId", "toolCallId"] {
-                    if let Some(v) = request.get(field) {
-                        payload.insert(field.to_owned(), v.clone());
-                    }
+            let mut payload = obj([
+                ("requestId", json!(key)),
+                ("mode", request.get("mode").cloned().unwrap_or(Value::Null)),
+                ("title", request.get("message").cloned().unwrap_or(Value::Null)),
+            ]);
+            for field in ["requestedSchema", "url", "elicitationId", "toolCallId"] {
+                if let Some(v) = request.get(field) {
+                    payload.insert(field.to_owned(), v.clone());
                 }
-                out.push(inner.event(&session, "elicitation", payload));
             }
-            out.push(inner.permits.count_update(&session));
+            // A question: shown once by the host, answered with `question.*`.
+            let prompt = Prompt::new(&session, &key, PromptKind::Question);
+            let shows = inner.classed(&session, "elicitation", payload);
+            out.push(Input::PromptRaised { prompt, event: Some(shows) });
         }
         AcpEventKind::Elicitation { session_id: None, request, .. } => {
             // A request-scoped elicitation (before any session) has no tab to show it on.
@@ -154,13 +150,19 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<EngineUpdate> {
             outcome,
         } => {
             let key = request_key(&id);
-            inner.permits.replied(&session, &key);
             lock(&inner.state).tracked.questions.remove(&(session.clone(), key.clone()));
             let decision = outcome.get("action").cloned().unwrap_or(Value::Null);
-            let payload =
-                obj([("requestId", json!(key)), ("decision", decision), ("outcome", outcome)]);
-            out.push(inner.event(&session, "elicitation_settled", payload));
-            out.push(inner.permits.count_update(&session));
+            let payload = obj([
+                ("requestId", json!(key.clone())),
+                ("decision", decision),
+                ("outcome", outcome),
+            ]);
+            let says = inner.classed(&session, "elicitation_settled", payload);
+            out.push(Input::PromptSettled {
+                session_id: session,
+                request_id: key,
+                event: Some(says),
+            });
         }
         AcpEventKind::ElicitationSettled { outcome, .. } => {
             let eid = outcome.get("elicitationId").and_then(Value::as_str).unwrap_or_default();
@@ -232,7 +234,7 @@ fn terminal_exited(
     terminal: &str,
     call: Option<&str>,
     exit: Value,
-) -> EngineUpdate {
+) -> Input {
     let mut payload = obj([("terminalId", json!(terminal)), ("exitStatus", exit)]);
     if let Some(c) = call {
         payload.insert("toolCallId".to_owned(), json!(c));
@@ -241,8 +243,8 @@ fn terminal_exited(
 }
 
 /// What was held for a terminal, as events (its output, then its exit if it exited).
-fn release(inner: &Inner, terminal: &str, call: Option<&str>, held: Held) -> Vec<EngineUpdate> {
-    let mut out: Vec<EngineUpdate> = held
+fn release(inner: &Inner, terminal: &str, call: Option<&str>, held: Held) -> Vec<Input> {
+    let mut out: Vec<Input> = held
         .output
         .into_iter()
         .map(|o| terminal_output(inner, &held.session, terminal, call, o))
@@ -259,7 +261,7 @@ fn terminal_output(
     terminal: &str,
     call: Option<&str>,
     output: String,
-) -> EngineUpdate {
+) -> Input {
     let mut payload = obj([("terminalId", json!(terminal)), ("output", json!(output))]);
     if let Some(c) = call {
         payload.insert("toolCallId".to_owned(), json!(c));
@@ -269,11 +271,12 @@ fn terminal_output(
 
 /// One `session/update`: tracked facts (commands, terminals, sub-agents), then the event
 /// (and the output held for a terminal it names).
-fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<EngineUpdate> {
+fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Input> {
     let kind =
         update.get("sessionUpdate").and_then(Value::as_str).unwrap_or("unknown_update").to_owned();
     let mut released = Vec::new();
     let mut retitled = None;
+    let mut child = None;
     let parent = {
         let mut st = lock(&inner.state);
         match kind.as_str() {
@@ -296,8 +299,16 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
                 }
             }
             "subagent_update" => {
-                if let Some(child) = update.get("sessionId").and_then(Value::as_str) {
-                    st.tracked.children.insert(child.to_owned(), session_id.clone());
+                if let Some(id) = update.get("sessionId").and_then(Value::as_str)
+                    && id != session_id
+                    && st.tracked.children.insert(id.to_owned(), session_id.clone()).is_none()
+                {
+                    // Listed with its parent: a prompt of the child shows on its tab.
+                    child = Some(SessionSummary {
+                        session_id: id.to_owned(),
+                        parent_id: Some(session_id.clone()),
+                        ..SessionSummary::default()
+                    });
                 }
             }
             // The title the agent gives a session is its title in `bb/state` too.
@@ -317,7 +328,8 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
         Value::Object(map) => map,
         other => obj([("update", other)]),
     };
-    let mut out = match parent {
+    let mut out: Vec<Input> = child.map(Input::SessionUpserted).into_iter().collect();
+    out.push(match parent {
         // A child session's activity shows under its parent, as the child's task.
         Some(parent) => {
             let status = match kind.as_str() {
@@ -335,13 +347,13 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Engin
                 ("kind", json!(kind)),
                 ("update", Value::Object(payload)),
             ]);
-            vec![inner.event(&parent, "subagent_activity", payload)]
+            inner.event(&parent, "subagent_activity", payload)
         }
-        None => vec![inner.event(&session_id, &kind, payload)],
-    };
+        None => inner.event(&session_id, &kind, payload),
+    });
     for (terminal, call, held) in released {
         out.extend(release(inner, &terminal, Some(&call), held));
     }
-    out.extend(retitled.map(EngineUpdate::SessionUpserted));
+    out.extend(retitled.map(Input::SessionUpserted));
     out
 }

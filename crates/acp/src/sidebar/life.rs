@@ -11,10 +11,10 @@
 
 use std::sync::Arc;
 
-use bb_host::Clock;
+use bb_host::{Clock, Input};
 use bb_protocol::v1::ConnectionStatus;
 use bb_protocol::ws::AcpSessionLoadParams;
-use bb_service::{ConnectionUpdate, EngineUpdate, SystemClock};
+use bb_service::SystemClock;
 use bb_supervisor::restart::{CrashHistory, RestartDecision, RestartPolicy};
 use serde_json::{Map, json};
 
@@ -53,13 +53,13 @@ impl Life {
     }
 }
 
-fn connection(status: ConnectionStatus, attempt: Option<u64>, why: Option<String>) -> EngineUpdate {
-    EngineUpdate::Connection(ConnectionUpdate { status, retry_count: attempt, last_error: why })
+fn connection(status: ConnectionStatus, attempt: Option<u64>, why: Option<String>) -> Input {
+    Input::connection(status, attempt, why)
 }
 
 /// The current agent went away with `reason`: tell every session, then restart it or open
 /// the breaker.
-pub(crate) fn agent_gone(inner: &Arc<Inner>, reason: &str) -> Vec<EngineUpdate> {
+pub(crate) fn agent_gone(inner: &Arc<Inner>, reason: &str) -> Vec<Input> {
     let mut out = Vec::new();
     let mut life = lock_life(&inner.life);
     if life.shutting_down || reason == "disconnected" {
@@ -70,10 +70,14 @@ pub(crate) fn agent_gone(inner: &Arc<Inner>, reason: &str) -> Vec<EngineUpdate> 
     for session in &sessions {
         let payload = Map::from_iter([("reason".to_owned(), json!(reason))]);
         out.push(inner.event(session, "agent_exited", payload));
-        inner.permits.cancel_session(session);
-        out.push(inner.permits.count_update(session));
     }
-    lock(&inner.state).asked.clear();
+    // Its requests died with it.
+    {
+        let mut st = lock(&inner.state);
+        st.asked.clear();
+        st.tracked.questions.clear();
+    }
+    out.push(Input::EngineRestarted);
     match life.history.record_crash(SystemClock.now()) {
         RestartDecision::Restart { after, crashes } => {
             let why =

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bb_acp::{AcpEvent, AcpEventKind, AcpHub, LaunchPolicy};
+pub(crate) use bb_kilo::testing::kilo_bin;
+use bb_kilo::testing::{KiloWorld, MockLlm};
 use bb_protocol::ws::{AcpConnectParams, AcpSessionNewParams};
 use bb_supervisor::TokioSpawner;
 pub(crate) use bb_test_support::procfs::{group_members, is_dead};
-use bb_test_support::{KiloWorld, MockLlm};
-pub(crate) use bb_test_support::{kilo_bin, repo_root};
+pub(crate) use bb_test_support::repo_root;
 use serde_json::Value;
 use tokio::sync::mpsc;
 

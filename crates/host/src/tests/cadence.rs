@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use bb_protocol::v1::{EngineEvent, V1Topic};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{clock, drain, ev, ready_host, ready_host_of, run_to_idle, summary};
+use super::{clock, drain, ev, event_of as kilo, ready_host, ready_host_of, run_to_idle, summary};
 use crate::{Clock, Engine, FakeClock, Host, HostConfig, Input};
 
 fn ms(n: u64) -> Duration {
@@ -14,21 +14,7 @@ fn ms(n: u64) -> Duration {
 }
 
 fn send(h: &mut Host, c: &FakeClock, session: &str, events: Vec<EngineEvent>) {
-    h.handle(Input::EngineEvents { session_id: session.into(), events }, c.now());
-}
-
-fn kilo(id: &str, kind: &str, properties: Value) -> EngineEvent {
-    let payload = match properties {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    EngineEvent {
-        id: id.into(),
-        event_type: kind.into(),
-        turn: None,
-        ts: None,
-        payload: payload.into(),
-    }
+    h.handle(super::events_in(h, session, events), c.now());
 }
 
 fn kilo_delta(id: &str, text: &str) -> EngineEvent {

@@ -32,7 +32,7 @@ fn ids(out: &[(ConnId, V1Topic)], conn: ConnId) -> Vec<String> {
 
 fn push(h: &mut Host, c: &FakeClock, session: &str, ids: &[&str]) {
     let events = ids.iter().map(|i| ev(i)).collect();
-    h.handle(Input::EngineEvents { session_id: session.into(), events }, c.now());
+    h.handle(super::events_in(h, session, events), c.now());
 }
 
 /// Two ready connections, 0 and 1, that named no tab yet.

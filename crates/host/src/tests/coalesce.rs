@@ -35,13 +35,10 @@ fn through_host(engine: Engine, events: Vec<EngineEvent>) -> Vec<EngineEvent> {
     let mut h = ready_host_of(engine, HostConfig::default(), &c);
     h.handle(Input::SessionUpserted(summary("s")), c.now());
     h.handle(Input::select(0, "s"), c.now());
-    h.handle(
-        Input::EngineEvents { session_id: "s".into(), events: vec![super::ev("warm")] },
-        c.now(),
-    );
+    h.handle(super::events_in(&h, "s", vec![super::ev("warm")]), c.now());
     drain(&mut h);
     for e in events {
-        h.handle(Input::EngineEvents { session_id: "s".into(), events: vec![e] }, c.now());
+        h.handle(super::events_in(&h, "s", vec![e]), c.now());
         c.advance(Duration::from_millis(1));
     }
     events_of(run_to_idle(&mut h, &c))
@@ -208,7 +205,7 @@ proptest! {
         for (i, (s, wait)) in steps.iter().enumerate() {
             let e = raw(engine, i, s);
             sent.push(e.clone());
-            h.handle(Input::EngineEvents { session_id: "s".into(), events: vec![e] }, c.now());
+            h.handle(super::events_in(&h, "s", vec![e]), c.now());
             c.advance(Duration::from_millis(*wait));
             h.handle_timeout(c.now());
             got.extend(events_of(drain(&mut h)));

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use bb_host::{Clock, ConnId, Engine, FakeClock, Host, HostConfig, Input};
+use bb_normalize::RawEvent;
 use bb_protocol::v1::{
     EngineEvent, EventsPayload, Receive, UpdatedView, V1Event, V1Message, V1Topic,
 };
@@ -74,10 +75,15 @@ fn feed(
     drain(h, &mut out);
     for (i, part) in events.chunks(chunk.max(1)).enumerate() {
         between(h, c, i, &mut out);
-        h.handle(
-            Input::EngineEvents { session_id: SESSION.into(), events: part.to_vec() },
-            c.now(),
-        );
+        let engine = h.engine();
+        let events = part
+            .iter()
+            .map(|e| {
+                let raw = RawEvent::new(engine, e.event_type.clone(), e.payload.clone());
+                (e.clone(), bb_normalize::classify(&raw))
+            })
+            .collect();
+        h.handle(Input::Events { session_id: SESSION.into(), events }, c.now());
         c.advance(Duration::from_millis(1));
         h.handle_timeout(c.now());
         drain(h, &mut out);

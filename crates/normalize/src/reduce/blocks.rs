@@ -236,6 +236,10 @@ pub struct ApprovalBlock {
     pub block_id: BlockId,
     /// The request id the response must name.
     pub request_id: Option<String>,
+    /// The session that asks, when it is not the view's own: a sub-agent's prompt shown on
+    /// an ancestor's tab (the answer names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// Permission or question.
     pub approval: ApprovalKind,
     /// The tool or permission category.

@@ -107,6 +107,21 @@ impl SessionView {
         self.apply(item);
     }
 
+    /// Reduces a prompt event of another session, `owner` (a sub-agent's permission request,
+    /// question or what settled it, shown on this session's tab), in the reply to `prompt`:
+    /// only its card changes, and the card names `owner`, the session an answer goes to.
+    pub fn apply_foreign(&mut self, item: &Classified, prompt: Option<&str>, owner: &str) {
+        let t = &mut self.transcript;
+        t.set_prompt(prompt);
+        t.set_owner(Some(owner));
+        match item.class {
+            EventClass::PermissionRequest => t.permission_request(&item.event),
+            EventClass::PermissionResponse => t.permission_response(&item.event),
+            _ => {}
+        }
+        t.set_owner(None);
+    }
+
     /// A title for the session: the engine's, else the first line of its first prompt.
     pub fn title(&self) -> Option<String> {
         if let Some(t) = &self.run.title {

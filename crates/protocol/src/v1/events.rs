@@ -95,9 +95,11 @@ impl EventsWriter {
         if size > room {
             return Err(Refused::TooLong(Box::new(item)));
         }
-        let EventItem { event, class, .. } = item;
+        let EventItem { event, class, session_id, .. } = item;
         self.json.push(json);
-        self.ids.push(event.id);
+        // An event of another session (a sub-agent's prompt shown on an ancestor's tab) is
+        // no position of the message's session: its id is not reported.
+        self.ids.push(if session_id.is_some() { String::new() } else { event.id });
         self.classes.push(class);
         Ok(size)
     }
@@ -159,10 +161,14 @@ impl Events {
         matches!(&*self.0, Repr::Written(_))
     }
 
-    /// The events' ids, in order.
+    /// The events' ids, in order; empty for an event of another session than the
+    /// message's (a written list keeps no id for those).
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = &str> {
         let (items, written) = self.sides(|w| &w.ids);
-        items.iter().map(|i| i.event.id.as_str()).chain(written.iter().map(String::as_str))
+        fn own(i: &EventItem) -> &str {
+            if i.session_id.is_some() { "" } else { i.event.id.as_str() }
+        }
+        items.iter().map(own).chain(written.iter().map(String::as_str))
     }
 
     /// The events' classes, in order.

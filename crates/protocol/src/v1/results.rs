@@ -78,7 +78,7 @@ pub struct InitResult {
 }
 
 /// One session, as listed (`bb.listSessions`, `bb/state`) or created (`bb.createSession`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSummary {
     /// Engine session id.
@@ -101,6 +101,20 @@ pub struct SessionSummary {
     )]
     #[schemars(range(max = crate::count::MAX_COUNT))]
     pub queued_prompts: Option<u64>,
+    /// The session that started this one (a sub-agent's parent), when the engine says so;
+    /// a page may nest it there. A sub-agent's prompt no tab of its own shows is shown on
+    /// the tab of its nearest ancestor that one shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// Permission requests and questions of this session awaiting an answer (`bb/state`
+    /// only; absent when none): names the session that waits.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub pending_permission_count: Option<u64>,
 }
 
 /// Result of `bb.listSessions`.

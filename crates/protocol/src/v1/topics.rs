@@ -107,6 +107,10 @@ pub struct ConnectionDiagnostics {
     /// Time from an engine event's arrival to the write of the batch carrying it, last batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_flush_latency_ms: Option<f64>,
+    /// What is wrong with the engine's setup, said in words (e.g. its credential store is
+    /// readable by other users); absent when nothing is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Payload of `bb/state`.
@@ -199,12 +203,24 @@ pub struct EventItem {
     /// Set when large fields of `payload` were replaced by previews to fit the message limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Truncation>,
+    /// The session the event belongs to, when it is not the message's: a sub-agent's
+    /// permission request or question (and what settles it) shown on the tab of an
+    /// ancestor session, because no tab shows the sub-agent's own. Answer it with this
+    /// session id (the ancestor's works too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 impl EventItem {
     /// An item of `class` with nothing else set.
     pub fn new(event: EngineEvent, class: impl Into<String>) -> Self {
-        EventItem { event, class: class.into(), message_id: None, truncated: None }
+        EventItem {
+            event,
+            class: class.into(),
+            message_id: None,
+            truncated: None,
+            session_id: None,
+        }
     }
 
     /// Checks the item's count fields (see [`V1Topic::check_counts`]).

@@ -295,6 +295,10 @@ pub struct PermissionRequest<'a> {
     /// The request id an answer names (`requestId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_id: Option<Cow<'a, str>>,
+    /// The session that asks, when it is not the message's: a sub-agent's prompt shown on
+    /// an ancestor session's tab. An answer names it (`sessionId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<Cow<'a, str>>,
     /// Permission or question.
     pub ask: AskKind,
     /// What is asked, one line.

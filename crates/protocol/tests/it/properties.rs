@@ -161,13 +161,20 @@ fn item() -> impl Strategy<Value = EventItem> {
         (".{0,6}", ".{0,8}", prop::option::of(0u64..1 << 53)),
         prop::option::of(any::<f64>().prop_filter("finite", |f| f.is_finite())),
         prop::collection::vec((".{0,6}", json()), 0..5),
-        (".{0,8}", prop::option::of(".{0,6}"), prop::option::of(truncation)),
+        (
+            ".{0,8}",
+            prop::option::of(".{0,6}"),
+            prop::option::of(truncation),
+            prop::option::of(".{0,6}"),
+        ),
     )
-        .prop_map(|((id, event_type, turn), ts, payload, (class, message_id, truncated))| {
-            let payload = payload.into_iter().collect::<Map<_, _>>();
-            let event = EngineEvent { id, event_type, turn, ts, payload: payload.into() };
-            EventItem { event, class, message_id, truncated }
-        })
+        .prop_map(
+            |((id, event_type, turn), ts, payload, (class, message_id, truncated, session_id))| {
+                let payload = payload.into_iter().collect::<Map<_, _>>();
+                let event = EngineEvent { id, event_type, turn, ts, payload: payload.into() };
+                EventItem { event, class, message_id, truncated, session_id }
+            },
+        )
 }
 
 proptest! {
@@ -212,7 +219,12 @@ proptest! {
         prop_assert_eq!(serde_json::to_string(&written).unwrap(), serde_json::to_string(&plain).unwrap());
         prop_assert_eq!(&written, &plain);
         prop_assert_eq!(written.len(), items.len());
-        prop_assert!(written.ids().eq(items.iter().map(|i| i.event.id.as_str())));
+        // An event of another session than the message's reports no id (no position of it).
+        fn own(i: &EventItem) -> &str {
+            if i.session_id.is_some() { "" } else { i.event.id.as_str() }
+        }
+        prop_assert!(written.ids().eq(items.iter().map(own)));
+        prop_assert!(plain.ids().eq(items.iter().map(own)));
         prop_assert!(written.classes().eq(items.iter().map(|i| i.class.as_str())));
         prop_assert_eq!(written.items().into_owned(), items);
     }

@@ -9,8 +9,7 @@ use std::time::Instant;
 use bb_host::{ConnId, Input};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
-    CommandResult, ConnectionPayload, PermissionDecision, V1Call, V1Error, V1Method, V1Request,
-    V1Response,
+    CommandResult, ConnectionPayload, V1Call, V1Error, V1Method, V1Request, V1Response,
 };
 use bb_supervisor::CrashHistory;
 use serde_json::json;
@@ -73,8 +72,15 @@ impl Service {
             return match command {
                 BridgeCommand::Metrics => {
                     let depth = self.conns.queue_depth();
-                    let engine = self.adapter.counters();
-                    let result = self.life.metrics_result(session_id, depth, &engine);
+                    let prompts = self.host.prompt_counters();
+                    let mut engine = vec![
+                        ("permissions.prompt_count", prompts.shown),
+                        ("tools.write.allow_count", prompts.write_allow),
+                        ("tools.write.deny_count", prompts.write_deny),
+                    ];
+                    engine.extend(self.adapter.counters());
+                    let warnings = self.adapter.diagnostics();
+                    let result = self.life.metrics_result(session_id, depth, &engine, warnings);
                     Started::Answered(success(req.id, &result))
                 }
                 BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
@@ -89,8 +95,12 @@ impl Service {
         {
             return Started::Answered(V1Response::failure(req.id, err.to_wire()));
         }
+        let trusted = self.host.trusted();
         for input in crate::delivery::on_dispatch(conn, &req) {
             self.host.handle(input, now);
+        }
+        if self.host.trusted() != trusted {
+            self.adapter.trust_changed(self.host.trusted());
         }
         // While the supervised engine (re)starts, engine calls wait for it (bb.init answers
         // at once with the engine's status); the call timeout starts when it is dispatched.
@@ -102,7 +112,15 @@ impl Service {
         if let V1Call::SendMessage(p) = &req.call {
             self.life.metrics.message_sent(&p.session_id, now);
         }
-        Started::Task(self.call(conn, ticket, req))
+        // The host decides every answer to a prompt (pending, once, trust): only one it
+        // allows reaches the engine.
+        let note = match self.allow_answer(&req) {
+            Ok(note) => note,
+            Err(refused) => {
+                return Started::Answered(V1Response::failure(req.id, refused.to_wire()));
+            }
+        };
+        Started::Task(self.call(conn, ticket, req, note))
     }
 
     /// `bb.command {command: "engine.restart"}`.
@@ -124,7 +142,7 @@ impl Service {
             return Started::Answered(success(id, &result));
         }
         supervision.history = CrashHistory::new(supervision.history.policy());
-        let supervisor = supervision.supervisor.clone();
+        let starter = supervision.starter.clone();
         self.gave_up = false;
         self.engine_bound = false;
         self.restart_at = None;
@@ -143,7 +161,7 @@ impl Service {
                     Err(err) => tracing::warn!(%err, "stopping the engine for a restart failed"),
                 }
             }
-            Completion::Started(supervisor.start().await)
+            Completion::Started(starter.start().await)
         });
         let result = CommandResult { session_id, output: Some(json!({"restarting": true})) };
         Started::Restart(success(id, &result), task)
@@ -194,8 +212,35 @@ impl Service {
             // What the request claimed (a session it was about to bind) is released.
             self.host.handle(Input::Answered { conn, request_id }, now);
         }
-        if self.closing.contains_key(&conn) && self.unanswered(conn) == 0 {
+        self.close_if_drained(conn, now);
+    }
+
+    /// A connection whose input closed closes once nothing it asked is unanswered and no
+    /// turn streams, nor is about to: one asked for has run and ended or waits on the user
+    /// (its events still reach it until then, and what is due at `now` — a run end, a
+    /// prompt — is published to it before it closes).
+    pub(super) fn close_if_drained(&mut self, conn: ConnId, now: Instant) {
+        if !self.closing.contains_key(&conn) || self.unanswered(conn) > 0 {
+            return;
+        }
+        let host = &self.host;
+        self.asked_turns.retain(|(session, before)| {
+            let (turns, streaming) = host.turns(session);
+            turns <= *before || streaming
+        });
+        if self.asked_turns.is_empty() && !self.host.any_streaming() {
+            self.host.handle_timeout(now);
+            self.drain();
             self.close_conn(conn, now);
+        }
+    }
+
+    /// Closes the connections whose input closed and that have nothing left to wait for
+    /// (a turn ended since).
+    pub(super) fn close_drained(&mut self, now: Instant) {
+        let closing: Vec<ConnId> = self.closing.keys().copied().collect();
+        for conn in closing {
+            self.close_if_drained(conn, now);
         }
     }
 
@@ -203,22 +248,21 @@ impl Service {
         self.orders.get(&conn).map_or(0, RequestOrder::unanswered)
     }
 
-    /// The input of `conn` closed: it closes once what is in flight is answered, at the
-    /// latest after the grace.
+    /// The input of `conn` closed: it closes once what is in flight is answered and no turn
+    /// streams any more, at the latest after the grace.
     pub(super) fn input_closed(&mut self, conn: ConnId, now: Instant) {
         let in_flight = self.unanswered(conn);
-        if in_flight == 0 {
-            self.close_conn(conn, now);
-            return;
-        }
+        let streaming = self.host.any_streaming() || !self.asked_turns.is_empty();
         let grace = self.config.eof_grace;
         tracing::info!(
             conn,
             in_flight,
+            streaming,
             ?grace,
-            "webview input closed; answering what is in flight"
+            "webview input closed; answering what is in flight and streaming what runs"
         );
         self.closing.insert(conn, now + grace);
+        self.close_if_drained(conn, now);
     }
 
     /// Forgets a connection.
@@ -260,36 +304,75 @@ impl Service {
         }
     }
 
-    /// Counts a permission answer the engine accepted.
-    pub(super) fn note_success(&mut self, note: CallNote) {
-        if let CallNote::Permission(allowed) = note {
-            self.life.metrics.permission_answered(allowed);
-        }
+    /// What the host says of a request before it is dispatched: an answer to a prompt
+    /// (`bb.approvePermission`, or a `bb.command` the adapter says answers one) goes only
+    /// when the host allows it (pending, once, trust); a `bb.createSession` whose
+    /// `permissionMode` lets the engine write without asking needs trust too; a
+    /// `bb.sendMessage` needs room in its session's prompt queue.
+    fn allow_answer(&mut self, req: &V1Request) -> Result<CallNote, EngineError> {
+        let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
+        let (session, request, verdict) = match &req.call {
+            V1Call::ApprovePermission(p) => {
+                (p.session_id.as_str(), p.request_id.clone(), super::verdict_of(p.decision))
+            }
+            V1Call::Command(p) => match self.adapter.answers_prompt(p) {
+                Some((request, verdict)) => (p.session_id.as_str(), request, verdict),
+                None => return Ok(CallNote::None),
+            },
+            V1Call::CreateSession(p)
+                if p.permission_mode.as_deref() == Some(WRITES_WITHOUT_ASKING)
+                    && !self.host.trusted() =>
+            {
+                return Err(EngineError::refused(
+                    "workspace_untrusted",
+                    format!(
+                        "permissionMode {WRITES_WITHOUT_ASKING} lets the engine write without \
+                         asking: trust the workspace first (bb.init {{\"workspaceTrusted\": \
+                         true}}, or start the bridge with --trusted)"
+                    ),
+                ));
+            }
+            // The turns the session started before: the one asked for is the next (a new
+            // session has none).
+            V1Call::SendMessage(p) => {
+                // One prompt runs at a time per session; a bounded number wait behind it.
+                if let Err((queued, max)) = self.host.queue_room(&p.session_id) {
+                    return Err(EngineError::refused(
+                        "queue_full",
+                        format!(
+                            "{queued} prompts are already queued behind the running turn (at \
+                             most {max}); wait for the turn to end or bb.stop it"
+                        ),
+                    ));
+                }
+                return Ok(CallNote::Turn(self.host.turns(&p.session_id).0));
+            }
+            V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
+            _ => return Ok(CallNote::None),
+        };
+        let prompt = self.host.begin_answer(session, &request, verdict).map_err(refused)?;
+        Ok(CallNote::Prompt(prompt))
     }
 
     /// The `bb/connection` payload with diagnostics.
     pub(super) fn decorated(&self, payload: ConnectionPayload) -> ConnectionPayload {
-        self.life.decorate(payload, self.conns.queue_depth())
+        self.life.decorate(payload, self.conns.queue_depth(), self.adapter.diagnostics())
     }
 }
 
-/// What a call's success should be counted as.
-#[derive(Debug, Clone, Copy)]
+/// The `permissionMode` that lets an engine write without asking: it needs trust.
+const WRITES_WITHOUT_ASKING: &str = "acceptEdits";
+
+/// What the host decided of a call before it was dispatched.
+#[derive(Debug, Clone)]
 pub(super) enum CallNote {
     None,
-    /// A permission answer: allowed or denied.
-    Permission(bool),
-}
-
-impl CallNote {
-    pub(super) fn of(call: &V1Call) -> Self {
-        match call {
-            V1Call::ApprovePermission(p) => {
-                CallNote::Permission(p.decision != PermissionDecision::Deny)
-            }
-            _ => CallNote::None,
-        }
-    }
+    /// It answers this prompt (the host allowed the answer; how the engine takes it is
+    /// reported back to the host).
+    Prompt(bb_host::Prompt),
+    /// It starts a turn (a message, a session created with a task) of a session that had
+    /// started this many before.
+    Turn(u64),
 }
 
 /// How a request whose turn came was started.

@@ -1,51 +1,10 @@
-//! `EventsThread`: what is spawned on it runs on its thread, and the Kilo adapter's event
-//! path runs there (`KiloOptions::events`, as the launcher sets it) against a `wiremock`
-//! engine, its updates reaching a runtime that is blocked meanwhile.
+//! `EventsThread`: what is spawned on it runs on its thread.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use serde_json::json;
-
-use super::kilo_faults::{SES, engine_with};
 use crate::EventsThread;
-use crate::engine::EngineUpdate;
-use crate::kilo::{KiloAdapter, KiloOptions};
 
 #[tokio::test]
 async fn a_task_spawned_on_it_runs_on_its_thread() {
     let events = EventsThread::start().unwrap();
     let name = events.handle().spawn(async { std::thread::current().name().map(str::to_owned) });
     assert_eq!(name.await.unwrap().as_deref(), Some("bb-engine-events"));
-}
-
-#[tokio::test]
-async fn the_kilo_event_path_runs_on_it() {
-    let sse = "data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\
-               \"status\":{\"type\":\"busy\"}}}\n\n";
-    let server = engine_with(sse, json!([])).await;
-    let events = EventsThread::start().unwrap();
-    let options = KiloOptions { events: Some(events.handle().clone()), ..KiloOptions::default() };
-    let (adapter, mut updates) = KiloAdapter::with_options(options);
-    let transport =
-        HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default()).unwrap();
-    adapter.bind(Arc::new(transport));
-    // This test's runtime is blocked from here on (no `.await`): the event can only arrive
-    // if the router and the pump run elsewhere.
-    let mut waited = Duration::ZERO;
-    let got = loop {
-        match updates.try_recv() {
-            Ok(EngineUpdate::ClassifiedEvents { session_id, events }) => {
-                break (session_id, events[0].0.event_type.clone());
-            }
-            Ok(_) => {}
-            Err(_) => {
-                assert!(waited < Duration::from_secs(20), "no event from the events thread");
-                std::thread::sleep(Duration::from_millis(20));
-                waited += Duration::from_millis(20);
-            }
-        }
-    };
-    assert_eq!(got, (SES.to_owned(), "session.status".to_owned()));
 }

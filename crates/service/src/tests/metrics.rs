@@ -24,9 +24,6 @@ fn counters_follow_what_they_name() {
     m.error("path_outside_workspace");
     m.error("engine_unavailable");
     m.error("engine_unavailable");
-    m.permission_answered(true);
-    m.permission_answered(false);
-    m.permission_answered(false);
     m.connection(false);
     m.connection(true);
     m.connection(false);
@@ -36,8 +33,11 @@ fn counters_follow_what_they_name() {
     m.restart();
     m.breaker_tripped();
     m.continuity_lost();
-    m.rehydrated();
-    let s = m.snapshot();
+    let s = m.snapshot_with(&[
+        ("bridge.rehydrations", 1),
+        ("tools.write.allow_count", 1),
+        ("tools.write.deny_count", 2),
+    ]);
     assert_eq!(s["kilo.cli.chat.ttft_ms"]["count"], 1, "{s}");
     assert_eq!(s["kilo.cli.chat.ttft_ms"]["last"], 40.0, "{s}");
     assert_eq!(s["kilo.cli.sse.reconnect_count"], 1);

@@ -1,6 +1,6 @@
-//! `bb.command {command: "metrics"}` through the service: the engine adapter's own counters
-//! (Kilo's permission prompts, write allows/denies, out-of-scope path attempts) are in the
-//! answer, in place of the bridge's observation of the same names.
+//! `bb.command {command: "metrics"}` through the service: the host's prompt counters and the
+//! engine adapter's own counters (Kilo's out-of-scope path attempts) are in the answer, in
+//! place of the bridge's observation of the same names.
 
 use std::sync::Arc;
 
@@ -10,8 +10,10 @@ use bb_protocol::v1::{
     SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary, V1Call,
 };
 
+use bb_host::{Input, Prompt, PromptKind};
+
 use super::{request, until_response};
-use crate::engine::{EngineAdapter, EngineError, update_channel};
+use crate::engine::{EngineAdapter, EngineError, input_channel};
 use crate::sink::{memory, single};
 use crate::{Service, ServiceConfig, SystemClock};
 
@@ -54,31 +56,31 @@ impl EngineAdapter for Counting {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("permissions.prompt_count", 7),
-            ("tools.write.allow_count", 3),
-            ("tools.write.deny_count", 2),
-            ("security.out_of_scope_path_attempt_count", 5),
-        ]
+        vec![("security.out_of_scope_path_attempt_count", 5), ("bridge.rehydrations", 4)]
     }
 }
 
 #[tokio::test]
 async fn metrics_include_the_adapters_counters() {
-    let (_updates, rx) = update_channel();
+    let (inputs, rx) = input_channel();
     let service =
         Service::new(ServiceConfig::default(), Arc::new(Counting), rx, Arc::new(SystemClock), None);
     let (sink, mut w) = memory();
     let runtime = tokio::spawn(service.run(single(sink)));
+    // Two prompts raised (one a repeat): one shown.
+    for _ in 0..2 {
+        let prompt = Prompt::new("s", "per_1", PromptKind::Exec);
+        inputs.send(Input::PromptRaised { prompt, event: None }).await.unwrap();
+    }
     let metrics =
         CommandParams { session_id: String::new(), command: "metrics".into(), args: None };
     request(&w, "m", V1Call::Command(metrics)).await;
     let (response, _) = until_response(&mut w, "m").await;
     let out = &response["result"]["output"];
-    assert_eq!(out["kilo.cli.permissions.prompt_count"], 7, "{out}");
-    assert_eq!(out["kilo.cli.tools.write.allow_count"], 3, "{out}");
-    assert_eq!(out["kilo.cli.tools.write.deny_count"], 2, "{out}");
+    assert_eq!(out["kilo.cli.permissions.prompt_count"], 1, "{out}");
+    assert_eq!(out["kilo.cli.tools.write.allow_count"], 0, "{out}");
     assert_eq!(out["kilo.cli.security.out_of_scope_path_attempt_count"], 5, "{out}");
+    assert_eq!(out["bridge"]["rehydrations"], 4, "{out}");
     // What the bridge itself saw of those names stays visible.
     assert_eq!(out["bridge"]["observed"]["kilo.cli.permissions.prompt_count"], 0, "{out}");
     // The bridge's own counters are still there.

@@ -1,7 +1,7 @@
 //! One runtime, several webview connections: routing, per-tab seq, no cross-talk, and a
 //! connection that stops reading does not hold the others back.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bb_protocol::V1Message;
@@ -11,7 +11,7 @@ use bb_protocol::v1::{
 use tokio::sync::mpsc;
 
 use super::FakeEngine;
-use crate::engine::update_channel;
+use crate::engine::input_channel;
 use crate::sink::{Inbound, MemoryWebview, WebviewSink};
 use crate::{Service, ServiceConfig, SystemClock};
 
@@ -29,12 +29,8 @@ fn runtime() -> mpsc::Sender<WebviewSink> {
 }
 
 fn runtime_with() -> (mpsc::Sender<WebviewSink>, Arc<FakeEngine>) {
-    let (tx, rx) = update_channel();
-    let engine = Arc::new(FakeEngine {
-        updates: tx,
-        sessions: Mutex::new(Vec::new()),
-        delivered: Mutex::new(Vec::new()),
-    });
+    let (tx, rx) = input_channel();
+    let engine = Arc::new(FakeEngine::new(tx));
     let adapter = engine.clone();
     let service = Service::new(ServiceConfig::default(), adapter, rx, Arc::new(SystemClock), None);
     let (conn_tx, conn_rx) = mpsc::channel(4);

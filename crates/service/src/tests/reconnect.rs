@@ -4,16 +4,14 @@
 use bb_protocol::v1::{ConnectionStatus, V1Call, V1Topic};
 
 use super::{next_topic, request, start, until_response};
-use crate::engine::{ConnectionUpdate, EngineUpdate};
+use bb_host::Input;
 
 #[tokio::test]
 async fn a_reconnecting_stream_reports_its_attempt() {
     let (mut w, service, tx) = start();
     request(&w, "i", V1Call::Init(Default::default())).await;
     until_response(&mut w, "i").await;
-    let update = |status, retry_count| {
-        EngineUpdate::Connection(ConnectionUpdate { status, retry_count, last_error: None })
-    };
+    let update = |status, retry_count| Input::connection(status, retry_count, None);
     tx.send(update(ConnectionStatus::Connecting, Some(3))).await.unwrap();
     let connecting = |t: &V1Topic| matches!(t, V1Topic::Connection(c) if c.status == ConnectionStatus::Connecting && c.retry_count.is_some());
     let V1Topic::Connection(c) = next_topic(&mut w, connecting).await else { unreachable!() };

@@ -311,7 +311,7 @@ try {
   // 8. one session on the real Kilo server (a second workspace, trusted, engine = kilo)
   const kiloBin = process.env.BB_KILO_BIN;
   expect(kiloBin && existsSync(kiloBin), 'BB_KILO_BIN names the Kilo engine (scripts/engine.sh installs it)');
-  const mock = spawn('python3', [join(repo, 'crates/test-support/mock_llm.py'), '--host', '127.0.0.1', '--port', '0', '--slow-seconds', '60', '--delay', '0.05', '--port-file', join(root, 'mock.port')], { stdio: 'ignore' });
+  const mock = spawn('python3', [join(repo, 'crates/kilo/mock_llm.py'), '--host', '127.0.0.1', '--port', '0', '--slow-seconds', '60', '--delay', '0.05', '--port-file', join(root, 'mock.port')], { stdio: 'ignore' });
   started.push(mock);
   const portDeadline = Date.now() + T;
   while (!existsSync(join(root, 'mock.port')) || !readFileSync(join(root, 'mock.port'), 'utf8').trim()) {

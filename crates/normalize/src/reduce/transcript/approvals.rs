@@ -72,19 +72,21 @@ impl Transcript {
             .and_then(|t| kilo::non_empty(&t.call_id))
             .or_else(|| kilo::non_empty(&f.call_id))
             .map(str::to_owned);
-        if let Some(&i) = request_id.as_ref().and_then(|r| self.idx.approvals.get(r))
+        let key = request_id.clone().map(|r| self.approval_key(r));
+        if let Some(&i) = key.as_ref().and_then(|k| self.idx.approvals.get(k))
             && let Some(Block::Approval(b)) = self.blocks.get(i)
             && b.state == ApprovalState::Pending
         {
             return; // a repeated request for a pending card changes nothing
         }
         let questions = if question { questions(&f) } else { Vec::new() };
-        let rid = request_id.clone();
         let prompt_id = self.idx.prompt.clone();
+        let session_id = self.idx.owner.clone();
         let i = self.push(|block_id| {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
-                request_id: rid,
+                request_id,
+                session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool,
                 summary,
@@ -96,8 +98,8 @@ impl Transcript {
                 prompt_id,
             }))
         });
-        if let Some(r) = request_id {
-            self.idx.approvals.insert(r, i);
+        if let Some(k) = key {
+            self.idx.approvals.insert(k, i);
         }
     }
 
@@ -122,19 +124,21 @@ impl Transcript {
             }
         };
         let state = ApprovalState::Resolved { decision };
-        if let Some(&i) = request_id.as_ref().and_then(|r| self.idx.approvals.get(r))
+        let key = request_id.clone().map(|r| self.approval_key(r));
+        if let Some(&i) = key.as_ref().and_then(|k| self.idx.approvals.get(k))
             && let Some(Block::Approval(b)) = self.block_mut(i)
         {
             b.state = state;
             return;
         }
         let question = ev.kind.starts_with("question.") || ev.kind.starts_with("elicitation");
-        let rid = request_id.clone();
         let prompt_id = self.idx.prompt.clone();
+        let session_id = self.idx.owner.clone();
         let i = self.push(|block_id| {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
-                request_id: rid,
+                request_id,
+                session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool: None,
                 summary: None,
@@ -146,16 +150,17 @@ impl Transcript {
                 prompt_id,
             }))
         });
-        if let Some(r) = request_id {
-            self.idx.approvals.insert(r, i);
+        if let Some(k) = key {
+            self.idx.approvals.insert(k, i);
         }
     }
 
-    /// The run ended: approval cards still pending can no longer be answered.
+    /// The run ended: approval cards of the session's own still pending can no longer be
+    /// answered (a sub-agent's shown here close with their own session's events).
     pub(crate) fn withdraw_pending(&mut self) {
         let pending: Vec<usize> = self.idx.approvals.values().copied().collect();
         for i in pending {
-            if matches!(self.blocks.get(i), Some(Block::Approval(b)) if b.state == ApprovalState::Pending)
+            if matches!(self.blocks.get(i), Some(Block::Approval(b)) if b.state == ApprovalState::Pending && b.session_id.is_none())
                 && let Some(Block::Approval(b)) = self.block_mut(i)
             {
                 b.state = ApprovalState::Resolved { decision: WITHDRAWN.to_owned() };

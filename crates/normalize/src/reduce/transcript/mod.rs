@@ -60,6 +60,9 @@ struct Index {
     exchange: u64,
     /// The webview's `messageId` of the prompt the events being reduced answer.
     prompt: Option<String>,
+    /// The session whose prompt event is being reduced, when not the view's own (a
+    /// sub-agent's, shown on this session's tab).
+    owner: Option<String>,
     /// The first user block (the session's first prompt).
     first_user: Option<usize>,
     /// Per block, whether it changed since the last updates were taken; the changed ones.
@@ -142,6 +145,22 @@ impl Transcript {
     pub(crate) fn set_prompt(&mut self, prompt: Option<&str>) {
         if self.idx.prompt.as_deref() != prompt {
             self.idx.prompt = prompt.map(str::to_owned);
+        }
+    }
+
+    /// The session whose prompt events are reduced next, when not the view's own.
+    pub(crate) fn set_owner(&mut self, owner: Option<&str>) {
+        if self.idx.owner.as_deref() != owner {
+            self.idx.owner = owner.map(str::to_owned);
+        }
+    }
+
+    /// The key of request `id` among the approval cards: a sub-agent's is scoped by its
+    /// session (its ids may repeat the view's own).
+    fn approval_key(&self, id: String) -> String {
+        match &self.idx.owner {
+            Some(owner) => format!("{owner}\u{1f}{id}"),
+            None => id,
         }
     }
 

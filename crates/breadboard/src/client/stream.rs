@@ -1,0 +1,435 @@
+//! The resumable event stream of one BreadBoard session, over the engine-neutral
+//! [`SseClient`]: resumes with `Last-Event-ID` = the last numeric `seq`, detects gaps
+//! (409 `resume_window_exceeded`, a `seq` discontinuity, a `stream.gap` event), reports them,
+//! then rebuilds from what the engine still holds — never skipping silently.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::cursor::{Admission, GapReason, ResumeCursor};
+use super::error::{BbError, from_status};
+use super::rest::{BreadboardClient, segment};
+use super::wire::{BbEvent, SessionSummary};
+use bb_engine_client::sse::{
+    DropReason, ReconnectPolicy, ResumeFrom, SseClient, SseClientError, SseClientEvent,
+};
+use bb_engine_client::transport::{EngineRequest, TransportError};
+
+/// What a session stream yields, in order.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamUpdate {
+    /// A connection is open and the session is known to exist (a connection made without a
+    /// resume id is confirmed over REST first: the engine answers such a request for an
+    /// unknown session with 200 and an empty body).
+    Connected {
+        /// Connections opened before this one (0 for the first).
+        reconnects: u32,
+    },
+    /// The connection dropped; the stream reconnects after `delay`.
+    Reconnecting {
+        /// Consecutive failed attempts (1-based).
+        attempt: u32,
+        /// Wait before the next attempt.
+        delay: Duration,
+        /// Why it dropped.
+        error: String,
+    },
+    /// An engine event, delivered once and in `seq` order.
+    Event(BbEvent),
+    /// A real continuity gap (announced once): the view must say so
+    /// (`bb/connection {gapDetected: true}` and one transcript warning). A
+    /// [`StreamUpdate::Rebuilt`] follows. A `seq` jump the engine refills on resume is not a
+    /// gap and yields nothing.
+    Gap {
+        /// What broke it.
+        reason: GapReason,
+        /// `seq` range (inclusive) the engine no longer has, when known.
+        lost: Option<(u64, u64)>,
+    },
+    /// After a gap: the stream continues from what the engine still holds.
+    Rebuilt {
+        /// The session as the engine sees it now, when it could be read.
+        summary: Option<SessionSummary>,
+    },
+    /// An event at or before the resume position, read again by a primed stream
+    /// ([`SessionStream::open_primed`]) to rebuild derived state (pending permissions, diffs,
+    /// whether a turn runs). Already delivered: not for the view's transcript.
+    Replayed(BbEvent),
+    /// An SSE event that is not a BreadBoard envelope; kept, not delivered as an event.
+    Malformed {
+        /// Its SSE id.
+        sse_id: String,
+        /// Why it did not decode.
+        error: String,
+    },
+    /// The session's run loop ended (deleted, failed or a finished oneshot): no more events.
+    Ended {
+        /// The final summary, `None` when the engine no longer holds the session (deleted,
+        /// or the engine restarted).
+        summary: Option<SessionSummary>,
+    },
+}
+
+/// Tuning of a session stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Reconnect back-off and bounds. BreadBoard streams are silent while idle (no
+    /// heartbeats), so the read timeout only bounds how long a dead socket goes unnoticed;
+    /// a timed-out connection is simply resumed.
+    pub policy: ReconnectPolicy,
+    /// How many resumes in a row may come back without the missing `seq` before the jump is
+    /// declared a gap. The engine's drop chaos skips events per connection while its ring
+    /// keeps them: a resume from the last contiguous `seq` refills them (at a drop rate of
+    /// 0.4 some took several), so only a run of this many fruitless refills counts as loss.
+    pub refill_attempts: u32,
+}
+
+impl Default for StreamOptions {
+    /// 250 ms doubling to 5 s with jitter, 8 attempts, 60 s read timeout, 8 refills.
+    fn default() -> Self {
+        Self {
+            policy: ReconnectPolicy {
+                initial_delay: Duration::from_millis(250),
+                max_delay: Duration::from_secs(5),
+                max_attempts: 8,
+                read_timeout: Duration::from_secs(60),
+            },
+            refill_attempts: 8,
+        }
+    }
+}
+
+/// Where recovery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// Nothing to recover.
+    None,
+    /// A `seq` jump was seen; reconnected from the last contiguous `seq` to refill it.
+    Refilling { expected: u64, attempts: u32 },
+    /// Connected asking for the whole ring (no cursor, or after a 409 for `refused`); a jump
+    /// at its first event means the ring no longer starts at or before the missing `seq`
+    /// (without a cursor a few retries come first: drops hit replays too).
+    FullReplay { refused: Option<u64>, attempts: u32 },
+}
+
+/// The resumable stream of one session. Pull updates with [`SessionStream::next`].
+#[derive(Debug)]
+pub struct SessionStream {
+    client: BreadboardClient,
+    session_id: String,
+    options: StreamOptions,
+    cursor: ResumeCursor,
+    sse: SseClient,
+    recovery: Recovery,
+    first_of_connection: bool,
+    /// Events at or before the cursor are yielded as [`StreamUpdate::Replayed`] until the
+    /// first new one.
+    priming: bool,
+    pending: VecDeque<StreamUpdate>,
+    done: bool,
+}
+
+impl SessionStream {
+    /// Opens the stream of `session_id`. With `last_seq` (e.g. persisted by an earlier run)
+    /// it resumes after that `seq`; without, it asks for the whole ring (`?replay=true`).
+    pub fn open(
+        client: &BreadboardClient,
+        session_id: &str,
+        last_seq: Option<u64>,
+        options: StreamOptions,
+    ) -> Result<Self, BbError> {
+        let session_id = segment(session_id)?;
+        let cursor = ResumeCursor::new(last_seq);
+        let recovery = if last_seq.is_none() {
+            Recovery::FullReplay { refused: None, attempts: 0 }
+        } else {
+            Recovery::None
+        };
+        let sse = new_sse(client, session_id, &options, cursor.resume_id());
+        Ok(Self {
+            client: client.clone(),
+            session_id: session_id.to_owned(),
+            options,
+            cursor,
+            sse,
+            recovery,
+            first_of_connection: true,
+            priming: false,
+            pending: VecDeque::new(),
+            done: false,
+        })
+    }
+
+    /// Like [`SessionStream::open`] after `last_seq`, but reads the engine's whole ring first
+    /// and yields what it already delivered as [`StreamUpdate::Replayed`], so a restarted
+    /// bridge knows the session's pending permissions without showing old events twice.
+    pub fn open_primed(
+        client: &BreadboardClient,
+        session_id: &str,
+        last_seq: u64,
+        options: StreamOptions,
+    ) -> Result<Self, BbError> {
+        let mut stream = Self::open(client, session_id, Some(last_seq), options)?;
+        stream.priming = true;
+        stream.reopen(None);
+        Ok(stream)
+    }
+
+    /// The session.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The last `seq` delivered (what to persist).
+    pub fn last_seq(&self) -> Option<u64> {
+        self.cursor.last_seq()
+    }
+
+    /// Stops the stream: `next` returns `None`.
+    pub fn close(&mut self) {
+        self.sse.close();
+        self.pending.clear();
+        self.done = true;
+    }
+
+    fn reopen(&mut self, resume_id: Option<String>) {
+        self.sse.close();
+        self.sse = new_sse(&self.client, &self.session_id, &self.options, resume_id);
+        self.first_of_connection = true;
+    }
+
+    /// The next update; `Err` is a hard error (bad token, stream lost after every allowed
+    /// attempt) after which the stream yields `None`; the caller may offer a Retry by opening
+    /// a new stream from [`SessionStream::last_seq`].
+    pub async fn next(&mut self) -> Option<Result<StreamUpdate, BbError>> {
+        loop {
+            if let Some(update) = self.pending.pop_front() {
+                return Some(Ok(update));
+            }
+            if self.done {
+                return None;
+            }
+            let item = match self.sse.next().await {
+                None => {
+                    self.done = true;
+                    return None;
+                }
+                Some(Ok(item)) => item,
+                Some(Err(error)) => match self.on_failure(error).await {
+                    Ok(()) => continue,
+                    Err(error) => {
+                        self.done = true;
+                        return Some(Err(error));
+                    }
+                },
+            };
+            match item {
+                SseClientEvent::Connected { reconnects } => self.on_connected(reconnects).await,
+                SseClientEvent::Event(event) => {
+                    self.on_event(&event.last_event_id, &event.data).await
+                }
+                SseClientEvent::Disconnected { reason: DropReason::Eof, attempt, delay } => {
+                    self.on_eof(attempt, delay).await;
+                }
+                SseClientEvent::Disconnected { reason, attempt, delay } => {
+                    self.pending.push_back(StreamUpdate::Reconnecting {
+                        attempt,
+                        delay,
+                        error: reason.to_string(),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Borrows only the fields it needs, so the stream need not be `Sync` to be sent.
+    async fn summary(client: &BreadboardClient, session_id: &str) -> Option<SessionSummary> {
+        client.get_session(session_id).await.ok()
+    }
+
+    /// A clean EOF: the engine ends a stream only when the session's run loop ends, unless
+    /// the connection was cut. The session's state decides.
+    async fn on_eof(&mut self, attempt: u32, delay: Duration) {
+        match self.client.get_session(&self.session_id).await {
+            Err(BbError::NotFound { .. }) => self.end(None),
+            Ok(summary) if summary.is_finished() => self.end(Some(summary)),
+            _ => self.pending.push_back(StreamUpdate::Reconnecting {
+                attempt,
+                delay,
+                error: DropReason::Eof.to_string(),
+            }),
+        }
+    }
+
+    fn end(&mut self, summary: Option<SessionSummary>) {
+        self.sse.close();
+        if let Recovery::FullReplay { refused: Some(last_seq), .. } = self.recovery {
+            // Refused, and nothing newer came before the end: what followed is unknown.
+            self.recovery = Recovery::None;
+            let reason = GapReason::WindowExceeded { last_seq };
+            self.pending.push_back(StreamUpdate::Gap { reason, lost: None });
+        }
+        self.pending.push_back(StreamUpdate::Ended { summary });
+    }
+
+    /// A connection opened. Without a resume id the engine answers 200 (empty, then EOF) even
+    /// for an unknown session, so such a connection counts only once REST confirms the
+    /// session; with one, an unknown session is a 404 and the 200 is proof enough.
+    async fn on_connected(&mut self, reconnects: u32) {
+        self.first_of_connection = true;
+        if self.sse.resume_header().is_none() {
+            match self.client.get_session(&self.session_id).await {
+                Err(BbError::NotFound { .. }) => return self.end(None),
+                Ok(_) => {}
+                // Not confirmed (the engine is not answering): the connection shows itself by
+                // its events or its drop.
+                Err(_) => return,
+            }
+        }
+        self.pending.push_back(StreamUpdate::Connected { reconnects });
+    }
+
+    async fn on_failure(&mut self, error: SseClientError) -> Result<(), BbError> {
+        match error {
+            SseClientError::Auth { status } => Err(BbError::Unauthorized { status }),
+            SseClientError::Fatal(TransportError::Http { status, body }) => {
+                match from_status(status, &body) {
+                    BbError::ResumeWindowExceeded { .. } => {
+                        // A real gap, unless the whole ring still starts right after us: ask
+                        // for it and let its first event say what is lost.
+                        let refused = Some(self.cursor.last_seq().unwrap_or(0));
+                        self.recovery = Recovery::FullReplay { refused, attempts: 0 };
+                        self.reopen(None);
+                        Ok(())
+                    }
+                    BbError::NotFound { .. } => {
+                        self.end(None);
+                        Ok(())
+                    }
+                    other => Err(other),
+                }
+            }
+            SseClientError::Fatal(other) => Err(BbError::Transport(other)),
+            SseClientError::GaveUp { attempts, last } => {
+                Err(BbError::StreamLost { attempts, last: last.to_string() })
+            }
+            other => Err(BbError::StreamLost { attempts: 0, last: other.to_string() }),
+        }
+    }
+
+    async fn on_event(&mut self, sse_id: &str, data: &str) {
+        let event = match BbEvent::parse(sse_id, data) {
+            Ok(event) => event,
+            Err(error) => {
+                self.pending.push_back(StreamUpdate::Malformed {
+                    sse_id: sse_id.to_owned(),
+                    error: error.to_string(),
+                });
+                return;
+            }
+        };
+        let admission = self.cursor.admit(event.seq);
+        let first = self.first_of_connection;
+        if matches!(admission, Admission::Deliver | Admission::Gap { .. }) {
+            self.first_of_connection = false;
+        }
+        match admission {
+            Admission::Unsequenced => self.pending.push_back(StreamUpdate::Event(event)),
+            Admission::Duplicate if self.priming => {
+                self.pending.push_back(StreamUpdate::Replayed(event));
+            }
+            Admission::Duplicate => {}
+            Admission::Deliver => {
+                self.priming = false;
+                self.recovery = Recovery::None;
+                self.deliver(event).await;
+            }
+            Admission::Gap { expected, got } => {
+                self.priming = false;
+                self.on_jump(event, expected, got, first).await;
+            }
+        }
+    }
+
+    /// A `seq` jump: refill it by resuming from the last contiguous `seq` (the engine's drop
+    /// chaos skips events per connection, its ring keeps them); only a ring that no longer
+    /// holds the missing events, or a run of fruitless refills, is a gap.
+    async fn on_jump(&mut self, event: BbEvent, expected: u64, got: u64, first: bool) {
+        let limit = self.options.refill_attempts;
+        match self.recovery {
+            Recovery::FullReplay { refused, attempts } if first => {
+                if refused.is_none() && attempts < limit {
+                    // No cursor: the ring may start later, or a drop hit its first events.
+                    self.recovery = Recovery::FullReplay { refused, attempts: attempts + 1 };
+                    self.reopen(None);
+                    return;
+                }
+                let reason = match refused {
+                    Some(last_seq) => GapReason::WindowExceeded { last_seq },
+                    None => GapReason::Discontinuity { expected, got },
+                };
+                self.declare(reason, Some((expected, got - 1))).await;
+                self.deliver(event).await;
+            }
+            Recovery::Refilling { expected: e, attempts } if e == expected && attempts >= limit => {
+                self.declare(GapReason::Discontinuity { expected, got }, None).await;
+                self.deliver(event).await;
+            }
+            Recovery::Refilling { expected: e, attempts } if e == expected => {
+                self.recovery = Recovery::Refilling { expected, attempts: attempts + 1 };
+                self.reopen(self.cursor.resume_id());
+            }
+            _ => {
+                tracing::debug!(session = %self.session_id, expected, got, "seq jump: refilling");
+                self.recovery = Recovery::Refilling { expected, attempts: 1 };
+                self.reopen(self.cursor.resume_id());
+            }
+        }
+    }
+
+    /// Announces one real gap, then the rebuilt state.
+    async fn declare(&mut self, reason: GapReason, lost: Option<(u64, u64)>) {
+        self.recovery = Recovery::None;
+        self.pending.push_back(StreamUpdate::Gap { reason, lost });
+        let summary = Self::summary(&self.client, &self.session_id).await;
+        self.pending.push_back(StreamUpdate::Rebuilt { summary });
+    }
+
+    async fn deliver(&mut self, event: BbEvent) {
+        if let Some(seq) = event.seq {
+            self.cursor.advance(seq);
+            self.sse.set_resume_id(self.cursor.resume_id());
+        }
+        let engine_gap = (event.kind == "stream.gap").then(|| {
+            event
+                .payload
+                .get("reason")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("unspecified")
+                .to_owned()
+        });
+        self.pending.push_back(StreamUpdate::Event(event));
+        if let Some(reason) = engine_gap {
+            self.declare(GapReason::EngineGap { reason }, None).await;
+        }
+    }
+}
+
+fn new_sse(
+    client: &BreadboardClient,
+    session_id: &str,
+    options: &StreamOptions,
+    resume_id: Option<String>,
+) -> SseClient {
+    let request = EngineRequest::get(format!("/v1/sessions/{session_id}/events"))
+        .with_query("replay", "true");
+    let sse = SseClient::new(std::sync::Arc::clone(client.transport()), request)
+        .with_policy(options.policy)
+        .with_resume_from(ResumeFrom::Caller);
+    match resume_id {
+        Some(id) => sse.with_resume_id(id),
+        None => sse,
+    }
+}

@@ -1,0 +1,79 @@
+//! The stream task of one BreadBoard session: stream updates → host inputs, each event
+//! handed over recorded for the resume position; a sub-agent's session the engine names gets
+//! a stream of its own.
+
+use std::sync::Arc;
+
+use crate::client::{SessionStream, StreamUpdate};
+use bb_protocol::v1::ConnectionStatus;
+
+use crate::{Shared, lock};
+use bb_host::Input;
+
+fn failed(error: String) -> Input {
+    Input::connection(ConnectionStatus::Error, None, Some(error))
+}
+
+/// Streams one session until it ends, fails for good, or the task is aborted. A session with
+/// a saved position resumes after it; when this bridge holds no state for it yet (a restart),
+/// the stream is primed so its pending permissions show again.
+pub(super) async fn run(shared: Arc<Shared>, session: String) {
+    let last_seq = shared.cursors.resume_from(&session);
+    let fresh = !lock(&shared.states).contains_key(&session);
+    let options = shared.config.stream;
+    let opened = match last_seq {
+        Some(seq) if fresh => SessionStream::open_primed(&shared.client, &session, seq, options),
+        _ => SessionStream::open(&shared.client, &session, last_seq, options),
+    };
+    let mut stream = match opened {
+        Ok(stream) => stream,
+        Err(error) => {
+            // Ids are checked before a stream is asked for; this is a bridge bug, not an
+            // engine failure, so the connection status stays as it is.
+            tracing::warn!(%error, "a session stream could not be opened");
+            return;
+        }
+    };
+    while let Some(item) = stream.next().await {
+        let update = match item {
+            Ok(update) => update,
+            Err(error) => {
+                // The engine health monitor turns the connection back once the engine answers.
+                let _ = shared.updates.send(failed(format!("session {session}: {error}"))).await;
+                return;
+            }
+        };
+        let seq = match &update {
+            StreamUpdate::Event(event) => event.seq,
+            _ => None,
+        };
+        let gone = matches!(update, StreamUpdate::Ended { summary: None });
+        let ended = matches!(update, StreamUpdate::Ended { .. });
+        let mapped =
+            lock(&shared.states).entry(session.clone()).or_default().apply(&session, update);
+        // Marked before the hand-off: the runtime may write and confirm it at once, and a
+        // confirmation never moves past what was handed over.
+        if let Some(seq) = seq {
+            shared.cursors.handed(&session, seq);
+        }
+        for out in mapped {
+            // A sub-agent's session: its events (and its prompts) are followed too.
+            if let Input::SessionUpserted(child) = &out
+                && child.parent_id.is_some()
+            {
+                crate::ensure_stream(&shared, &child.session_id);
+            }
+            if shared.updates.send(out).await.is_err() {
+                return;
+            }
+        }
+        if gone {
+            // The position of a session the engine no longer holds is useless. An ended
+            // session that still exists keeps it: re-opening resumes, never replays.
+            shared.cursors.forget(&session);
+        }
+        if ended {
+            return;
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! BreadBoard unit tests: the resume cursor, error-envelope decoding, event parsing and the
+//! debounced, atomic cursor store.
+
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+
+use crate::client::{Admission, BbError, BbEvent, CursorStore, ResumeCursor};
+use bb_engine_client::transport::TransportError;
+
+#[test]
+fn cursor_admits_in_order_and_flags_gaps_and_duplicates() {
+    let fresh = ResumeCursor::new(None);
+    assert_eq!(fresh.resume_id(), None);
+    assert_eq!(fresh.admit(Some(1)), Admission::Deliver);
+    assert_eq!(fresh.admit(Some(3)), Admission::Gap { expected: 1, got: 3 });
+    assert_eq!(fresh.admit(None), Admission::Unsequenced);
+
+    let mut cursor = ResumeCursor::new(Some(4));
+    assert_eq!(cursor.resume_id().as_deref(), Some("4"));
+    assert_eq!(cursor.admit(Some(4)), Admission::Duplicate);
+    assert_eq!(cursor.admit(Some(5)), Admission::Deliver);
+    assert_eq!(cursor.admit(Some(7)), Admission::Gap { expected: 5, got: 7 });
+    cursor.advance(5);
+    cursor.advance(3);
+    assert_eq!(cursor.last_seq(), Some(5));
+}
+
+proptest! {
+    #[test]
+    fn cursor_delivers_each_seq_once_in_order(arrivals in proptest::collection::vec(1u64..30, 0..80)) {
+        let mut cursor = ResumeCursor::new(None);
+        let mut delivered = Vec::new();
+        for seq in arrivals {
+            if cursor.admit(Some(seq)) == Admission::Deliver {
+                cursor.advance(seq);
+                delivered.push(seq);
+            }
+        }
+        let expected: Vec<u64> = (1..=delivered.len() as u64).collect();
+        prop_assert_eq!(delivered, expected);
+    }
+}
+
+#[test]
+fn error_envelopes_decode_to_typed_errors() {
+    let http =
+        |status: u16, body: &str| BbError::from(TransportError::Http { status, body: body.into() });
+    let table = [
+        (
+            http(
+                409,
+                r#"{"error":"resume_window_exceeded","detail":"resume window exceeded or event id not found","path":null}"#,
+            ),
+            BbError::ResumeWindowExceeded {
+                detail: "resume window exceeded or event id not found".into(),
+            },
+        ),
+        (
+            http(404, r#"{"error":"not_found","detail":"session not found","path":null}"#),
+            BbError::NotFound { detail: "session not found".into() },
+        ),
+        (
+            http(409, r#"{"error":"conflict","detail":"session is closed","path":null}"#),
+            BbError::Conflict { detail: "session is closed".into() },
+        ),
+        (
+            http(400, r#"{"error":"invalid_request","detail":"invalid path","path":null}"#),
+            BbError::InvalidRequest { status: 400, detail: "invalid path".into() },
+        ),
+        (
+            http(422, r#"{"error":"invalid_request","detail":{"errors":[]},"path":null}"#),
+            BbError::InvalidRequest { status: 422, detail: r#"{"errors":[]}"#.into() },
+        ),
+        (
+            http(
+                501,
+                r#"{"error":"internal","detail":"apply_diff not yet implemented","path":null}"#,
+            ),
+            BbError::NotImplemented { detail: "apply_diff not yet implemented".into() },
+        ),
+        (
+            http(500, "Internal Server Error"),
+            BbError::Engine { status: 500, detail: "Internal Server Error".into() },
+        ),
+        (http(404, r#"{"detail":"Not Found"}"#), BbError::NotFound { detail: "Not Found".into() }),
+        (
+            BbError::from(TransportError::Auth { status: 401 }),
+            BbError::Unauthorized { status: 401 },
+        ),
+    ];
+    for (got, want) in table {
+        assert_eq!(got, want);
+    }
+    assert!(BbError::Engine { status: 503, detail: String::new() }.is_retryable());
+    assert!(!BbError::Unauthorized { status: 401 }.is_retryable());
+}
+
+#[test]
+fn events_parse_tolerantly_and_keep_the_raw_envelope() {
+    let data = r#"{"id":"u1","seq":null,"type":"tool_result","session_id":"s","turn":null,"timestamp":5,"timestamp_ms":5,"protocol_version":"1.0","payload":{"todo":{}},"extra":1}"#;
+    let event = BbEvent::parse("u1", data).unwrap();
+    assert_eq!(
+        (event.seq, event.kind.as_str(), event.timestamp_ms),
+        (None, "tool_result", Some(5))
+    );
+    assert_eq!(event.raw["extra"], 1);
+    assert!(BbEvent::parse("1", "not json").is_err());
+    assert!(BbEvent::parse("1", r#"{"seq":1}"#).is_err());
+    assert!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload.is_empty());
+}
+
+#[allow(clippy::disallowed_methods)]
+fn base() -> Instant {
+    Instant::now()
+}
+
+#[test]
+fn cursor_store_debounces_and_writes_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let debounce = Duration::from_secs(1);
+    let t0 = base();
+    let mut store = CursorStore::open(dir.path(), debounce).unwrap();
+    assert_eq!(store.poll_timeout(), None);
+    store.record("a", 3, t0);
+    store.record("a", 4, t0 + Duration::from_millis(900));
+    store.record("a", 2, t0 + Duration::from_millis(950));
+    assert_eq!(store.poll_timeout(), Some(t0 + debounce), "not pushed back by later events");
+    assert!(!store.flush_due(t0 + Duration::from_millis(999)).unwrap());
+    assert!(!dir.path().join(CursorStore::FILE_NAME).exists());
+    assert!(store.flush_due(t0 + debounce).unwrap());
+    assert_eq!(store.poll_timeout(), None);
+    assert_eq!(CursorStore::open(dir.path(), debounce).unwrap().get("a"), Some(4));
+
+    store.forget("a", t0);
+    store.flush().unwrap();
+    assert_eq!(CursorStore::open(dir.path(), debounce).unwrap().get("a"), None);
+    let leftovers: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from(CursorStore::FILE_NAME)]);
+
+    std::fs::write(dir.path().join(CursorStore::FILE_NAME), "{not json").unwrap();
+    assert!(CursorStore::open(dir.path(), debounce).is_err());
+}

@@ -1,0 +1,68 @@
+//! The BreadBoard resume positions: they move only past events the runtime confirmed as
+//! written to a webview (once it confirms any), never past what was handed over, never back;
+//! every change reaches the file at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::CursorStore;
+
+use crate::cursors::Cursors;
+use bb_service::SystemClock;
+
+fn saved(dir: &std::path::Path, session: &str) -> Option<u64> {
+    CursorStore::open(dir, Duration::ZERO).ok()?.get(session)
+}
+
+/// The writer thread saves a change soon (no timed assertion: the bound only ends a wait
+/// that would otherwise hang, at 2000 polls).
+fn eventually_saved(dir: &std::path::Path, session: &str, want: Option<u64>) {
+    for _ in 0..2000 {
+        if saved(dir, session) == want {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("{session} never saved as {want:?}");
+}
+
+#[test]
+fn without_confirmations_a_handed_event_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
+    cursors.handed("s", 3);
+    assert_eq!(cursors.get("s"), Some(3));
+    eventually_saved(dir.path(), "s", Some(3));
+    cursors.close();
+}
+
+#[test]
+fn once_confirmed_only_written_events_move_the_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
+    cursors.handed("s", 2);
+    cursors.delivered("s", "2");
+    for seq in 3..=9 {
+        cursors.handed("s", seq);
+    }
+    assert_eq!(cursors.get("s"), Some(2), "handed but not written: the position stays");
+    cursors.delivered("s", "5");
+    assert_eq!(cursors.get("s"), Some(5));
+    assert_eq!(
+        cursors.resume_from("s"),
+        Some(9),
+        "a new stream here starts after what is in flight"
+    );
+    eventually_saved(dir.path(), "s", Some(5));
+    cursors.delivered("s", "4");
+    assert_eq!(cursors.get("s"), Some(5), "never backwards");
+    cursors.delivered("s", "bridge-warning-1");
+    cursors.delivered("s", "42");
+    assert_eq!(cursors.get("s"), Some(9), "never past what was handed over");
+    cursors.delivered("other", "7");
+    assert_eq!(cursors.get("other"), None, "nothing handed for it");
+    cursors.forget("s");
+    assert_eq!(cursors.get("s"), None);
+    cursors.close();
+    assert_eq!(saved(dir.path(), "s"), None);
+}

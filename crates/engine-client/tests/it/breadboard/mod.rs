@@ -1,8 +1,0 @@
-//! The BreadBoard client: real captures replayed through it, and resume, gap, cut, auth and
-//! delete behaviour against the in-process fake engine.
-
-mod captures;
-mod fake_engine;
-mod rest;
-mod rest_captures;
-mod support;

@@ -1,0 +1,369 @@
+//! The one-`GET /event`-stream-per-workspace router: events handed on in engine order (their
+//! bodies unread: the adapter's mapping reads each once, session included), heartbeats
+//! watched, and every tracked session rebuilt from REST on each (re)connection before live
+//! events resume (refresh-on-reconnect).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::event::{KiloEvent, SyncEcho, UnroutedEvent, cannot_name_session};
+use super::rest::{KiloClient, KiloError};
+use super::routes::QuestionRequest;
+use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
+use bb_engine_client::sse::{ReconnectPolicy, SseClient, SseClientError, SseClientEvent};
+use bb_engine_client::transport::TransportError;
+
+/// What the router reports, in order. Per session, a `Rehydrated` snapshot always comes
+/// before the live events of the connection it was taken on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum KiloUpdate {
+    /// The event stream is (re)connected. Live events of earlier connections that were not
+    /// complete are gone; a `Rehydrated` per tracked session follows.
+    Connected {
+        /// Connections opened before this one.
+        reconnects: u32,
+    },
+    /// The stream dropped (error, stall past the read timeout, end); reconnecting.
+    Reconnecting {
+        /// Consecutive failed attempts (1-based).
+        attempt: u32,
+        /// Wait before the next attempt.
+        delay: Duration,
+        /// Why the stream dropped.
+        last_error: String,
+    },
+    /// A tracked session's state, rebuilt from REST on (re)connection or on request.
+    Rehydrated {
+        /// The session.
+        session_id: String,
+        /// All its messages with their parts, oldest first.
+        messages: Vec<MessageWithParts>,
+        /// Its run status (`idle` when the engine lists none).
+        status: SessionStatus,
+        /// Its pending permission requests.
+        permissions: Vec<PermissionRequest>,
+        /// Its pending questions (none when the engine has no question route).
+        questions: Vec<QuestionRequest>,
+    },
+    /// Rebuilding a session failed: a hard error for that session until a
+    /// [`KiloRouterHandle::rehydrate`] (the Retry action) succeeds.
+    RehydrateFailed {
+        /// The session.
+        session_id: String,
+        /// Why.
+        error: KiloError,
+    },
+    /// An event that may name a session, as sent (every session, tracked or not); its body
+    /// is not read here ([`KiloEvent::session`] reads its session).
+    Event {
+        /// The event.
+        event: KiloEvent,
+    },
+    /// A `sync` event (the echo of the previous event, with the session's sequence number),
+    /// read without its body.
+    Sync(SyncEcho),
+    /// An event that cannot name a session (`server.connected`, `server.heartbeat`,
+    /// instance and project events: neither key appears in it), as sent.
+    Unrouted(UnroutedEvent),
+    /// Event data that is not a Kilo event (kept, never dropped silently).
+    Malformed {
+        /// The SSE `data`.
+        data: String,
+        /// Why it is not an event.
+        error: String,
+    },
+    /// The stream is gone for good (auth refused, attempts exhausted); the router stops.
+    Failed(SseClientError),
+}
+
+#[derive(Debug)]
+enum Command {
+    Track(String),
+    Untrack(String),
+    Rehydrate(String),
+}
+
+/// Controls a running router. Dropping it stops the router.
+#[derive(Debug)]
+pub struct KiloRouterHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    task: JoinHandle<()>,
+}
+
+impl KiloRouterHandle {
+    /// Tracks a session: it is rebuilt on every reconnection from now on.
+    pub fn track(&self, session_id: impl Into<String>) {
+        // A closed channel means the router has stopped; its `Failed` update says why.
+        let _ = self.commands.send(Command::Track(session_id.into()));
+    }
+
+    /// Stops tracking a session (its events are still reported).
+    pub fn untrack(&self, session_id: impl Into<String>) {
+        let _ = self.commands.send(Command::Untrack(session_id.into()));
+    }
+
+    /// Tracks a session and rebuilds it now (the Retry action after `RehydrateFailed`).
+    pub fn rehydrate(&self, session_id: impl Into<String>) {
+        let _ = self.commands.send(Command::Rehydrate(session_id.into()));
+    }
+
+    /// Whether the router has stopped.
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl Drop for KiloRouterHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Settings of [`spawn_router`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouterOptions {
+    /// Reconnect policy of the event stream (read timeout: 15 s, heartbeats come every 10 s).
+    pub policy: ReconnectPolicy,
+    /// Capacity of the update channel (a full channel pauses reading the stream).
+    pub capacity: usize,
+}
+
+impl Default for RouterOptions {
+    /// The default reconnect policy (250 ms doubling to 5 s) with unbounded attempts: the
+    /// stream of an engine that is meant to run is never given up (a restarting engine may
+    /// take long to come back); only refused credentials stop it. Capacity 1024.
+    fn default() -> Self {
+        let policy = ReconnectPolicy { max_attempts: u32::MAX, ..ReconnectPolicy::default() };
+        Self { policy, capacity: 1024 }
+    }
+}
+
+/// Starts the router on the current tokio runtime: one `GET /event` stream for `client`'s
+/// instance. Returns its handle and the updates.
+pub fn spawn_router(
+    client: KiloClient,
+    options: RouterOptions,
+) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
+    let sse = SseClient::new(client.transport().clone(), client.event_request())
+        .with_policy(options.policy);
+    spawn_router_with(client, sse, options.capacity)
+}
+
+/// [`spawn_router`] with a prepared SSE client (tests inject jitter and policy).
+pub fn spawn_router_with(
+    client: KiloClient,
+    sse: SseClient,
+    capacity: usize,
+) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
+    let (updates, receiver) = mpsc::channel(capacity.max(1));
+    let (commands, command_rx) = mpsc::unbounded_channel();
+    let router =
+        Router { client, sse, updates, tracked: BTreeSet::new(), routing: Routing::default() };
+    let task = tokio::spawn(router.run(command_rx));
+    (KiloRouterHandle { commands, task }, receiver)
+}
+
+/// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
+/// not a Kilo event. Pure: [`Routing::route`] without the previous event.
+pub fn route(data: String) -> KiloUpdate {
+    Routing::default().route(data)
+}
+
+/// The stream's routing, with the one thing it keeps between events: the body of the last
+/// routed event, which the `sync` echo that follows it repeats ([`SyncEcho::parse_echo`]
+/// then compares the repeat with it instead of decoding it). The router task and in-process
+/// replays route with it alike.
+#[derive(Debug, Default)]
+pub struct Routing {
+    last_body: String,
+}
+
+impl Routing {
+    /// Routes one SSE `data` payload, as [`route`] does.
+    pub fn route(&mut self, data: String) -> KiloUpdate {
+        if let Some(sync) = SyncEcho::parse_echo(&data, &self.last_body) {
+            return KiloUpdate::Sync(sync);
+        }
+        let update = route_fresh(data);
+        if let KiloUpdate::Event { event, .. } = &update {
+            let body = event.body.text().unwrap_or_default();
+            self.last_body.clear();
+            // The buffer is reused, but one huge body's worth of it is not kept past the
+            // next event.
+            if self.last_body.capacity() > KEPT_BODY_CAPACITY && body.len() <= KEPT_BODY_CAPACITY {
+                self.last_body.shrink_to(KEPT_BODY_CAPACITY);
+            }
+            self.last_body.push_str(body);
+        }
+        update
+    }
+}
+
+/// The capacity [`Routing`] keeps for the last body between events (Kilo's bodies are a few
+/// hundred bytes; a file's content can be megabytes).
+const KEPT_BODY_CAPACITY: usize = 64 * 1024;
+
+/// [`route`]'s work, from the data alone.
+fn route_fresh(data: String) -> KiloUpdate {
+    // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): every
+    // decode below reads the wrapper in its one pass.
+    if let Some(sync) = SyncEcho::parse(&data) {
+        return KiloUpdate::Sync(sync);
+    }
+    // A third of a busy stream names no session (plugins, heartbeats): data in which no key
+    // that could name one appears is read by the unrouted decode, no body kept; the rest is
+    // an event whose body the mapping reads.
+    let data = if cannot_name_session(&data) {
+        match UnroutedEvent::parse(data) {
+            Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
+            Err(data) => data,
+        }
+    } else {
+        data
+    };
+    match KiloEvent::parse(&data) {
+        Ok(event) => KiloUpdate::Event { event },
+        Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
+    }
+}
+
+struct Router {
+    client: KiloClient,
+    sse: SseClient,
+    updates: mpsc::Sender<KiloUpdate>,
+    tracked: BTreeSet<String>,
+    routing: Routing,
+}
+
+/// The consumer went away: stop.
+struct Gone;
+
+impl Router {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        let _ = self.run_inner(&mut commands).await;
+        self.sse.close();
+    }
+
+    async fn run_inner(
+        &mut self,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+    ) -> Result<(), Gone> {
+        let mut commands_open = true;
+        loop {
+            tokio::select! {
+                biased;
+                command = commands.recv(), if commands_open => match command {
+                    Some(command) => self.command(command).await?,
+                    None => commands_open = false,
+                },
+                item = self.sse.next() => match item {
+                    Some(Ok(item)) => self.stream_item(item).await?,
+                    Some(Err(err)) => {
+                        self.send(KiloUpdate::Failed(err)).await?;
+                        return Ok(());
+                    }
+                    None => return Ok(()),
+                },
+            }
+        }
+    }
+
+    async fn send(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        self.updates.send(update).await.map_err(|_| Gone)
+    }
+
+    async fn command(&mut self, command: Command) -> Result<(), Gone> {
+        match command {
+            Command::Track(id) => {
+                self.tracked.insert(id);
+            }
+            Command::Untrack(id) => {
+                self.tracked.remove(&id);
+            }
+            Command::Rehydrate(id) => {
+                self.tracked.insert(id.clone());
+                self.rehydrate(&[id]).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn stream_item(&mut self, item: SseClientEvent) -> Result<(), Gone> {
+        match item {
+            SseClientEvent::Connected { reconnects } => {
+                self.send(KiloUpdate::Connected { reconnects }).await?;
+                // Nothing is read from the new connection until every tracked session is
+                // rebuilt: the snapshot precedes the live events.
+                let sessions: Vec<String> = self.tracked.iter().cloned().collect();
+                self.rehydrate(&sessions).await
+            }
+            SseClientEvent::Disconnected { reason, attempt, delay } => {
+                let last_error = reason.to_string();
+                self.send(KiloUpdate::Reconnecting { attempt, delay, last_error }).await
+            }
+            SseClientEvent::Event(event) => {
+                let update = self.routing.route(event.data);
+                self.send(update).await
+            }
+            // Kilo sends neither (nor anything else the client may report); nothing to route.
+            _ => Ok(()),
+        }
+    }
+
+    /// Rebuilds `sessions` from REST: status and permissions once, messages per session.
+    async fn rehydrate(&mut self, sessions: &[String]) -> Result<(), Gone> {
+        if sessions.is_empty() {
+            return Ok(());
+        }
+        let status = self.client.status().await;
+        let permissions = self.client.permissions().await;
+        // An engine without the question route (opencode) has no questions to rebuild.
+        let questions = match self.client.questions().await {
+            Err(KiloError::Transport(TransportError::Http { status: 404, .. })) => Ok(Vec::new()),
+            other => other,
+        };
+        let shared = match (status, permissions, questions) {
+            (Ok(status), Ok(permissions), Ok(questions)) => Ok((status, permissions, questions)),
+            (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => Err(err),
+        };
+        for session_id in sessions {
+            let update = match &shared {
+                Err(err) => KiloUpdate::RehydrateFailed {
+                    session_id: session_id.clone(),
+                    error: err.clone(),
+                },
+                Ok((status, permissions, questions)) => {
+                    match self.client.messages(session_id).await {
+                        Ok(messages) => KiloUpdate::Rehydrated {
+                            session_id: session_id.clone(),
+                            messages,
+                            status: status
+                                .get(session_id)
+                                .cloned()
+                                .unwrap_or_else(SessionStatus::idle),
+                            permissions: permissions
+                                .iter()
+                                .filter(|p| &p.session_id == session_id)
+                                .cloned()
+                                .collect(),
+                            questions: questions
+                                .iter()
+                                .filter(|q| &q.session_id == session_id)
+                                .cloned()
+                                .collect(),
+                        },
+                        Err(error) => {
+                            KiloUpdate::RehydrateFailed { session_id: session_id.clone(), error }
+                        }
+                    }
+                }
+            };
+            self.send(update).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,173 @@
+//! What the Kilo event mapping reads of an event's body, in one typed pass over its text
+//! (no tree): the session, the run status, the part's tool state, the session or message
+//! `info`, the times and turn the webview event is stamped with, and what classifies it.
+//! The router does not read bodies: these structs are the one reading of an event's
+//! payload ([`session_of`] is the same reading, for callers that only want the session).
+
+use bb_normalize::class::KiloFields;
+use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
+use bb_protocol::v1::SessionSummary;
+use serde::Deserialize;
+
+/// The fields of `properties` the mapping reads; each absent when of another shape.
+/// The session is `sessionID`, else `info.sessionID`, else `part.sessionID`
+/// ([`Facts::session`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Facts<'a> {
+    #[serde(rename = "sessionID", borrow)]
+    pub(crate) session_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) status: LooseObj<Status<'a>>,
+    #[serde(borrow)]
+    pub(crate) part: LooseObj<Part<'a>>,
+    #[serde(borrow)]
+    pub(crate) info: LooseObj<Info<'a>>,
+    pub(crate) time: LooseF64,
+    pub(crate) turn: LooseU64,
+    #[serde(rename = "requestID", borrow)]
+    pub(crate) request_id: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Status<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(crate) kind: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Part<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(crate) kind: LooseStr<'a>,
+    #[serde(rename = "sessionID", borrow)]
+    pub(crate) session_id: LooseStr<'a>,
+    #[serde(rename = "callID", borrow)]
+    pub(crate) call_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) state: LooseObj<ToolState<'a>>,
+    pub(crate) time: LooseObj<Times>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolState<'a> {
+    #[serde(borrow)]
+    pub(crate) status: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) input: LooseObj<Input<'a>>,
+    #[serde(borrow)]
+    pub(crate) metadata: LooseObj<Metadata<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Input<'a> {
+    #[serde(rename = "filePath", borrow)]
+    pub(crate) file_path: LooseStr<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Metadata<'a> {
+    #[serde(borrow)]
+    pub(crate) diff: LooseStr<'a>,
+}
+
+/// A session's or message's `info`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Info<'a> {
+    #[serde(borrow)]
+    pub(crate) id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) role: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) title: LooseStr<'a>,
+    #[serde(rename = "sessionID", borrow)]
+    pub(crate) session_id: LooseStr<'a>,
+    /// A session's parent (a sub-agent's session), or an assistant message's user message.
+    #[serde(rename = "parentID", borrow)]
+    pub(crate) parent_id: LooseStr<'a>,
+    pub(crate) time: LooseObj<Times>,
+}
+
+/// A `time` object: every moment Kilo stamps.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Times {
+    pub(crate) start: LooseF64,
+    pub(crate) end: LooseF64,
+    pub(crate) created: LooseF64,
+    pub(crate) updated: LooseF64,
+    pub(crate) completed: LooseF64,
+}
+
+/// What a `sync` event's `syncEvent` says.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SyncFields<'a> {
+    #[serde(rename = "aggregateID", borrow)]
+    pub(crate) aggregate_id: LooseStr<'a>,
+    pub(crate) seq: LooseU64,
+}
+
+impl SyncFields<'_> {
+    /// The session (`aggregateID`), when it names one.
+    pub(crate) fn session(&self) -> Option<&str> {
+        self.aggregate_id.get().filter(|s| !s.is_empty())
+    }
+}
+
+/// The session an event of `event_type` with `body` (its `properties`, or a `sync`'s
+/// `syncEvent`) belongs to, read as the mapping reads it.
+pub(crate) fn session_of(event_type: &str, body: &Payload) -> Option<String> {
+    if event_type == "sync" {
+        body.read::<SyncFields<'_>>().session().map(str::to_owned)
+    } else {
+        body.read::<Facts<'_>>().session().map(str::to_owned)
+    }
+}
+
+impl Facts<'_> {
+    /// The session the event belongs to: the first non-empty of `sessionID`,
+    /// `info.sessionID` and `part.sessionID`.
+    pub(crate) fn session(&self) -> Option<&str> {
+        fn named<'b>(s: &'b LooseStr<'_>) -> Option<&'b str> {
+            s.get().filter(|s| !s.is_empty())
+        }
+        named(&self.session_id)
+            .or_else(|| self.info.get().and_then(|i| named(&i.session_id)))
+            .or_else(|| self.part.get().and_then(|p| named(&p.session_id)))
+    }
+
+    /// What classifies the event besides its type (see `classify_kilo_fields`).
+    pub(crate) fn kilo_fields(&self) -> KiloFields<'_> {
+        fn non_empty<'b>(s: &'b LooseStr<'_>) -> Option<&'b str> {
+            s.get().filter(|s| !s.is_empty())
+        }
+        let part = self.part.get();
+        KiloFields {
+            role: self.info.get().and_then(|i| non_empty(&i.role)),
+            part: part.and_then(|p| non_empty(&p.kind)),
+            tool_status: part.and_then(|p| p.state.get()).and_then(|s| non_empty(&s.status)),
+        }
+    }
+}
+
+impl Info<'_> {
+    /// The `info` of a session event as a summary (`id`, `title`, `time.updated`, and the
+    /// parent session of a sub-agent's: `parentID`).
+    pub(crate) fn session_summary(&self) -> Option<SessionSummary> {
+        Some(SessionSummary {
+            session_id: self.id.get()?.to_owned(),
+            title: self.title.get().map(str::to_owned),
+            status: None,
+            updated_at: self.time.get().and_then(|t| t.updated.0),
+            queued_prompts: None,
+            parent_id: self.parent_id.get().filter(|p| !p.is_empty()).map(str::to_owned),
+            pending_permission_count: None,
+        })
+    }
+}

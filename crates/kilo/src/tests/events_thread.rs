@@ -1,0 +1,44 @@
+//! The Kilo adapter's event path runs on the `EventsThread` (`KiloOptions::events`, as the
+//! launcher sets it) against a `wiremock` engine, its updates reaching a runtime that is
+//! blocked meanwhile.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
+use bb_host::Input;
+use bb_service::EventsThread;
+use serde_json::json;
+
+use super::faults::{SES, engine_with};
+use crate::{KiloAdapter, KiloOptions};
+
+#[tokio::test]
+async fn the_kilo_event_path_runs_on_it() {
+    let sse = "data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\
+               \"status\":{\"type\":\"busy\"}}}\n\n";
+    let server = engine_with(sse, json!([])).await;
+    let events = EventsThread::start().unwrap();
+    let options = KiloOptions { events: Some(events.handle().clone()), ..KiloOptions::default() };
+    let (adapter, mut updates) = KiloAdapter::with_options(options);
+    let transport =
+        HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default()).unwrap();
+    adapter.bind(Arc::new(transport));
+    // This test's runtime is blocked from here on (no `.await`): the event can only arrive
+    // if the router and the pump run elsewhere.
+    let mut waited = Duration::ZERO;
+    let got = loop {
+        match updates.try_recv() {
+            Ok(Input::Events { session_id, events }) => {
+                break (session_id, events[0].0.event_type.clone());
+            }
+            Ok(_) => {}
+            Err(_) => {
+                assert!(waited < Duration::from_secs(20), "no event from the events thread");
+                std::thread::sleep(Duration::from_millis(20));
+                waited += Duration::from_millis(20);
+            }
+        }
+    };
+    assert_eq!(got, (SES.to_owned(), "session.status".to_owned()));
+}
