@@ -1,6 +1,7 @@
 // The sidebar page on the real Kilo server (its mock LLM scripted by the prompts), in
 // Debian's Chromium, step by step as a person uses it: a reply, a command allowed, a command
-// denied, a stop, a question answered, a reload, a second tab opening the session.
+// denied, a stop, a question answered, a sub-agent's command allowed on the parent's tab, a
+// reload, a second tab opening the session, a declared resync of a hidden tab.
 // Usage: node kilo.mjs <page URL> <shots dir>
 
 import { expect, open, run } from './lib.mjs';
@@ -74,10 +75,26 @@ await run(outDir, async ({ context, step, errors }) => {
   await a.turn(4).getByTestId('msg-assistant').filter({ hasText: '"Which color?"="Blue"' }).waitFor({ timeout: T });
   await a.waitStatus('Done', T);
   await step(pageA, 'turn5-answered');
+
+  // Turn 6: the agent hands the work to a sub-agent (Kilo's `task` tool: a child session no
+  // tab shows); the child's command asks on this tab, under this turn, and is allowed here.
+  const task = encodeURIComponent(JSON.stringify({ description: 'child work', subagent_type: 'general',
+    prompt: 'Do the child work MOCK:bash:echo%20childran71' }));
+  await a.say(`Delegate it MOCK:tool:task:${task}`);
+  await a.turn(5).getByTestId('approval-prompt').filter({ hasText: 'Run echo childran71' }).waitFor({ timeout: T });
+  await a.waitStatus('Waiting for your approval', T);
+  await step(pageA, 'turn6-sub-agent-approval');
+  await a.answer(5, 'allow_once');
+  expect((await a.turn(5).getByTestId('approval-state').textContent()) === 'Allowed once', 'the sub-agent approval says it was allowed');
+  await a.waitStatus('Done', T);
+  await a.turn(5).filter({ hasText: 'childran71' }).locator('[data-testid=msg-assistant]').last().waitFor({ timeout: T });
+  expect((await a.turns().count()) === 6, 'six turns: the sub-agent made none of its own here');
+  await step(pageA, 'turn6-sub-agent-done');
   const before = await a.transcript();
 
-  // Reload: the same five turns.
+  // Reload: the same six turns (the gateway keeps a four-message ring: rebuilt by a resync).
   await pageA.reload();
+  await a.turn(5).getByTestId('approval-state').filter({ hasText: 'Allowed once' }).waitFor({ timeout: T });
   await a.turn(4).getByTestId('approval-state').filter({ hasText: 'Answered' }).waitFor({ timeout: T });
   expect(JSON.stringify(await a.transcript()) === JSON.stringify(before), 'the reloaded page shows the same turns');
   expect((await pageA.locator('[data-testid=session][aria-current=true]').getAttribute('data-session-id')) === session, 'the same session');
@@ -90,4 +107,15 @@ await run(outDir, async ({ context, step, errors }) => {
   await b.turn(4).getByTestId('approval-state').filter({ hasText: 'Answered' }).waitFor({ timeout: T });
   expect(JSON.stringify(await b.transcript()) === JSON.stringify(before), 'the second tab shows the same turns');
   await step(pageB, 'second-tab');
+
+  // A declared resync: the second tab, hidden while a turn streams past its ring, is rebuilt.
+  await b.hideCountingResyncs();
+  await a.say('Tell me more MOCK:text:one%20two%20three%20four%20five%20six%20seven%20eight%20nine%20ten%20eleven%20twelve%20thirteen%20fourteen%20fifteen');
+  await a.turn(6).getByTestId('msg-assistant').filter({ hasText: 'fifteen' }).waitFor({ timeout: T });
+  await a.waitStatus('Done', T);
+  await b.show();
+  await b.turn(6).getByTestId('msg-assistant').filter({ hasText: 'fifteen' }).waitFor({ timeout: T });
+  expect((await b.resyncs()) >= 1, 'the hidden tab got a declared resync');
+  expect(JSON.stringify(await b.transcript()) === JSON.stringify(await a.transcript()), 'the resynced tab shows what the other shows');
+  await step(pageB, 'resynced');
 });

@@ -119,6 +119,29 @@ export class Person {
     return this.page.evaluate(() => [...document.querySelectorAll('[data-testid=turn]')].map((t) => t.innerText));
   }
 
+  /** Hides the page (`bb.visibility`), counting from now the declared resyncs it gets. */
+  async hideCountingResyncs() {
+    await this.page.evaluate(() => {
+      window.__resyncs = 0;
+      const handle = window.__bb.rpc.onEvent;
+      window.__bb.rpc.onEvent = (name, payload) => {
+        if (name === 'bb/events' && payload.resync) window.__resyncs += 1;
+        handle(name, payload);
+      };
+      return window.__bb.rpc.request('bb.visibility', { visible: false });
+    });
+  }
+
+  /** Shows the page again (`bb.visibility`). */
+  async show() {
+    await this.page.evaluate(() => window.__bb.rpc.request('bb.visibility', { visible: true }));
+  }
+
+  /** The declared resyncs since `hideCountingResyncs`. */
+  async resyncs() {
+    return this.page.evaluate(() => window.__resyncs);
+  }
+
   /** Answers the (single) pending approval of turn `i` with the option `value`. */
   async answer(i, value) {
     const card = this.turn(i).locator('[data-testid=approval][data-resolved=false]');

@@ -168,22 +168,14 @@ await run(outDir, async ({ context, step, errors }) => {
   await pageD.goto(resyncUrl);
   await d.by('session').filter({ hasText: 'Add a Makefile' }).click();
   await d.turn(0).getByTestId('msg-assistant').filter({ hasText: 'Run make to try it.' }).waitFor({ timeout: T });
-  await pageD.evaluate(() => {
-    window.__resyncs = 0;
-    const handle = window.__bb.rpc.onEvent;
-    window.__bb.rpc.onEvent = (name, payload) => {
-      if (name === 'bb/events' && payload.resync) window.__resyncs += 1;
-      handle(name, payload);
-    };
-    return window.__bb.rpc.request('bb.visibility', { visible: false });
-  });
+  await d.hideCountingResyncs();
   await c.say('And a README');
   await c.turn(1).getByTestId('approval').waitFor({ timeout: T });
   await c.answer(1, 'deny');
   await c.waitStatus('Done');
-  await pageD.evaluate(() => window.__bb.rpc.request('bb.visibility', { visible: true }));
+  await d.show();
   await d.turn(1).getByTestId('msg-assistant').filter({ hasText: 'I left the workspace unchanged.' }).waitFor({ timeout: T });
-  expect((await pageD.evaluate(() => window.__resyncs)) >= 1, 'the hidden tab got a declared resync');
+  expect((await d.resyncs()) >= 1, 'the hidden tab got a declared resync');
   expect(JSON.stringify(await d.transcript()) === JSON.stringify(await c.transcript()), 'the resynced tab shows what the other shows');
   await step(pageD, 'resynced');
 

@@ -2,9 +2,10 @@
 //! person uses it: on the demo engine (three turns in one session, approvals allowed and
 //! denied, a stop, a reload, a dropped connection, a second tab opening the session, a delete
 //! undone, a declared resync, a wrong token and a foreign Origin refused) and on the real
-//! Kilo server with the mock LLM (a reply, a command allowed, one denied, a stop, a reload, a
-//! second tab). Screenshots go to `target/browser-shots/{demo,kilo}/`. `scripts/test.sh`
-//! installs Chromium and playwright-core.
+//! Kilo server with the mock LLM (a reply, a command allowed, one denied, a stop, a question,
+//! a sub-agent's command allowed on its parent's tab, a reload, a second tab, a resync).
+//! Screenshots go to `target/browser-shots/{demo,kilo}/`. `scripts/test.sh` installs Chromium
+//! and playwright-core.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -87,13 +88,15 @@ fn the_sidebar_page_works_on_real_kilo() {
     let world = bb_kilo::testing::KiloWorld::new();
     let _mock = world.start_mock_llm(std::time::Duration::from_millis(40), "ask", "ask");
     let kilo = kilo.display().to_string();
+    // A four-message ring: a reload and a hidden tab are rebuilt by declared resyncs.
     let gw = Gateway::start_with(
-        &["--engine", "kilo", "--engine-bin", &kilo, "--trusted"],
+        &["--engine", "kilo", "--engine-bin", &kilo, "--trusted", "--test-ring-messages", "4"],
         &world.env(),
     );
     let shots = repo_root().join("target/browser-shots/kilo");
-    node(&dir, &chromium, &["kilo.mjs", &gw.url()], &shots);
+    let out = node(&dir, &chromium, &["kilo.mjs", &gw.url()], &shots);
     assert!(shots.join("01-opened.png").is_file());
+    assert!(out.contains("turn6-sub-agent-approval") && out.contains("resynced"), "{out}");
 }
 
 #[test]
