@@ -85,7 +85,8 @@ await run(outDir, async ({ context, step, errors }) => {
   await a.waitStatus('Waiting for your approval', T);
   await step(pageA, 'turn6-sub-agent-approval');
   await a.answer(5, 'allow_once');
-  expect((await a.turn(5).getByTestId('approval-state').textContent()) === 'Allowed once', 'the sub-agent approval says it was allowed');
+  // Settled by the child's own reply, shown here too.
+  await a.turn(5).getByTestId('approval-state').filter({ hasText: 'Allowed once' }).waitFor({ timeout: T });
   await a.waitStatus('Done', T);
   await a.turn(5).filter({ hasText: 'childran71' }).locator('[data-testid=msg-assistant]').last().waitFor({ timeout: T });
   expect((await a.turns().count()) === 6, 'six turns: the sub-agent made none of its own here');
