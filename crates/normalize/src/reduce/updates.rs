@@ -180,7 +180,7 @@ fn tool(b: &ToolBlock) -> WebviewUpdate<'_> {
         },
         title: borrowed(&b.title),
         summary: borrowed(&b.summary),
-        view: b.view.as_deref().cloned(),
+        view: b.view.as_deref().map(Cow::Borrowed),
         // What the view says replaces the raw input, and a listing's or diff's raw output.
         input: b.input.as_ref().filter(|_| b.view.is_none()).map(preview),
         output: b
@@ -198,7 +198,9 @@ fn tool(b: &ToolBlock) -> WebviewUpdate<'_> {
 fn decision_words(decision: &str) -> Cow<'_, str> {
     let d = decision.to_ascii_lowercase();
     Cow::Borrowed(match d.as_str() {
-        "answered" => "answered",
+        // `settled`: the host's word for a prompt the engine closed while an answer was on
+        // its way (`bb.prompt.closed`).
+        "answered" | "settled" => "answered",
         "rejected" => "dismissed",
         _ if decision == WITHDRAWN => "no longer needed",
         _ if d.contains("always") || d.contains("rule") => "always allowed",
@@ -457,6 +459,9 @@ mod tests {
             ("reject", "denied"),
             ("deny", "denied"),
             ("answered", "answered"),
+            ("settled", "answered"),
+            ("stale", "expired"),
+            ("cancelled", "cancelled"),
             ("rejected", "dismissed"),
             ("withdrawn", "no longer needed"),
         ] {

@@ -163,7 +163,10 @@ impl UpdatedView {
     }
 
     /// Applies every update of a list, in order.
-    pub fn apply_all<'a>(&mut self, updates: impl IntoIterator<Item = &'a WebviewUpdate<'a>>) {
+    pub fn apply_all<'a, 'u: 'a>(
+        &mut self,
+        updates: impl IntoIterator<Item = &'a WebviewUpdate<'u>>,
+    ) {
         for u in updates {
             self.apply(u);
         }

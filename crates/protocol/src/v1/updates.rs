@@ -227,8 +227,9 @@ pub struct ToolState<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Cow<'a, str>>,
     /// What the tool did, in readable form, when the bridge recognizes the tool.
+    // A `Cow`: the host writes the update from its view without copying a diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<ToolView<'a>>,
+    pub view: Option<Cow<'a, ToolView<'a>>>,
     /// The call's input (arguments), as text; absent when `view` says what the call does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<TextPreview<'a>>,
