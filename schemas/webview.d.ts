@@ -126,6 +126,46 @@ export type ApprovePermissionParams = {
   ruleUpdate?: Record<string, unknown> | null;
 };
 
+/** What an approval card asks. */
+export type AskKind = ("permission" | "question");
+
+/** One choice offered on an approval card. */
+export type AskOption = {
+  label: string;
+  value: string;
+  description?: string | null;
+};
+
+/** One question of a question card. */
+export type AskQuestion = {
+  question: string;
+  header?: string | null;
+  options: Array<AskOption>;
+  multiple?: boolean;
+};
+
+/** Text appended to a message (`assistantDelta`, the spec's kind). `at` is the length of
+ * the text before it, in UTF-16 code units (a JavaScript string's `length`): a webview
+ * whose text is longer than `at` already has some or all of it and appends only the rest,
+ * so a delta applied twice changes nothing. */
+export type AssistantDelta = {
+  key: string;
+  at: number;
+  delta: string;
+};
+
+/** An assistant (or reasoning) message's state (upsert by `key`). Its text grows with
+ * `assistantDelta` updates; `text`, when present, replaces the whole text (the engine rewrote
+ * it, or a resync sends it whole). */
+export type AssistantMessage = {
+  key: string;
+  messageId?: string | null;
+  reasoning?: boolean;
+  status: MessageStatus;
+  error?: string | null;
+  text?: string | null;
+};
+
 /** What the bridge and engine support, so the webview can hide what does not work. */
 export type Capabilities = {
   sessions: boolean;
@@ -135,6 +175,13 @@ export type Capabilities = {
   diffs: boolean;
   artifacts: boolean;
   resume: boolean;
+};
+
+/** A checkpoint the run can be restored to. */
+export type Checkpoint = {
+  id: string;
+  preview?: string | null;
+  restored?: boolean;
 };
 
 /** `bb.command`. */
@@ -281,7 +328,7 @@ export type EventItem = {
   turn?: number | null;
   ts?: number | null;
   payload: Record<string, unknown>;
-  class: string;
+  class?: string;
   messageId?: string | null;
   truncated?: (Truncation | null);
   sessionId?: string | null;
@@ -292,8 +339,9 @@ export type EventItem = {
  * A bridge that tracks tabs sets `tabId` and `seq` (per tab: 1, 2, 3, … never reused) on
  * every message; a webview keeps the last `seq` per tab and hands it back in
  * `bb.init({lastSeen})` to get exactly what it missed. A message with `resync: true`
- * replaces what the tab shows by `view` (the session's reduced view model) instead of
- * adding to it; its `events` may be empty. */
+ * replaces what the tab shows by `view` (the session's reduced view model) or, for a
+ * webview that receives updates, by what its `updates` rebuild, instead of adding to it;
+ * its `events` may be empty. */
 export type EventsPayload = {
   sessionId: string;
   events: Array<EventItem>;
@@ -301,6 +349,18 @@ export type EventsPayload = {
   seq?: number | null;
   resync?: boolean | null;
   view?: Record<string, unknown> | null;
+  updates?: Array<WebviewUpdate> | null;
+};
+
+/** How a run changed a file. */
+export type FileChangeKind = ("added" | "modified" | "deleted" | "edited");
+
+/** A file the run changed (upsert by `path`). */
+export type FileChanged = {
+  path: string;
+  change: FileChangeKind;
+  additions?: number | null;
+  deletions?: number | null;
 };
 
 /** One entry of `bb.listFiles`. */
@@ -326,6 +386,7 @@ export type FileSnippetResult = {
 export type InitParams = {
   lastSeen?: Record<string, number> | null;
   workspaceTrusted?: boolean | null;
+  receive?: (Receive | null);
 };
 
 /** Result of `bb.init`. */
@@ -352,6 +413,9 @@ export type ListSessionsResult = {
   sessions: Array<SessionSummary>;
 };
 
+/** Streaming state of an assistant or reasoning message. */
+export type MessageStatus = ("streaming" | "complete" | "error" | "stopped");
+
 /** Params of `bb.listSessions`: none. `null`, absent and `{}` are all accepted; fields are
  * ignored. */
 export type NoParams = Record<string, unknown>;
@@ -369,6 +433,13 @@ export type OpenPathParams = {
   path: string;
 };
 
+/** An update too large for any message on its own: `bb.command {command: "body.get",
+ * args: {ref}}` returns its JSON text, which is applied like any other update. */
+export type Oversized = {
+  ref: string;
+  totalBytes: number;
+};
+
 /** A permission decision. */
 export type PermissionDecision = ("allow_once" | "deny" | "allow_rule");
 
@@ -380,6 +451,24 @@ export type PermissionOutcome = ({
   optionId: string;
 });
 
+/** An approval card (`permissionRequest`, the spec's kind; upsert by `key`): a permission or
+ * a question, pending until resolved. */
+export type PermissionRequest = {
+  key: string;
+  messageId?: string | null;
+  permissionId?: string | null;
+  sessionId?: string | null;
+  ask: AskKind;
+  prompt: string;
+  tool?: string | null;
+  toolId?: string | null;
+  patterns?: Array<string>;
+  options: Array<AskOption>;
+  questions?: Array<AskQuestion>;
+  resolved?: boolean;
+  decision?: string | null;
+};
+
 /** `bb.readFileSnippet`. Counts are non-negative integers. */
 export type ReadFileSnippetParams = {
   sessionId: string;
@@ -388,6 +477,28 @@ export type ReadFileSnippetParams = {
   headLines?: number | null;
   tailLines?: number | null;
 };
+
+/** What `bb/events` messages carry for a webview (`bb.init({receive})`). */
+export type Receive = ("events" | "updates" | "both");
+
+/** The session's run (one per session; the whole state each time). */
+export type Run = {
+  phase: RunPhase;
+  turns: number;
+  outcome?: (RunOutcome | null);
+  steps?: number | null;
+  title?: string | null;
+  errors: number;
+  gap?: boolean;
+  checkpoints?: Array<Checkpoint>;
+  links?: Array<string>;
+};
+
+/** How the last turn ended. */
+export type RunOutcome = ("done" | "stopped" | "failed");
+
+/** Whether a turn is in progress. */
+export type RunPhase = ("idle" | "running" | "retrying");
 
 /** `bb.sendMessage`. */
 export type SendMessageParams = {
@@ -435,14 +546,125 @@ export type StatePayload = {
   pendingPermissionCount?: number | null;
 };
 
+/** A status card in the chat (`status`, the spec's kind; upsert by `key`). */
+export type Status = {
+  key: string;
+  messageId?: string | null;
+  level: StatusLevel;
+  text: string;
+};
+
+/** How loud a status card is. */
+export type StatusLevel = ("info" | "warning" | "error" | "gap" | "stopped");
+
 /** Why a prompt turn ended (ACP `StopReason`). */
 export type StopReason = ("end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled");
+
+/** One node of the session's task tree (upsert by `taskId`). */
+export type Task = {
+  taskId: string;
+  parentTaskId?: string | null;
+  order: number;
+  state: TaskState;
+  rollup: TaskState;
+  title?: string | null;
+  lane?: string | null;
+  childSessionId?: string | null;
+};
+
+/** A task's state. */
+export type TaskState = ("queued" | "completed" | "running" | "failed");
+
+/** A text that may have been cut for display: the head and the tail of the whole text around
+ * a marker line, with where to fetch the rest. */
+export type TextPreview = {
+  text: string;
+  truncated?: boolean;
+  totalBytes?: number | null;
+  ref?: string | null;
+};
+
+/** One item of a todo list. */
+export type TodoItem = {
+  content: string;
+  state: TaskState;
+  priority?: string | null;
+};
+
+/** The session's todo list (one per session; the whole list each time). */
+export type Todos = {
+  items: Array<TodoItem>;
+};
+
+/** A file a tool changed, as a unified diff. */
+export type ToolDiff = {
+  path?: string | null;
+  unified: TextPreview;
+};
+
+/** One entry of a listing a tool made. */
+export type ToolFile = {
+  path: string;
+  dir?: boolean;
+};
+
+/** A tool call's state (`toolState`, the spec's kind; upsert by `key`). */
+export type ToolRunState = ("pending" | "running" | "done" | "error");
+
+/** A tool call (`toolState`, the spec's kind; upsert by `key`): the whole state each time. */
+export type ToolState = {
+  key: string;
+  messageId?: string | null;
+  toolId?: string | null;
+  tool?: string | null;
+  state: ToolRunState;
+  title?: string | null;
+  summary?: string | null;
+  view?: (ToolView | null);
+  input?: (TextPreview | null);
+  output?: (TextPreview | null);
+  error?: string | null;
+};
+
+/** What a tool did, in the form a person reads it. */
+export type ToolView = ({
+  type: "command";
+  command: string;
+  exitCode?: number | null;
+} | {
+  type: "file";
+  path: string;
+} | {
+  type: "files";
+  path?: string | null;
+  entries: Array<ToolFile>;
+  more?: number | null;
+} | {
+  type: "diff";
+  files: Array<ToolDiff>;
+});
 
 /** Where the full body of a truncated event item can be fetched. */
 export type Truncation = {
   ref: string;
   fields: Array<string>;
   totalBytes: number;
+};
+
+/** An engine event the bridge does not know, for a debug view (upsert by `n`). */
+export type UnknownEvent = {
+  n: number;
+  eventId?: string | null;
+  type: string;
+  size: number;
+  payload: string;
+};
+
+/** A user message (upsert by `key`). */
+export type UserMessage = {
+  key: string;
+  messageId?: string | null;
+  text: TextPreview;
 };
 
 /** A typed v1 request body: the method name and its params. */
@@ -585,6 +807,34 @@ export type VisibilityParams = {
 export type VisibilityResult = {
   visible: boolean;
 };
+
+/** One view-model update (see the module doc). Keys are stable within a session; an update
+ * of a kind a webview does not know can be ignored. */
+export type WebviewUpdate = (({
+  kind: "userMessage";
+} & UserMessage) | ({
+  kind: "assistantMessage";
+} & AssistantMessage) | ({
+  kind: "assistantDelta";
+} & AssistantDelta) | ({
+  kind: "toolState";
+} & ToolState) | ({
+  kind: "permissionRequest";
+} & PermissionRequest) | ({
+  kind: "status";
+} & Status) | ({
+  kind: "task";
+} & Task) | ({
+  kind: "todos";
+} & Todos) | ({
+  kind: "run";
+} & Run) | ({
+  kind: "diff";
+} & FileChanged) | ({
+  kind: "unknownEvent";
+} & UnknownEvent) | ({
+  kind: "oversized";
+} & Oversized));
 
 /** A typed WebSocket request body: the method name and its params. */
 export type WsCall = ({

@@ -1,38 +1,61 @@
 // The sidebar page: wires the transport, the store and the view. Configuration comes from
 // window.__APP_CONFIG__: { wsUrl, authToken, settings } injected by the gateway, or
-// { transport: "vscode", settings } injected by the VS Code extension.
+// { transport: "vscode", settings } injected by the VS Code extension. The page asks the
+// bridge for view-model updates (`bb.init({receive: 'updates'})`) and renders those only.
 
 import { connectTransport } from './rpc.js';
-import { addNotice, addUserMessage, applyEvents, createStore, sessionView } from './store.js';
+import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, promptFailed } from './store.js';
 import { View } from './view.js';
 
 const config = window.__APP_CONFIG__ ?? {};
 const store = createStore();
+store.engineLabel = config.settings?.engineLabel ?? null;
+store.deleting = new Map();
 let storage = null;
 const saved = (key, fallback) => storage.get(key, fallback);
 const save = (key, value) => storage.set(key, value);
 const newId = () => (globalThis.crypto?.randomUUID ? crypto.randomUUID() : `id-${Date.now()}-${Math.random()}`);
+const UNDO_MS = 5000;
 
 // This tab's identity survives reloads (sessionStorage per browser tab; the webview's state
 // in VS Code, across a recreated webview and a window reload), so the bridge can hand a
 // reloaded page its tab again. `lastSeen` is what this page *holds* (per tab, the last
 // delivery index applied): after a reload it holds nothing, so it asks from 0 and the
-// bridge replays the tab (or resyncs it from the session's view); after a dropped
-// connection it asks only for what it missed.
+// bridge replays the tab (or resyncs it); after a dropped connection it asks only for what
+// it missed.
 let tabId = null;
 const lastSeen = {};
 
 const refresh = () => view.schedule();
-const failure = (sessionId, err) => {
-  if (!sessionId) {
-    addNotice(store, 'error', err.message);
-  } else {
-    const v = sessionView(store, sessionId);
-    v.items.push({ kind: 'error', key: `req:${newId()}`, rev: 1, text: `${err.message}${err.code ? ` (${err.code})` : ''}` });
-    v.rev += 1;
-  }
+const said = (err) => `${err.message}${err.code && !err.message.includes(err.code) ? ` (${err.code})` : ''}`;
+const failure = (err) => {
+  addNotice(store, 'error', said(err));
   refresh();
 };
+
+/** Fetches a whole body the bridge kept aside (`body.get`, paged). */
+async function fetchBody(sessionId, ref) {
+  let text = '';
+  let offset = 0;
+  for (;;) {
+    const res = await rpc.request('bb.command', { sessionId, command: 'body.get', args: { ref, offset } });
+    const page = res.output ?? {};
+    text += page.text ?? '';
+    if (page.nextOffset == null) return text;
+    offset = page.nextOffset;
+  }
+}
+
+async function fetchOversized(sessionId, refs) {
+  for (const ref of refs) {
+    try {
+      applyUpdate(chat(store, sessionId), JSON.parse(await fetchBody(sessionId, ref)));
+    } catch (err) {
+      addNotice(store, 'error', `Part of this session could not be loaded: ${said(err)}`);
+    }
+  }
+  refresh();
+}
 
 const actions = {
   async createSession() {
@@ -40,7 +63,7 @@ const actions = {
       const session = await rpc.request('bb.createSession', { tabId });
       await actions.select(session.sessionId);
     } catch (err) {
-      failure(null, err);
+      failure(err);
     }
   },
   async select(sessionId) {
@@ -50,48 +73,62 @@ const actions = {
     try {
       await rpc.request('bb.selectSession', { sessionId, tabId });
     } catch (err) {
-      failure(null, err);
+      failure(err);
     }
   },
-  async remove(sessionId) {
-    try {
-      await rpc.request('bb.deleteSession', { sessionId });
-      store.views.delete(sessionId);
-      if (store.activeSessionId === sessionId) store.activeSessionId = null;
+  remove(sessionId) {
+    // Deleted after a few seconds unless undone.
+    const timer = setTimeout(async () => {
+      store.deleting.delete(sessionId);
+      try {
+        await rpc.request('bb.deleteSession', { sessionId });
+        store.chats.delete(sessionId);
+        if (store.activeSessionId === sessionId) store.activeSessionId = null;
+      } catch (err) {
+        failure(err);
+      }
       refresh();
-    } catch (err) {
-      failure(null, err);
-    }
+    }, UNDO_MS);
+    store.deleting.set(sessionId, timer);
+    if (store.activeSessionId === sessionId) store.activeSessionId = null;
+    refresh();
   },
-  // Resolves `true` when the bridge took the message; on `false` the composer gets the text
-  // back.
+  undoDelete(sessionId) {
+    clearTimeout(store.deleting.get(sessionId));
+    store.deleting.delete(sessionId);
+    refresh();
+  },
   async send(text) {
     const sessionId = store.activeSessionId;
-    if (!sessionId) return false;
+    if (!sessionId) return;
     const messageId = newId();
-    addUserMessage(store, sessionId, text, messageId);
+    addPrompt(store, sessionId, messageId, text);
     refresh();
     try {
       await rpc.request('bb.sendMessage', { sessionId, text, messageId });
-      return true;
     } catch (err) {
-      failure(sessionId, err);
-      return false;
+      // The text goes back to the composer, the bubble says why.
+      promptFailed(store, sessionId, messageId, said(err));
+      view.restore(text);
+      setTimeout(() => {
+        dropPrompt(store, sessionId, messageId);
+        refresh();
+      }, UNDO_MS);
+      refresh();
     }
   },
   async openDiff(filePath) {
-    const sessionId = store.activeSessionId;
     try {
-      await rpc.request('bb.openDiff', { sessionId, filePath });
+      await rpc.request('bb.openDiff', { sessionId: store.activeSessionId, filePath });
     } catch (err) {
-      failure(sessionId, err);
+      failure(err);
     }
   },
   async openPath(path) {
     try {
       await rpc.request('shell.openPath', { path });
     } catch (err) {
-      failure(store.activeSessionId, err);
+      failure(err);
     }
   },
   async stop() {
@@ -100,40 +137,72 @@ const actions = {
     try {
       await rpc.request('bb.stop', { sessionId });
     } catch (err) {
-      failure(sessionId, err);
+      failure(err);
     }
   },
-  async decide(item, decision) {
+  async decide(block, decision) {
     const sessionId = store.activeSessionId;
-    item.error = null;
+    block.local = { sent: decision };
+    refresh();
     try {
-      await rpc.request('bb.approvePermission', { sessionId, requestId: item.requestId, decision });
-      item.state = `answered: ${decision.replace('_', ' ')}`;
+      // A sub-agent's prompt shown here names its own session: the answer goes there.
+      await rpc.request('bb.approvePermission', { sessionId: block.sessionId ?? sessionId, requestId: block.permissionId, decision });
     } catch (err) {
-      item.error = err.code === 'workspace_untrusted'
-        ? (config.transport === 'vscode'
-          ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
-          : 'Refused: this workspace is not trusted, so the agent may not write files or run commands. Restart the gateway with --trusted (or trust the workspace in your IDE) to allow it.')
-        : `${err.message}${err.code ? ` (${err.code})` : ''}`;
+      block.local = {
+        error: err.code === 'workspace_untrusted'
+          ? (config.transport === 'vscode'
+            ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
+            : 'Not allowed: this workspace is not trusted, so the agent may not write files or run commands. Trust the workspace (or start the bridge with --trusted) to allow it.')
+          : said(err),
+      };
     }
-    item.rev += 1;
-    sessionView(store, sessionId).rev += 1;
+    chat(store, sessionId).rev += 1;
     refresh();
   },
-  async showFull(item) {
+  choose(block, question, value, multiple) {
+    const chosen = { ...(block.local?.chosen ?? {}) };
+    const now = chosen[question] ?? [];
+    chosen[question] = now.includes(value) ? now.filter((v) => v !== value) : multiple ? [...now, value] : [value];
+    block.local = { ...block.local, chosen, error: null };
+    chat(store, store.activeSessionId).rev += 1;
+    refresh();
+  },
+  async answer(block) {
     const sessionId = store.activeSessionId;
-    if (!item.ref) {
-      item.fullOutput = item.result?.full ?? item.result?.text ?? '';
+    const chosen = block.local?.chosen ?? {};
+    const answers = block.questions.map((_, i) => chosen[i] ?? []);
+    if (answers.some((a) => !a.length)) {
+      block.local = { ...block.local, error: 'Pick an answer for each question first.' };
     } else {
+      block.local = { sent: 'answer' };
       try {
-        const res = await rpc.request('bb.command', { sessionId, command: 'body.get', args: { ref: item.ref } });
-        item.fullOutput = typeof res.output === 'string' ? res.output : JSON.stringify(res.output, null, 2);
+        await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reply', args: { requestId: block.permissionId, answers } });
       } catch (err) {
-        item.fullOutput = `Could not fetch the full output: ${err.message}`;
+        block.local = { chosen, error: said(err) };
       }
     }
-    item.rev += 1;
-    sessionView(store, sessionId).rev += 1;
+    chat(store, sessionId).rev += 1;
+    refresh();
+  },
+  async dismissQuestion(block) {
+    const sessionId = store.activeSessionId;
+    block.local = { sent: 'dismiss' };
+    try {
+      await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reject', args: { requestId: block.permissionId } });
+    } catch (err) {
+      block.local = { error: said(err) };
+    }
+    chat(store, sessionId).rev += 1;
+    refresh();
+  },
+  async showFull(block, ref) {
+    const sessionId = store.activeSessionId;
+    try {
+      block.local = { ...block.local, full: await fetchBody(sessionId, ref) };
+    } catch (err) {
+      block.local = { ...block.local, full: `Could not load it: ${said(err)}` };
+    }
+    chat(store, sessionId).rev += 1;
     refresh();
   },
   dismiss(id) {
@@ -146,8 +215,9 @@ const actions = {
 function onEvent(name, payload) {
   switch (name) {
     case 'bb/state':
+      store.stateSeen = true;
       store.sessions = payload.sessions ?? [];
-      if (payload.activeSessionId) store.activeSessionId = payload.activeSessionId;
+      if (payload.activeSessionId && !store.deleting.has(payload.activeSessionId)) store.activeSessionId = payload.activeSessionId;
       if (store.activeSessionId && !store.sessions.some((s) => s.sessionId === store.activeSessionId)) store.activeSessionId = null;
       store.running = Boolean(payload.running);
       store.pendingPermissionCount = payload.pendingPermissionCount ?? 0;
@@ -155,36 +225,37 @@ function onEvent(name, payload) {
     case 'bb/connection':
       store.connection = payload;
       if (payload.gapDetected) {
-        addNotice(store, 'gap', 'Some engine events were lost while reconnecting: the transcript may miss steps from that moment.');
+        addNotice(store, 'gap', 'Some engine events were lost while reconnecting: the conversation may miss steps from that moment.');
       }
       break;
-    case 'bb/events':
-      applyEvents(store, payload);
+    case 'bb/events': {
+      const fetch = applyMessage(store, payload);
+      if (fetch.length) fetchOversized(payload.sessionId, fetch);
       if (payload.tabId && typeof payload.seq === 'number') {
         const had = lastSeen[payload.tabId] ?? 0;
         if (payload.seq > had + 1 && !payload.resync) {
-          addNotice(store, 'gap', `Delivery gap: messages ${had + 1}–${payload.seq - 1} for this tab never arrived; reload to resynchronize.`);
+          addNotice(store, 'gap', 'Some updates never reached this page: reload it to see the whole conversation.');
         }
         lastSeen[payload.tabId] = Math.max(had, payload.seq);
       }
       break;
+    }
     default:
-      store.debug.push({ type: name, cls: 'event', event: payload });
-      store.debugRev += 1;
   }
   refresh();
 }
 
 async function onOpen() {
   try {
-    const init = await rpc.request('bb.init', { lastSeen });
+    const init = await rpc.request('bb.init', { lastSeen, receive: 'updates' });
     store.engine = init.engine;
     const { sessions } = await rpc.request('bb.listSessions');
-    store.sessions = sessions;
+    // `bb/state` (sessions named, statuses in the bridge's words) wins over the engine's list.
+    if (!store.stateSeen) store.sessions = sessions;
     const remembered = saved('bb.activeSessionId', null);
     if (remembered && sessions.some((s) => s.sessionId === remembered)) await actions.select(remembered);
   } catch (err) {
-    failure(null, err);
+    failure(err);
   }
   refresh();
 }

@@ -1,6 +1,11 @@
 // Rendering: the DOM is built once and updated from the store at most once per animation
-// frame; transcript items are keyed and only the ones whose revision moved are redrawn, so
-// a stream of tokens never re-renders the page per token. Text always goes in as text.
+// frame. The chat is one section per turn (a prompt and everything its reply did); blocks
+// are keyed and only those whose revision moved are redrawn, so a stream of tokens never
+// re-renders the page per token. Text always goes in as text.
+
+import { counts, renderDiff } from './diff.js';
+import { markdown } from './markdown.js';
+import { waitingAsks } from './store.js';
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -11,18 +16,62 @@ function el(tag, attrs = {}, ...children) {
     else node.setAttribute(k, v === true ? '' : v);
   }
   for (const child of children.flat()) {
-    if (child !== null && child !== undefined) node.append(child);
+    if (child !== null && child !== undefined && child !== false) node.append(child);
   }
   return node;
+}
+
+const ENGINE_NAMES = { kilo: 'Kilo', breadboard: 'BreadBoard', acp: 'ACP agent' };
+const ENGINE_STATES = { ready: 'ready', starting: 'starting…', reconnecting: 'reconnecting…', failed: 'unavailable', stopped: 'stopped' };
+const SESSION_STATES = { running: 'working', failed: 'failed', completed: 'done', ended: 'ended', stopped: 'stopped', starting: 'starting' };
+const TOOL_STATES = { running: 'running…', pending: 'waiting' };
+const TASK_STATES = { queued: 'to do', running: 'in progress', completed: 'done', failed: 'failed' };
+const CHANGES = { added: 'new', modified: 'changed', deleted: 'deleted', edited: 'edited' };
+
+/** What the active session is doing, in words. */
+export function chatStatus(store, c) {
+  if (!store.activeSessionId) return '';
+  if (store.running || c?.run?.phase === 'running') {
+    return waitingAsks(c) ? 'Waiting for your approval' : 'Working…';
+  }
+  if (c?.run?.phase === 'retrying') return 'Retrying…';
+  switch (c?.run?.outcome) {
+    case 'stopped': return 'Stopped';
+    case 'failed': return 'Failed';
+    case 'done': return 'Done';
+    default: return 'Ready';
+  }
+}
+
+function pathsOf(view) {
+  return (view.files ?? []).map((f) => f.path).filter(Boolean).join(', ');
+}
+
+function toolLabel(b) {
+  const v = b.view;
+  switch (v?.type) {
+    case 'command':
+      return { running: 'Running a command', error: 'Command failed' }[b.state] ?? 'Ran a command';
+    case 'files':
+      return !v.path || v.path === '.' || v.path === './' ? 'Listed the workspace' : `Listed ${v.path}`;
+    case 'diff':
+      return `${b.state === 'error' ? 'Did not change' : 'Changed'} ${pathsOf(v) || 'files'}`;
+    case 'file':
+      return b.title ?? v.path;
+    default:
+      return b.title ?? b.tool ?? 'Tool';
+  }
 }
 
 export class View {
   constructor(root, store, actions) {
     this.store = store;
     this.actions = actions;
-    this.itemNodes = new Map();
-    this.shownSession = null;
+    this.turnNodes = new Map();
+    this.blockNodes = new Map();
+    this.shownSession = undefined;
     this.frame = 0;
+    this.expanded = new Set();
     this.build(root);
   }
 
@@ -32,8 +81,10 @@ export class View {
     this.notices = el('div', { class: 'notices', 'aria-live': 'polite', 'data-testid': 'notices' });
     this.engine = el('span', { class: 'engine', 'data-testid': 'engine' });
     this.sessionList = el('ul', { class: 'sessions', 'aria-label': 'Sessions', 'data-testid': 'sessions' });
-    this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Transcript', 'data-testid': 'transcript' });
-    this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Message the agent (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message', 'data-testid': 'composer' });
+    this.chatTitle = el('h2', { class: 'chat-title', 'data-testid': 'chat-title' });
+    this.chatStatus = el('span', { class: 'chat-status', role: 'status', 'data-testid': 'chat-status' });
+    this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', 'data-testid': 'transcript' });
+    this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Ask the agent… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message', 'data-testid': 'composer' });
     // Enter sends; Shift+Enter adds a line; Enter that ends an IME composition does neither.
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
@@ -41,45 +92,45 @@ export class View {
         this.send();
       }
     });
-    this.sendButton = el('button', { type: 'button', 'data-testid': 'send', onclick: () => this.send() }, 'Send');
+    this.sendButton = el('button', { type: 'submit', 'data-testid': 'send' }, 'Send');
     this.stopButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'stop', onclick: () => a.stop() }, 'Stop');
     this.tasks = el('div', { class: 'tasks', 'data-testid': 'tasks' });
     this.run = el('div', { class: 'run', 'data-testid': 'run' });
     this.debug = el('ol', { class: 'debug', 'data-testid': 'debug' });
     this.debugCount = el('span', { class: 'count' });
     root.append(
-      el('header', {},
-        el('h1', {}, 'bb-bridge'),
-        this.engine,
-      ),
+      el('header', {}, el('h1', {}, 'bb-bridge'), this.engine),
       this.banner,
       this.notices,
-      el('section', { class: 'session-bar', 'aria-label': 'Sessions' },
+      el('nav', { class: 'session-bar', 'aria-label': 'Sessions' },
         el('button', { type: 'button', 'data-testid': 'new-session', onclick: () => a.createSession() }, 'New session'),
         this.sessionList,
       ),
       el('main', {},
+        el('div', { class: 'chat-head' }, this.chatTitle, this.chatStatus),
         this.transcript,
         el('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.send(); } },
           this.input,
-          el('div', { class: 'row' }, this.sendButton, this.stopButton),
+          el('div', { class: 'row' }, this.stopButton, this.sendButton),
         ),
       ),
-      el('details', { class: 'panel', open: true }, el('summary', {}, 'Run'), this.run),
-      el('details', { class: 'panel' }, el('summary', {}, 'Tasks'), this.tasks),
-      el('details', { class: 'panel', 'data-testid': 'debug-drawer' }, el('summary', {}, 'Debug: unknown events ', this.debugCount), this.debug),
+      el('details', { class: 'panel', 'data-testid': 'run-drawer' }, el('summary', {}, 'Run'), this.run),
+      el('details', { class: 'panel', 'data-testid': 'tasks-drawer' }, el('summary', {}, 'Tasks'), this.tasks),
+      el('details', { class: 'panel', 'data-testid': 'debug-drawer' }, el('summary', {}, 'Debug: events the bridge did not recognize ', this.debugCount), this.debug),
     );
   }
 
-  // The box is cleared at once; a send that fails puts the text back (unless something new
-  // was typed meanwhile).
-  async send() {
-    const typed = this.input.value;
-    const text = typed.trim();
-    if (!text) return;
+  send() {
+    const text = this.input.value.trim();
+    if (!text || !this.store.activeSessionId) return;
     this.input.value = '';
-    const sent = await this.actions.send(text);
-    if (sent === false && this.input.value === '') this.input.value = typed;
+    this.actions.send(text);
+  }
+
+  /** Puts text back in the composer (a send that failed). */
+  restore(text) {
+    if (!this.input.value.trim()) this.input.value = text;
+    this.input.focus();
   }
 
   schedule() {
@@ -92,17 +143,26 @@ export class View {
 
   render() {
     const s = this.store;
+    const c = s.activeSessionId ? s.chats.get(s.activeSessionId) : null;
     this.renderBanner();
-    this.engine.textContent = s.engine ? `${s.engine.kind} · ${s.engine.status}` : '';
+    const name = s.engineLabel ?? ENGINE_NAMES[s.engine?.kind] ?? '';
+    // The engine's state at `bb.init`, then as the connection topic tells it.
+    const live = { connected: 'ready', error: 'unavailable' }[s.connection.status];
+    const state = live ?? ENGINE_STATES[s.engine?.status] ?? '';
+    this.engine.textContent = name ? `${name}${state ? ` · ${state}` : ''}` : '';
     this.renderNotices();
     this.renderSessions();
-    this.renderTranscript();
-    this.renderRun();
-    this.renderTasks();
-    this.renderDebug();
-    const active = s.activeSessionId;
-    this.sendButton.disabled = !active;
-    this.stopButton.disabled = !active || !s.running;
+    this.renderTranscript(c);
+    this.renderRun(c);
+    this.renderTasks(c);
+    this.renderDebug(c);
+    const active = s.sessions.find((x) => x.sessionId === s.activeSessionId);
+    this.chatTitle.textContent = s.activeSessionId ? (active?.title || 'New session') : '';
+    this.chatStatus.textContent = chatStatus(s, c);
+    this.chatStatus.dataset.state = this.chatStatus.textContent.replace(/…$/, '').toLowerCase();
+    this.sendButton.disabled = !s.activeSessionId;
+    this.input.disabled = !s.activeSessionId;
+    this.stopButton.disabled = !s.activeSessionId || !(s.running || c?.run?.phase === 'running');
   }
 
   renderBanner() {
@@ -113,9 +173,9 @@ export class View {
     } else if (link.state === 'connecting') {
       text = 'Connecting to the bridge…';
     } else if (connection.status === 'connecting') {
-      text = `Engine connecting${connection.retryCount ? ` (retry ${connection.retryCount})` : ''}…`;
+      text = `Connecting to the engine${connection.retryCount ? ` (retry ${connection.retryCount})` : ''}…`;
     } else if (connection.status === 'error') {
-      text = `Engine unavailable: ${connection.lastError ?? 'unknown error'}${connection.restarting === false ? ' (not restarting; restart the bridge)' : ''}`;
+      text = `The engine is unavailable: ${connection.lastError ?? 'unknown error'}${connection.restarting === false ? '. Restart the bridge to try again.' : ''}`;
     }
     this.banner.hidden = !text;
     this.banner.textContent = text;
@@ -133,135 +193,283 @@ export class View {
 
   renderSessions() {
     const s = this.store;
-    const key = JSON.stringify([s.sessions, s.activeSessionId]);
+    const key = JSON.stringify([s.sessions, s.activeSessionId, [...(s.deleting?.keys() ?? [])]]);
     if (key === this.sessionsKey) return;
     this.sessionsKey = key;
+    if (!s.sessions.length) {
+      this.sessionList.replaceChildren(el('li', { class: 'empty' }, 'No sessions yet.'));
+      return;
+    }
     this.sessionList.replaceChildren(...s.sessions.map((sess) => {
       const active = sess.sessionId === s.activeSessionId;
+      const title = sess.title || 'New session';
+      if (s.deleting?.has(sess.sessionId)) {
+        return el('li', { class: 'deleting', 'data-testid': 'session-deleting' },
+          el('span', {}, `“${title}” deleted`),
+          el('button', { type: 'button', class: 'link', 'data-testid': 'undo-delete', onclick: () => this.actions.undoDelete(sess.sessionId) }, 'Undo'));
+      }
+      const words = SESSION_STATES[sess.status] ?? '';
       return el('li', { class: active ? 'active' : '' },
-        el('button', { type: 'button', class: 'select', 'aria-current': active ? 'true' : null, 'data-testid': 'session', 'data-session-id': sess.sessionId, onclick: () => this.actions.select(sess.sessionId) },
-          sess.title || sess.sessionId.slice(0, 12), sess.status ? el('small', {}, ` ${sess.status}`) : null),
-        el('button', { type: 'button', class: 'link', 'aria-label': `Delete session ${sess.title || sess.sessionId}`, 'data-testid': 'delete-session', onclick: () => this.actions.remove(sess.sessionId) }, 'Delete'),
+        el('button', { type: 'button', class: 'select', title, 'aria-current': active ? 'true' : null, 'data-testid': 'session', 'data-session-id': sess.sessionId, onclick: () => this.actions.select(sess.sessionId) },
+          el('span', { class: 'title' }, title), words ? el('small', { 'data-testid': 'session-status' }, ` · ${words}`) : null),
+        el('button', { type: 'button', class: 'link', 'aria-label': `Delete session ${title}`, 'data-testid': 'delete-session', onclick: () => this.actions.remove(sess.sessionId) }, 'Delete'),
       );
     }));
   }
 
-  renderTranscript() {
+  renderTranscript(c) {
     const id = this.store.activeSessionId;
-    const view = id ? this.store.views.get(id) : null;
-    if (this.shownSession !== id) {
+    if (this.shownSession !== id || (c && this.shownChat !== c)) {
       this.shownSession = id;
-      this.itemNodes.clear();
+      this.shownChat = c;
+      this.turnNodes.clear();
+      this.blockNodes.clear();
       this.transcript.replaceChildren();
       this.shownRev = -1;
-      if (!id) this.transcript.append(el('p', { class: 'empty' }, 'Create or select a session to start.'));
     }
-    if (!view || view.rev === this.shownRev) return;
-    this.shownRev = view.rev;
-    const stick = this.transcript.scrollTop + this.transcript.clientHeight >= this.transcript.scrollHeight - 24;
-    if (view.items.length < this.itemNodes.size) {
-      this.itemNodes.clear();
-      this.transcript.replaceChildren();
-    }
-    for (const item of view.items) {
-      const known = this.itemNodes.get(item.key);
-      if (known && known.rev === item.rev) continue;
-      const node = this.renderItem(item);
-      if (known) known.node.replaceWith(node);
-      else this.transcript.append(node);
-      this.itemNodes.set(item.key, { node, rev: item.rev });
-    }
-    if (stick) this.transcript.scrollTop = this.transcript.scrollHeight;
-  }
-
-  renderItem(item) {
-    const a = this.actions;
-    switch (item.kind) {
-      case 'user':
-        return el('div', { class: 'msg user', 'data-testid': 'msg-user' }, item.text);
-      case 'assistant':
-      case 'reasoning':
-        return el('div', { class: `msg ${item.kind}${item.streaming ? ' streaming' : ''}`, 'data-testid': `msg-${item.kind}` }, item.text);
-      case 'tool': {
-        const full = item.fullOutput ? el('pre', { class: 'full', 'data-testid': 'tool-full' }, item.fullOutput) : null;
-        const canExpand = !item.fullOutput && (item.ref || item.result?.cut);
-        return el('div', { class: `tool ${item.status}`, 'data-testid': 'tool' },
-          el('div', { class: 'tool-head' }, el('strong', {}, item.name ?? 'tool'), el('span', { class: 'status' }, ` ${item.status ?? ''}`), item.summary ? el('span', {}, ` — ${item.summary}`) : null),
-          item.args?.text ? el('pre', { class: 'args' }, item.args.text) : null,
-          item.result && !full ? el('pre', { class: 'preview', 'data-testid': 'tool-preview' }, item.result.text) : null,
-          full,
-          canExpand ? el('button', { type: 'button', class: 'link', 'data-testid': 'show-full', onclick: () => a.showFull(item) }, 'Show full output') : null,
-        );
-      }
-      case 'permission': {
-        const pending = item.state === 'pending';
-        return el('div', { class: `approval ${pending ? 'pending' : 'settled'}`, role: 'group', 'aria-label': `Permission request: ${item.title}`, 'data-testid': 'approval' },
-          el('div', {}, el('strong', {}, 'Approval needed: '), `${item.title}${item.tool ? ` (${item.tool})` : ''}${item.detail ? ` on ${item.detail}` : ''}`),
-          pending
-            ? el('div', { class: 'row' },
-              el('button', { type: 'button', 'data-testid': 'allow-once', onclick: () => a.decide(item, 'allow_once') }, 'Allow once'),
-              el('button', { type: 'button', class: 'secondary', 'data-testid': 'allow-always', onclick: () => a.decide(item, 'allow_rule') }, 'Always'),
-              el('button', { type: 'button', class: 'danger', 'data-testid': 'deny', onclick: () => a.decide(item, 'deny') }, 'Deny'))
-            : el('div', { class: 'state', 'data-testid': 'approval-state' }, item.state),
-          item.error ? el('p', { class: 'error', role: 'alert', 'data-testid': 'approval-error' }, item.error) : null,
-        );
-      }
-      case 'error':
-        return el('div', { class: 'msg error', role: 'alert' }, item.text);
-      default:
-        return el('div', { class: 'msg' }, JSON.stringify(item));
-    }
-  }
-
-  renderRun() {
-    const id = this.store.activeSessionId;
-    const view = id ? this.store.views.get(id) : null;
-    const key = `${id}:${view?.run.rev}:${this.store.running}`;
-    if (key === this.runKey) return;
-    this.runKey = key;
-    if (!view) {
-      this.run.replaceChildren(el('p', { class: 'empty' }, 'No session selected.'));
+    if (!id) {
+      this.transcript.replaceChildren(el('div', { class: 'empty hint', 'data-testid': 'empty' },
+        el('p', {}, el('strong', {}, 'No session open.')),
+        el('p', {}, 'Start one with “New session”, or pick one above. Then say what you want done: the agent answers here, shows the commands it runs and the changes it makes, and asks before it writes files or runs commands.')));
       return;
     }
-    const r = view.run;
-    const status = this.store.running ? 'running' : r.status;
-    this.run.replaceChildren(
-      el('p', { 'data-testid': 'run-status' }, `Status: ${status}${r.turn ? ` · turn ${r.turn}` : ''}${r.summary ? ` · ${r.summary}` : ''}`),
-      r.other ? el('p', { class: 'empty' }, `${r.other} other run event(s) (checkpoints, skills, logs)`) : null,
-      ...r.diffs.map((d) => el('details', { class: 'diff', 'data-testid': 'diff' },
-        el('summary', {}, d.file || 'diff',
-          d.file ? el('button', { type: 'button', class: 'link', 'data-testid': 'open-diff', onclick: () => this.actions.openDiff(d.file) }, 'Open diff') : null,
-          d.file ? el('button', { type: 'button', class: 'link', 'data-testid': 'open-file', onclick: () => this.actions.openPath(d.file) }, 'Open file') : null),
-        el('pre', {}, d.unified))),
+    if (!c || !c.turns.length) {
+      if (this.shownRev !== 'empty') {
+        this.shownRev = 'empty';
+        this.transcript.replaceChildren(el('div', { class: 'empty hint', 'data-testid': 'empty' },
+          el('p', {}, 'Nothing here yet: send a message to start.')));
+      }
+      return;
+    }
+    if (c.rev === this.shownRev) return;
+    if (this.shownRev === 'empty') this.transcript.replaceChildren();
+    this.shownRev = c.rev;
+    // Follow the conversation while its end is in view (the composer sticks below it).
+    const stick = this.transcript.getBoundingClientRect().bottom <= window.innerHeight + 160;
+    for (const turn of c.turns) {
+      let t = this.turnNodes.get(turn.id);
+      if (!t) {
+        t = { node: el('section', { class: 'turn', 'data-testid': 'turn' }), user: null, userSig: null, blocks: el('div', { class: 'reply' }) };
+        t.node.append(t.blocks);
+        this.turnNodes.set(turn.id, t);
+        this.transcript.append(t.node);
+      }
+      this.renderPrompt(c, turn, t);
+      for (const key of turn.keys) {
+        const b = c.blocks.get(key);
+        if (!b) continue;
+        const known = this.blockNodes.get(key);
+        if (known && known.rev === b.rev && known.local === this.localSig(b)) continue;
+        const node = this.renderBlock(b);
+        if (known) known.node.replaceWith(node);
+        else t.blocks.append(node);
+        this.blockNodes.set(key, { node, rev: b.rev, local: this.localSig(b) });
+      }
+    }
+    // Turns that went (a prompt that was not sent, taken back) leave the page too.
+    const live = new Set(c.turns.map((t) => t.id));
+    for (const [id, t] of this.turnNodes) {
+      if (!live.has(id)) {
+        t.node.remove();
+        this.turnNodes.delete(id);
+      }
+    }
+    if (stick) this.transcript.lastElementChild?.scrollIntoView({ block: 'end' });
+  }
+
+  localSig(b) {
+    return b.local ? JSON.stringify(b.local) : '';
+  }
+
+  renderPrompt(c, turn, t) {
+    const user = turn.user ? c.blocks.get(turn.user) : null;
+    const sig = user ? `u:${user.rev}` : turn.pending ? `p:${turn.pending.failed ?? ''}` : 'none';
+    if (sig === t.userSig) return;
+    t.userSig = sig;
+    let node = null;
+    if (user) {
+      node = el('div', { class: 'msg user', 'data-testid': 'msg-user' }, user.text);
+    } else if (turn.pending) {
+      node = el('div', { class: `msg user pending${turn.pending.failed ? ' failed' : ''}`, 'data-testid': 'msg-user' },
+        turn.pending.text,
+        turn.pending.failed ? el('small', { class: 'why', role: 'alert' }, `Not sent: ${turn.pending.failed}`) : null);
+    }
+    if (t.user) t.user.remove();
+    t.user = node;
+    if (node) t.node.prepend(node);
+  }
+
+  renderBlock(b) {
+    switch (b.kind) {
+      case 'user':
+        return el('div', { class: 'msg user', 'data-testid': 'msg-user' }, b.text);
+      case 'assistant':
+        // A message with no text yet (or none at all: the engine only ran tools) takes no room.
+        if (!b.text && !b.error) return el('div', { hidden: true, 'data-testid': 'msg-empty' });
+        return el('div', { class: `msg assistant ${b.status}`, 'data-testid': 'msg-assistant', 'data-status': b.status },
+          el('div', { class: 'md' }, markdown(b.text)),
+          b.error ? el('p', { class: 'error' }, b.error) : null);
+      case 'reasoning':
+        if (!b.text) return el('div', { hidden: true, 'data-testid': 'msg-empty' });
+        return el('details', { class: `msg reasoning ${b.status}`, 'data-testid': 'msg-reasoning', open: b.status === 'streaming' },
+          el('summary', {}, b.status === 'streaming' ? 'Thinking…' : 'Thought'),
+          el('div', { class: 'md' }, markdown(b.text)));
+      case 'tool':
+        return this.renderTool(b);
+      case 'ask':
+        return this.renderAsk(b);
+      case 'status':
+        return el('div', { class: `status-card ${b.level}`, role: b.level === 'error' || b.level === 'gap' ? 'alert' : 'status', 'data-testid': 'status-card', 'data-level': b.level },
+          b.text);
+      default:
+        return el('div', {});
+    }
+  }
+
+  renderTool(b) {
+    const a = this.actions;
+    const v = b.view;
+    // A failure shows in the label (command, diff), its red border and its error text.
+    const state = b.state === 'error' ? (v?.type === 'command' || v?.type === 'diff' ? '' : 'failed') : TOOL_STATES[b.state] ?? '';
+    const parts = [];
+    const full = b.local?.full;
+    if (v?.type === 'command') {
+      parts.push(el('pre', { class: 'command', 'data-testid': 'tool-command' }, `$ ${v.command}`));
+      const out = full ?? b.output?.text;
+      if (out) parts.push(el('pre', { class: 'output', 'data-testid': 'tool-output' }, out));
+      if (v.exitCode) parts.push(el('p', { class: 'muted' }, `exit code ${v.exitCode}`));
+    } else if (v?.type === 'files') {
+      parts.push(el('ul', { class: 'files', 'data-testid': 'tool-files' },
+        v.entries.map((f) => el('li', { class: f.dir ? 'dir' : 'file' }, f.dir ? `${f.path}/` : f.path)),
+        v.more ? el('li', { class: 'muted' }, `and ${v.more} more`) : null));
+      if (!v.entries.length) parts.push(el('p', { class: 'muted' }, 'The folder is empty.'));
+    } else if (v?.type === 'diff') {
+      for (const f of v.files) {
+        const { add, del } = counts(f.unified.text);
+        parts.push(el('div', { class: 'diff-file', 'data-testid': 'tool-diff' },
+          el('div', { class: 'diff-head' }, el('strong', {}, f.path ?? 'diff'), el('span', { class: 'muted' }, ` +${add} −${del}`),
+            f.path ? this.fileActions(f.path) : null),
+          renderDiff(f.unified.text),
+          f.unified.truncated && f.unified.ref ? el('button', { type: 'button', class: 'link', 'data-testid': 'show-full', onclick: () => a.showFull(b, f.unified.ref) }, 'Show the whole diff') : null));
+      }
+    } else {
+      if (v?.type === 'file' && b.title) parts.push(el('p', { class: 'muted' }, v.path));
+      const out = full ?? b.output?.text;
+      if (b.input?.text && !v) {
+        parts.push(el('details', { class: 'input' }, el('summary', {}, 'Input'), el('pre', {}, b.input.text)));
+      }
+      if (out) parts.push(el('pre', { class: 'output', 'data-testid': 'tool-output' }, out));
+    }
+    if (full === undefined && b.output?.truncated && b.output?.ref && v?.type !== 'diff' && v?.type !== 'files') {
+      parts.push(el('button', { type: 'button', class: 'link', 'data-testid': 'show-full', onclick: () => a.showFull(b, b.output.ref) }, 'Show the whole output'));
+    }
+    return el('div', { class: 'tool', 'data-testid': 'tool', 'data-state': b.state, 'data-view': v?.type ?? 'text' },
+      el('div', { class: 'tool-head' },
+        el('strong', {}, toolLabel(b)),
+        state ? el('span', { class: 'state' }, ` ${state}`) : null,
+        b.summary ? el('span', { class: 'summary', 'data-testid': 'tool-summary' }, ` — ${b.summary}`) : null,
+        b.tool && b.tool !== toolLabel(b) ? el('small', { class: 'muted tool-name' }, ` ${b.tool}`) : null),
+      parts,
+      b.error ? el('p', { class: 'error', 'data-testid': 'tool-error' }, b.error) : null,
     );
   }
 
-  renderTasks() {
-    const id = this.store.activeSessionId;
-    const view = id ? this.store.views.get(id) : null;
-    const key = `${id}:${view?.tasksRev}`;
+  /** Open the diff of a file the agent changed, or the file itself, in the IDE. */
+  fileActions(path) {
+    const a = this.actions;
+    return el('span', { class: 'file-actions' },
+      el('button', { type: 'button', class: 'link', 'data-testid': 'open-diff', onclick: () => a.openDiff(path) }, 'Open diff'),
+      el('button', { type: 'button', class: 'link', 'data-testid': 'open-file', onclick: () => a.openPath(path) }, 'Open file'));
+  }
+
+  renderAsk(b) {
+    const a = this.actions;
+    const local = b.local ?? {};
+    const question = b.ask === 'question';
+    const open = !b.resolved && !local.sent;
+    const head = el('div', { class: 'ask-head' }, el('strong', {}, question ? 'Question' : open ? 'Approval needed' : 'Permission'), b.tool && !question ? el('small', { class: 'muted' }, ` ${b.tool}`) : null);
+    const body = [el('p', { class: 'prompt', 'data-testid': 'approval-prompt' }, b.prompt)];
+    const patterns = (b.patterns ?? []).filter((p) => p !== b.prompt && !b.prompt.endsWith(p));
+    if (patterns.length) body.push(el('p', { class: 'muted' }, patterns.join(', ')));
+    if (open && !question) {
+      body.push(el('div', { class: 'row' }, b.options.map((o) =>
+        el('button', { type: 'button', class: o.value === 'deny' ? 'danger' : o.value === 'allow_once' ? '' : 'secondary', 'data-testid': 'approval-option', 'data-value': o.value, onclick: () => a.decide(b, o.value) }, o.label))));
+    } else if (open && question) {
+      const chosen = local.chosen ?? {};
+      b.questions.forEach((q, qi) => {
+        body.push(el('fieldset', { class: 'question' },
+          // One question is already the card's prompt: its header is enough.
+          el('legend', {}, q.question === b.prompt ? (q.header ?? '') : q.header ? `${q.header}: ${q.question}` : q.question),
+          q.options.map((o) => el('button', { type: 'button', class: (chosen[qi] ?? []).includes(o.value) ? '' : 'secondary', 'aria-pressed': (chosen[qi] ?? []).includes(o.value) ? 'true' : 'false', title: o.description ?? null, 'data-testid': 'approval-option', 'data-value': o.value, onclick: () => a.choose(b, qi, o.value, q.multiple) }, o.label))));
+      });
+      body.push(el('div', { class: 'row' },
+        el('button', { type: 'button', 'data-testid': 'answer', onclick: () => a.answer(b) }, 'Answer'),
+        el('button', { type: 'button', class: 'secondary', 'data-testid': 'dismiss-question', onclick: () => a.dismissQuestion(b) }, 'Dismiss')));
+    } else {
+      const words = b.resolved ? (b.decision ?? 'answered') : 'sending your answer…';
+      body.push(el('p', { class: 'state', 'data-testid': 'approval-state' }, words.charAt(0).toUpperCase() + words.slice(1)));
+    }
+    if (local.error) body.push(el('p', { class: 'error', role: 'alert', 'data-testid': 'approval-error' }, local.error));
+    return el('div', { class: `approval ${open ? 'pending' : 'settled'}`, role: 'group', 'aria-label': question ? 'Question' : `Approval needed: ${b.prompt}`, 'data-testid': 'approval', 'data-resolved': b.resolved ? 'true' : 'false' }, head, body);
+  }
+
+  renderRun(c) {
+    const key = `${this.store.activeSessionId}:${c?.panelsRev}:${this.store.running}:${c?.rev}`;
+    if (key === this.runKey) return;
+    this.runKey = key;
+    if (!this.store.activeSessionId) {
+      this.run.replaceChildren(el('p', { class: 'empty' }, 'Open a session to see its run.'));
+      return;
+    }
+    const r = c?.run;
+    const files = [...(c?.files.values() ?? [])];
+    this.run.replaceChildren(
+      el('p', { 'data-testid': 'run-status' }, `${chatStatus(this.store, c)}${r?.turns ? ` · ${r.turns} turn${r.turns === 1 ? '' : 's'}` : ''}${r?.steps ? ` · ${r.steps} steps` : ''}${r?.errors ? ` · ${r.errors} error${r.errors === 1 ? '' : 's'}` : ''}`),
+      r?.gap ? el('p', { class: 'error' }, 'Some engine events were lost: the conversation may miss steps.') : null,
+      files.length
+        ? el('div', {}, el('h3', {}, 'Files changed'), el('ul', { class: 'files-changed', 'data-testid': 'files-changed' }, files.map((f) =>
+          el('li', {}, el('code', {}, f.path), ` ${CHANGES[f.change] ?? f.change}${f.additions != null ? ` +${f.additions}` : ''}${f.deletions != null ? ` −${f.deletions}` : ''}`, this.fileActions(f.path)))))
+        : el('p', { class: 'empty' }, 'No files changed yet.'),
+      r?.checkpoints?.length ? el('div', {}, el('h3', {}, 'Checkpoints'), el('ul', {}, r.checkpoints.map((cp) => el('li', {}, `${cp.preview ?? cp.id}${cp.restored ? ' (restored)' : ''}`)))) : null,
+      r?.links?.length ? el('div', {}, el('h3', {}, 'Logs'), el('ul', {}, r.links.map((l) => el('li', {}, el('code', {}, l))))) : null,
+    );
+  }
+
+  renderTasks(c) {
+    const key = `${this.store.activeSessionId}:${c?.panelsRev}`;
     if (key === this.tasksKey) return;
     this.tasksKey = key;
-    if (!view || view.tasks.size === 0) {
+    const tasks = [...(c?.tasks.values() ?? [])].sort((x, y) => x.order - y.order);
+    const todos = c?.todos ?? [];
+    if (!tasks.length && !todos.length) {
       this.tasks.replaceChildren(el('p', { class: 'empty' }, 'No tasks yet.'));
       return;
     }
+    const known = new Set(tasks.map((t) => t.taskId));
     const children = new Map();
-    for (const t of view.tasks.values()) {
-      const parent = t.parent && view.tasks.has(t.parent) ? t.parent : null;
+    for (const t of tasks) {
+      const parent = t.parentTaskId && known.has(t.parentTaskId) ? t.parentTaskId : null;
       if (!children.has(parent)) children.set(parent, []);
       children.get(parent).push(t);
     }
-    const tree = (parent) => el('ul', {}, (children.get(parent) ?? []).map((t) =>
-      el('li', { class: `task ${t.status}` }, `${t.title}${t.status ? ` [${t.status}]` : ''}`, children.has(t.id) ? tree(t.id) : null)));
-    this.tasks.replaceChildren(tree(null));
+    const shown = new Set();
+    const tree = (parent) => el('ul', {}, (children.get(parent) ?? []).filter((t) => !shown.has(t.taskId)).map((t) => {
+      shown.add(t.taskId);
+      const words = TASK_STATES[t.rollup] ?? t.rollup;
+      return el('li', { class: `task ${t.rollup}` }, `${t.title ?? t.taskId}${t.lane ? ` (${t.lane})` : ''} — ${words}`, children.has(t.taskId) ? tree(t.taskId) : null);
+    }));
+    this.tasks.replaceChildren(
+      tasks.length ? tree(null) : null,
+      todos.length ? el('div', {}, el('h3', {}, 'To do'), el('ul', { class: 'todos' }, todos.map((t) => el('li', { class: `task ${t.state}` }, `${t.content} — ${TASK_STATES[t.state] ?? t.state}`)))) : null,
+    );
   }
 
-  renderDebug() {
-    if (this.debugRev === this.store.debugRev) return;
-    this.debugRev = this.store.debugRev;
-    this.debugCount.textContent = `(${this.store.debug.length})`;
-    this.debug.replaceChildren(...this.store.debug.map((d) =>
-      el('li', {}, el('code', {}, d.type), el('pre', {}, JSON.stringify(d.event, null, 2)))));
+  renderDebug(c) {
+    const key = `${this.store.activeSessionId}:${c?.panelsRev}`;
+    if (key === this.debugKey) return;
+    this.debugKey = key;
+    const unknown = [...(c?.unknown.values() ?? [])];
+    this.debugCount.textContent = `(${unknown.length})`;
+    this.debug.replaceChildren(...unknown.map((u) => el('li', {}, el('code', {}, u.type), el('pre', {}, u.payload))));
   }
 }

@@ -53,6 +53,11 @@ struct Args {
     /// WebSocket conformance testing.
     #[arg(long)]
     echo_route: bool,
+
+    /// Test only: messages each tab's replay ring keeps (default 4096). A small ring makes a
+    /// page that fell behind get a declared resync, for testing that path.
+    #[arg(long, hide = true, value_name = "N")]
+    test_ring_messages: Option<usize>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -89,10 +94,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
         echo: args.echo_route,
         stopping,
     });
-    let settings = serde_json::json!({});
+    // The page names the engine in words; the demo is not a BreadBoard the user runs.
+    let settings = match launcher.args().engine {
+        bb_launch::EngineKind::Demo => serde_json::json!({"engineLabel": "Demo engine"}),
+        _ => serde_json::json!({}),
+    };
     let app = bb_bridge_ws::router(ws.clone())
         .merge(page::router(Arc::new(page::PageState { ws: ws.clone(), settings })));
-    let runtime = tokio::spawn(runtime::serve_connections(launcher.clone(), engine, incoming));
+    let runtime = tokio::spawn(runtime::serve_connections(
+        launcher.clone(),
+        engine,
+        incoming,
+        args.test_ring_messages,
+    ));
 
     tracing::info!(port, "gateway listening on 127.0.0.1");
     let mut out = std::io::stdout().lock();

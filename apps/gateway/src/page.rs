@@ -19,6 +19,8 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("rpc.js", "text/javascript; charset=utf-8", include_str!("../page/rpc.js")),
     ("store.js", "text/javascript; charset=utf-8", include_str!("../page/store.js")),
     ("view.js", "text/javascript; charset=utf-8", include_str!("../page/view.js")),
+    ("markdown.js", "text/javascript; charset=utf-8", include_str!("../page/markdown.js")),
+    ("diff.js", "text/javascript; charset=utf-8", include_str!("../page/diff.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../page/style.css")),
 ];
 const INDEX: &str = include_str!("../page/index.html");

@@ -20,7 +20,8 @@
 //! published after each chunk, so a session flushes at most once per chunk and the output
 //! does not depend on how the stages interleave. `--serial` runs the same stages one after
 //! the other on one thread (same output; for profiling, and for the CPU cost alone). The
-//! webview has called `bb.init` and selected the first session that streams. The file is
+//! webview has called `bb.init` (receiving events, or with `--receive updates|both` the
+//! view-model updates the host's reducers make) and selected the first session that streams. The file is
 //! read in chunks, never whole: memory stays flat in the number of events.
 
 use std::io::{Read, Write as _};
@@ -33,7 +34,7 @@ use bb_engine_client::sse::{SseItem, SseParser};
 use bb_host::Input;
 use bb_host::{Clock, HostConfig};
 use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
-use bb_protocol::v1::EngineKind;
+use bb_protocol::v1::{EngineKind, Receive};
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
 use bb_service::{EventsThread, Ingest, SystemClock};
@@ -44,6 +45,27 @@ use crate::normalize::EngineArg;
 
 /// Bytes per read, as a socket read would deliver them.
 const CHUNK: usize = 16 * 1024;
+
+/// `--receive`: what the webview asks `bb/events` to carry.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ReceiveArg {
+    /// Engine events (the default of a webview that says nothing).
+    Events,
+    /// The updates of the host's reducers only.
+    Updates,
+    /// Both.
+    Both,
+}
+
+impl From<ReceiveArg> for Receive {
+    fn from(r: ReceiveArg) -> Self {
+        match r {
+            ReceiveArg::Events => Receive::Events,
+            ReceiveArg::Updates => Receive::Updates,
+            ReceiveArg::Both => Receive::Both,
+        }
+    }
+}
 
 /// What the run measured.
 #[derive(Debug, Default, Serialize)]
@@ -302,10 +324,11 @@ pub(crate) fn run(
     engine: EngineArg,
     repeat: u32,
     serial: bool,
+    receive: Receive,
     file: &Path,
     out: Option<&Path>,
 ) -> anyhow::Result<()> {
-    let report = replay(engine, repeat, serial, file, out)?;
+    let report = replay(engine, repeat, serial, receive, file, out)?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
 }
@@ -315,6 +338,7 @@ pub(crate) fn replay(
     engine: EngineArg,
     repeat: u32,
     serial: bool,
+    receive: Receive,
     file: &Path,
     out: Option<&Path>,
 ) -> anyhow::Result<Report> {
@@ -326,7 +350,9 @@ pub(crate) fn replay(
         EngineArg::Breadboard => EngineKind::Breadboard,
     };
     let reader = Reader::new(file, repeat, started);
-    let core = Core { ingest: Ingest::new(kind, HostConfig::default(), started), now: started };
+    let mut ingest = Ingest::new(kind, HostConfig::default(), started);
+    ingest.receive(receive, started);
+    let core = Core { ingest, now: started };
     let writer = Writer::new(out)?;
     let (events, mut writer) = if serial {
         run_serial(engine, reader, core, writer)?

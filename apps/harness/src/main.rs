@@ -70,6 +70,9 @@ enum Command {
         /// `benches/check-peer.py`).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// What the webview asks `bb/events` to carry (`bb.init({receive})`).
+        #[arg(long, value_enum, default_value = "events")]
+        receive: ingest::ReceiveArg,
         /// The `.sse` capture.
         file: std::path::PathBuf,
     },
@@ -134,8 +137,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Normalize { engine, classes, session, file } => {
             normalize::run(engine, classes, session.as_deref(), &file)
         }
-        Command::Ingest { engine, repeat, serial, out, file } => {
-            ingest::run(engine, repeat, serial, &file, out.as_deref())
+        Command::Ingest { engine, repeat, serial, out, receive, file } => {
+            ingest::run(engine, repeat, serial, receive.into(), &file, out.as_deref())
         }
         // A broken pipe here is the measured sidecar going away: an error to report, not a
         // reader that stopped early.

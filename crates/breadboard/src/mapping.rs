@@ -62,7 +62,7 @@ pub(crate) fn engine_event(e: &BbEvent) -> EngineEvent {
 
 /// An event with its class from the BreadBoard table.
 pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
-    let class = bb_normalize::class::classify_breadboard(&event.event_type, &event.payload);
+    let class = bb_normalize::class::classify_breadboard(&event.event_type);
     (event, class)
 }
 

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::config::ScriptSource;
 use crate::engine::EngineState;
 use crate::script::{Script, is_known_type};
-use crate::session::{Session, Status};
+use crate::session::{Decision, Session, Status};
 
 fn object(value: Value) -> Map<String, Value> {
     match value {
@@ -120,7 +120,12 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
     };
     let replay_fed = content.starts_with("replay:");
     let mut published = 0u64;
+    // The answer to the turn's last permission request (`when` lines follow it).
+    let mut answer: Option<&'static str> = None;
     for line in &script.lines {
+        if line.when.is_some_and(|w| !w.plays(answer)) {
+            continue;
+        }
         if delay_or_stop(session, Duration::from_millis(line.delay_ms), replay_fed).await {
             return stop_turn(session, published);
         }
@@ -131,11 +136,11 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
         published += 1;
         // A replayed permission request does not block (and a decision for it gets 409 "no
         // permission request is active"); an agent turn's does.
-        if line.kind == "permission_request"
-            && !replay_fed
-            && !await_permission(engine, session, &line.payload).await
-        {
-            return stop_turn(session, published);
+        if line.kind == "permission_request" && !replay_fed {
+            match await_permission(engine, session, &line.payload).await {
+                Some(decision) => answer = Some(decision.response),
+                None => return stop_turn(session, published),
+            }
         }
     }
     if !script.has("completion") {
@@ -156,13 +161,13 @@ async fn run_turn(engine: &EngineState, session: &Session, content: &str) -> Tur
     TurnEnd::Finished
 }
 
-/// Blocks the turn until the request is answered. Returns false when the request was
-/// abandoned (DELETE while the engine is set not to wait).
+/// Blocks the turn until the request is answered; the answer, or `None` when the request
+/// was abandoned (DELETE while the engine is set not to wait).
 async fn await_permission(
     engine: &EngineState,
     session: &Session,
     payload: &Map<String, Value>,
-) -> bool {
+) -> Option<Decision> {
     let request_id = payload
         .get("request_id")
         .or_else(|| payload.get("id"))
@@ -171,7 +176,7 @@ async fn await_permission(
     let decision = session.add_permission(&request_id);
     let mut deleting = session.deleting.subscribe();
     tokio::select! {
-        answer = decision => answer.is_ok(),
+        answer = decision => answer.ok(),
         () = async {
             loop {
                 if *deleting.borrow_and_update() && !engine.faults().delete_waits_for_permission {
@@ -183,7 +188,7 @@ async fn await_permission(
             }
         } => {
             session.take_permission(&request_id);
-            false
+            None
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The upstream replay format: one JSON event per line (`type`, `payload`, `turn?`,
-//! `delay_ms?`), `#` comment lines and blank lines skipped.
+//! `delay_ms?`), `#` comment lines and blank lines skipped. A line of a configured script
+//! (an agent turn) may add `when: "allowed" | "denied"`: after a permission request, it plays
+//! only if the user's answer was that (so a demo does what the user chose).
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -64,6 +66,32 @@ pub struct ScriptLine {
     /// How long to wait before publishing this event.
     #[serde(default)]
     pub delay_ms: u64,
+    /// Plays only when the last permission request of the turn was answered so (absent:
+    /// always).
+    #[serde(default)]
+    pub when: Option<When>,
+}
+
+/// What a script line's `when` asks of the last permission answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum When {
+    /// Allowed (once or always), or not asked yet.
+    Allowed,
+    /// Denied.
+    Denied,
+}
+
+impl When {
+    /// Whether a line with this `when` plays after the answer `response` (`once`, `always`,
+    /// `reject`; `None`: nothing answered yet in this turn).
+    pub fn plays(self, response: Option<&str>) -> bool {
+        let denied = response == Some("reject");
+        match self {
+            When::Allowed => !denied,
+            When::Denied => denied,
+        }
+    }
 }
 
 /// A parsed turn script.

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use bb_protocol::v1::{StatePayload, V1Topic};
+use bb_protocol::v1::{Receive, StatePayload, V1Topic};
 
 /// A webview connection as the host core sees it.
 #[derive(Debug)]
@@ -14,6 +14,8 @@ pub(crate) struct Conn {
     pub(crate) visible: bool,
     /// The runtime could not hand it more (its outbound queue is full).
     pub(crate) stalled: bool,
+    /// What its `bb/events` messages carry.
+    pub(crate) receive: Receive,
     /// The session it selected.
     pub(crate) active: Option<String>,
     pub(crate) last_state: Option<StatePayload>,
@@ -28,6 +30,7 @@ impl Conn {
             ready: false,
             visible: true,
             stalled: false,
+            receive: Receive::Events,
             active: None,
             last_state: None,
             out: VecDeque::new(),

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use bb_normalize::{Engine, EventClass, Priority, SessionView};
+use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
 };
@@ -12,7 +12,7 @@ use foldhash::{HashSet, HashSetExt as _};
 
 use crate::claims::Claims;
 use crate::conn::Conn;
-use crate::fit::Fitter;
+use crate::fit::{Fitter, PAYLOAD_SLACK};
 use crate::input::Input;
 use crate::lane::Lane;
 use crate::prompting::{PromptCounters, Withdraw};
@@ -119,6 +119,9 @@ pub struct Host {
     pub(crate) prompt_counters: PromptCounters,
     /// Events the host made to close prompts the engine will not report, so far.
     pub(crate) closings: u64,
+    /// Some tab's webview receives updates: the views' updates are taken at each publish
+    /// (otherwise what changed waits, marked, until one does).
+    pub(crate) updates_wanted: bool,
 }
 
 impl Host {
@@ -129,6 +132,7 @@ impl Host {
             messages: config.max_buffered_events,
             bytes: config.max_buffered_bytes,
             detached_tabs: config.max_detached_tabs,
+            message_bytes: config.max_message_bytes.saturating_sub(PAYLOAD_SLACK),
         };
         Self {
             config,
@@ -154,6 +158,7 @@ impl Host {
             webview_trusted: false,
             prompt_counters: PromptCounters::default(),
             closings: 0,
+            updates_wanted: false,
         }
     }
 
@@ -207,6 +212,12 @@ impl Host {
         self.fitter.body(body_ref)
     }
 
+    /// The full body behind a `ref` seen in `session`'s events or updates (an item's
+    /// payload, an oversized update, or a text previewed in the view), while still held.
+    pub fn session_body(&self, session: &str, body_ref: &str) -> Option<&str> {
+        self.fitter.body(body_ref).or_else(|| self.views.get(session)?.body(body_ref))
+    }
+
     /// The most bytes any one tab's ring holds (bounded by `max_buffered_bytes`, unless a
     /// single message is larger, which is then the only one kept).
     pub fn buffered_bytes(&self) -> usize {
@@ -231,12 +242,18 @@ impl Host {
                     ..SessionSummary::default()
                 });
                 // The engine's own status stands (failed, completed, …); `running` comes
-                // from the run flag derived from events; `idle` only when the engine said
-                // nothing.
+                // from the run flag derived from events; `idle` when the engine said
+                // nothing, or said `running`/`busy` of a session with no turn in progress
+                // (BreadBoard's `running` means the session is alive).
                 if s.running {
                     summary.status = Some("running".to_owned());
-                } else if summary.status.is_none() {
+                } else if summary.status.as_deref().is_none_or(|st| st == "running" || st == "busy")
+                {
                     summary.status = Some("idle".to_owned());
+                }
+                // A session the engine gave no title is named by its first prompt.
+                if summary.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    summary.title = self.views.get(id).and_then(SessionView::title);
                 }
                 summary.queued_prompts = (s.queued_prompts > 0).then_some(s.queued_prompts);
                 summary.parent_id.clone_from(&s.parent);
@@ -271,6 +288,7 @@ impl Host {
             Input::Closed(conn) => {
                 self.conns.remove(&conn);
                 self.tabs.detach(conn);
+                self.updates_wanted = self.wants_updates();
                 let freed = self.claims.closed(conn);
                 self.offer(&freed, now);
                 self.refresh_priorities();
@@ -287,6 +305,15 @@ impl Host {
                 if let Some(payload) = self.connection.clone().filter(|_| !queued) {
                     self.conn_mut(conn).emit(V1Topic::Connection(payload));
                 }
+                self.became_deliverable(conn, now);
+            }
+            Input::Receive { conn, receive } => {
+                self.conn_mut(conn).receive = receive;
+                let changed = self.tabs.set_receive(conn, receive);
+                for tab in changed {
+                    self.resync_tab(&tab);
+                }
+                self.updates_wanted = self.wants_updates();
                 self.became_deliverable(conn, now);
             }
             Input::Visibility { conn, visible } => {
@@ -510,8 +537,41 @@ impl Host {
             None => self.tabs.bind_implicit(conn, session),
         }
         self.claims.bound(session);
+        // A tab receiving updates that starts showing a session another tab showed first
+        // (its early messages went there) gets the session's view as updates.
+        let tab = tab.map_or_else(|| implicit_tab(conn), str::to_owned);
+        if let Some(t) = self.tabs.get(&tab)
+            && t.receive.updates()
+            && !t.has_seen(session)
+            && self.tabs.shows(&tab, session)
+        {
+            self.record_resync(&tab, session);
+        }
         // The tab may have been handed the session's early messages.
         self.became_deliverable(conn, now);
+    }
+
+    /// Whether some connection, or some tab kept for one, receives updates.
+    fn wants_updates(&self) -> bool {
+        self.conns.values().any(|c| c.receive.updates()) || self.tabs.any_receives_updates()
+    }
+
+    /// Records for `tab` a declared resync of every session it showed (its ring was shaped
+    /// for another webview).
+    fn resync_tab(&mut self, tab: &str) {
+        let sessions: Vec<String> =
+            self.tabs.get(tab).map(|t| t.seen().map(str::to_owned).collect()).unwrap_or_default();
+        for session in sessions {
+            self.record_resync(tab, &session);
+        }
+    }
+
+    /// Records for `tab` a declared resync of `session` from its view, if it has one.
+    fn record_resync(&mut self, tab: &str, session: &str) {
+        let Some(receive) = self.tabs.get(tab).map(|t| t.receive) else { return };
+        let Some(view) = self.views.get(session) else { return };
+        let (payload, bytes) = self.fitter.resync(session, view, receive);
+        self.tabs.record(tab, payload, bytes);
     }
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
@@ -642,7 +702,20 @@ impl Host {
             targets.clear();
         }
         let mut lagging = Vec::new();
-        for (payload, bytes) in self.fitter.split(id, events, self.config.max_batch) {
+        let mut messages = self.fitter.split(id, events, self.config.max_batch);
+        if self.updates_wanted
+            && let Some(view) = self.views.get_mut(id)
+        {
+            // What the batch changed in the view, with the last of its messages.
+            let mut list = UpdateList::new();
+            view.take_updates(&mut list);
+            if !list.is_empty()
+                && let Some((last, _)) = messages.last_mut()
+            {
+                last.updates = Some(self.fitter.updates(list));
+            }
+        }
+        for (payload, bytes) in messages {
             if !claimed {
                 self.tabs.keep_early(&payload, bytes);
             }
@@ -659,7 +732,7 @@ impl Host {
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
                 let receiving = self.conns.get(&conn).is_some_and(Conn::deliverable);
-                for message in earlier.into_iter().chain(this) {
+                for message in earlier.into_iter().chain(this.into_iter().flatten()) {
                     let seq = message.seq.unwrap_or(0);
                     if receiving && t.delivered + 1 == seq {
                         t.delivered = seq;
@@ -773,9 +846,9 @@ impl Host {
             for tab in lagging {
                 let views = &self.views;
                 let fitter = &mut self.fitter;
-                messages.extend(self.tabs.catch_up(&tab, |session| {
+                messages.extend(self.tabs.catch_up(&tab, |session, receive| {
                     let view = views.get(session)?;
-                    Some(fitter.resync(session, view))
+                    Some(fitter.resync(session, view, receive))
                 }));
             }
             // Held state and connection updates are newer than what the tabs missed: the

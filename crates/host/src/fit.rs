@@ -5,16 +5,19 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use bb_normalize::SessionView;
 use bb_normalize::truncate::{Limits, truncate};
-use bb_protocol::v1::{EventItem, Events, EventsPayload, EventsWriter, Refused, Truncation};
+use bb_normalize::{SessionView, UpdateList};
+use bb_protocol::v1::{
+    EventItem, Events, EventsPayload, EventsWriter, Oversized, Receive, Refused, Truncation,
+    Updates, WebviewUpdate,
+};
 use serde_json::{Map, Value};
 
 /// Bytes of full bodies the store keeps; the oldest are forgotten first.
 pub const BODY_STORE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Room left in a message for `tabId`, `seq` and the envelope around the payload.
-const PAYLOAD_SLACK: usize = 256;
+pub(crate) const PAYLOAD_SLACK: usize = 256;
 
 /// Serialized size of a `bb/events` payload.
 pub(crate) fn payload_bytes(payload: &EventsPayload) -> usize {
@@ -85,7 +88,7 @@ impl Fitter {
         reference
     }
 
-    fn budget(&self) -> usize {
+    pub(crate) fn budget(&self) -> usize {
         self.max_bytes.saturating_sub(PAYLOAD_SLACK)
     }
 
@@ -98,14 +101,7 @@ impl Fitter {
         items: Vec<EventItem>,
         max_items: usize,
     ) -> Vec<(EventsPayload, usize)> {
-        let message = |events: Events| EventsPayload {
-            session_id: session.to_owned(),
-            events,
-            tab_id: None,
-            seq: None,
-            resync: None,
-            view: None,
-        };
+        let message = |events: Events| EventsPayload::new(session, events);
         let base = payload_bytes(&message(Events::default()));
         let budget = self.budget();
         // Room for one item's JSON in a message of its own.
@@ -169,17 +165,60 @@ impl Fitter {
         item
     }
 
+    /// The updates of a message as it goes out: one too large for any message on its own
+    /// is kept aside and replaced by an `oversized` update naming it (`body.get`).
+    pub(crate) fn updates(&mut self, mut list: UpdateList) -> Updates {
+        let most = self.budget() / 2;
+        for u in &mut list {
+            if u.get().len() > most {
+                let total_bytes = u.get().len() as u64;
+                let reference = self.keep(u.get().to_owned());
+                let oversized =
+                    WebviewUpdate::Oversized(Oversized { body_ref: reference.into(), total_bytes });
+                if let Ok(json) = serde_json::value::to_raw_value(&oversized) {
+                    *u = json;
+                }
+            }
+        }
+        Updates::from_written(list)
+    }
+
+    /// A declared resync of `session`, as a webview receiving `receive` rebuilds it: the
+    /// view model (events), the updates that rebuild it (updates), or both. Its size is
+    /// given without the updates (see `shape`).
+    pub(crate) fn resync(
+        &mut self,
+        session: &str,
+        view: &SessionView,
+        receive: Receive,
+    ) -> (EventsPayload, usize) {
+        let updates = receive.updates().then(|| {
+            let mut list = UpdateList::new();
+            view.snapshot_updates(&mut list);
+            self.updates(list)
+        });
+        let (mut payload, bytes) = if receive.events() {
+            self.resync_view(session, view)
+        } else {
+            let payload = EventsPayload {
+                resync: Some(true),
+                ..EventsPayload::new(session, Events::default())
+            };
+            let bytes = payload_bytes(&payload);
+            (payload, bytes)
+        };
+        payload.updates = updates;
+        (payload, bytes)
+    }
+
     /// A declared resync of `session` from its view model, fitted under the limit: long
     /// strings become previews naming a reference whose full text `body.get` returns.
-    pub(crate) fn resync(&mut self, session: &str, view: &SessionView) -> (EventsPayload, usize) {
+    fn resync_view(&mut self, session: &str, view: &SessionView) -> (EventsPayload, usize) {
         let mut value = serde_json::to_value(view).unwrap_or(Value::Object(Map::new()));
         let payload = |v: Map<String, Value>| EventsPayload {
-            session_id: session.to_owned(),
-            events: Events::default(),
-            tab_id: None,
-            seq: None,
             resync: Some(true),
             view: Some(v),
+            ..EventsPayload::new(session, Events::default())
         };
         let probe = payload(value.as_object().cloned().unwrap_or_default());
         let bytes = payload_bytes(&probe);

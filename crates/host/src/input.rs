@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use bb_normalize::EventClass;
-use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary};
+use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, Receive, SessionSummary};
 
 use crate::prompts::{AnswerOutcome, Prompt};
 use crate::tabs::ConnId;
@@ -25,6 +25,14 @@ pub enum Input {
         conn: ConnId,
         /// `bb.init({lastSeen})`.
         last_seen: BTreeMap<String, u64>,
+    },
+    /// What the webview's `bb/events` messages carry (`bb.init({receive})`): engine events,
+    /// view-model updates, or both. Applied before its [`Input::WebviewReady`].
+    Receive {
+        /// The connection.
+        conn: ConnId,
+        /// What it receives.
+        receive: Receive,
     },
     /// The webview was hidden (`false`) or shown (`true`).
     Visibility {

@@ -109,7 +109,12 @@ impl Lane {
                         None => break,
                     }
                 }
-                view.apply(&item);
+                match envelope.session_id.as_deref() {
+                    Some(owner) => {
+                        view.apply_foreign(&item, envelope.message_id.as_deref(), owner);
+                    }
+                    None => view.apply_for(&item, envelope.message_id.as_deref()),
+                }
                 let class = item.class.as_str();
                 let RawEvent { id, kind, payload, .. } = item.event;
                 let event = EngineEvent {

@@ -90,6 +90,23 @@
 //!   `…thought_summary.delta`; `text` for BreadBoard `assistant_delta`), which holds the
 //!   concatenated text of all merged events in engine order. Only adjacent deltas merge, so
 //!   no other event is moved.
+//! * **Updates.** A webview says in `bb.init({receive})` ([`Input::Receive`]) whether its
+//!   `bb/events` messages carry the engine events (the default: exactly the messages a
+//!   webview got before updates existed), the view-model updates of the session's reducers
+//!   (`updates`, `events` left empty), or both. The updates are taken from the session's
+//!   `SessionView` when a batch is published (what the batch changed, attached to its last
+//!   message), and only while some tab (of an open or a closed connection) receives them;
+//!   until then the view keeps its changes marked and the first updates taken carry them all.
+//!   Each tab records messages shaped for its webview (`shape.rs`): one receiving updates is
+//!   sent nothing of a message whose events changed nothing it shows; `both` gets the events
+//!   and their updates in one message, or in two when one would outgrow the limit; updates too
+//!   many for one message are cut over several. A single update larger than half a message
+//!   is kept aside and sent as an `oversized` update naming its `body.get` reference. A
+//!   declared resync for such a tab is the updates that rebuild the session's view (its
+//!   snapshot), and a tab receiving updates that binds a session another tab showed first
+//!   (so the session's early messages went there) is sent that snapshot at once: a second
+//!   window opening a session sees it. A connection that changes what it receives resyncs its
+//!   tabs (their rings were shaped for the old choice).
 //! * **Items.** Every item carries its `bb_normalize` class; the events of a reply carry the
 //!   `messageId` of the `bb.sendMessage` that started it ([`Input::MessageSent`]) until the
 //!   run ends (`completion`, `run_finished`, `error`, `session.idle`, `session.error`).
@@ -103,7 +120,9 @@
 //!   forgotten) and read with [`Host::body`].
 //! * **`bb/state`.** A session's `status` is the engine's own (`failed`, `completed`, …);
 //!   `running` replaces it while the run flag (derived from events) is set, and `idle` is
-//!   said only when the engine gave no status. `running` is the connection's selected
+//!   said when the engine gave no status, or said `running`/`busy` of a session with no turn
+//!   in progress (BreadBoard's `running` means the session is alive). A session the engine
+//!   gave no title is named by the first line of its first prompt (60 characters at most). `running` is the connection's selected
 //!   session's run flag; the permission count is the sum over all sessions. A session's
 //!   `queuedPrompts` is the engine's latest [`Input::QueuedPrompts`] count (absent when 0);
 //!   an engine upsert of the summary does not clear it.
@@ -139,6 +158,7 @@ mod input;
 mod lane;
 mod prompting;
 pub mod prompts;
+mod shape;
 mod tabs;
 
 pub use bb_normalize::Engine;

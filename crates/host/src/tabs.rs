@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use foldhash::{HashMap, HashMapExt as _};
 
-use bb_protocol::v1::EventsPayload;
+use bb_protocol::v1::{EventsPayload, Receive};
+
+use crate::shape::shape;
 
 /// A webview connection's id, chosen by the runtime.
 pub type ConnId = u64;
@@ -21,6 +23,8 @@ pub(crate) struct RingLimits {
     pub(crate) messages: usize,
     pub(crate) bytes: usize,
     pub(crate) detached_tabs: usize,
+    /// The most one message may take (what a message is cut to fit).
+    pub(crate) message_bytes: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -51,11 +55,14 @@ pub(crate) struct Tab {
     ring_bytes: usize,
     /// When it was detached (a counter), to forget the oldest detached tabs first.
     detached_at: u64,
+    /// What its webview receives; its ring holds messages as shaped for it.
+    pub(crate) receive: Receive,
 }
 
 impl Tab {
-    fn new(conn: ConnId, explicit: bool) -> Self {
+    fn new(conn: ConnId, explicit: bool, receive: Receive) -> Self {
         Tab {
+            receive,
             conn: Some(conn),
             explicit,
             sessions: BTreeSet::new(),
@@ -74,29 +81,51 @@ impl Tab {
         self.delivered + 1 >= self.next_seq
     }
 
-    /// Records a message under the next `seq` (kept in the ring within its bounds).
+    /// Records a message, as its webview receives it (none, one or more messages), each
+    /// under the next `seq` (kept in the ring within its bounds). `bytes`: its size without
+    /// its updates.
     fn record(
         &mut self,
-        mut payload: EventsPayload,
+        payload: EventsPayload,
         bytes: usize,
         tab_id: &str,
         limits: RingLimits,
-    ) -> EventsPayload {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        payload.tab_id = Some(tab_id.to_owned());
-        payload.seq = Some(seq);
-        self.seen.insert(payload.session_id.clone());
-        self.ring.push_back(Stored { seq, bytes, payload: payload.clone() });
-        self.ring_bytes += bytes;
-        while self.ring.len() > limits.messages.max(1)
-            || (self.ring_bytes > limits.bytes && self.ring.len() > 1)
-        {
-            if let Some(old) = self.ring.pop_front() {
-                self.ring_bytes -= old.bytes;
-            }
+    ) -> Vec<EventsPayload> {
+        let session = payload.session_id.clone();
+        let shaped = shape(payload, bytes, self.receive, limits.message_bytes);
+        // A webview receiving updates was sent nothing of a message that carried none: it
+        // has not seen the session yet (binding it then sends the session's view).
+        if !shaped.is_empty() || self.receive.events() {
+            self.seen.insert(session);
         }
-        payload
+        let mut out = Vec::with_capacity(shaped.len());
+        for (mut payload, bytes) in shaped {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            payload.tab_id = Some(tab_id.to_owned());
+            payload.seq = Some(seq);
+            self.ring.push_back(Stored { seq, bytes, payload: payload.clone() });
+            self.ring_bytes += bytes;
+            while self.ring.len() > limits.messages.max(1)
+                || (self.ring_bytes > limits.bytes && self.ring.len() > 1)
+            {
+                if let Some(old) = self.ring.pop_front() {
+                    self.ring_bytes -= old.bytes;
+                }
+            }
+            out.push(payload);
+        }
+        out
+    }
+
+    /// Whether it was sent anything of `session`.
+    pub(crate) fn has_seen(&self, session: &str) -> bool {
+        self.seen.contains(session)
+    }
+
+    /// The sessions it was sent anything of.
+    pub(crate) fn seen(&self) -> impl Iterator<Item = &str> {
+        self.seen.iter().map(String::as_str)
     }
 
     /// The messages after `delivered`, when the ring still holds all of them.
@@ -152,6 +181,8 @@ pub(crate) struct Tabs {
     /// Bytes of every session's early messages.
     early_bytes: usize,
     detach_clock: u64,
+    /// What each connection's webview receives (absent: events).
+    receive: HashMap<ConnId, Receive>,
 }
 
 /// What catching a tab up produced: messages to send (already recorded, in order).
@@ -167,7 +198,30 @@ impl Tabs {
             early_next: HashMap::new(),
             early_bytes: 0,
             detach_clock: 0,
+            receive: HashMap::new(),
         }
+    }
+
+    /// What `conn`'s webview receives from now on; its tabs that had a ring shaped otherwise
+    /// lose it (what they missed comes as a resync). Returns the tabs whose shape changed.
+    pub(crate) fn set_receive(&mut self, conn: ConnId, receive: Receive) -> Vec<String> {
+        self.receive.insert(conn, receive);
+        let mut changed = Vec::new();
+        for (id, tab) in &mut self.tabs {
+            if tab.conn == Some(conn) && tab.receive != receive {
+                tab.receive = receive;
+                tab.ring.clear();
+                tab.ring_bytes = 0;
+                changed.push(id.clone());
+            }
+        }
+        changed.sort();
+        changed
+    }
+
+    /// Whether a tab (of an open or a closed connection) receives updates.
+    pub(crate) fn any_receives_updates(&self) -> bool {
+        self.tabs.values().any(|t| t.receive.updates())
     }
 
     pub(crate) fn get(&self, tab: &str) -> Option<&Tab> {
@@ -176,9 +230,17 @@ impl Tabs {
 
     /// The tab, created for `conn` or adopted by it (a recreated webview reattaching).
     pub(crate) fn attach(&mut self, tab_id: &str, conn: ConnId, explicit: bool) -> &mut Tab {
-        let tab = self.tabs.entry(tab_id.to_owned()).or_insert_with(|| Tab::new(conn, explicit));
+        let receive = self.receive.get(&conn).copied().unwrap_or_default();
+        let tab =
+            self.tabs.entry(tab_id.to_owned()).or_insert_with(|| Tab::new(conn, explicit, receive));
         tab.conn = Some(conn);
         tab.explicit |= explicit;
+        if tab.receive != receive {
+            // Its ring holds messages shaped for another webview: what it missed is resynced.
+            tab.receive = receive;
+            tab.ring.clear();
+            tab.ring_bytes = 0;
+        }
         tab
     }
 
@@ -251,7 +313,7 @@ impl Tabs {
         tab_id: &str,
         payload: EventsPayload,
         bytes: usize,
-    ) -> (Vec<EventsPayload>, Option<EventsPayload>) {
+    ) -> (Vec<EventsPayload>, Option<Vec<EventsPayload>>) {
         let limits = self.limits;
         let session = payload.session_id.as_str();
         let this = self.early_next.get(session).map_or(0, |n| n.saturating_sub(1));
@@ -331,13 +393,18 @@ impl Tabs {
             .messages
             .iter()
             .skip(skip)
-            .map(|(payload, bytes)| tab.record(payload.clone(), *bytes, tab_id, limits))
+            .flat_map(|(payload, bytes)| tab.record(payload.clone(), *bytes, tab_id, limits))
             .collect()
     }
 
     /// Whether any tab was sent events of `session`.
     pub(crate) fn seen_by_any(&self, session: &str) -> bool {
         self.tabs.values().any(|t| t.seen.contains(session))
+    }
+
+    /// Whether `tab` shows `session`.
+    pub(crate) fn shows(&self, tab: &str, session: &str) -> bool {
+        self.by_session.get(session).is_some_and(|t| t.contains(tab))
     }
 
     /// Whether some tab shows `session`.
@@ -415,7 +482,7 @@ impl Tabs {
         tab_id: &str,
         payload: EventsPayload,
         bytes: usize,
-    ) -> Option<EventsPayload> {
+    ) -> Option<Vec<EventsPayload>> {
         let limits = self.limits;
         let tab = self.tabs.get_mut(tab_id)?;
         Some(tab.record(payload, bytes, tab_id, limits))
@@ -454,7 +521,7 @@ impl Tabs {
     pub(crate) fn catch_up(
         &mut self,
         tab_id: &str,
-        mut resync: impl FnMut(&str) -> Option<(EventsPayload, usize)>,
+        mut resync: impl FnMut(&str, Receive) -> Option<(EventsPayload, usize)>,
     ) -> CatchUp {
         let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
         if let Some(missed) = tab.missed() {
@@ -462,12 +529,13 @@ impl Tabs {
             return missed;
         }
         let sessions: Vec<String> = tab.seen.iter().cloned().collect();
+        let receive = tab.receive;
         let mut out = Vec::new();
         for session in sessions {
-            if let Some((payload, bytes)) = resync(&session) {
+            if let Some((payload, bytes)) = resync(&session, receive) {
                 let limits = self.limits;
                 if let Some(tab) = self.tabs.get_mut(tab_id) {
-                    out.push(tab.record(payload, bytes, tab_id, limits));
+                    out.extend(tab.record(payload, bytes, tab_id, limits));
                 }
             }
         }

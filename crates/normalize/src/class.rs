@@ -147,7 +147,7 @@ impl std::fmt::Display for EventClass {
 /// Classifies one event. Pure: the same event always gets the same class.
 pub fn classify(ev: &RawEvent) -> EventClass {
     match ev.engine {
-        Engine::BreadBoard => classify_breadboard(&ev.kind, &ev.payload),
+        Engine::BreadBoard => classify_breadboard(&ev.kind),
         Engine::Kilo => classify_kilo(&ev.kind, &ev.payload),
         Engine::Acp => classify_acp(&ev.kind, &ev.payload),
     }
@@ -200,7 +200,7 @@ pub fn classify_acp(kind: &str, payload: &Value) -> EventClass {
 
 /// BreadBoard types: the spec's table with every alias, plus the meaning-clear extras of the
 /// engine's full type list (`tool.exec.*`, `warning`, `limits_update`).
-pub fn classify_breadboard(kind: &str, payload: &Value) -> EventClass {
+pub fn classify_breadboard(kind: &str) -> EventClass {
     use EventClass as C;
     match kind {
         "user_message" => C::UserMessage,
@@ -212,14 +212,9 @@ pub fn classify_breadboard(kind: &str, payload: &Value) -> EventClass {
         "assistant.reasoning.delta" | "assistant.thought_summary.delta" => C::ReasoningStream,
         "tool_call" | "tool.exec.start" => C::ToolCall,
         "tool.exec.stdout.delta" | "tool.exec.stderr.delta" => C::ToolOutput,
-        "tool_result" | "tool.result" | "tool.exec.end" => {
-            // The engine's todo snapshots travel as `tool_result` with a `todo` object.
-            if payload.get("todo").is_some_and(Value::is_object) {
-                C::TaskTodo
-            } else {
-                C::ToolResult
-            }
-        }
+        // The engine's todo snapshots travel as `tool_result`s with a `todo` object: still
+        // `tool.result` (the spec's table); the reducer sends their todos to the tasks lane.
+        "tool_result" | "tool.result" | "tool.exec.end" => C::ToolResult,
         "todo_update" => C::TaskTodo,
         "permission_request" => C::PermissionRequest,
         "permission_response" => C::PermissionResponse,

@@ -4,7 +4,7 @@
 //! field of another shape is absent, and the `non_empty` accessors skip empty strings as
 //! `str_at` does.
 
-use bb_payload::{LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj};
+use bb_payload::{LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj};
 use serde::Deserialize;
 
 use crate::json::Shown;
@@ -67,6 +67,11 @@ impl ErrorFields<'_> {
             .and_then(|d| non_empty(&d.message))
             .or_else(|| non_empty(&self.message))
             .or_else(|| non_empty(&self.name))
+    }
+
+    /// Whether the error says the user aborted the turn (`MessageAbortedError`).
+    pub(crate) fn aborted(&self) -> bool {
+        non_empty(&self.name) == Some("MessageAbortedError")
     }
 }
 
@@ -151,6 +156,11 @@ pub(crate) struct ToolMetadata<'a> {
     /// The output so far of a running call.
     #[serde(borrow)]
     pub(crate) output: Shown<'a>,
+    /// The unified diff of an edit.
+    #[serde(borrow)]
+    pub(crate) diff: LooseStr<'a>,
+    /// A command's exit code.
+    pub(crate) exit: LooseI64,
 }
 
 /// `message.part.delta`.

@@ -14,7 +14,9 @@
 //! # Choices where the spec is silent
 //!
 //! - Classes beyond the spec's table: `tool.output` (BreadBoard `tool.exec.*.delta`),
-//!   `task.todo` (todo snapshots, Kilo `todo.updated`), `run.status` (busy/idle),
+//!   `task.todo` (BreadBoard `todo_update`, Kilo `todo.updated`, ACP `plan`; a BreadBoard
+//!   `tool_result` carrying a todo snapshot keeps the table's `tool.result`, and the reducer
+//!   sends its todos to the tasks lane instead of a tool block), `run.status` (busy/idle),
 //!   `run.limits` (`limits_update`), `run.diff` (`session.diff`, `file.edited`),
 //!   `session.info` (session metadata, step markers) and `connection` (connected,
 //!   heartbeat, `sync`, instance noise: out of the view, not unknown). `warning` is a
@@ -57,6 +59,31 @@
 //!   truncated previews are held on top (the body store above), outside the serialized view.
 //! - Error texts shown in cards (notices, tool errors, approval summaries) are redacted and
 //!   one line; tool output previews are shown as the engine sent them.
+//! - Updates (`reduce::updates`): the reducers mark what they change; `take_updates` writes
+//!   each marked block, lane and node once, as a `bb_protocol::v1::WebviewUpdate`, and a text
+//!   block's growth as `assistantDelta`s from the UTF-16 offset last sent (a rewrite, e.g. a
+//!   Kilo part replaced in the middle, as its whole text); no text goes out in pieces longer
+//!   than 64 KiB. `snapshot_updates` writes the whole view the same way: the updates of a
+//!   session applied from its first rebuild exactly its snapshot (a property test holds it for
+//!   any split of every capture into batches).
+//! - Exchanges: each user message (and each run end) begins a new exchange, and the keys of
+//!   BreadBoard and ACP messages hold it: those engines reuse message ids and turn numbers
+//!   across replies (the demo replays the same script every turn), so a second prompt's reply
+//!   never lands in the first's block. Kilo's ids are unique and keyed alone.
+//! - A stop: a finish event whose reason says the user stopped the turn (`stopped_by_user`,
+//!   `interrupted`, ACP `cancelled`), or Kilo's `MessageAbortedError`, marks the turn stopped
+//!   (streaming blocks `stopped`, one `Stopped` card, the summary's outcome) and is no error.
+//!   Approval cards still pending when a run ends are resolved `withdrawn`.
+//! - Blocks made while the webview's prompt `messageId` is known (`SessionView::apply_for`)
+//!   carry it, so a reply groups under the prompt it answers, in any window.
+//! - Tool views: for the tools the reducers recognize (shell, listing, patch/edit/write,
+//!   read; by name, on all three engines) a block says what the tool did: a command with its
+//!   exit code, a listing (200 entries at most), diffs per file (previewed, their full text
+//!   behind a reference), a file path. Other tools show their input and output as text.
+//! - Approval prompts are said in words from the engine's category and target (`Run echo
+//!   hi`, `Edit Makefile`); a Kilo question keeps its questions and the answers it offers.
+//! - A view's previews name their full text `text-N` (the host's item bodies are `body-N`),
+//!   which `body.get` returns for the session.
 
 pub mod batch;
 pub mod class;
@@ -74,7 +101,7 @@ pub use contain::{
     Checked, MAX_PATH_BYTES, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict,
 };
 pub use event::{Engine, EventError, RawEvent};
-pub use reduce::SessionView;
+pub use reduce::{SessionView, UpdateList};
 pub use truncate::{BodyStore, Limits, Preview};
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ impl BodyStore {
             return probe;
         }
         self.next += 1;
-        let reference = format!("body-{}", self.next);
+        let reference = format!("text-{}", self.next);
         let mut preview = truncate(body, limits, Some(&reference));
         self.insert(reference.clone(), body.to_owned());
         preview.body_ref = Some(reference);

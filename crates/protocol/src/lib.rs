@@ -61,11 +61,21 @@
 //!   declared resync: `resync: true` with `view`, the session's reduced view model.
 //!   `bb.visibility({visible})` says when the webview is hidden or shown.
 //!   `bb.init({workspaceTrusted})` says whether write/exec actions are allowed.
-//! - Items: every `bb/events` item carries its stable `class` (required on the wire), and a
-//!   `truncated: {ref, fields, totalBytes}` when large fields were replaced by previews (the
-//!   full payload comes from `bb.command {command: "body.get", args: {ref}}`). An item of
-//!   another session than its message's carries that `sessionId`: a sub-agent's prompt (and
-//!   what settles it) shown on an ancestor session's tab.
+//! - Items: every `bb/events` item the bridge sends carries its stable `class` (optional on
+//!   the wire, like every additive field: an item shaped as the spec shows it, `{id, type,
+//!   turn?, ts?, payload}`, is valid), and a `truncated: {ref, fields, totalBytes}` when large
+//!   fields were replaced by previews (the full payload comes from `bb.command {command:
+//!   "body.get", args: {ref}}`). An item of another session than its message's carries that
+//!   `sessionId`: a sub-agent's prompt (and what settles it) shown on an ancestor session's
+//!   tab.
+//! - Updates: `bb.init({receive: "events" | "updates" | "both"})` says what `bb/events`
+//!   messages carry: the engine events (the default, what a webview that says nothing gets),
+//!   the view-model updates of the host's reducers in `updates` ([`v1::WebviewUpdate`]:
+//!   keyed upserts and offset text deltas, see `v1::updates`; `events` left empty), or both.
+//!   A resync for a webview receiving updates is the updates that rebuild the session's view.
+//!   [`v1::UpdatedView`] is the reference of how a webview applies them. A sub-agent's
+//!   prompt card shown on an ancestor session's tab carries the sub-agent's `sessionId` (the
+//!   session an answer names).
 //! - Sessions (`bb/state`, `bb.listSessions`, `bb.createSession`): `queuedPrompts`,
 //!   `parentId` (the session that started a sub-agent's), and in `bb/state`
 //!   `pendingPermissionCount` per session (the prompts of that session waiting).

@@ -4,9 +4,10 @@ use serde_json::json;
 
 use crate::limits::{mattering, mattering_bytewise, nesting_depth_exceeds};
 use crate::v1::{
-    ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent, EventItem,
-    EventsPayload, InitParams, SessionParams, Truncation, V1Call, V1Error, V1Event, V1Message,
-    V1Method, V1Request, V1Response, V1Topic, VisibilityParams,
+    AssistantDelta, ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent,
+    EventItem, EventsPayload, InitParams, Receive, SessionParams, Truncation, Updates, V1Call,
+    V1Error, V1Event, V1Message, V1Method, V1Request, V1Response, V1Topic, VisibilityParams,
+    WebviewUpdate,
 };
 use crate::ws::{
     WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsMethod, WsRequest, WsResponse,
@@ -199,61 +200,66 @@ fn nesting_scan_ignores_brackets_in_strings() {
 #[test]
 fn constructors_produce_valid_lines() {
     let limits = Limits::default();
-    let messages = [
-        V1Message::Request(V1Request::new("1", V1Call::Init(InitParams::default()))),
-        V1Message::Request(V1Request::new(
-            "2",
-            V1Call::Init(InitParams {
-                last_seen: Some([("tab-a".to_owned(), 7)].into_iter().collect()),
-                workspace_trusted: Some(true),
-            }),
-        )),
-        V1Message::Request(V1Request::new(
-            "3",
-            V1Call::Visibility(VisibilityParams { visible: false }),
-        )),
-        V1Message::Event(V1Event::new(V1Topic::Events(EventsPayload {
-            session_id: "s".into(),
-            events: vec![EventItem {
-                event: EngineEvent {
-                    id: "e1".into(),
-                    event_type: "tool_result".into(),
-                    turn: Some(1),
-                    ts: None,
-                    payload: serde_json::Map::new().into(),
-                },
-                class: "tool.result".into(),
-                message_id: Some("m1".into()),
-                truncated: Some(Truncation {
-                    body_ref: "body-1".into(),
-                    fields: vec!["/output".into()],
-                    total_bytes: 2_000_000,
+    let messages =
+        [
+            V1Message::Request(V1Request::new("1", V1Call::Init(InitParams::default()))),
+            V1Message::Request(V1Request::new(
+                "2",
+                V1Call::Init(InitParams {
+                    last_seen: Some([("tab-a".to_owned(), 7)].into_iter().collect()),
+                    workspace_trusted: Some(true),
+                    receive: Some(Receive::Updates),
                 }),
-                session_id: Some("s-child".into()),
-            }]
-            .into(),
-            tab_id: Some("tab-a".into()),
-            seq: Some(8),
-            resync: Some(true),
-            view: Some(serde_json::Map::new()),
-        }))),
-        V1Message::Response(V1Response::success("1", json!({"x": 1}))),
-        V1Message::Response(V1Response::failure("1", V1Error::new("engine_down", "no engine"))),
-        V1Message::Event(V1Event::new(V1Topic::Connection(ConnectionPayload {
-            status: ConnectionStatus::Connecting,
-            session_id: None,
-            retry_count: Some(2),
-            last_error: None,
-            gap_detected: Some(true),
-            attempt: Some(3),
-            restarting: Some(false),
-            diagnostics: Some(ConnectionDiagnostics {
-                engine_pid: Some(42),
-                queue_depth: Some(0),
-                ..Default::default()
-            }),
-        }))),
-    ];
+            )),
+            V1Message::Request(V1Request::new(
+                "3",
+                V1Call::Visibility(VisibilityParams { visible: false }),
+            )),
+            V1Message::Event(V1Event::new(V1Topic::Events(EventsPayload {
+                session_id: "s".into(),
+                events: vec![EventItem {
+                    event: EngineEvent {
+                        id: "e1".into(),
+                        event_type: "tool_result".into(),
+                        turn: Some(1),
+                        ts: None,
+                        payload: serde_json::Map::new().into(),
+                    },
+                    class: "tool.result".into(),
+                    message_id: Some("m1".into()),
+                    truncated: Some(Truncation {
+                        body_ref: "body-1".into(),
+                        fields: vec!["/output".into()],
+                        total_bytes: 2_000_000,
+                    }),
+                    session_id: Some("s-child".into()),
+                }]
+                .into(),
+                tab_id: Some("tab-a".into()),
+                seq: Some(8),
+                resync: Some(true),
+                view: Some(serde_json::Map::new()),
+                updates: Some(Updates::from_items(&[WebviewUpdate::AssistantDelta(
+                    AssistantDelta { key: "b1".into(), at: 0, delta: "hi".into() },
+                )])),
+            }))),
+            V1Message::Response(V1Response::success("1", json!({"x": 1}))),
+            V1Message::Response(V1Response::failure("1", V1Error::new("engine_down", "no engine"))),
+            V1Message::Event(V1Event::new(V1Topic::Connection(ConnectionPayload {
+                status: ConnectionStatus::Connecting,
+                session_id: None,
+                retry_count: Some(2),
+                last_error: None,
+                gap_detected: Some(true),
+                attempt: Some(3),
+                restarting: Some(false),
+                diagnostics: Some(ConnectionDiagnostics {
+                    engine_pid: Some(42),
+                    queue_depth: Some(0),
+                    ..Default::default()
+                }),
+            }))),
+        ];
     for message in messages {
         let line = message.to_line(&limits).unwrap();
         assert!(!line.contains('\n'));
@@ -319,6 +325,7 @@ fn event_outbound_check_agrees_with_decoding() {
             seq,
             resync: None,
             view: None,
+            updates: None,
         })
     };
     let state = |count| {

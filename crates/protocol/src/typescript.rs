@@ -55,7 +55,12 @@ fn ts(schema: &Value, level: usize) -> String {
         return if schema == &Value::Bool(false) { "never".into() } else { "unknown".into() };
     };
     if let Some(target) = node.get("$ref").and_then(Value::as_str) {
-        return target.rsplit('/').next().unwrap_or("unknown").to_owned();
+        let name = target.rsplit('/').next().unwrap_or("unknown").to_owned();
+        // An internally tagged variant: its tag beside the type it tags.
+        if node.contains_key("properties") {
+            return format!("({} & {name})", object(node, level));
+        }
+        return name;
     }
     if let Some(value) = node.get("const") {
         return literal(value);

@@ -1,7 +1,7 @@
 //! What the runtime adds around an engine call for delivery: the host inputs a request
 //! implies before it is dispatched (`messageId`, the tab a message's session streams to) and
-//! after its response (`bb.init` readiness with `lastSeen`), and the requests the bridge
-//! answers itself (`bb.command body.get`).
+//! after its response (`bb.init`: what the webview receives, readiness with `lastSeen`),
+//! and the requests the bridge answers itself (`bb.command body.get`).
 
 use bb_host::{ConnId, Host, Input};
 use bb_protocol::v1::{CommandResult, V1Call, V1Error, V1Request, V1Response};
@@ -73,7 +73,12 @@ pub(crate) fn on_dispatch(conn: ConnId, req: &V1Request) -> Vec<Input> {
 pub(crate) fn after_response(conn: ConnId, call: &V1Call) -> Vec<Input> {
     match call {
         V1Call::Init(p) => {
-            vec![Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() }]
+            // A later `bb.init` without `receive` (one that only says trust changed) keeps
+            // what the webview chose.
+            let receive = p.receive.map(|receive| Input::Receive { conn, receive });
+            let ready =
+                Input::WebviewReady { conn, last_seen: p.last_seen.clone().unwrap_or_default() };
+            receive.into_iter().chain([ready]).collect()
         }
         _ => Vec::new(),
     }
@@ -94,7 +99,7 @@ pub(crate) fn bridge_answer(host: &Host, req: &V1Request) -> Option<V1Response> 
         return Some(V1Response::failure(&req.id, error));
     };
     let offset = p.args.as_ref().and_then(|a| a.get("offset")).and_then(Value::as_u64).unwrap_or(0);
-    let response = match host.body(reference) {
+    let response = match host.session_body(&p.session_id, reference) {
         Some(body) => {
             let output = page(body, usize::try_from(offset).unwrap_or(usize::MAX));
             let result = CommandResult { session_id: p.session_id.clone(), output: Some(output) };

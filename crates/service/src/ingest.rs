@@ -41,6 +41,12 @@ impl Ingest {
         Self { host }
     }
 
+    /// What the webview's `bb/events` messages carry (`bb.init({receive})`; events unless
+    /// said otherwise).
+    pub fn receive(&mut self, receive: bb_protocol::v1::Receive, now: Instant) {
+        self.host.handle(Input::Receive { conn: CONN, receive }, now);
+    }
+
     /// The webview selected `session_id` (its events publish at the active cadence).
     pub fn select(&mut self, session_id: &str, now: Instant) {
         let select =

@@ -1,9 +1,10 @@
 //! Dev-only helpers every engine's tests share: the repository root, a bounded wait
-//! ([`eventually`]) and process inspection through `/proc` ([`procfs`]). What an engine's
+//! ([`eventually`]), process inspection through `/proc` ([`procfs`]) and the engine captures
+//! under `fixtures/engine/` read as data lines or raw events ([`captures`]). What an engine's
 //! tests need of their own lives with the engine (`bb_kilo::testing`: the isolated world, the
 //! mock LLM, the engine binary).
 //!
-//! IO contract: reads `/proc`; a failure panics with its reason, as a test would. Only ever a
+//! IO contract: reads `/proc` and the capture files; a failure panics with its reason, as a test would. Only ever a
 //! `[dev-dependencies]` entry (or the optional dependency of an engine crate's `testing`
 //! feature, itself only enabled from `[dev-dependencies]`): no shipped binary links it.
 
@@ -15,6 +16,7 @@
     clippy::print_stderr
 )]
 
+pub mod captures;
 pub mod procfs;
 
 #[cfg(test)]

@@ -12,7 +12,11 @@
 //   `bb.init({lastSeen})` and gets exactly what it missed.
 // * `bb.init` carries the IDE's trust, whatever the page sent (`workspaceTrusted`); when
 //   trust is granted, the relay sends `bb.init({workspaceTrusted: true})` itself (a second
-//   `bb.init` without `lastSeen` replays nothing).
+//   `bb.init` without `lastSeen` replays nothing, and keeps what the page receives).
+// * The relay reads the engine events itself (a diff the page asked to open arrives as a
+//   `bridge.diff` event): a page that asks for view-model updates only (`bb.init({receive:
+//   "updates"})`) is sent both by the bridge, and the relay takes the events out before
+//   posting each message.
 // * Hidden: the relay tells the bridge (`bb.visibility {visible: false}`), which then holds
 //   the tabs' events in their rings; what was already on its way is held here, in order, and
 //   posted on show, after which the bridge sends what the tabs missed. Nothing is posted to a
@@ -87,6 +91,8 @@ export class Relay {
   private own = new Map<string, (res: Json) => void>();
   private diffs: { sessionId: string; path: string; until: number }[] = [];
   private disposed = false;
+  /** The page asked for updates only: the relay asks for both and keeps the events. */
+  private updatesOnly = false;
 
   constructor(private readonly o: RelayOptions) {
     this.visible = o.visible;
@@ -110,7 +116,8 @@ export class Relay {
       return;
     }
     if (m.method === 'bb.init') {
-      m.params = { ...params, workspaceTrusted: this.o.trusted() };
+      if (params.receive !== undefined) this.updatesOnly = params.receive === 'updates';
+      m.params = { ...params, workspaceTrusted: this.o.trusted(), ...(this.updatesOnly ? { receive: 'both' } : {}) };
     } else if (m.method === 'bb.openDiff' && typeof params.sessionId === 'string' && typeof params.filePath === 'string') {
       this.diffs.push({ sessionId: params.sessionId, path: params.filePath, until: Date.now() + DIFF_WAIT_MS });
     }
@@ -247,6 +254,9 @@ export class Relay {
       return;
     }
     if (msg.kind === 'evt') this.observe(msg);
+    if (this.updatesOnly && msg.topic === 'bb/events') {
+      msg = { ...msg, payload: { ...(msg.payload as Json), events: [] } };
+    }
     this.post(msg, line.length);
   }
 

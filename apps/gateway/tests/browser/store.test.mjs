@@ -1,92 +1,116 @@
-// The page's reducers (apps/gateway/page/store.js), without a browser: `node --test`.
+// How the page applies the bridge's updates (apps/gateway/page/store.js), without a browser:
+// `node --test`. The same rules as bb_protocol::v1::UpdatedView.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyEvents, createStore } from '../../page/store.js';
+import { addPrompt, applyMessage, createStore, dropPrompt, promptFailed, waitingAsks } from '../../page/store.js';
 
-const ev = (id, type, payload = {}, extra = {}) => ({ id, type, payload, ...extra });
+const msg = (updates, extra = {}) => ({ sessionId: 's', events: [], updates, ...extra });
+const text = (store, key) => store.chats.get('s').blocks.get(key).text;
+const turns = (store) => store.chats.get('s').turns.map((t) => [t.user, ...t.keys].join(' '));
 
-test('deltas of one message stream into one item; replayed ids are applied once', () => {
+test('deltas append at their offset: a delta applied twice, or overlapping, is one', () => {
   const store = createStore();
-  const batch = [
-    ev('1', 'assistant.message.start', { item_id: 'm' }),
-    ev('2', 'assistant.message.delta', { item_id: 'm', delta: 'Hel' }),
-    ev('3', 'assistant.message.delta', { item_id: 'm', delta: 'lo' }),
+  const updates = [
+    { kind: 'assistantMessage', key: 'b1', status: 'streaming' },
+    { kind: 'assistantDelta', key: 'b1', at: 0, delta: 'Hé' },
+    { kind: 'assistantDelta', key: 'b1', at: 2, delta: 'llo 😀' },
   ];
-  applyEvents(store, { sessionId: 's', events: batch });
-  applyEvents(store, { sessionId: 's', events: batch });
-  const view = store.views.get('s');
-  assert.equal(view.items.length, 1);
-  assert.equal(view.items[0].text, 'Hello');
-  assert.equal(view.items[0].streaming, true);
-  applyEvents(store, { sessionId: 's', events: [ev('4', 'assistant.message.end', { item_id: 'm' })] });
-  assert.equal(view.items[0].streaming, false);
+  applyMessage(store, msg(updates));
+  applyMessage(store, msg(updates));
+  assert.equal(text(store, 'b1'), 'Héllo 😀');
+  applyMessage(store, msg([{ kind: 'assistantDelta', key: 'b1', at: 6, delta: '😀!' }]));
+  assert.equal(text(store, 'b1'), 'Héllo 😀!');
+  // One past the end was missed: counted, not applied.
+  applyMessage(store, msg([{ kind: 'assistantDelta', key: 'b1', at: 99, delta: 'x' }]));
+  assert.equal(text(store, 'b1'), 'Héllo 😀!');
+  assert.equal(store.chats.get('s').missed, 1);
+  // A state keeps the text; a whole text replaces it.
+  applyMessage(store, msg([{ kind: 'assistantMessage', key: 'b1', status: 'complete' }]));
+  assert.equal(text(store, 'b1'), 'Héllo 😀!');
+  applyMessage(store, msg([{ kind: 'assistantMessage', key: 'b1', status: 'complete', text: 'Final.' }]));
+  assert.equal(text(store, 'b1'), 'Final.');
 });
 
-test('unknown events go to the debug drawer, known ones without a lane do not', () => {
+test('upserts carry the whole state: a field left out is gone', () => {
   const store = createStore();
-  applyEvents(store, { sessionId: 's', events: [
-    ev('1', 'brand_new_thing', { x: 1 }),
-    ev('2', 'checkpoint_list', {}, { class: 'checkpoint.list' }),
-  ] });
-  assert.deepEqual(store.debug.map((d) => d.type), ['brand_new_thing']);
-  assert.equal(store.views.get('s').run.other, 1);
+  applyMessage(store, msg([{ kind: 'toolState', key: 'b1', state: 'running', tool: 'bash', output: { text: 'a' } }]));
+  applyMessage(store, msg([{ kind: 'toolState', key: 'b1', state: 'done', tool: 'bash', summary: 'ok' }]));
+  const b = store.chats.get('s').blocks.get('b1');
+  assert.equal(b.state, 'done');
+  assert.equal(b.summary, 'ok');
+  assert.equal(b.output, undefined);
 });
 
-test('a tool result keeps its preview, diff and the ref of its full body', () => {
+test('each prompt is a turn, and a reply goes under the prompt it answers', () => {
   const store = createStore();
-  applyEvents(store, { sessionId: 's', events: [
-    ev('1', 'tool_call', { call_id: 'c1', tool: 'apply_unified_patch', call: { function: { name: 'apply_unified_patch', arguments: '{}' } } }),
-    ev('2', 'tool_result', { call_id: 'c1', tool: 'apply_unified_patch', result: 'x'.repeat(2000), display: { summary: 'Created Makefile', diff_blocks: [{ filePath: 'Makefile', unified: '+all:' }] } },
-      { class: 'tool.result', truncated: { ref: 'body-7', fields: ['/result'], totalBytes: 2000 } }),
-  ] });
-  const view = store.views.get('s');
-  assert.equal(view.items.length, 1);
-  const tool = view.items[0];
-  assert.equal(tool.status, 'done');
-  assert.equal(tool.ref, 'body-7');
-  assert.equal(tool.result.cut, true);
-  assert.deepEqual(view.run.diffs, [{ file: 'Makefile', unified: '+all:' }]);
+  addPrompt(store, 's', 'm1', 'first');
+  addPrompt(store, 's', 'm2', 'second');
+  applyMessage(store, msg([
+    { kind: 'userMessage', key: 'b1', messageId: 'm1', text: { text: 'first' } },
+    { kind: 'assistantMessage', key: 'b2', messageId: 'm1', status: 'complete', text: 'one' },
+    { kind: 'userMessage', key: 'b3', messageId: 'm2', text: { text: 'second' } },
+    { kind: 'assistantMessage', key: 'b4', messageId: 'm2', status: 'streaming' },
+    { kind: 'status', key: 'b5', messageId: 'm2', level: 'stopped', text: 'Stopped' },
+  ]));
+  assert.deepEqual(turns(store), ['b1 b2', 'b3 b4 b5']);
+  // A user message and reply the engine made without a prompt of this page: a new turn.
+  applyMessage(store, msg([
+    { kind: 'userMessage', key: 'b6', text: { text: 'from elsewhere' } },
+    { kind: 'assistantMessage', key: 'b7', status: 'complete', text: 'three' },
+  ]));
+  assert.deepEqual(turns(store), ['b1 b2', 'b3 b4 b5', 'b6 b7']);
 });
 
-test('a permission request becomes a pending card, its response settles it', () => {
+test('a prompt shows at once; one that failed says so and can go', () => {
   const store = createStore();
-  applyEvents(store, { sessionId: 's', events: [ev('1', 'permission_request', { request_id: 'p1', items: [{ category: 'edit', pattern: 'apply_unified_patch', metadata: { path: 'Makefile' } }] })] });
-  const card = store.views.get('s').items[0];
-  assert.equal(card.kind, 'permission');
-  assert.equal(card.state, 'pending');
-  assert.equal(card.detail, 'Makefile');
-  applyEvents(store, { sessionId: 's', events: [ev('2', 'permission_response', { request_id: 'p1', decision: 'allow_once' })] });
-  assert.equal(card.state, 'answered: allow_once');
+  addPrompt(store, 's', 'm1', 'hello');
+  const turn = store.chats.get('s').turns[0];
+  assert.deepEqual(turn.pending, { text: 'hello', failed: null });
+  promptFailed(store, 's', 'm1', 'not connected');
+  assert.equal(turn.pending.failed, 'not connected');
+  dropPrompt(store, 's', 'm1');
+  assert.equal(store.chats.get('s').turns.length, 0);
 });
 
-test('a declared resync replaces the session from its view and says so', () => {
+test('a resync starts the session over from its updates, prompts on their way kept', () => {
   const store = createStore();
-  applyEvents(store, { sessionId: 's', events: [ev('1', 'assistant.message.delta', { item_id: 'old', delta: 'stale' })] });
-  applyEvents(store, { sessionId: 's', events: [], resync: true, seq: 9, view: {
-    transcript: { blocks: [
-      { kind: 'user', blockId: 'b1', text: { text: 'hi' } },
-      { kind: 'assistant', blockId: 'b2', text: 'fresh', status: 'complete' },
-      { kind: 'approval', blockId: 'b3', requestId: 'p1', approval: 'permission', state: { state: 'pending' } },
-    ] },
-    run: { state: 'running', turn: 2 },
-  } });
-  const view = store.views.get('s');
-  assert.deepEqual(view.items.map((i) => i.kind), ['user', 'assistant', 'permission']);
-  assert.equal(view.items[1].text, 'fresh');
-  assert.equal(view.items[2].state, 'pending');
-  assert.equal(view.run.status, 'running');
-  assert.equal(store.notices.at(-1).kind, 'resync');
+  applyMessage(store, msg([{ kind: 'assistantMessage', key: 'b1', status: 'streaming', text: 'stale' }]));
+  addPrompt(store, 's', 'm9', 'on its way');
+  applyMessage(store, msg([
+    { kind: 'userMessage', key: 'b1', messageId: 'm1', text: { text: 'hi' } },
+    { kind: 'assistantMessage', key: 'b2', messageId: 'm1', status: 'complete', text: 'fresh' },
+    { kind: 'permissionRequest', key: 'b3', messageId: 'm1', ask: 'permission', prompt: 'Run ls', options: [] },
+    { kind: 'run', phase: 'running', turns: 1, errors: 0 },
+  ], { resync: true }));
+  const c = store.chats.get('s');
+  assert.deepEqual([...c.blocks.keys()], ['b1', 'b2', 'b3']);
+  assert.equal(text(store, 'b2'), 'fresh');
+  assert.equal(waitingAsks(c), 1);
+  assert.equal(c.run.phase, 'running');
+  assert.deepEqual(c.turns.map((t) => t.id), ['m9', 'm1']);
 });
 
-test('todos and task events fill the tasks tree, children under their parent', () => {
+test('panels: tasks, todos, changed files, unknown events (the last 256)', () => {
   const store = createStore();
-  applyEvents(store, { sessionId: 's', events: [
-    ev('1', 'todo_update', { todos: [{ id: 't1', content: 'Write Makefile', status: 'in_progress' }, { id: 't2', content: 'Run make', status: 'pending' }] }),
-    ev('2', 'task_event', { task: { task_id: 't3', parent_id: 't1', title: 'Check flags', status: 'completed' } }),
-  ] });
-  const tasks = store.views.get('s').tasks;
-  assert.deepEqual([...tasks.keys()], ['t1', 't2', 't3']);
-  assert.equal(tasks.get('t3').parent, 't1');
-  assert.equal(tasks.get('t1').status, 'in_progress');
+  const unknown = Array.from({ length: 300 }, (_, i) => ({ kind: 'unknownEvent', n: i + 1, type: 'x', size: 2, payload: '{}' }));
+  applyMessage(store, msg([
+    { kind: 'task', taskId: 't1', order: 0, state: 'running', rollup: 'failed' },
+    { kind: 'task', taskId: 't2', parentTaskId: 't1', order: 1, state: 'failed', rollup: 'failed' },
+    { kind: 'todos', items: [{ content: 'Write it', state: 'running' }] },
+    { kind: 'diff', path: 'Makefile', change: 'added', additions: 7 },
+    ...unknown,
+  ]));
+  const c = store.chats.get('s');
+  assert.equal(c.tasks.get('t2').parentTaskId, 't1');
+  assert.equal(c.todos[0].content, 'Write it');
+  assert.equal(c.files.get('Makefile').additions, 7);
+  assert.equal(c.unknown.size, 256);
+  assert.equal([...c.unknown.keys()][0], 45);
+});
+
+test('an update of a kind the page does not know changes nothing', () => {
+  const store = createStore();
+  applyMessage(store, msg([{ kind: 'somethingNew', key: 'b1' }]));
+  assert.equal(store.chats.get('s').blocks.size, 0);
 });

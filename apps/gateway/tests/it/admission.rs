@@ -31,7 +31,7 @@ fn prints_one_url_line_and_serves_the_page_under_a_strict_csp() {
         assert!(head.contains(header), "{header} in {head}");
     }
     let config = format!(
-        r#"window.__APP_CONFIG__ = {{"wsUrl":"ws://127.0.0.1:{port}/ws","authToken":"{}","settings":{{}}}};"#,
+        r#"window.__APP_CONFIG__ = {{"wsUrl":"ws://127.0.0.1:{port}/ws","authToken":"{}","settings":{{"engineLabel":"Demo engine"}}}};"#,
         gw.token
     );
     assert!(body.contains(&config), "{body}");

@@ -1,7 +1,11 @@
-//! The sidebar page in Debian's Chromium, driven by playwright-core (`tests/browser/`):
-//! open, create a session, stream, approve, stop, reload and restore, two pages without
-//! cross-talk, a wrong token and a foreign Origin refused. Screenshots go to
-//! `target/browser-shots/`. `scripts/test.sh` installs Chromium and playwright-core.
+//! The sidebar page in Debian's Chromium, driven by playwright-core (`tests/browser/`), as a
+//! person uses it: on the demo engine (three turns in one session, approvals allowed and
+//! denied, a stop, a reload, a dropped connection, a second tab opening the session, a delete
+//! undone, a declared resync, a wrong token and a foreign Origin refused) and on the real
+//! Kilo server with the mock LLM (a reply, a command allowed, one denied, a stop, a question,
+//! a sub-agent's command allowed on its parent's tab, a reload, a second tab, a resync).
+//! Screenshots go to `target/browser-shots/{demo,kilo}/`. `scripts/test.sh` installs Chromium
+//! and playwright-core.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -28,33 +32,71 @@ fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     Ok((dir, chromium))
 }
 
-#[test]
-fn the_sidebar_page_works_in_a_real_browser() {
-    let (dir, chromium) = match prerequisites() {
-        Ok(found) => found,
+/// The browser test's folder and Chromium; `None` only when `BB_SKIP_BROWSER=1` opts out.
+fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+    match prerequisites() {
+        Ok(found) => Some(found),
         Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {
             eprintln!("BB_SKIP_BROWSER=1: not running the browser test ({why})");
-            return;
+            None
         }
         Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
-    };
+    }
+}
+
+#[test]
+fn the_sidebar_page_works_in_a_real_browser() {
+    let Some((dir, chromium)) = browser_or_skip() else { return };
     // Trusted: the page approves the demo's edit.
     let gw = Gateway::start(&["--trusted"]);
-    let shots = repo_root().join("target/browser-shots");
+    // A page that falls behind a two-message ring gets a declared resync.
+    let small_ring = Gateway::start(&["--trusted", "--test-ring-messages", "2"]);
+    let shots = repo_root().join("target/browser-shots/demo");
+    let out = node(&dir, &chromium, &["smoke.mjs", &gw.url(), &small_ring.url()], &shots);
+    assert!(shots.join("08-reloaded.png").is_file());
+    assert!(shots.join("15-resynced.png").is_file());
+    assert!(out.contains("ok 11 second-tab-opened-the-session"), "{out}");
+}
+
+/// Runs a browser script with `args` and the shots directory; its output, once it passed.
+fn node(
+    dir: &std::path::Path,
+    chromium: &std::path::Path,
+    args: &[&str],
+    shots: &std::path::Path,
+) -> String {
+    let _ = std::fs::remove_dir_all(shots);
     let out = Command::new("node")
-        .arg(dir.join("smoke.mjs"))
-        .arg(gw.url())
-        .arg(&shots)
-        .env("BB_CHROMIUM", &chromium)
-        .current_dir(&dir)
+        .args(args)
+        .arg(shots)
+        .env("BB_CHROMIUM", chromium)
+        .current_dir(dir)
         .output()
         .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     assert!(out.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("all browser checks passed"), "{stdout}");
-    assert!(shots.join("05-approved-and-finished.png").is_file());
+    stdout
+}
+
+#[test]
+fn the_sidebar_page_works_on_real_kilo() {
+    let Some((dir, chromium)) = browser_or_skip() else { return };
+    let Some(kilo) = bb_kilo::testing::kilo_bin_or_skip() else { return };
+    let world = bb_kilo::testing::KiloWorld::new();
+    let _mock = world.start_mock_llm(std::time::Duration::from_millis(40), "ask", "ask");
+    let kilo = kilo.display().to_string();
+    // A four-message ring: a reload and a hidden tab are rebuilt by declared resyncs.
+    let gw = Gateway::start_with(
+        &["--engine", "kilo", "--engine-bin", &kilo, "--trusted", "--test-ring-messages", "4"],
+        &world.env(),
+    );
+    let shots = repo_root().join("target/browser-shots/kilo");
+    let out = node(&dir, &chromium, &["kilo.mjs", &gw.url()], &shots);
+    assert!(shots.join("01-opened.png").is_file());
+    assert!(out.contains("turn6-sub-agent-approval") && out.contains("resynced"), "{out}");
 }
 
 #[test]
@@ -67,5 +109,5 @@ fn the_page_reducers_hold_their_rules() {
         .expect("node runs (it is needed for the page tests)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("# pass 6") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 7") && stdout.contains("# fail 0"), "{stdout}");
 }

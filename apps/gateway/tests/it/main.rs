@@ -1,7 +1,8 @@
 //! End-to-end tests of the built `bb-gateway`: the URL line, the page and its headers,
 //! admission (token, Origin, Host), the WebSocket envelope with the `bb.*` methods, the
 //! platform and ACP methods, size limits, isolation of connections, the sidebar page in a
-//! real Chromium and WebSocket conformance (kosoku).
+//! real Chromium (on the demo engine and on real Kilo), the page's update store held to the
+//! reference applier, and WebSocket conformance (kosoku).
 
 #![allow(
     clippy::unwrap_used,
@@ -20,5 +21,6 @@ mod cli;
 mod conformance;
 mod harness;
 mod kilo;
+mod page_store;
 mod rpc;
 mod trust;

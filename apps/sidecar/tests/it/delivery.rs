@@ -228,3 +228,80 @@ fn bb_state_reports_the_engines_own_session_status() {
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
+
+/// `bb/events` messages until one carries an update of `kind` for which `pred` holds.
+fn updates_until(
+    sidecar: &mut Sidecar,
+    kind: &str,
+    mut pred: impl FnMut(&Value) -> bool,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let m = sidecar.wait_event(WAIT, kind, |m| m["topic"] == "bb/events");
+        let payload = m["payload"].clone();
+        let done = payload["updates"]
+            .as_array()
+            .is_some_and(|u| u.iter().any(|u| u["kind"] == kind && pred(u)));
+        out.push(payload);
+        if done {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn a_webview_that_asks_for_updates_gets_them_and_keeps_them_across_a_later_init() {
+    let world = World::new();
+    let mut sidecar = demo(&world);
+    sidecar.ok("bb.init", json!({"receive": "updates"}));
+    let created = sidecar.ok("bb.createSession", json!({"tabId": "tab-1"}));
+    let session = created["sessionId"].as_str().unwrap().to_owned();
+    sidecar.ok(
+        "bb.sendMessage",
+        json!({"sessionId": session, "text": "Create a Makefile", "messageId": "msg-1"}),
+    );
+    let mut messages = updates_until(&mut sidecar, "permissionRequest", |_| true);
+    // A later `bb.init` that says nothing of `receive` (trust granted) keeps the updates.
+    sidecar.ok("bb.init", json!({"workspaceTrusted": true}));
+    let asked = messages
+        .iter()
+        .flat_map(|m| m["updates"].as_array().unwrap())
+        .find(|u| u["kind"] == "permissionRequest")
+        .unwrap()
+        .clone();
+    assert_eq!(asked["prompt"], "Edit Makefile", "{asked}");
+    assert_eq!(asked["messageId"], "msg-1", "{asked}");
+    sidecar.ok(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": asked["permissionId"], "decision": "allow_once"}),
+    );
+    messages.extend(updates_until(&mut sidecar, "run", |u| u["outcome"] == "done"));
+    assert!(messages.iter().all(|m| m["events"] == json!([]) && m["tabId"] == "tab-1"));
+    let s = seqs(&messages);
+    assert_eq!(s, (1..=s.len() as u64).collect::<Vec<_>>(), "seq from 1, +1, no gap");
+    // What a webview rebuilds from them: the reply under its message, the approval settled.
+    let mut view = bb_protocol::v1::UpdatedView::new();
+    for m in &messages {
+        for u in m["updates"].as_array().unwrap() {
+            view.apply(&serde_json::from_value(u.clone()).unwrap());
+        }
+    }
+    assert_eq!(view.missed, 0);
+    let texts: Vec<(&Option<std::borrow::Cow<'_, str>>, &str)> = view
+        .blocks
+        .iter()
+        .filter_map(|(_, b)| match b {
+            bb_protocol::v1::AppliedBlock::Text(m, text) => Some((&m.message_id, text.as_str())),
+            _ => None,
+        })
+        .collect();
+    let last = texts.last().unwrap();
+    assert_eq!(last.0.as_deref(), Some("msg-1"));
+    assert!(last.1.ends_with("Run `make` to try it."), "{texts:?}");
+    let settled = view.blocks.iter().any(|(_, b)| {
+        matches!(b, bb_protocol::v1::AppliedBlock::Ask(a) if a.resolved && a.decision.as_deref() == Some("allowed once"))
+    });
+    assert!(settled, "{:?}", view.blocks);
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}

@@ -236,6 +236,23 @@ async fn stop_does_not_interrupt_a_replay_fed_turn() {
     assert_eq!(summary["status"], "running");
 }
 
+/// An engine whose agent turns play `script`, a session of it, its stream from the start,
+/// and the input `text` sent.
+async fn agent_turn(
+    script: String,
+    text: &str,
+) -> (bb_fake_engine::RunningEngine, reqwest::Client, String, reqwest::Response) {
+    let scripts = vec![bb_fake_engine::ScriptSource::Inline(script)];
+    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let url = engine.url().to_owned();
+    let http = reqwest::Client::new();
+    let session = create(&http, &url).await;
+    let stream =
+        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
+    assert_eq!(input(&http, &url, &session, text).await, 202);
+    (engine, http, session, stream)
+}
+
 #[tokio::test]
 async fn stop_ends_an_agent_turn_at_the_next_event_and_keeps_the_session() {
     let turn = [
@@ -243,14 +260,8 @@ async fn stop_ends_an_agent_turn_at_the_next_event_and_keeps_the_session() {
         r#"{"type":"warning","payload":{"message":"two"},"delay_ms":60000}"#,
     ]
     .join("\n");
-    let scripts = vec![bb_fake_engine::ScriptSource::Inline(turn)];
-    let engine = start(EngineConfig { scripts, ..EngineConfig::default() }).await;
+    let (engine, http, session, stream) = agent_turn(turn, "hello").await;
     let url = engine.url();
-    let http = reqwest::Client::new();
-    let session = create(&http, url).await;
-    let stream =
-        http.get(format!("{url}/v1/sessions/{session}/events?replay=true")).send().await.unwrap();
-    assert_eq!(input(&http, url, &session, "hello").await, 202);
     let (first, _) = read_events(stream, |s| s.len() == 4).await;
     assert_eq!(first[3].data["payload"]["message"], "one");
     let stop = http
@@ -323,4 +334,57 @@ async fn a_oneshot_session_completes_and_ends_its_stream() {
     assert_eq!(events.last().unwrap().data["type"], "run_finished");
     let summary = summary(&http, url, &session).await;
     assert_eq!(summary["status"], "completed");
+}
+
+/// The demo turn played to its permission request, answered with `decision`, then to the
+/// end: the types and the assistant text after the answer.
+async fn demo_answered(decision: &str) -> (Vec<Value>, String) {
+    let path = super::support::fixtures().join("../../demo/breadboard_demo.jsonl");
+    let demo = std::fs::read_to_string(path).unwrap();
+    let (engine, http, session, stream) = agent_turn(demo, "Add a Makefile").await;
+    let url = engine.url();
+    let (asked, _) =
+        read_events(stream, |s| s.iter().any(|e| e.data["type"] == "permission_request")).await;
+    let last = asked.last().unwrap().id.clone();
+    let answer = http
+        .post(format!("{url}/v1/sessions/{session}/command"))
+        .json(&json!({"command": "permission_decision",
+            "payload": {"request_id": "permission_1", "decision": decision}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 202);
+    let stream = http
+        .get(format!("{url}/v1/sessions/{session}/events"))
+        .header("last-event-id", last)
+        .send()
+        .await
+        .unwrap();
+    let (rest, _) =
+        read_events(stream, |s| s.iter().any(|e| e.data["type"] == "run_finished")).await;
+    let text = rest
+        .iter()
+        .filter_map(|e| e.data["payload"]["delta"].as_str())
+        .collect::<Vec<_>>()
+        .concat();
+    (rest.into_iter().map(|e| e.data).collect(), text)
+}
+
+#[tokio::test]
+async fn the_demo_does_what_the_user_chose() {
+    let (allowed, text) = demo_answered("allow-once").await;
+    let result = allowed.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["payload"]["success"], true);
+    assert_eq!(result["payload"]["display"]["summary"], "Created Makefile (+7)");
+    assert!(text.starts_with("Done: the Makefile"), "{text}");
+
+    let (denied, text) = demo_answered("deny").await;
+    let results: Vec<_> = denied.iter().filter(|e| e["type"] == "tool_result").collect();
+    assert_eq!(results.len(), 1, "only the denied result: {results:?}");
+    assert_eq!(results[0]["payload"]["success"], false);
+    assert_eq!(results[0]["payload"]["display"]["summary"], "Not applied: you denied it");
+    assert!(text.starts_with("Understood: I left the workspace unchanged."), "{text}");
+    assert!(!text.contains("Done"), "{text}");
+    let response = denied.iter().find(|e| e["type"] == "permission_response").unwrap();
+    assert_eq!(response["payload"]["decision"], "reject");
 }

@@ -9,7 +9,7 @@ use bb_protocol::v1::{EngineEvent, EventsPayload, SessionSummary, V1Event, V1Mes
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::{clock, ev, summary};
+use super::{clock, ev, events_in, summary};
 use crate::{Clock, ConnId, Engine, FakeClock, Host, HostConfig, Input};
 
 fn all(h: &mut Host) -> Vec<(ConnId, V1Topic)> {
@@ -62,7 +62,7 @@ fn bind(h: &mut Host, c: &FakeClock, conn: ConnId, tab: &str, session: &str) {
 
 fn push(h: &mut Host, c: &FakeClock, session: &str, ids: &[String]) {
     let events = ids.iter().map(|i| ev(i)).collect();
-    h.handle(super::events_in(h, session, events), c.now());
+    h.handle(events_in(h, session, events), c.now());
 }
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -209,7 +209,7 @@ fn an_oversized_event_is_truncated_with_a_ref_to_the_full_body() {
         payload: payload.into(),
     };
     let events = vec![before, tool, ev("after")];
-    h.handle(super::events_in(&h, "s", events), c.now());
+    h.handle(events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert_eq!(event_ids(&out), ["before", "tool", "after"], "nothing is dropped");
     for p in &out {
@@ -243,7 +243,7 @@ fn large_batches_are_split_by_bytes() {
             }
         })
         .collect();
-    h.handle(super::events_in(&h, "s", events), c.now());
+    h.handle(events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert!(out.len() >= 3);
     assert_eq!(event_ids(&out), ["e0", "e1", "e2", "e3", "e4"]);
@@ -259,7 +259,7 @@ fn an_event_with_a_count_out_of_range_is_rejected_alone() {
     let mut h = host(&c, HostConfig::default());
     let huge = EngineEvent { turn: Some(1 << 60), ..ev("huge") };
     let events = vec![ev("before"), huge, ev("after")];
-    h.handle(super::events_in(&h, "s", events), c.now());
+    h.handle(events_in(&h, "s", events), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     assert_eq!(event_ids(&out), ["before", "huge", "after"]);
     let lines: Vec<_> = out
@@ -301,6 +301,39 @@ fn engine_status_is_reported_not_invented() {
 }
 
 #[test]
+fn an_alive_session_without_a_turn_is_idle_and_named_by_its_first_prompt() {
+    // BreadBoard says `running` of every live session; the run flag says whether a turn runs.
+    let c = clock();
+    let mut h = host(&c, config());
+    let alive = SessionSummary { status: Some("running".into()), title: None, ..summary("s") };
+    h.handle(Input::SessionUpserted(alive), c.now());
+    let first = |h: &Host| h.state(0).sessions.into_iter().next().unwrap();
+    assert_eq!(first(&h).status.as_deref(), Some("idle"));
+    h.handle(Input::SessionRunning { session_id: "s".into(), running: true }, c.now());
+    assert_eq!(first(&h).status.as_deref(), Some("running"));
+    h.handle(Input::SessionRunning { session_id: "s".into(), running: false }, c.now());
+    assert_eq!(first(&h).status.as_deref(), Some("idle"));
+    assert_eq!(first(&h).title, None);
+    let prompt = EngineEvent {
+        id: "1".into(),
+        event_type: "user_message".into(),
+        turn: None,
+        ts: None,
+        payload: json!({"text": "Add a Makefile\nfor the C skeleton"})
+            .as_object()
+            .cloned()
+            .unwrap()
+            .into(),
+    };
+    let mut h2 = Host::new(Engine::BreadBoard, config());
+    h2.handle(Input::ready(0), c.now());
+    let events = events_in(&h2, "s", vec![prompt]);
+    h2.handle(events, c.now());
+    settle(&mut h2, &c);
+    assert_eq!(first(&h2).title.as_deref(), Some("Add a Makefile"));
+}
+
+#[test]
 fn message_id_marks_the_reply_until_it_ends() {
     let c = clock();
     let mut h = host(&c, config());
@@ -312,7 +345,7 @@ fn message_id_marks_the_reply_until_it_ends() {
         ts: None,
         payload: Map::new().into(),
     };
-    h.handle(super::events_in(&h, "s", vec![ev("a"), end, ev("later")]), c.now());
+    h.handle(events_in(&h, "s", vec![ev("a"), end, ev("later")]), c.now());
     let out = batches(&settle(&mut h, &c), 0);
     let marks: Vec<_> =
         out.iter().flat_map(|p| p.events.items().into_owned()).map(|e| e.message_id).collect();

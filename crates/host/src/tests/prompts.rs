@@ -3,11 +3,13 @@
 //! gate, expiry in simulated time, withdrawals, a restart, reused ids, a sub-agent's prompt
 //! on its ancestor's tab).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bb_normalize::EventClass;
-use bb_protocol::v1::{EngineEvent, EventItem, SessionSummary, V1Topic};
+use bb_protocol::v1::{
+    AppliedBlock, EngineEvent, EventItem, Receive, SessionSummary, UpdatedView, V1Topic,
+};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -602,4 +604,97 @@ fn a_webview_without_tabs_gets_the_sub_agent_prompt_once_in_its_own_session() {
     let shown = items(&run_to_idle(&mut h, &c));
     assert_eq!(shown.len(), 1, "{shown:#?}");
     assert_eq!((shown[0].0.as_str(), shown[0].2.session_id.as_deref()), ("child", None));
+}
+
+/// The approval cards a webview receiving updates holds, per message session: each card's
+/// request id, the session it names (a sub-agent's) and whether it is resolved.
+fn cards(out: &[V1Topic], page: &mut BTreeMap<String, UpdatedView>) -> Vec<CardSeen> {
+    for t in out {
+        if let V1Topic::Events(p) = t {
+            let view = page.entry(p.session_id.clone()).or_default();
+            if p.resync == Some(true) {
+                *view = UpdatedView::new();
+            }
+            for u in p.updates.as_ref().map(|u| u.items()).unwrap_or_default() {
+                view.apply(&u);
+            }
+        }
+    }
+    page.iter()
+        .flat_map(|(s, v)| {
+            v.blocks.iter().filter_map(move |(_, b)| match b {
+                AppliedBlock::Ask(a) => Some(CardSeen {
+                    on: s.clone(),
+                    request: a.permission_id.as_deref().unwrap_or_default().to_owned(),
+                    names: a.session_id.as_deref().map(str::to_owned),
+                    resolved: a.resolved,
+                }),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CardSeen {
+    on: String,
+    request: String,
+    names: Option<String>,
+    resolved: bool,
+}
+
+fn card(on: &str, request: &str, names: Option<&str>, resolved: bool) -> CardSeen {
+    CardSeen { on: on.into(), request: request.into(), names: names.map(str::to_owned), resolved }
+}
+
+#[test]
+fn prompt_cards_in_updates_follow_the_hosts_prompts_with_a_sub_agents_session() {
+    let c = clock();
+    let mut h = family(&c);
+    h.handle(Input::Receive { conn: 0, receive: Receive::Updates }, c.now());
+    drain(&mut h);
+    let mut page = BTreeMap::new();
+    // The sub-agent and the parent both ask `per_9`: two cards on the parent's tab.
+    raise(&mut h, &c, "grandchild", "per_9", PromptKind::Exec, "e1");
+    raise(&mut h, &c, "parent", "per_9", PromptKind::Exec, "e2");
+    // A repeat the host does not show again adds no card.
+    raise(&mut h, &c, "grandchild", "per_9", PromptKind::Exec, "e3");
+    let seen = cards(&run_to_idle(&mut h, &c), &mut page);
+    assert_eq!(
+        seen,
+        [card("parent", "per_9", Some("grandchild"), false), card("parent", "per_9", None, false)]
+    );
+    // Settled by the engine: only the sub-agent's card resolves.
+    let settled = Input::PromptSettled {
+        session_id: "grandchild".into(),
+        request_id: "per_9".into(),
+        event: Some(replied("grandchild", "per_9", "e4")),
+    };
+    h.handle(settled, c.now());
+    let seen = cards(&run_to_idle(&mut h, &c), &mut page);
+    assert_eq!(
+        seen,
+        [card("parent", "per_9", Some("grandchild"), true), card("parent", "per_9", None, false)]
+    );
+    // A new sub-agent prompt, then the engine restarts: the host closes both open ones.
+    raise(&mut h, &c, "grandchild", "per_10", PromptKind::Exec, "e5");
+    run_to_idle(&mut h, &c);
+    h.handle(Input::EngineRestarted, c.now());
+    let seen = cards(&run_to_idle(&mut h, &c), &mut page);
+    assert!(seen.iter().all(|s| s.resolved), "{seen:#?}");
+    assert!(seen.contains(&card("parent", "per_10", Some("grandchild"), true)), "{seen:#?}");
+    // A second window opening the parent's tab is sent the same cards as a view.
+    let mut fresh = BTreeMap::new();
+    h.handle(Input::Opened(1), c.now());
+    h.handle(Input::Receive { conn: 1, receive: Receive::Updates }, c.now());
+    h.handle(Input::ready(1), c.now());
+    h.handle(
+        Input::SessionSelected { conn: 1, session_id: "parent".into(), tab_id: Some("t9".into()) },
+        c.now(),
+    );
+    let out: Vec<V1Topic> = std::iter::from_fn(|| h.poll_output())
+        .filter(|(conn, _)| *conn == 1)
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(cards(&out, &mut fresh), seen);
 }

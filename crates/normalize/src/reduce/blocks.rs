@@ -2,6 +2,7 @@
 
 use std::num::NonZeroU64;
 
+use bb_protocol::v1::{AskQuestion, ToolView};
 use serde::{Serialize, Serializer};
 
 use crate::truncate::Preview;
@@ -57,6 +58,9 @@ pub struct UserBlock {
     pub turn: Option<i64>,
     /// The text, as a preview (BreadBoard appends its whole system prompt to the user text).
     pub text: Option<Preview>,
+    /// The webview's `messageId` of the `bb.sendMessage` that sent it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }
 
 /// Streaming state of an assistant or reasoning block.
@@ -69,6 +73,8 @@ pub enum StreamStatus {
     Complete,
     /// The message ended with an error.
     Error,
+    /// The user stopped the turn while the message streamed.
+    Stopped,
 }
 
 /// An assistant or reasoning text block, keyed by message id + turn.
@@ -88,10 +94,33 @@ pub struct TextBlock {
     /// The error of a failed message (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The webview's `messageId` of the prompt this message answers, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
     /// Byte spans of `text`, in order: the number the transcript gave a Kilo part id, `None`
     /// for text written without one.
     #[serde(skip)]
     pub(crate) parts: Vec<(Option<NonZeroU64>, usize)>,
+    /// The exchange (prompt and reply) the block's key belongs to, for engines whose message
+    /// ids repeat across replies (0 where ids are unique).
+    #[serde(skip)]
+    pub(crate) scope: u64,
+    /// How much of the text the updates sent so far carried.
+    #[serde(skip)]
+    pub(crate) sent: SentText,
+}
+
+/// What the updates sent so far said of a text block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SentText {
+    /// Bytes of `text` sent.
+    pub(crate) bytes: usize,
+    /// The same prefix's length in UTF-16 code units.
+    pub(crate) utf16: u64,
+    /// The text was rewritten (not only appended to) since.
+    pub(crate) rewritten: bool,
+    /// The state sent last (`None`: nothing sent yet).
+    pub(crate) status: Option<StreamStatus>,
 }
 
 impl TextBlock {
@@ -104,6 +133,15 @@ impl TextBlock {
             self.parts.shrink_to_fit();
         }
         self.status = status;
+    }
+
+    /// Replaces the whole text.
+    pub(crate) fn rewrite(&mut self, text: &str) {
+        if self.text != text {
+            text.clone_into(&mut self.text);
+            self.sent.rewritten = true;
+        }
+        self.parts.clear();
     }
 }
 
@@ -152,6 +190,16 @@ pub struct ToolBlock {
     /// `artifact_ref`), for an open action (boxed: most calls have none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Box<serde_json::Value>>,
+    /// What the tool did in readable form (a command, a listing, diffs), when recognized
+    /// (boxed: most calls have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<Box<ToolView<'static>>>,
+    /// The exit code of a command, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// The webview's `messageId` of the prompt whose turn made the call, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
     /// Streamed output of a running call, before it is previewed.
     #[serde(skip)]
     pub(crate) live: String,
@@ -188,6 +236,10 @@ pub struct ApprovalBlock {
     pub block_id: BlockId,
     /// The request id the response must name.
     pub request_id: Option<String>,
+    /// The session that asks, when it is not the view's own: a sub-agent's prompt shown on
+    /// an ancestor's tab (the answer names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// Permission or question.
     pub approval: ApprovalKind,
     /// The tool or permission category.
@@ -196,14 +248,22 @@ pub struct ApprovalBlock {
     /// What is asked, one line (redacted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// What is asked, in words (`Run echo hi`, `Edit Makefile`).
+    pub prompt: String,
     /// The patterns the permission would cover.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub patterns: Vec<String>,
     /// The call this permission gates, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// A question card's questions (with the answers offered).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<AskQuestion<'static>>,
     /// Pending or resolved.
     pub state: ApprovalState,
+    /// The webview's `messageId` of the prompt whose turn asks, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }
 
 /// Severity of a notice.
@@ -218,6 +278,8 @@ pub enum NoticeLevel {
     Warning,
     /// Informational (checkpoint restored).
     Info,
+    /// The user stopped the turn.
+    Stopped,
 }
 
 /// A high-visibility notice card.
@@ -232,4 +294,7 @@ pub struct NoticeBlock {
     pub level: NoticeLevel,
     /// The message (redacted, one line, capped).
     pub message: String,
+    /// The webview's `messageId` of the prompt whose turn it is about, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }

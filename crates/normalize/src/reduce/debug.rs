@@ -26,6 +26,9 @@ pub struct UnknownNode {
     pub payload_size: usize,
     /// The payload, redacted, on one line, capped.
     pub payload: String,
+    /// Its number among the session's unknown events (from 1).
+    #[serde(skip)]
+    pub n: u64,
 }
 
 impl UnknownNode {
@@ -37,6 +40,7 @@ impl UnknownNode {
             kind: ev.kind.clone(),
             payload_size,
             payload: log_line_json(&ev.payload, UNKNOWN_PAYLOAD_CAP),
+            n: 0,
         }
     }
 }
@@ -87,7 +91,7 @@ impl DebugLane {
             self.unknown.pop_front();
             self.unknown_evicted += 1;
         }
-        self.unknown.push_back(UnknownNode::of(ev));
+        self.unknown.push_back(UnknownNode { n: self.unknown_count, ..UnknownNode::of(ev) });
         let last = self.unknown.len() - 1;
         &self.unknown[last]
     }

@@ -7,16 +7,18 @@ mod debug;
 mod run;
 mod tasks;
 mod transcript;
+mod updates;
 
 pub use blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
     StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
 };
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
-pub use run::{Checkpoint, FileChange, LogLink, RunLane, RunState, RunSummary};
+pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
 pub use transcript::Transcript;
 pub(crate) use transcript::bb_message_id;
+pub use updates::{UPDATE_TEXT_CHUNK, UpdateList};
 
 use serde::Serialize;
 
@@ -24,6 +26,32 @@ use crate::batch::Batch;
 use crate::class::{Classified, EventClass};
 use crate::event::{Engine, RawEvent};
 use crate::truncate::BodyStore;
+
+/// What a stopped turn's card says.
+const STOPPED: &str = "Stopped";
+
+/// Whether a BreadBoard `tool_result` is a todo snapshot (it carries a `todo` object).
+fn todo_snapshot(ev: &RawEvent) -> bool {
+    ev.engine == Engine::BreadBoard
+        && ev.payload.get("todo").is_some_and(serde_json::Value::is_object)
+}
+
+/// Whether an error event says the user aborted the turn (Kilo `MessageAbortedError`).
+fn aborted(ev: &RawEvent) -> bool {
+    if ev.engine != Engine::Kilo {
+        return false;
+    }
+    let f: ErrorEvent<'_> = ev.payload.read();
+    f.error.get().is_some_and(crate::kilo::ErrorFields::aborted)
+}
+
+/// An error event's `error` object.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ErrorEvent<'a> {
+    #[serde(borrow)]
+    error: bb_payload::LooseObj<crate::kilo::ErrorFields<'a>>,
+}
 
 /// The view model of one session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -39,6 +67,12 @@ pub struct SessionView {
     /// Full bodies of truncated previews, by reference (not part of the serialized view).
     #[serde(skip)]
     pub bodies: BodyStore,
+    /// The run lane as it is was sent (by the last updates taken).
+    #[serde(skip)]
+    run_sent: bool,
+    /// Unknown events the updates taken so far carried.
+    #[serde(skip)]
+    unknown_sent: u64,
 }
 
 impl SessionView {
@@ -66,10 +100,63 @@ impl SessionView {
         self.bodies.get(body_ref)
     }
 
+    /// Reduces one classified event of the reply to the webview prompt `prompt` (its
+    /// `messageId`, when the webview gave one): the blocks it makes carry it.
+    pub fn apply_for(&mut self, item: &Classified, prompt: Option<&str>) {
+        self.transcript.set_prompt(prompt);
+        self.apply(item);
+    }
+
+    /// Reduces a prompt event of another session, `owner` (a sub-agent's permission request,
+    /// question or what settled it, shown on this session's tab), in the reply to `prompt`:
+    /// only its card changes, and the card names `owner`, the session an answer goes to.
+    pub fn apply_foreign(&mut self, item: &Classified, prompt: Option<&str>, owner: &str) {
+        let t = &mut self.transcript;
+        t.set_prompt(prompt);
+        t.set_owner(Some(owner));
+        match item.class {
+            EventClass::PermissionRequest => t.permission_request(&item.event),
+            EventClass::PermissionResponse => t.permission_response(&item.event),
+            _ => {}
+        }
+        t.set_owner(None);
+    }
+
+    /// A title for the session: the engine's, else the first line of its first prompt.
+    pub fn title(&self) -> Option<String> {
+        if let Some(t) = &self.run.title {
+            return Some(t.clone());
+        }
+        let first = self.transcript.first_prompt()?.lines().find(|l| !l.trim().is_empty())?;
+        let first = first.trim();
+        Some(match first.char_indices().nth(60) {
+            Some((cut, _)) => format!("{}…", first[..cut].trim_end()),
+            None => first.to_owned(),
+        })
+    }
+
     /// Reduces one classified event. Never panics, whatever the payload.
     pub fn apply(&mut self, item: &Classified) {
         use EventClass as C;
         let ev = &item.event;
+        if !matches!(
+            item.class,
+            C::UserMessage
+                | C::AssistantStream
+                | C::ReasoningStream
+                | C::ToolCall
+                | C::ToolOutput
+                | C::ToolResult
+                | C::PermissionRequest
+                | C::PermissionResponse
+                | C::TaskEvent
+                | C::TaskTodo
+                | C::CtreeNode
+                | C::Connection
+                | C::Unknown
+        ) {
+            self.run_sent = false;
+        }
         self.debug.seen(ev, item.event_count());
         if ev.id.is_none()
             && let Some(Some(id)) = item.absorbed_ids.iter().rev().find(|i| i.is_some())
@@ -79,10 +166,16 @@ impl SessionView {
         let t = &mut self.transcript;
         let bodies = &mut self.bodies;
         match item.class {
-            C::UserMessage if ev.kind == "user_message_chunk" => t.acp_user_chunk(ev, bodies),
+            C::UserMessage if ev.kind == "user_message_chunk" => {
+                if t.acp_user_chunk(ev, bodies) {
+                    self.run.next_turn();
+                }
+            }
             C::UserMessage => {
-                t.turn_boundary(false);
-                t.user_message(ev, bodies);
+                t.turn_boundary(None);
+                if t.user_message(ev, bodies) {
+                    self.run.next_turn();
+                }
             }
             C::AssistantStream => match ev.kind.as_str() {
                 "agent_message_chunk" => t.acp_chunk(ev, false),
@@ -100,16 +193,29 @@ impl SessionView {
             C::ToolCall | C::ToolResult if ev.engine == Engine::Acp => {
                 if item.class == C::ToolCall {
                     t.tool_call(ev, bodies);
-                } else {
-                    t.tool_result(ev, bodies);
+                } else if let Some(b) = t.tool_result(ev, bodies) {
+                    self.run.changed_by(b);
                 }
                 self.acp_tool_todos(ev);
             }
             C::ToolCall => t.tool_call(ev, bodies),
             C::ToolOutput => t.tool_output(ev),
-            C::ToolResult => t.tool_result(ev, bodies),
+            // BreadBoard's todo snapshots travel as `tool_result`s carrying a `todo` object:
+            // the class stays the spec's, the todo list is what they change.
+            C::ToolResult if todo_snapshot(ev) => self.tasks.todos(ev),
+            C::ToolResult => {
+                if let Some(b) = t.tool_result(ev, bodies) {
+                    self.run.changed_by(b);
+                }
+            }
             C::PermissionRequest => t.permission_request(ev),
             C::PermissionResponse => t.permission_response(ev),
+            C::RunErrorOrGap if aborted(ev) => {
+                // Kilo says a stopped turn with `MessageAbortedError`: a stop, not a failure.
+                if self.run.stopped() {
+                    t.notice(ev, NoticeLevel::Stopped, STOPPED);
+                }
+            }
             C::RunErrorOrGap if ev.engine == Engine::Acp => self.acp_notice(ev),
             C::RunErrorOrGap => {
                 let (level, fallback) = match ev.kind.as_str() {
@@ -133,11 +239,20 @@ impl SessionView {
             C::RunStatus => self.run.status(ev),
             C::RunDiff => self.run.diff(ev),
             C::RunFinished => {
-                t.turn_boundary(true);
+                if RunLane::finish_says_stopped(ev) && self.run.stopped() {
+                    t.notice(ev, NoticeLevel::Stopped, STOPPED);
+                }
+                let stopped = self.run.stopped_now();
+                t.turn_boundary(Some(if stopped {
+                    StreamStatus::Stopped
+                } else {
+                    StreamStatus::Complete
+                }));
+                t.withdraw_pending();
                 self.run.finished(ev);
             }
             C::TurnStart => {
-                t.turn_boundary(false);
+                t.turn_boundary(None);
                 self.run.turn_start(ev);
             }
             C::SessionInfo if ev.engine == Engine::Acp => self.acp_info(ev),

@@ -66,12 +66,27 @@ pub struct FileChange {
     pub deletions: Option<u64>,
 }
 
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Outcome {
+    /// It finished.
+    Done,
+    /// The user stopped it.
+    Stopped,
+    /// It failed.
+    Failed,
+}
+
 /// The summary record of the last finished turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
     /// The turn counter value the summary belongs to.
     pub turn_index: u64,
+    /// How the turn ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
     /// Whether the run completed its goal, when the engine says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completed: Option<bool>,
@@ -149,12 +164,41 @@ pub struct RunLane {
     /// The last finished turn's summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<RunSummary>,
+    /// Which turn events belong to now: it moves on at each turn start and each user
+    /// message (engines that do not number turns still start each with a message).
+    #[serde(skip)]
+    seq: u64,
+    /// The turn `summary` belongs to.
+    #[serde(skip)]
+    summary_seq: u64,
+    /// The turn the user stopped, once the engine said so.
+    #[serde(skip)]
+    stopped_seq: Option<u64>,
+    /// `errors` when the current turn began.
+    #[serde(skip)]
+    errors_before: u64,
+    /// Entries of `changed_files` changed since the last updates were taken.
+    #[serde(skip)]
+    pub(crate) files_changed: Vec<usize>,
+}
+
+/// Whether an engine's end reason says the user stopped the turn.
+pub(crate) fn says_stopped(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    ["stop", "interrupt", "abort", "cancel"].iter().any(|w| r.contains(w))
 }
 
 impl RunLane {
     /// `turn.start`.
+    /// A new turn begins (a user message, or the engine's turn start).
+    pub(crate) fn next_turn(&mut self) {
+        self.seq += 1;
+        self.errors_before = self.errors;
+    }
+
     pub(crate) fn turn_start(&mut self, ev: &RawEvent) {
         self.turns_started += 1;
+        self.next_turn();
         self.state = RunState::Running;
         if let Some(t) = ev.turn.or_else(|| ev.payload.read::<TurnField>().turn.0) {
             self.turn = Some(t);
@@ -172,6 +216,35 @@ impl RunLane {
         }
     }
 
+    /// The user stopped the current turn (the engine said so). Returns whether this is news
+    /// (the first word of it for this turn).
+    pub(crate) fn stopped(&mut self) -> bool {
+        let news = self.stopped_seq != Some(self.seq);
+        self.stopped_seq = Some(self.seq);
+        if let Some(s) = self.summary.as_mut().filter(|_| self.summary_seq == self.seq) {
+            s.outcome = Some(Outcome::Stopped);
+        }
+        news
+    }
+
+    /// Whether the user stopped the current turn (the engine said so).
+    pub(crate) fn stopped_now(&self) -> bool {
+        self.stopped_seq == Some(self.seq)
+    }
+
+    /// Whether a finish event says the user stopped the turn (its end reason, or ACP's
+    /// `cancelled` stop reason).
+    pub(crate) fn finish_says_stopped(ev: &RawEvent) -> bool {
+        let f: Finish<'_> = ev.payload.read();
+        let reason = f
+            .summary
+            .get()
+            .and_then(|s| kilo::non_empty(&s.reason))
+            .or_else(|| kilo::non_empty(&f.reason))
+            .or_else(|| kilo::non_empty(&f.stop_reason));
+        reason.is_some_and(says_stopped)
+    }
+
     /// `run.finished`: finalizes the summary of the current turn. Several finish events of
     /// one turn (`completion` + `run_finished`, `session.idle` + `turn.close`) merge: a field
     /// is overwritten only by a value that is present.
@@ -179,8 +252,12 @@ impl RunLane {
         self.state = RunState::Idle;
         self.finish_events += 1;
         let turn_index = self.turns_started;
+        let stopped = self.stopped_seq == Some(self.seq);
+        let erred = self.errors > self.errors_before;
+        let same = self.summary_seq == self.seq;
+        self.summary_seq = self.seq;
         let summary = match &mut self.summary {
-            Some(s) if s.turn_index == turn_index => s,
+            Some(s) if same => s,
             slot => slot.insert(RunSummary { turn_index, ..RunSummary::default() }),
         };
         let f: Finish<'_> = ev.payload.read();
@@ -213,6 +290,16 @@ impl RunLane {
             summary.usage = usage;
         }
         summary.event_id.clone_from(&ev.id);
+        summary.outcome = Some(if stopped {
+            Outcome::Stopped
+        } else if erred
+            || summary.completed == Some(false)
+            || summary.outcome == Some(Outcome::Failed)
+        {
+            Outcome::Failed
+        } else {
+            Outcome::Done
+        });
     }
 
     /// `run.error_or_gap` bookkeeping (the card itself is in the transcript, of `level`).
@@ -297,14 +384,61 @@ impl RunLane {
         }
     }
 
+    /// The files a finished tool call's diffs changed: BreadBoard and ACP say so only there.
+    pub(crate) fn changed_by(&mut self, tool: &super::blocks::ToolBlock) {
+        if let Some(bb_protocol::v1::ToolView::Diff { files }) = tool.view.as_deref() {
+            for f in files {
+                self.changed_by_tool(f);
+            }
+        }
+    }
+
+    /// A file a tool's diff changed: created (from `/dev/null`), deleted (to it) or modified,
+    /// with the lines the diff adds and removes (the engine's next report of the file, Kilo's
+    /// `session.diff`, replaces it).
+    fn changed_by_tool(&mut self, diff: &bb_protocol::v1::ToolDiff<'_>) {
+        let Some(path) = diff.path.as_deref() else { return };
+        let text = &diff.unified.text;
+        let (mut additions, mut deletions) = (0, 0);
+        for line in text.lines() {
+            if line.starts_with('+') && !line.starts_with("+++") {
+                additions += 1;
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                deletions += 1;
+            }
+        }
+        let status = if text.lines().any(|l| l == "--- /dev/null") {
+            "added"
+        } else if text.lines().any(|l| l == "+++ /dev/null") {
+            "deleted"
+        } else {
+            "modified"
+        };
+        let counted = !diff.unified.truncated;
+        self.upsert_file(FileChange {
+            path: path.to_owned(),
+            status: status.to_owned(),
+            additions: counted.then_some(additions),
+            deletions: counted.then_some(deletions),
+        });
+    }
+
     fn upsert_file(&mut self, change: FileChange) {
-        match self.changed_files.iter_mut().find(|f| f.path == change.path) {
-            Some(f) => {
+        let i = match self.changed_files.iter().position(|f| f.path == change.path) {
+            Some(i) => {
+                let f = &mut self.changed_files[i];
                 if change.additions.is_some() || f.status == "edited" || change.status != "edited" {
                     *f = change;
                 }
+                i
             }
-            None => self.changed_files.push(change),
+            None => {
+                self.changed_files.push(change);
+                self.changed_files.len() - 1
+            }
+        };
+        if !self.files_changed.contains(&i) {
+            self.files_changed.push(i);
         }
     }
 
@@ -365,6 +499,9 @@ struct Finish<'a> {
     logging_dir: LooseStr<'a>,
     /// Read whole (only its subtree is built): it is kept, redacted.
     usage: LooseObj<Value>,
+    /// ACP's `turn_ended` reason.
+    #[serde(rename = "stopReason", borrow)]
+    stop_reason: LooseStr<'a>,
 }
 
 #[derive(Debug, Default, Deserialize)]

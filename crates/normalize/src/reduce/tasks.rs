@@ -96,6 +96,22 @@ pub struct TasksLane {
     pub todos: Vec<Todo>,
     /// Task events without a task id.
     pub signals: Vec<TaskSignal>,
+    /// The tree or the todos changed since the last updates were taken.
+    pub(crate) tree_changed: bool,
+    pub(crate) todos_changed: bool,
+    /// A todo list was ever given (an empty one included).
+    pub(crate) todos_known: bool,
+    /// What the updates sent so far said of each task.
+    pub(crate) sent: BTreeMap<String, TaskSent>,
+}
+
+/// What the updates sent so far said of a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TaskSent {
+    parent: Option<String>,
+    status: TaskStatus,
+    rollup: TaskStatus,
+    title: Option<String>,
 }
 
 impl TasksLane {
@@ -107,6 +123,7 @@ impl TasksLane {
             self.signals.push(TaskSignal { kind, event_id: ev.id.clone() });
             return;
         };
+        self.tree_changed = true;
         let raw_status = string_at(p, &[&["status"]]);
         let status = raw_status.as_deref().and_then(TaskStatus::parse);
         let parent = id_at(p, &[&["parent_task_id"], &["parentTaskId"], &["parent_id"]])
@@ -154,6 +171,8 @@ impl TasksLane {
         let Some(items) = items else {
             return;
         };
+        self.todos_changed = true;
+        self.todos_known = true;
         self.todos = items
             .iter()
             .map(|it| Todo {
@@ -295,6 +314,85 @@ impl TasksLane {
             .collect();
         TasksView { tree, orphans, todos: &self.todos, signals: &self.signals }
     }
+}
+
+impl TasksLane {
+    /// The tasks whose node changed since the last call (with their position among all
+    /// tasks), marked sent: `(order, id, parent, status, rollup, title, lane, child)`.
+    pub(crate) fn take_changed(&mut self) -> Vec<TaskNode<'_>> {
+        if !std::mem::take(&mut self.tree_changed) {
+            return Vec::new();
+        }
+        let changed: Vec<(String, TaskSent)> = self
+            .view()
+            .tree
+            .iter()
+            .filter_map(|t| {
+                let now = TaskSent {
+                    parent: t.parent_task_id.map(str::to_owned),
+                    status: t.status,
+                    rollup: t.rollup_status,
+                    title: t.description.map(str::to_owned),
+                };
+                (self.sent.get(t.task_id) != Some(&now)).then(|| (t.task_id.to_owned(), now))
+            })
+            .collect();
+        for (id, now) in &changed {
+            self.sent.insert(id.clone(), now.clone());
+        }
+        changed
+            .into_iter()
+            .map(|(id, _)| id)
+            .filter_map(|id| {
+                let (key, rec) = self.tasks.get_key_value(&id)?;
+                let sent = self.sent.get(&id)?;
+                Some(TaskNode {
+                    order: rec.order as u64,
+                    id: key,
+                    parent: rec.parent.as_deref(),
+                    status: rec.status,
+                    rollup: sent.rollup,
+                    title: rec.description.as_deref(),
+                    lane: rec.lane_label.as_deref().or(rec.lane_id.as_deref()),
+                    child_session: rec.child_session_id.as_deref(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every task, in tree order (for a resync).
+    pub(crate) fn nodes(&self) -> Vec<TaskNode<'_>> {
+        self.view()
+            .tree
+            .iter()
+            .filter_map(|t| {
+                let (key, rec) = self.tasks.get_key_value(t.task_id)?;
+                Some(TaskNode {
+                    order: rec.order as u64,
+                    id: key,
+                    parent: rec.parent.as_deref(),
+                    status: rec.status,
+                    rollup: t.rollup_status,
+                    title: rec.description.as_deref(),
+                    lane: rec.lane_label.as_deref().or(rec.lane_id.as_deref()),
+                    child_session: rec.child_session_id.as_deref(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// One task as an update carries it.
+#[derive(Debug)]
+pub(crate) struct TaskNode<'a> {
+    pub(crate) order: u64,
+    pub(crate) id: &'a str,
+    pub(crate) parent: Option<&'a str>,
+    pub(crate) status: TaskStatus,
+    pub(crate) rollup: TaskStatus,
+    pub(crate) title: Option<&'a str>,
+    pub(crate) lane: Option<&'a str>,
+    pub(crate) child_session: Option<&'a str>,
 }
 
 impl Serialize for TasksLane {

@@ -63,9 +63,11 @@ fn breadboard_table_and_aliases() {
 }
 
 #[test]
-fn breadboard_todo_snapshot_is_a_task_todo() {
+fn breadboard_todo_snapshot_keeps_the_spec_class() {
+    // The normalization table: `tool_result` → `tool.result`, whatever it carries; the todo
+    // snapshot is the reducer's business (it goes to the tasks lane, not to a tool block).
     let p = json!({"call_id": "todo:snapshot:connect:1", "todo": {"op": "snapshot", "items": []}});
-    assert_eq!(bb("tool_result", p), C::TaskTodo);
+    assert_eq!(bb("tool_result", p), C::ToolResult);
     assert_eq!(bb("tool_result", json!({"todo": "not an object"})), C::ToolResult);
 }
 

@@ -47,6 +47,7 @@ fn finish_looked_up(p: &Value) -> RunSummary {
         logging_dir: string_at(p, &[&["logging_dir"]]),
         usage: p.get("usage").filter(|u| u.is_object()).map(redacted),
         event_id: None,
+        outcome: None,
     }
 }
 
@@ -175,6 +176,7 @@ fn turn_read(p: Payload) -> Option<i64> {
 fn finish_read(p: Payload) -> RunSummary {
     let mut s = reduced(Engine::Kilo, "session.idle", p).run.summary.unwrap();
     s.event_id = None;
+    s.outcome = None;
     s
 }
 

@@ -1,66 +1,11 @@
-//! Reading `.sse` captures into raw events (with the engine client's SSE parser), and
+//! The engine captures (`bb_test_support::captures`) as raw events, and
 //! normalizing ids and times so snapshots do not depend on capture runs.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
-use bb_engine_client::sse::{SseItem, SseParser};
-use bb_normalize::{Engine, RawEvent};
 use serde_json::Value;
 
-/// The repository's `fixtures/engine` directory.
-pub(crate) fn engine_fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine")
-}
-
-/// Every `.sse` file under `dir`, sorted, with the engine that produced it.
-pub(crate) fn captures() -> Vec<(Engine, PathBuf)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "sse") {
-                out.push(path);
-            }
-        }
-    }
-    let mut all = Vec::new();
-    for (engine, sub) in [(Engine::Kilo, "kilo"), (Engine::BreadBoard, "breadboard")] {
-        let mut files = Vec::new();
-        walk(&engine_fixtures().join(sub), &mut files);
-        files.sort();
-        all.extend(files.into_iter().map(|f| (engine, f)));
-    }
-    all
-}
-
-/// The events of one capture, in order. Every data payload must parse.
-pub(crate) fn read(engine: Engine, path: &Path) -> Vec<RawEvent> {
-    let bytes = std::fs::read(path).unwrap();
-    let mut parser = SseParser::default();
-    let mut items = parser.feed_collect(&bytes).unwrap();
-    items.extend(parser.feed_collect(b"\n\n").unwrap());
-    items
-        .into_iter()
-        .filter_map(|item| match item {
-            SseItem::Event(e) if !e.data.is_empty() => {
-                let id = (!e.last_event_id.is_empty()).then_some(e.last_event_id.as_str());
-                Some(
-                    RawEvent::parse(engine, &e.data, id)
-                        .unwrap_or_else(|err| panic!("{}: {err}", path.display())),
-                )
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// A snapshot name for a capture path.
-pub(crate) fn snapshot_name(path: &Path) -> String {
-    let rel = path.strip_prefix(engine_fixtures()).unwrap();
-    rel.with_extension("").to_string_lossy().replace(['/', '\\'], "__")
-}
+pub(crate) use bb_test_support::captures::{captures, raw_events as read, snapshot_name};
 
 fn is_engine_id(s: &str) -> bool {
     let uuid = s.len() == 36

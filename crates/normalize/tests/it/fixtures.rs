@@ -78,7 +78,7 @@ fn batched_reduction_equals_direct_reduction_on_captures() {
 #[test]
 fn every_kilo_type_seen_in_the_shapes_file_is_classified() {
     use bb_normalize::{Engine, RawEvent};
-    let path = crate::captures::engine_fixtures().join("kilo/event_shapes.json");
+    let path = bb_test_support::captures::engine_fixtures().join("kilo/event_shapes.json");
     let shapes: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut checked = 0;

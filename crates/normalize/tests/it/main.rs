@@ -3,3 +3,4 @@
 
 mod captures;
 mod fixtures;
+mod updates;

@@ -93,10 +93,12 @@ impl V1Message {
     /// second time; the rejection is the one decoding would give. Requests and responses are
     /// decoded again.
     pub fn to_line(&self, limits: &Limits) -> Result<String, Rejection> {
-        // Sized for a written event list, so the line is not regrown as it is written.
+        // Sized for a written event list and update list, so the line is not regrown as it
+        // is written.
         let mut bytes = Vec::with_capacity(match self {
             V1Message::Event(V1Event { topic: V1Topic::Events(p), .. }) => {
-                p.events.written_len() + p.session_id.len() + 128
+                let updates = p.updates.as_ref().map_or(0, |u| u.written_len() + 12);
+                p.events.written_len() + updates + p.session_id.len() + 128
             }
             _ => 256,
         });

@@ -26,6 +26,11 @@ pub struct InitParams {
     /// The workspace is trusted for write/exec actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_trusted: Option<bool>,
+    /// What `bb/events` messages carry for this webview: `events` (the default), `updates`
+    /// (the view-model updates of the host's reducers, `events` left empty) or `both`. A
+    /// later `bb.init` without it keeps the choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<super::updates::Receive>,
 }
 
 /// `bb.visibility`: the webview was shown or hidden.

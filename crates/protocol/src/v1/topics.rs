@@ -8,6 +8,8 @@ pub use bb_payload::Payload;
 
 use super::events::Events;
 use super::results::SessionSummary;
+use super::update_list::Updates;
+use super::updates::WebviewUpdate;
 
 /// Connection state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -191,7 +193,9 @@ pub struct EventItem {
     #[serde(flatten)]
     pub event: EngineEvent,
     /// The stable event class from the normalization table (`tool.result`,
-    /// `transcript.assistant_stream`, …, `unknown_event`).
+    /// `transcript.assistant_stream`, …, `unknown_event`). The bridge sets it on every item
+    /// it sends; an additive v1 field, so an item without it is valid (read as empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub class: String,
     /// The `messageId` of the `bb.sendMessage` whose reply this event belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -250,8 +254,9 @@ impl std::ops::Deref for EventItem {
 /// A bridge that tracks tabs sets `tabId` and `seq` (per tab: 1, 2, 3, … never reused) on
 /// every message; a webview keeps the last `seq` per tab and hands it back in
 /// `bb.init({lastSeen})` to get exactly what it missed. A message with `resync: true`
-/// replaces what the tab shows by `view` (the session's reduced view model) instead of
-/// adding to it; its `events` may be empty.
+/// replaces what the tab shows by `view` (the session's reduced view model) or, for a
+/// webview that receives updates, by what its `updates` rebuild, instead of adding to it;
+/// its `events` may be empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventsPayload {
@@ -274,9 +279,32 @@ pub struct EventsPayload {
     /// A declared resync: what the tab missed is no longer held; `view` replaces its state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resync: Option<bool>,
-    /// The session's reduced view model (sent with `resync`).
+    /// The session's reduced view model (sent with `resync` to a webview that receives
+    /// events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<Map<String, Value>>,
+    /// What the host's reducers made of this message's events (and of those before it that
+    /// carried none), for a webview that asked for updates (`bb.init({receive})`). With
+    /// `resync: true`, the updates that rebuild the session's whole view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<WebviewUpdate<'static>>>")]
+    pub updates: Option<Updates>,
+}
+
+impl EventsPayload {
+    /// A message of `session_id` carrying `events` and nothing else (no tab, `seq`, resync
+    /// or updates yet).
+    pub fn new(session_id: impl Into<String>, events: Events) -> Self {
+        EventsPayload {
+            session_id: session_id.into(),
+            events,
+            tab_id: None,
+            seq: None,
+            resync: None,
+            view: None,
+            updates: None,
+        }
+    }
 }
 
 /// A v1 event: topic plus its payload.

@@ -132,6 +132,22 @@ test("bb.init carries the IDE's trust; granting trust re-sends it", async () => 
   assert.deepEqual(t.links[0].requests('bb.init')[1].params, { workspaceTrusted: true });
 });
 
+test('a page that asks for updates only gets them; the relay still sees the events', async () => {
+  const t = setup();
+  t.relay.fromWebview({ type: 'bb-ready' });
+  await t.flush();
+  t.relay.fromWebview({ v: 1, kind: 'req', id: 'i', method: 'bb.init', params: { receive: 'updates' } });
+  assert.deepEqual(t.links[0].requests('bb.init')[0].params, { receive: 'both', workspaceTrusted: false });
+  t.trust();
+  t.relay.trustGranted();
+  assert.deepEqual(t.links[0].requests('bb.init')[1].params, { workspaceTrusted: true }, 'the choice stays');
+  t.relay.fromWebview({ v: 1, kind: 'req', id: 'd', method: 'bb.openDiff', params: { sessionId: 's', filePath: 'Makefile' } });
+  const update = { kind: 'status', key: 'b1', level: 'info', text: 'hi' };
+  t.links[0].emit({ v: 1, kind: 'evt', topic: 'bb/events', payload: { sessionId: 's', seq: 4, events: [{ id: 'x', type: 'bridge.diff', payload: { filePath: 'Makefile', diff: '+a\n' } }], updates: [update] } });
+  assert.deepEqual(t.diffs, [{ sessionId: 's', path: 'Makefile', patch: '+a\n' }]);
+  assert.deepEqual(t.posted.at(-1), { v: 1, kind: 'evt', topic: 'bb/events', payload: { sessionId: 's', seq: 4, events: [], updates: [update] } });
+});
+
 test("the IDE's methods are answered by the relay, never sent to the bridge", async () => {
   const t = setup();
   t.relay.fromWebview({ type: 'bb-ready' });

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::super::blocks::{Block, NoticeBlock, NoticeLevel, UserBlock};
+use super::super::blocks::{Block, NoticeBlock, NoticeLevel};
 use super::{Transcript, one_line};
 use crate::event::RawEvent;
 use crate::json::{as_text, at, str_at, string_at};
@@ -24,7 +24,8 @@ impl Transcript {
     pub(crate) fn acp_chunk(&mut self, ev: &RawEvent, reasoning: bool) {
         let text = content_text(ev.payload.get("content"));
         let mid = str_at(&ev.payload, &[&["messageId"]]);
-        let i = self.text_block_for(reasoning, mid, ev.turn);
+        let scope = self.scope(ev);
+        let i = self.text_block_for(reasoning, mid, ev.turn, scope);
         if let Some(b) = self.text_block(i) {
             b.text.push_str(&text);
         }
@@ -32,7 +33,8 @@ impl Transcript {
 
     /// `user_message_chunk`: appends to the user block of the message (or the last user
     /// block when the agent gives no message id), else opens one.
-    pub(crate) fn acp_user_chunk(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+    /// Returns whether it opened a new user block.
+    pub(crate) fn acp_user_chunk(&mut self, ev: &RawEvent, bodies: &mut BodyStore) -> bool {
         let text = content_text(ev.payload.get("content"));
         let mid = string_at(&ev.payload, &[&["messageId"]]);
         let existing = match &mid {
@@ -43,22 +45,16 @@ impl Transcript {
             },
         };
         if let Some(i) = existing
-            && let Some(Block::User(b)) = self.blocks.get_mut(i)
+            && let Some(Block::User(b)) = self.block_mut(i)
         {
             let mut whole = b.text.as_ref().map(|t| t.text.clone()).unwrap_or_default();
             whole.push_str(&text);
             b.text = Some(bodies.preview(&whole, Limits::default()));
-            return;
+            return false;
         }
-        let (event_id, turn) = (ev.id.clone(), ev.turn);
         let preview = Some(bodies.preview(&text, Limits::default()));
-        let message_id = mid.clone();
-        let i = self.push(|block_id| {
-            Block::User(Box::new(UserBlock { block_id, event_id, message_id, turn, text: preview }))
-        });
-        if let Some(m) = mid {
-            self.idx.user.insert(m.as_str(), i);
-        }
+        self.push_user(ev, mid, preview);
+        true
     }
 }
 
@@ -118,15 +114,22 @@ impl Transcript {
         let message = one_line(&message);
         match c.block {
             Some(i) => {
-                if let Some(Block::Notice(b)) = self.blocks.get_mut(i) {
+                if let Some(Block::Notice(b)) = self.block_mut(i) {
                     b.level = level;
                     b.message = message;
                 }
             }
             None => {
                 let event_id = ev.id.clone();
+                let prompt_id = self.idx.prompt.clone();
                 c.block = Some(self.push(|block_id| {
-                    Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message }))
+                    Block::Notice(Box::new(NoticeBlock {
+                        block_id,
+                        event_id,
+                        level,
+                        message,
+                        prompt_id,
+                    }))
                 }));
             }
         }
@@ -156,16 +159,19 @@ pub(super) struct AcpTool {
 
 /// Reads an ACP `tool_call` / `tool_call_update` object.
 pub(super) fn acp_tool(p: &Value) -> AcpTool {
-    let output = at(p, &["rawOutput"]).and_then(as_text).or_else(|| {
+    // What the tool showed (its text content), else its raw output.
+    let shown = || {
         let parts: Vec<String> = p
             .get("content")
             .and_then(Value::as_array)?
             .iter()
+            .filter(|c| str_at(c, &[&["type"]]) == Some("content"))
             .map(|c| content_text(c.get("content")))
             .filter(|t| !t.is_empty())
             .collect();
         (!parts.is_empty()).then(|| parts.join("\n"))
-    });
+    };
+    let output = shown().or_else(|| at(p, &["rawOutput"]).and_then(as_text));
     AcpTool {
         call_id: string_at(p, &[&["toolCallId"]]),
         kind: string_at(p, &[&["kind"]]),

@@ -1,6 +1,7 @@
 //! Approval cards (permissions and questions) and notice cards.
 
-use bb_payload::{LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseVec};
+use bb_payload::{LooseBool, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseVec};
+use bb_protocol::v1::{AskOption, AskQuestion};
 use serde::Deserialize;
 
 use super::super::blocks::{
@@ -32,16 +33,36 @@ impl Transcript {
             .or_else(|| tool_call.and_then(|t| kilo::non_empty(&t.kind)))
             .map(str::to_owned);
         let metadata = f.metadata.get();
+        let question_text = || {
+            let first = f.questions.get().and_then(<[_]>::first).and_then(LooseObj::get)?;
+            kilo::non_empty(&first.question).or_else(|| kilo::non_empty(&first.header))
+        };
         let summary = kilo::non_empty(&f.summary)
             .or_else(|| metadata.and_then(|m| kilo::non_empty(&m.command)))
             .or_else(|| metadata.and_then(|m| kilo::non_empty(&m.filepath)))
             .or_else(|| kilo::non_empty(&f.title))
             .or_else(|| tool_call.and_then(|t| kilo::non_empty(&t.title)))
-            .or_else(|| {
-                let first = f.questions.get().and_then(<[_]>::first).and_then(LooseObj::get)?;
-                kilo::non_empty(&first.question).or_else(|| kilo::non_empty(&first.header))
-            })
+            .or_else(question_text)
             .map(one_line);
+        // In words: the action (the engine's category or permission) and what it acts on.
+        let action = kilo::non_empty(&f.category)
+            .or_else(|| kilo::non_empty(&f.permission))
+            .or_else(|| tool_call.and_then(|t| kilo::non_empty(&t.kind)))
+            .or_else(|| kilo::non_empty(&f.kind))
+            .or(tool.as_deref());
+        let target = metadata
+            .and_then(|m| {
+                kilo::non_empty(&m.command)
+                    .or_else(|| kilo::non_empty(&m.filepath))
+                    .or_else(|| kilo::non_empty(&m.path))
+            })
+            .or_else(|| f.patterns.get().and_then(<[_]>::first).and_then(LooseStr::get))
+            .or_else(|| tool_call.and_then(|t| kilo::non_empty(&t.title)));
+        let prompt = if question {
+            question_text().map_or_else(|| "A question for you".to_owned(), one_line)
+        } else {
+            ask_in_words(action, target, summary.as_deref(), tool.as_deref())
+        };
         let patterns = f
             .patterns
             .get()
@@ -51,27 +72,34 @@ impl Transcript {
             .and_then(|t| kilo::non_empty(&t.call_id))
             .or_else(|| kilo::non_empty(&f.call_id))
             .map(str::to_owned);
-        if let Some(&i) = request_id.as_ref().and_then(|r| self.idx.approvals.get(r))
+        let key = request_id.clone().map(|r| self.approval_key(r));
+        if let Some(&i) = key.as_ref().and_then(|k| self.idx.approvals.get(k))
             && let Some(Block::Approval(b)) = self.blocks.get(i)
             && b.state == ApprovalState::Pending
         {
             return; // a repeated request for a pending card changes nothing
         }
-        let rid = request_id.clone();
+        let questions = if question { questions(&f) } else { Vec::new() };
+        let prompt_id = self.idx.prompt.clone();
+        let session_id = self.idx.owner.clone();
         let i = self.push(|block_id| {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
-                request_id: rid,
+                request_id,
+                session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool,
                 summary,
+                prompt,
                 patterns,
                 call_id,
+                questions,
                 state: ApprovalState::Pending,
+                prompt_id,
             }))
         });
-        if let Some(r) = request_id {
-            self.idx.approvals.insert(r, i);
+        if let Some(k) = key {
+            self.idx.approvals.insert(k, i);
         }
     }
 
@@ -96,28 +124,47 @@ impl Transcript {
             }
         };
         let state = ApprovalState::Resolved { decision };
-        if let Some(&i) = request_id.as_ref().and_then(|r| self.idx.approvals.get(r))
-            && let Some(Block::Approval(b)) = self.blocks.get_mut(i)
+        let key = request_id.clone().map(|r| self.approval_key(r));
+        if let Some(&i) = key.as_ref().and_then(|k| self.idx.approvals.get(k))
+            && let Some(Block::Approval(b)) = self.block_mut(i)
         {
             b.state = state;
             return;
         }
         let question = ev.kind.starts_with("question.") || ev.kind.starts_with("elicitation");
-        let rid = request_id.clone();
+        let prompt_id = self.idx.prompt.clone();
+        let session_id = self.idx.owner.clone();
         let i = self.push(|block_id| {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
-                request_id: rid,
+                request_id,
+                session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool: None,
                 summary: None,
+                prompt: if question { "A question for you" } else { "A permission" }.to_owned(),
                 patterns: Vec::new(),
                 call_id: None,
+                questions: Vec::new(),
                 state,
+                prompt_id,
             }))
         });
-        if let Some(r) = request_id {
-            self.idx.approvals.insert(r, i);
+        if let Some(k) = key {
+            self.idx.approvals.insert(k, i);
+        }
+    }
+
+    /// The run ended: approval cards of the session's own still pending can no longer be
+    /// answered (a sub-agent's shown here close with their own session's events).
+    pub(crate) fn withdraw_pending(&mut self) {
+        let pending: Vec<usize> = self.idx.approvals.values().copied().collect();
+        for i in pending {
+            if matches!(self.blocks.get(i), Some(Block::Approval(b)) if b.state == ApprovalState::Pending && b.session_id.is_none())
+                && let Some(Block::Approval(b)) = self.block_mut(i)
+            {
+                b.state = ApprovalState::Resolved { decision: WITHDRAWN.to_owned() };
+            }
         }
     }
 
@@ -131,10 +178,75 @@ impl Transcript {
     pub(crate) fn notice(&mut self, ev: &RawEvent, level: NoticeLevel, message: &str) {
         let event_id = ev.id.clone();
         let message = one_line(message);
+        let prompt_id = self.idx.prompt.clone();
         self.push(|block_id| {
-            Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message }))
+            Block::Notice(Box::new(NoticeBlock { block_id, event_id, level, message, prompt_id }))
         });
     }
+}
+
+/// A permission request in words: `Run echo hi`, `Edit Makefile`, else the engine's summary.
+fn ask_in_words(
+    action: Option<&str>,
+    target: Option<&str>,
+    summary: Option<&str>,
+    tool: Option<&str>,
+) -> String {
+    let verb = action.map(|a| match a.to_ascii_lowercase().as_str() {
+        "bash" | "shell" | "exec" | "execute" | "run" | "command" => "Run".to_owned(),
+        "edit" | "write" | "patch" | "multiedit" => "Edit".to_owned(),
+        "read" => "Read".to_owned(),
+        "delete" => "Delete".to_owned(),
+        "webfetch" | "fetch" => "Fetch".to_owned(),
+        "external_directory" => "Use a folder outside the workspace:".to_owned(),
+        other => {
+            let mut c = other.chars();
+            c.next().map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+        }
+    });
+    match (verb, target) {
+        (Some(v), Some(t)) => one_line(&format!("{v} {t}")),
+        (Some(v), None) => match tool.filter(|t| !v.eq_ignore_ascii_case(t)) {
+            Some(t) => one_line(&format!("{v} with {t}")),
+            None => one_line(summary.unwrap_or(&v)),
+        },
+        (None, Some(t)) => one_line(t),
+        (None, None) => one_line(summary.or(tool).unwrap_or("A permission")),
+    }
+}
+
+/// The decision of an approval card the run ended without an answer to.
+pub(crate) const WITHDRAWN: &str = "withdrawn";
+
+/// A Kilo question's questions, with the answers it offers.
+fn questions(f: &AskFields<'_>) -> Vec<AskQuestion<'static>> {
+    let Some(list) = f.questions.get() else { return Vec::new() };
+    list.iter()
+        .filter_map(LooseObj::get)
+        .map(|q| AskQuestion {
+            question: one_line(kilo::non_empty(&q.question).unwrap_or_default()).into(),
+            header: kilo::non_empty(&q.header).map(|h| one_line(h).into()),
+            options: q
+                .options
+                .get()
+                .map(|o| {
+                    o.iter()
+                        .filter_map(LooseObj::get)
+                        .filter_map(|o| {
+                            let label = kilo::non_empty(&o.label)?.to_owned();
+                            Some(AskOption {
+                                value: label.clone().into(),
+                                label: label.into(),
+                                description: kilo::non_empty(&o.description)
+                                    .map(|d| one_line(d).into()),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            multiple: q.multiple.0.unwrap_or(false),
+        })
+        .collect()
 }
 
 /// What a permission or question request says (Kilo `permission.asked` / `question.asked`,
@@ -157,6 +269,8 @@ struct AskFields<'a> {
     tool: LooseStrOrObj<'a, AskTool<'a>>,
     #[serde(borrow)]
     category: LooseStr<'a>,
+    #[serde(borrow)]
+    kind: LooseStr<'a>,
     #[serde(rename = "toolCall", borrow)]
     tool_call: LooseObj<AskToolCall<'a>>,
     #[serde(borrow)]
@@ -166,7 +280,7 @@ struct AskFields<'a> {
     #[serde(borrow)]
     title: LooseStr<'a>,
     #[serde(borrow)]
-    questions: LooseVec<LooseObj<AskQuestion<'a>>>,
+    questions: LooseVec<LooseObj<AskedQuestion<'a>>>,
     #[serde(borrow)]
     patterns: LooseVec<LooseStr<'a>>,
     #[serde(borrow)]
@@ -198,15 +312,29 @@ struct AskMetadata<'a> {
     command: LooseStr<'a>,
     #[serde(borrow)]
     filepath: LooseStr<'a>,
+    #[serde(borrow)]
+    path: LooseStr<'a>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct AskQuestion<'a> {
+struct AskedQuestion<'a> {
     #[serde(borrow)]
     question: LooseStr<'a>,
     #[serde(borrow)]
     header: LooseStr<'a>,
+    #[serde(borrow)]
+    options: LooseVec<LooseObj<AskedOption<'a>>>,
+    multiple: LooseBool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AskedOption<'a> {
+    #[serde(borrow)]
+    label: LooseStr<'a>,
+    #[serde(borrow)]
+    description: LooseStr<'a>,
 }
 
 /// What a permission or question reply says, each field of another shape absent.

@@ -12,15 +12,18 @@ mod acp;
 mod approvals;
 mod keyed;
 mod tools;
+mod view;
+
+pub(crate) use approvals::WITHDRAWN;
 
 use keyed::KeyIndex;
 
-use super::blocks::{Block, BlockId, StreamStatus, TextBlock, UserBlock};
+use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
 use crate::json::str_at;
 use crate::kilo;
 use crate::redact::redact_log_line;
-use crate::truncate::{BodyStore, Limits};
+use crate::truncate::{BodyStore, Limits, Preview};
 
 /// Longest notice or summary line kept in a card, in bytes.
 const LINE_CAP: usize = 2048;
@@ -52,6 +55,19 @@ struct Index {
     active_assistant: Option<usize>,
     active_reasoning: Option<usize>,
     streaming: Vec<usize>,
+    /// The exchange (a prompt and its reply) events belong to now: it moves on at each user
+    /// message and each run end. Scopes the keys of engines whose message ids repeat.
+    exchange: u64,
+    /// The webview's `messageId` of the prompt the events being reduced answer.
+    prompt: Option<String>,
+    /// The session whose prompt event is being reduced, when not the view's own (a
+    /// sub-agent's, shown on this session's tab).
+    owner: Option<String>,
+    /// The first user block (the session's first prompt).
+    first_user: Option<usize>,
+    /// Per block, whether it changed since the last updates were taken; the changed ones.
+    changed: Vec<bool>,
+    changed_list: Vec<usize>,
 }
 
 /// The message id of a BreadBoard assistant event (`item_id` on the agent path,
@@ -91,25 +107,99 @@ impl Transcript {
         self.idx.next_block += 1;
         let id = BlockId(self.idx.next_block);
         self.blocks.push(make(id));
-        self.blocks.len() - 1
+        let i = self.blocks.len() - 1;
+        self.idx.changed.push(false);
+        self.mark(i);
+        i
+    }
+
+    /// Notes that block `i` changed (its update is due).
+    fn mark(&mut self, i: usize) {
+        if let Some(flag) = self.idx.changed.get_mut(i)
+            && !*flag
+        {
+            *flag = true;
+            self.idx.changed_list.push(i);
+        }
+    }
+
+    /// Block `i`, to change it.
+    fn block_mut(&mut self, i: usize) -> Option<&mut Block> {
+        self.mark(i);
+        self.blocks.get_mut(i)
+    }
+
+    /// The blocks changed since the last call, in order, marked unchanged again.
+    pub(crate) fn take_changed(&mut self) -> Vec<usize> {
+        let mut list = std::mem::take(&mut self.idx.changed_list);
+        for &i in &list {
+            if let Some(flag) = self.idx.changed.get_mut(i) {
+                *flag = false;
+            }
+        }
+        list.sort_unstable();
+        list
+    }
+
+    /// The webview's `messageId` of the prompt the next events answer.
+    pub(crate) fn set_prompt(&mut self, prompt: Option<&str>) {
+        if self.idx.prompt.as_deref() != prompt {
+            self.idx.prompt = prompt.map(str::to_owned);
+        }
+    }
+
+    /// The session whose prompt events are reduced next, when not the view's own.
+    pub(crate) fn set_owner(&mut self, owner: Option<&str>) {
+        if self.idx.owner.as_deref() != owner {
+            self.idx.owner = owner.map(str::to_owned);
+        }
+    }
+
+    /// The key of request `id` among the approval cards: a sub-agent's is scoped by its
+    /// session (its ids may repeat the view's own).
+    fn approval_key(&self, id: String) -> String {
+        match &self.idx.owner {
+            Some(owner) => format!("{owner}\u{1f}{id}"),
+            None => id,
+        }
+    }
+
+    /// The text of the session's first prompt.
+    pub fn first_prompt(&self) -> Option<&str> {
+        match self.blocks.get(self.idx.first_user?) {
+            Some(Block::User(b)) => b.text.as_ref().map(|t| t.text.as_str()),
+            _ => None,
+        }
     }
 
     fn text_block(&mut self, i: usize) -> Option<&mut TextBlock> {
-        match self.blocks.get_mut(i) {
+        match self.block_mut(i) {
             Some(Block::Assistant(b) | Block::Reasoning(b)) => Some(&mut **b),
             _ => None,
         }
     }
 
+    /// The key scope of an engine's message ids: BreadBoard and ACP reuse them across
+    /// replies (the demo replays the same ids every turn), so their keys hold the exchange.
+    fn scope(&self, ev: &RawEvent) -> u64 {
+        if ev.engine == crate::event::Engine::Kilo { 0 } else { self.idx.exchange }
+    }
+
     /// The assistant (or reasoning) block indexed for a message id + turn.
-    fn text_block_at(&self, reasoning: bool, mid: &str, turn: Option<i64>) -> Option<usize> {
+    fn text_block_at(
+        &self,
+        reasoning: bool,
+        mid: &str,
+        turn: Option<i64>,
+        scope: u64,
+    ) -> Option<usize> {
         let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
-        map.get((mid, turn), |i| match self.blocks.get(i) {
+        map.get((mid, turn, scope), |i| match self.blocks.get(i) {
             Some(Block::Assistant(b)) if !reasoning => {
-                b.message_id.as_deref() == Some(mid) && b.turn == turn
+                b.message_id.as_deref() == Some(mid) && b.turn == turn && b.scope == scope
             }
             Some(Block::Reasoning(b)) if reasoning => {
-                b.message_id.as_deref() == Some(mid) && b.turn == turn
+                b.message_id.as_deref() == Some(mid) && b.turn == turn && b.scope == scope
             }
             _ => false,
         })
@@ -129,8 +219,9 @@ impl Transcript {
         reasoning: bool,
         message_id: Option<&str>,
         turn: Option<i64>,
+        scope: u64,
     ) -> usize {
-        if let Some(i) = message_id.and_then(|m| self.text_block_at(reasoning, m, turn)) {
+        if let Some(i) = message_id.and_then(|m| self.text_block_at(reasoning, m, turn, scope)) {
             return i;
         }
         if message_id.is_none() {
@@ -145,6 +236,7 @@ impl Transcript {
                 return i;
             }
         }
+        let prompt_id = self.idx.prompt.clone();
         let block = |block_id| TextBlock {
             block_id,
             message_id: message_id.map(str::to_owned),
@@ -152,7 +244,10 @@ impl Transcript {
             text: String::new(),
             status: StreamStatus::Streaming,
             error: None,
+            prompt_id,
             parts: Vec::new(),
+            scope,
+            sent: SentText::default(),
         };
         let i = if reasoning {
             self.push(|id| Block::Reasoning(Box::new(block(id))))
@@ -161,7 +256,7 @@ impl Transcript {
         };
         if let Some(m) = message_id {
             let map = if reasoning { &mut self.idx.reasoning } else { &mut self.idx.assistant };
-            map.insert((m, turn), i);
+            map.insert((m, turn, scope), i);
         }
         if reasoning {
             self.idx.active_reasoning = Some(i);
@@ -175,7 +270,8 @@ impl Transcript {
     // ---- user -------------------------------------------------------------------------
 
     /// Appends an immutable user block (BreadBoard `user_message`, Kilo user `message.updated`).
-    pub(crate) fn user_message(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+    /// Returns whether it is a new message (Kilo repeats a message's `message.updated`).
+    pub(crate) fn user_message(&mut self, ev: &RawEvent, bodies: &mut BodyStore) -> bool {
         let f: UserFields<'_> = ev.payload.read();
         let message_id = f
             .info
@@ -186,22 +282,48 @@ impl Transcript {
         let text = kilo::non_empty(&f.text);
         if let Some(i) = message_id.and_then(|m| self.user_block_at(m)) {
             // Known user message: only a first text may be filled in, never rewritten.
-            if let (Some(Block::User(b)), Some(t)) = (self.blocks.get_mut(i), text)
-                && b.text.is_none()
+            if let Some(t) = text
+                && matches!(self.blocks.get(i), Some(Block::User(b)) if b.text.is_none())
+                && let Some(Block::User(b)) = self.block_mut(i)
             {
                 b.text = Some(bodies.preview(t, Limits::default()));
             }
-            return;
+            return false;
         }
         let text = text.map(|t| bodies.preview(t, Limits::default()));
-        let (event_id, turn) = (ev.id.clone(), ev.turn);
         let mid = message_id.map(str::to_owned);
+        self.push_user(ev, mid, text);
+        true
+    }
+
+    /// Appends a user block: a new exchange begins.
+    pub(crate) fn push_user(
+        &mut self,
+        ev: &RawEvent,
+        message_id: Option<String>,
+        text: Option<Preview>,
+    ) -> usize {
+        self.idx.exchange += 1;
+        let (event_id, turn) = (ev.id.clone(), ev.turn);
+        let prompt_id = self.idx.prompt.clone();
+        let key = message_id.clone();
         let i = self.push(|block_id| {
-            Block::User(Box::new(UserBlock { block_id, event_id, message_id: mid, turn, text }))
+            Block::User(Box::new(UserBlock {
+                block_id,
+                event_id,
+                message_id,
+                turn,
+                text,
+                prompt_id,
+            }))
         });
-        if let Some(m) = message_id {
-            self.idx.user.insert(m, i);
+        if let Some(m) = key {
+            self.idx.user.insert(m.as_str(), i);
         }
+        if self.idx.first_user.is_none() {
+            self.idx.first_user = Some(i);
+        }
+        i
     }
 
     // ---- assistant / reasoning --------------------------------------------------------
@@ -211,20 +333,21 @@ impl Transcript {
     pub(crate) fn breadboard_assistant(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
         let mid = bb_message_id(p);
+        let scope = self.scope(ev);
         match ev.kind.as_str() {
             "assistant.message.start" => {
-                self.text_block_for(false, mid, ev.turn);
+                self.text_block_for(false, mid, ev.turn, scope);
             }
             "assistant.message.delta" | "assistant_delta" => {
                 let field = if ev.kind == "assistant_delta" { "text" } else { "delta" };
                 let delta = p.get(field).and_then(Value::as_str).unwrap_or_default();
-                let i = self.text_block_for(false, mid, ev.turn);
+                let i = self.text_block_for(false, mid, ev.turn, scope);
                 if let Some(b) = self.text_block(i) {
                     b.text.push_str(delta);
                 }
             }
             "assistant.message.end" => {
-                let i = self.text_block_for(false, mid, ev.turn);
+                let i = self.text_block_for(false, mid, ev.turn, scope);
                 if let Some(b) = self.text_block(i) {
                     b.settle(StreamStatus::Complete);
                 }
@@ -234,7 +357,7 @@ impl Transcript {
                 // finalizes a streamed block but opens none.
                 let text = str_at(p, &[&["text"]]).unwrap_or_default();
                 let existing = match mid {
-                    Some(m) => self.text_block_at(false, m, ev.turn),
+                    Some(m) => self.text_block_at(false, m, ev.turn, scope),
                     None => self.idx.active_assistant.filter(|&i| {
                         matches!(self.blocks.get(i), Some(Block::Assistant(b))
                             if b.status == StreamStatus::Streaming && b.turn == ev.turn)
@@ -245,12 +368,11 @@ impl Transcript {
                 }
                 let i = match existing {
                     Some(i) => i,
-                    None => self.text_block_for(false, mid, ev.turn),
+                    None => self.text_block_for(false, mid, ev.turn, scope),
                 };
                 if let Some(b) = self.text_block(i) {
                     if !text.is_empty() {
-                        text.clone_into(&mut b.text);
-                        b.parts.clear();
+                        b.rewrite(text);
                     }
                     b.settle(StreamStatus::Complete);
                 }
@@ -267,7 +389,8 @@ impl Transcript {
             .and_then(Value::as_str)
             .or_else(|| p.get("text").and_then(Value::as_str))
             .unwrap_or_default();
-        let i = self.text_block_for(true, mid, ev.turn);
+        let scope = self.scope(ev);
+        let i = self.text_block_for(true, mid, ev.turn, scope);
         if let Some(b) = self.text_block(i) {
             b.text.push_str(delta);
         }
@@ -280,15 +403,20 @@ impl Transcript {
         let Some(mid) = kilo::non_empty(&info.id) else {
             return;
         };
-        let i = self.text_block_for(false, Some(mid), None);
-        let error = info.error.as_ref().map(|e| match e.get().and_then(|e| e.message()) {
-            Some(msg) => one_line(msg),
-            // An error without a message is shown whole: read from the tree (rare).
-            None => one_line(&ev.payload["info"]["error"].to_string()),
+        let i = self.text_block_for(false, Some(mid), None, 0);
+        let aborted = info.error.as_ref().and_then(|e| e.get()).is_some_and(|e| e.aborted());
+        let error = info.error.as_ref().filter(|_| !aborted).map(|e| {
+            match e.get().and_then(|e| e.message()) {
+                Some(msg) => one_line(msg),
+                // An error without a message is shown whole: read from the tree (rare).
+                None => one_line(&ev.payload["info"]["error"].to_string()),
+            }
         });
         let completed = info.time.get().is_some_and(|t| t.completed.is_some());
         if let Some(b) = self.text_block(i) {
-            if let Some(err) = error {
+            if aborted {
+                b.settle(StreamStatus::Stopped);
+            } else if let Some(err) = error {
                 b.settle(StreamStatus::Error);
                 b.error = Some(err);
             } else if completed && b.status == StreamStatus::Streaming {
@@ -312,8 +440,8 @@ impl Transcript {
         };
         let text = kilo::non_empty(&part.text).unwrap_or_default();
         if let Some(u) = self.user_block_at(mid) {
-            if let Some(Block::User(b)) = self.blocks.get_mut(u)
-                && b.text.is_none()
+            if matches!(self.blocks.get(u), Some(Block::User(b)) if b.text.is_none())
+                && let Some(Block::User(b)) = self.block_mut(u)
             {
                 b.text = Some(bodies.preview(text, Limits::default()));
             }
@@ -350,24 +478,26 @@ impl Transcript {
         if let Some(&found) = self.idx.parts.get(pid) {
             return found;
         }
-        let i = self.text_block_for(reasoning, Some(mid), None);
+        let i = self.text_block_for(reasoning, Some(mid), None, 0);
         let part = NonZeroU64::MIN.saturating_add(self.idx.parts_seen);
         self.idx.parts_seen += 1;
         self.idx.parts.insert(pid.into(), (i, part));
         (i, part)
     }
 
-    /// A turn boundary: later id-less deltas start new blocks. With `finished`, blocks
-    /// still streaming are complete (the run is over).
-    pub(crate) fn turn_boundary(&mut self, finished: bool) {
+    /// A turn boundary: later id-less deltas start new blocks. With `end`, the run is
+    /// over: blocks still streaming are settled with that status (complete, or stopped),
+    /// and later replies are a new exchange.
+    pub(crate) fn turn_boundary(&mut self, end: Option<StreamStatus>) {
         self.idx.active_assistant = None;
         self.idx.active_reasoning = None;
-        if finished {
+        if let Some(status) = end {
+            self.idx.exchange += 1;
             for i in std::mem::take(&mut self.idx.streaming) {
-                if let Some(Block::Assistant(t) | Block::Reasoning(t)) = self.blocks.get_mut(i)
-                    && t.status == StreamStatus::Streaming
+                if matches!(self.blocks.get(i), Some(Block::Assistant(t) | Block::Reasoning(t)) if t.status == StreamStatus::Streaming)
+                    && let Some(Block::Assistant(t) | Block::Reasoning(t)) = self.block_mut(i)
                 {
-                    t.settle(StreamStatus::Complete);
+                    t.settle(status);
                 }
             }
         }
@@ -391,8 +521,17 @@ fn sync_spans(b: &mut TextBlock) {
 fn set_part(b: &mut TextBlock, part: NonZeroU64, text: &str) {
     sync_spans(b);
     let mut start = 0;
-    for (id, len) in &mut b.parts {
+    let spans = b.parts.len();
+    for (n, (id, len)) in b.parts.iter_mut().enumerate() {
         if *id == Some(part) {
+            let old = &b.text[start..start + *len];
+            if old == text {
+                return;
+            }
+            // Only the last span growing at its end is an append; anything else rewrites.
+            if !(n + 1 == spans && text.starts_with(old)) {
+                b.sent.rewritten = true;
+            }
             b.text.replace_range(start..start + *len, text);
             *len = text.len();
             return;
@@ -406,9 +545,14 @@ fn set_part(b: &mut TextBlock, part: NonZeroU64, text: &str) {
 fn append_part(b: &mut TextBlock, part: NonZeroU64, delta: &str) {
     sync_spans(b);
     let mut end = 0;
-    for (id, len) in &mut b.parts {
+    let spans = b.parts.len();
+    for (n, (id, len)) in b.parts.iter_mut().enumerate() {
         end += *len;
         if *id == Some(part) {
+            if n + 1 != spans && !delta.is_empty() {
+                // Text inserted before another part's: not an append.
+                b.sent.rewritten = true;
+            }
             b.text.insert_str(end, delta);
             *len += delta.len();
             return;

@@ -2,11 +2,12 @@
 //! call id, tool name and turn across both engines' shapes.
 
 use bb_payload::{LooseObj, LooseStrOrNum, Present};
+use bb_protocol::v1::ToolView;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::blocks::{Block, ToolBlock, ToolStatus};
-use super::{Transcript, one_line};
+use super::{Transcript, one_line, view};
 use crate::event::{Engine, RawEvent};
 use crate::json::{as_text, at, bool_at, id_at, str_at, string_at};
 use crate::kilo;
@@ -35,6 +36,7 @@ impl Transcript {
         turn: Option<i64>,
     ) -> usize {
         let cid = call_id.clone();
+        let prompt_id = self.idx.prompt.clone();
         let i = self.push(|block_id| {
             Block::Tool(Box::new(ToolBlock {
                 block_id,
@@ -48,6 +50,9 @@ impl Transcript {
                 output: None,
                 error: None,
                 artifact: None,
+                view: None,
+                exit_code: None,
+                prompt_id,
                 live: String::new(),
             }))
         });
@@ -59,7 +64,7 @@ impl Transcript {
     }
 
     fn tool_mut(&mut self, i: usize) -> Option<&mut ToolBlock> {
-        match self.blocks.get_mut(i) {
+        match self.block_mut(i) {
             Some(Block::Tool(b)) => Some(b),
             _ => None,
         }
@@ -72,7 +77,7 @@ impl Transcript {
     /// `tool.call`: opens a running tool block (or updates the open one with the same id).
     pub(crate) fn tool_call(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
         let head: ToolHead<'_> = ev.payload.read();
-        let call = ToolFacts::call(ev, &head);
+        let call = ToolFacts::call(ev, &head, bodies);
         let i = match call.call_id.as_deref().and_then(|c| self.idx.tools.get(c)) {
             Some(&i) => i,
             None => self.open_tool(call.call_id.clone(), call.tool.clone(), ev.turn),
@@ -93,6 +98,12 @@ impl Transcript {
             }
             if let Some(out) = call.output {
                 b.output = Some(truncate(&out, Limits::default(), None));
+            }
+            if call.view.is_some() {
+                b.view = call.view;
+            }
+            if call.exit_code.is_some() {
+                b.exit_code = call.exit_code;
             }
         }
     }
@@ -116,9 +127,14 @@ impl Transcript {
     /// `tool.result`: closes the matching tool block and attaches a compact preview. A result
     /// without an open match refreshes the latest block of the same call or tool in the same
     /// turn (BreadBoard emits two results per call), or else opens a closed block.
-    pub(crate) fn tool_result(&mut self, ev: &RawEvent, bodies: &mut BodyStore) {
+    /// Returns the block, once closed, when its call succeeded.
+    pub(crate) fn tool_result(
+        &mut self,
+        ev: &RawEvent,
+        bodies: &mut BodyStore,
+    ) -> Option<&ToolBlock> {
         let head: ToolHead<'_> = ev.payload.read();
-        let r = ToolFacts::result(ev, &head);
+        let r = ToolFacts::result(ev, &head, bodies);
         let i = self.find_open_tool(r.call_id.as_deref(), r.tool.as_deref()).or_else(|| {
             self.blocks.iter().rposition(|b| {
                 matches!(b, Block::Tool(t) if t.turn == ev.turn
@@ -154,6 +170,12 @@ impl Transcript {
             if let Some(input) = r.input {
                 b.input = Some(bodies.preview(&input, Limits::default()));
             }
+            if r.view.is_some() {
+                b.view = r.view;
+            }
+            if r.exit_code.is_some() {
+                b.exit_code = r.exit_code;
+            }
             // The streamed buffer goes with the call (its capacity too).
             let live = std::mem::take(&mut b.live);
             if output.is_some() {
@@ -162,6 +184,10 @@ impl Transcript {
                 // A streamed output is stored whole once the call ends.
                 b.output = Some(bodies.preview(&live, Limits::default()));
             }
+        }
+        match self.blocks.get(i) {
+            Some(Block::Tool(b)) if b.status == ToolStatus::Completed => Some(b),
+            _ => None,
         }
     }
 }
@@ -188,47 +214,61 @@ struct ToolFacts {
     output: Option<String>,
     error: Option<String>,
     artifact: Option<Box<Value>>,
+    view: Option<Box<ToolView<'static>>>,
+    exit_code: Option<i64>,
     failed: bool,
 }
 
 impl ToolFacts {
-    fn call(ev: &RawEvent, head: &ToolHead<'_>) -> Self {
+    fn call(ev: &RawEvent, head: &ToolHead<'_>, bodies: &mut BodyStore) -> Self {
         let p = &ev.payload;
         if ev.engine == Engine::Acp {
-            return Self::acp(p);
+            return Self::acp(p, bodies);
         }
         if let Some(part) = &head.part.0 {
-            return Self::kilo(part.get());
+            return Self::kilo(part.get(), bodies);
         }
-        Self {
-            call_id: id_at(p, &[&["call_id"], &["call", "id"], &["exec_id"]]),
-            tool: string_at(
-                p,
-                &[
-                    &["tool"],
-                    &["tool", "name"],
-                    &["call", "function", "name"],
-                    &["call", "name"],
-                    &["tool_name"],
-                ],
-            ),
-            title: string_at(p, &[&["display", "title"]]),
-            input: at(p, &["call", "function", "arguments"])
-                .or_else(|| at(p, &["call", "arguments"]))
-                .or_else(|| at(p, &["tool", "args"]))
-                .or_else(|| at(p, &["command"]))
-                .and_then(as_text),
-            ..Self::default()
-        }
+        Self::with_view(
+            p,
+            bodies,
+            Self {
+                call_id: id_at(p, &[&["call_id"], &["call", "id"], &["exec_id"]]),
+                tool: string_at(
+                    p,
+                    &[
+                        &["tool"],
+                        &["tool", "name"],
+                        &["call", "function", "name"],
+                        &["call", "name"],
+                        &["tool_name"],
+                    ],
+                ),
+                title: string_at(p, &[&["display", "title"]]),
+                input: at(p, &["call", "function", "arguments"])
+                    .or_else(|| at(p, &["call", "arguments"]))
+                    .or_else(|| at(p, &["tool", "args"]))
+                    .or_else(|| at(p, &["command"]))
+                    .and_then(as_text),
+                ..Self::default()
+            },
+        )
     }
 
-    fn result(ev: &RawEvent, head: &ToolHead<'_>) -> Self {
+    /// A BreadBoard call or result with its readable view.
+    fn with_view(p: &Value, bodies: &mut BodyStore, mut facts: Self) -> Self {
+        let (view, exit) = view::breadboard(p, facts.tool.as_deref(), bodies);
+        facts.view = view.map(Box::new);
+        facts.exit_code = exit;
+        facts
+    }
+
+    fn result(ev: &RawEvent, head: &ToolHead<'_>, bodies: &mut BodyStore) -> Self {
         let p = &ev.payload;
         if ev.engine == Engine::Acp {
-            return Self::acp(p);
+            return Self::acp(p, bodies);
         }
         if let Some(part) = &head.part.0 {
-            return Self::kilo(part.get());
+            return Self::kilo(part.get(), bodies);
         }
         let failed = bool_at(p, &["error"]) == Some(true)
             || bool_at(p, &["success"]) == Some(false)
@@ -248,32 +288,39 @@ impl ToolFacts {
         } else {
             None
         };
-        Self {
-            call_id: id_at(p, &[&["call_id"], &["result", "id"], &["exec_id"]]),
-            tool: string_at(
-                p,
-                &[
-                    &["tool"],
-                    &["tool", "name"],
-                    &["message", "name"],
-                    &["result", "name"],
-                    &["tool_name"],
-                ],
-            ),
-            title: string_at(p, &[&["display", "title"]]),
-            summary: str_at(p, &[&["display", "summary"], &["result", "summary"]]).map(one_line),
-            artifact: at(p, &["display", "detail_artifact"])
-                .or_else(|| p.get("artifact_ref"))
-                .filter(|a| a.is_object())
-                .map(|a| Box::new(crate::redact::redacted(a))),
-            input: None,
-            output,
-            error,
-            failed,
-        }
+        Self::with_view(
+            p,
+            bodies,
+            Self {
+                call_id: id_at(p, &[&["call_id"], &["result", "id"], &["exec_id"]]),
+                tool: string_at(
+                    p,
+                    &[
+                        &["tool"],
+                        &["tool", "name"],
+                        &["message", "name"],
+                        &["result", "name"],
+                        &["tool_name"],
+                    ],
+                ),
+                title: string_at(p, &[&["display", "title"]]),
+                summary: str_at(p, &[&["display", "summary"], &["result", "summary"]])
+                    .map(one_line),
+                artifact: at(p, &["display", "detail_artifact"])
+                    .or_else(|| p.get("artifact_ref"))
+                    .filter(|a| a.is_object())
+                    .map(|a| Box::new(crate::redact::redacted(a))),
+                input: None,
+                output,
+                error,
+                view: None,
+                exit_code: None,
+                failed,
+            },
+        )
     }
 
-    fn acp(p: &Value) -> Self {
+    fn acp(p: &Value, bodies: &mut BodyStore) -> Self {
         let t = super::acp::acp_tool(p);
         let error = if t.failed { t.output.as_deref().map(one_line) } else { None };
         Self {
@@ -284,12 +331,13 @@ impl ToolFacts {
             output: t.output,
             error,
             failed: t.failed,
+            view: view::acp(p, bodies).map(Box::new),
             ..Self::default()
         }
     }
 
     /// A Kilo tool part (nothing of one that is not an object).
-    fn kilo(part: Option<&kilo::ToolPart<'_>>) -> Self {
+    fn kilo(part: Option<&kilo::ToolPart<'_>>, bodies: &mut BodyStore) -> Self {
         let Some(part) = part else { return Self::default() };
         let state = part.state.get();
         let status = state.and_then(|s| kilo::non_empty(&s.status));
@@ -301,7 +349,21 @@ impl ToolFacts {
                 s.metadata.get().and_then(|m| m.output.as_text())
             }
         });
+        let metadata = state.and_then(|s| s.metadata.get());
+        let input = state.and_then(|s| match &s.input {
+            crate::json::Shown::Tree(v) => Some(v),
+            _ => None,
+        });
+        let (view, exit_code) = view::kilo(
+            kilo::non_empty(&part.tool),
+            input,
+            metadata.and_then(|m| kilo::non_empty(&m.diff)),
+            metadata.and_then(|m| m.exit.0),
+            bodies,
+        );
         Self {
+            view: view.map(Box::new),
+            exit_code,
             call_id: kilo::non_empty(&part.call_id)
                 .or_else(|| kilo::non_empty(&part.id))
                 .map(str::to_owned),
