@@ -214,6 +214,7 @@ export type CreateSessionParams = {
   model?: string | null;
   permissionMode?: string | null;
   tabId?: string | null;
+  folder?: string | null;
 };
 
 /** A file-type filter of a file dialog. */
@@ -333,6 +334,7 @@ export type InitResult = {
   protocolVersion: number;
   engine: EngineInfo;
   capabilities: Capabilities;
+  folders?: Array<string> | null;
 };
 
 /** `bb.listFiles`. */
@@ -425,6 +427,7 @@ export type SessionSummary = {
   queuedPrompts?: number | null;
   parentId?: string | null;
   pendingPermissionCount?: number | null;
+  folder?: string | null;
 };
 
 /** Payload of `bb/state`. */

@@ -279,6 +279,7 @@ impl EngineAdapter for BreadboardAdapter {
                 artifacts: true,
                 resume: true,
             },
+            folders: None,
         })
     }
 

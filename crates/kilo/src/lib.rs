@@ -190,6 +190,7 @@ fn summary(session: &Session) -> SessionSummary {
         queued_prompts: None,
         parent_id: session.parent_id.clone().filter(|p| !p.is_empty()),
         pending_permission_count: None,
+        folder: None,
     }
 }
 
@@ -334,7 +335,7 @@ impl EngineAdapter for KiloAdapter {
             },
         };
         let engine = EngineInfo { kind: EngineKind::Kilo, status, version };
-        Ok(InitResult { protocol_version: 1, engine, capabilities })
+        Ok(InitResult { protocol_version: 1, engine, capabilities, folders: None })
     }
 
     async fn create_session(
