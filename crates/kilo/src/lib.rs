@@ -130,6 +130,10 @@ use shared::Shared;
 pub struct KiloOptions {
     /// The workspace root (files, attachments); without it, the session's directory.
     pub workspace: Option<PathBuf>,
+    /// The engine project every request and the event stream are scoped to (Kilo's
+    /// `?directory=`): one adapter per workspace folder on one shared server. `None`: the
+    /// server's own directory.
+    pub directory: Option<String>,
     /// Deadline of one answer to the engine (permission or question reply).
     pub engine_timeout: Duration,
     /// The engine's data directory (`$XDG_DATA_HOME/kilo`), where its credential store
@@ -146,6 +150,7 @@ impl Default for KiloOptions {
     fn default() -> Self {
         Self {
             workspace: None,
+            directory: None,
             engine_timeout: Duration::from_secs(10),
             data_dir: None,
             events: None,
@@ -236,7 +241,10 @@ impl KiloAdapter {
 
     /// Binds to any transport (tests use in-memory ones) and starts the event router.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
-        let client = KiloClient::new(transport);
+        let client = match &self.settings.directory {
+            Some(dir) => KiloClient::new(transport).with_directory(dir.clone()),
+            None => KiloClient::new(transport),
+        };
         // The router and the pump run where the settings say (`KiloOptions::events`).
         let entered = self.settings.events.as_ref().map(tokio::runtime::Handle::enter);
         // Never gives up while the engine is meant to run; refused credentials still stop it.

@@ -80,7 +80,7 @@ pub struct Folders {
     name: &'static str,
     kind: EngineKind,
     folders: Vec<PathBuf>,
-    labels: Vec<String>,
+    labels: Arc<[String]>,
     slots: Vec<OnceCell<Instance>>,
     factory: FolderFactory,
     owners: Owners,
@@ -141,10 +141,10 @@ impl Folders {
         let FolderEngine { adapter, mut updates, keep } = engine;
         let out = self.updates.clone();
         let owners = self.owners.clone();
-        let label = self.labels[index].clone();
+        let labels = self.labels.clone();
         let forward = tokio::spawn(async move {
             while let Some(input) = updates.recv().await {
-                for input in mark(input, index, &label, &owners) {
+                for input in mark(input, index, &labels, &owners) {
                     if out.send(input).await.is_err() {
                         return;
                     }
@@ -228,9 +228,9 @@ pub fn folder_not_in_workspace(asked: &str, folders: &[String]) -> EngineError {
 /// What an instance's input says, for the host: session summaries marked with the folder,
 /// the folder's own listing as upserts (it never lists the other folders' sessions), and
 /// every session it names recorded as the folder's.
-fn mark(input: Input, index: usize, label: &str, owners: &Owners) -> Vec<Input> {
+fn mark(input: Input, index: usize, labels: &[String], owners: &Owners) -> Vec<Input> {
     let marked = |mut s: SessionSummary| {
-        s.folder = Some(label.to_owned());
+        s.folder = Some(labels[index].clone());
         s
     };
     match input {
@@ -239,12 +239,16 @@ fn mark(input: Input, index: usize, label: &str, owners: &Owners) -> Vec<Input> 
             vec![Input::SessionUpserted(marked(s))]
         }
         Input::SessionsListed(list) => {
+            // An engine shared by the folders may list the others' sessions too: each stays
+            // its owner's.
             let mut owned = lock(owners);
-            for s in &list {
-                owned.insert(s.session_id.clone(), index);
-            }
-            drop(owned);
-            list.into_iter().map(|s| Input::SessionUpserted(marked(s))).collect()
+            list.into_iter()
+                .map(|mut s| {
+                    let owner = *owned.entry(s.session_id.clone()).or_insert(index);
+                    s.folder = Some(labels[owner].clone());
+                    Input::SessionUpserted(s)
+                })
+                .collect()
         }
         Input::Events { ref session_id, .. } => {
             lock(owners).entry(session_id.clone()).or_insert(index);
@@ -279,11 +283,15 @@ impl EngineAdapter for Folders {
     }
 
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
-        let mut sessions = Vec::new();
+        let mut sessions: Vec<SessionSummary> = Vec::new();
         for (index, adapter) in self.started() {
             for s in adapter.list_sessions().await?.sessions {
-                self.own(&s.session_id, index);
-                sessions.push(self.summary(s, index));
+                // An engine shared by the folders may list the others' sessions too.
+                if sessions.iter().any(|known| known.session_id == s.session_id) {
+                    continue;
+                }
+                let owner = *lock(&self.owners).entry(s.session_id.clone()).or_insert(index);
+                sessions.push(self.summary(s, owner));
             }
         }
         sessions
