@@ -13,8 +13,8 @@ use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders,
-    InputReceiver, ServiceConfig, Supervision, SystemClock,
+    EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders, InputReceiver,
+    ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -230,8 +230,7 @@ impl Launcher {
             EngineKind::Demo => Some(self.root.clone()),
             _ => self.args.workspace.as_ref().map(|_| self.root.clone()),
         };
-        let (adapter, updates) =
-            breadboard_adapter(&self.args, url, config, state_dir, workspace)?;
+        let (adapter, updates) = breadboard_adapter(&self.args, url, config, state_dir, workspace)?;
         Ok(EngineParts { adapter, updates, supervision: None })
     }
 
@@ -303,11 +302,10 @@ impl Launcher {
     async fn multi_root(&self) -> Result<EngineParts, LaunchError> {
         let state_dir = self.state_dir.clone();
         // The default folder keeps the state directory; each other one a subdirectory.
-        let state_of =
-            move |index: usize| match index {
-                0 => state_dir.clone(),
-                _ => state_dir.join(format!("folder-{index}")),
-            };
+        let state_of = move |index: usize| match index {
+            0 => state_dir.clone(),
+            _ => state_dir.join(format!("folder-{index}")),
+        };
         let factory: FolderFactory = match self.args.engine {
             EngineKind::Kilo => {
                 let base = self.kilo_options();
@@ -336,9 +334,9 @@ impl Launcher {
                     Box::pin(async move {
                         let (url, keep) = match args.engine {
                             EngineKind::Demo if index > 0 => {
-                                let running = demo_engine(folder.clone()).await.map_err(
-                                    |e| EngineError::Unavailable(format!("the demo engine: {e}")),
-                                )?;
+                                let running = demo_engine(folder.clone()).await.map_err(|e| {
+                                    EngineError::Unavailable(format!("the demo engine: {e}"))
+                                })?;
                                 let url = running.url().to_owned();
                                 (url, Some(Box::new(running) as Box<dyn Any + Send + Sync>))
                             }

@@ -88,7 +88,12 @@ impl Kilo {
 
     /// A REST client of the engine of the test's own.
     pub(crate) fn engine_client(&self) -> KiloClient {
-        self.reached.client(&self.world.path("project").display().to_string(), LONG)
+        self.engine_client_in(&self.world.path("project").display().to_string())
+    }
+
+    /// A REST client of the engine of the test's own, scoped to the project `directory`.
+    pub(crate) fn engine_client_in(&self, directory: &str) -> KiloClient {
+        self.reached.client(directory, LONG)
     }
 
     pub(crate) fn create_session(&mut self) -> String {
