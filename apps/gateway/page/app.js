@@ -3,6 +3,7 @@
 // { transport: "vscode", settings } injected by the VS Code extension.
 
 import { connectTransport } from './rpc.js';
+import { folderParams, offerFolders } from './folders.js';
 import { addNotice, addUserMessage, applyEvents, createStore, sessionView } from './store.js';
 import { View } from './view.js';
 
@@ -37,7 +38,7 @@ const failure = (sessionId, err) => {
 const actions = {
   async createSession() {
     try {
-      const session = await rpc.request('bb.createSession', { tabId });
+      const session = await rpc.request('bb.createSession', { tabId, ...folderParams() });
       await actions.select(session.sessionId);
     } catch (err) {
       failure(null, err);
@@ -179,6 +180,7 @@ async function onOpen() {
   try {
     const init = await rpc.request('bb.init', { lastSeen });
     store.engine = init.engine;
+    offerFolders(init.folders);
     const { sessions } = await rpc.request('bb.listSessions');
     store.sessions = sessions;
     const remembered = saved('bb.activeSessionId', null);

@@ -9,7 +9,7 @@ use std::process::Command;
 use crate::harness::{Gateway, repo_root};
 
 /// What the browser test needs, or why it cannot run (with what to do).
-fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
+pub(crate) fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     let dir = repo_root().join("apps/gateway/tests/browser");
     if !dir.join("node_modules/playwright-core").is_dir() {
         return Err(format!(

@@ -18,6 +18,7 @@ mod breadboard;
 mod browser;
 mod cli;
 mod conformance;
+mod folders;
 mod harness;
 mod kilo;
 mod rpc;
