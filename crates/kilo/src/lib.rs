@@ -55,6 +55,10 @@
 //!   it) through `bb-normalize`'s `PathGuard` with the real filesystem as resolver (symlinks
 //!   resolved); a path outside is `path_outside_workspace` and counted
 //!   (`out_of_scope_path_attempt_count`). File IO runs on the blocking pool.
+//! * **Project directory.** With [`KiloOptions::directory`] every request and the event stream
+//!   carry `?directory=` (the server's project instance for that folder): a multi-root bridge
+//!   runs one adapter per workspace folder on one server, each seeing its folder's sessions and
+//!   events only.
 //! * **`bb.openDiff`** reads `GET /session/:id/diff` and sends the file's entry as a
 //!   bridge-made `bridge.diff` event of the session (`payload: {sessionID, file, patch,
 //!   additions, deletions, status}`); a file with no diff is `diff_not_found`.

@@ -415,3 +415,62 @@ impl EngineAdapter for Folders {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(id: &str) -> SessionSummary {
+        SessionSummary { session_id: id.into(), ..SessionSummary::default() }
+    }
+
+    fn labels() -> Vec<String> {
+        vec!["/w/a".into(), "/w/b".into()]
+    }
+
+    #[test]
+    fn a_listing_becomes_upserts_and_a_session_stays_its_owners() {
+        let owners: Owners = Arc::default();
+        lock(&owners).insert("in-a".into(), 0);
+        let out = mark(
+            Input::SessionsListed(vec![summary("in-a"), summary("new")]),
+            1,
+            &labels(),
+            &owners,
+        );
+        let folders: Vec<(String, Option<String>)> = out
+            .into_iter()
+            .map(|i| match i {
+                Input::SessionUpserted(s) => (s.session_id, s.folder),
+                other => panic!("an upsert, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            folders,
+            vec![("in-a".into(), Some("/w/a".into())), ("new".into(), Some("/w/b".into()))]
+        );
+        assert_eq!(lock(&owners).get("new"), Some(&1));
+    }
+
+    #[test]
+    fn an_upsert_is_marked_and_claims_its_session() {
+        let owners: Owners = Arc::default();
+        let out = mark(Input::SessionUpserted(summary("s")), 1, &labels(), &owners);
+        assert!(
+            matches!(&out[..], [Input::SessionUpserted(s)] if s.folder.as_deref() == Some("/w/b"))
+        );
+        assert_eq!(lock(&owners).get("s"), Some(&1));
+    }
+
+    #[test]
+    fn a_folder_is_named_as_listed_or_by_a_path_resolving_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap().display().to_string();
+        let folders = vec!["/nowhere/a".to_owned(), real.clone()];
+        assert_eq!(folder_index("/nowhere/a", &folders).ok(), Some(0));
+        assert_eq!(folder_index(&format!("{real}/."), &folders).ok(), Some(1));
+        let err = folder_index("/nowhere/b", &folders).unwrap_err();
+        assert_eq!(err.code(), "folder_not_in_workspace");
+        assert!(err.to_string().contains("/nowhere/a") && err.to_string().contains(&real));
+    }
+}
