@@ -9,7 +9,7 @@ use std::process::Command;
 use crate::harness::{Gateway, repo_root};
 
 /// What the browser test needs, or why it cannot run (with what to do).
-pub(crate) fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
+fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     let dir = repo_root().join("apps/gateway/tests/browser");
     if !dir.join("node_modules/playwright-core").is_dir() {
         return Err(format!(
@@ -28,16 +28,22 @@ pub(crate) fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     Ok((dir, chromium))
 }
 
-#[test]
-fn the_sidebar_page_works_in_a_real_browser() {
-    let (dir, chromium) = match prerequisites() {
-        Ok(found) => found,
+/// The browser test's directory and Chromium; `None` only when `BB_SKIP_BROWSER=1` opts
+/// out explicitly (anything else missing fails, saying what to do).
+pub(crate) fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+    match prerequisites() {
+        Ok(found) => Some(found),
         Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {
             eprintln!("BB_SKIP_BROWSER=1: not running the browser test ({why})");
-            return;
+            None
         }
         Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
-    };
+    }
+}
+
+#[test]
+fn the_sidebar_page_works_in_a_real_browser() {
+    let Some((dir, chromium)) = browser_or_skip() else { return };
     // Trusted: the page approves the demo's edit.
     let gw = Gateway::start(&["--trusted"]);
     let shots = repo_root().join("target/browser-shots");

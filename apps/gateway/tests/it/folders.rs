@@ -42,14 +42,7 @@ async fn two_folders_are_listed_and_a_session_is_created_in_the_one_asked_for() 
 
 #[test]
 fn the_page_offers_the_folder_when_it_creates_a_session() {
-    let (dir, chromium) = match crate::browser::prerequisites() {
-        Ok(found) => found,
-        Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {
-            eprintln!("BB_SKIP_BROWSER=1: not running the browser test ({why})");
-            return;
-        }
-        Err(why) => panic!("{why}; BB_SKIP_BROWSER=1 opts out explicitly"),
-    };
+    let Some((dir, chromium)) = crate::browser::browser_or_skip() else { return };
     let other = tempfile::tempdir().unwrap();
     let b = canonical(other.path());
     let name = other.path().file_name().unwrap().to_str().unwrap().to_owned();

@@ -101,6 +101,17 @@ impl Kilo {
         created["sessionId"].as_str().unwrap().to_owned()
     }
 
+    /// Waits for the engine's `permission.asked` event of `session` and returns it.
+    pub(crate) fn asked(&mut self, session: &str) -> Value {
+        let is_asked =
+            |e: &Value| e["type"] == "permission.asked" && e["payload"]["sessionID"] == session;
+        let batch = self.sidecar.wait_event(LONG, "the permission request", |m| {
+            m["topic"] == "bb/events"
+                && m["payload"]["events"].as_array().is_some_and(|evs| evs.iter().any(is_asked))
+        });
+        batch["payload"]["events"].as_array().unwrap().iter().find(|e| is_asked(e)).unwrap().clone()
+    }
+
     pub(crate) fn send(&mut self, session: &str, text: &str) {
         let sent = self.sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": text}));
         assert_eq!(sent["sessionId"], session);

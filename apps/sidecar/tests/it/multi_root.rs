@@ -151,22 +151,8 @@ fn two_folders_on_one_real_kilo_server() {
 
     // A write of B's session lands in B; its events reach B's session (B's own stream).
     k.send(&sb, "Write it MOCK:write:made-in-b.txt");
-    let asked = k.sidecar.wait_event(LONG, "B's edit permission", |m| {
-        m["topic"] == "bb/events"
-            && m["payload"]["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["type"] == "permission.asked" && e["payload"]["sessionID"] == *sb)
-    });
-    let id = asked["payload"]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["type"] == "permission.asked")
-        .and_then(|e| e["payload"]["id"].as_str())
-        .unwrap()
-        .to_owned();
+    let asked = k.asked(&sb);
+    let id = asked["payload"]["id"].as_str().unwrap().to_owned();
     k.sidecar.ok(
         "bb.approvePermission",
         json!({"sessionId": sb, "requestId": id, "decision": "allow_once"}),
