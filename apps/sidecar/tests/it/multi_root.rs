@@ -2,15 +2,16 @@
 //! folders, each session works in the folder it was created in (`bb.createSession
 //! {folder}`, the first by default; any other folder is `folder_not_in_workspace`), its
 //! files, paths and diffs contained there; `bb/state` says each session's folder. On the demo
-//! engine (one instance per folder) and on the real Kilo server (one server, each folder its
-//! own project `directory`).
+//! engine (one instance per folder), on the real Kilo server (one server, each folder its own
+//! project `directory`) and on the real `kilo acp` agent (one agent per folder).
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{LONG, Sidecar, World};
+use crate::acp::{Acp, first, last_request_id};
+use crate::harness::{LONG, Sidecar, World, children_of, cmdline, eventually, kilo_bin_or_skip};
 use crate::kilo::Kilo;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -175,4 +176,55 @@ fn two_folders_on_one_real_kilo_server() {
     let events = k.sidecar.session_events_until(&sa, "session.turn.close", LONG);
     assert!(crate::harness::streamed_text(&events).contains("still in a"), "{events:#?}");
     k.finish();
+}
+
+/// `kilo acp` serves one workspace: each folder gets its own agent, started with the folder's
+/// first session, working in the folder; an approved edit of B's session is written in B.
+#[test]
+fn two_folders_on_acp_one_agent_each() {
+    let Some(bin) = kilo_bin_or_skip() else { return };
+    let world = World::new();
+    std::fs::create_dir_all(world.path("other")).unwrap();
+    let b = canonical(&world.path("other"));
+    let mock = world.start_mock_llm("ask", "ask");
+    let mut acp = Acp::with_flags(
+        world,
+        Some(mock),
+        &["--trusted", "--folder", &b],
+        &[bin.to_str().unwrap(), "acp"],
+    );
+    let me = acp.sidecar.child.id();
+    let agents = || -> Vec<u32> {
+        children_of(me).into_iter().filter(|p| cmdline(*p).contains(" acp")).collect()
+    };
+    assert_eq!(agents(), vec![acp.agent], "one agent (the default folder's) until B is used");
+
+    let in_b = create_in(&mut acp.sidecar, Some(&b));
+    assert_eq!(in_b["folder"], b, "{in_b}");
+    let sb = in_b["sessionId"].as_str().unwrap().to_owned();
+    let mut second = 0;
+    eventually(LONG, "B's agent", || {
+        second = agents().into_iter().find(|p| *p != acp.agent).unwrap_or(0);
+        second != 0
+    });
+    let cwd = std::fs::read_link(format!("/proc/{second}/cwd")).unwrap();
+    assert_eq!(cwd.display().to_string(), b, "B's agent works in B");
+
+    acp.send(&sb, "Write it MOCK:write:notes.txt");
+    let events = acp.sidecar.session_events_until(&sb, "request_permission", LONG);
+    let id = last_request_id(&events);
+    acp.sidecar.ok(
+        "bb.approvePermission",
+        json!({"sessionId": sb, "requestId": id, "decision": "allow_once"}),
+    );
+    let events = acp.sidecar.session_events_until(&sb, "turn_ended", LONG);
+    let write = first(&events, "fs_write");
+    assert_eq!(write["payload"]["path"], format!("{b}/notes.txt"), "{write}");
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&b).join("notes.txt")).unwrap(),
+        "hello from mock\n"
+    );
+    assert!(!acp.world.path("project/notes.txt").exists(), "B's edit landed in A");
+    acp.finish();
+    eventually(Duration::from_secs(10), "B's agent to be gone", || crate::harness::is_dead(second));
 }
