@@ -362,6 +362,13 @@ impl EngineAdapter for KiloAdapter {
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
         let listed = self.client()?.list_sessions().await.map_err(|e| map(e, None))?;
         let mut sessions: Vec<SessionSummary> = listed.iter().map(summary).collect();
+        // Scoped to a project directory (one of several folders): the engine may list other
+        // folders' sessions too (projects without git share one), each says its directory.
+        if self.settings.directory.is_some() {
+            for (s, session) in sessions.iter_mut().zip(&listed) {
+                s.folder.clone_from(&session.directory);
+            }
+        }
         sessions
             .sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
         Ok(ListSessionsResult { sessions })

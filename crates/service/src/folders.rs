@@ -214,6 +214,13 @@ pub fn folder_index(asked: &str, folders: &[String]) -> Result<usize, EngineErro
         .ok_or_else(|| folder_not_in_workspace(asked, folders))
 }
 
+/// The folder a summary names as its own (an engine that knows each session's directory says
+/// so), when it is one of `labels`.
+fn named_folder(s: &SessionSummary, labels: &[String]) -> Option<usize> {
+    let folder = s.folder.as_deref()?;
+    labels.iter().position(|l| l == folder)
+}
+
 /// `folder_not_in_workspace`, naming the folders there are.
 pub fn folder_not_in_workspace(asked: &str, folders: &[String]) -> EngineError {
     EngineError::refused(
@@ -244,7 +251,13 @@ fn mark(input: Input, index: usize, labels: &[String], owners: &Owners) -> Vec<I
             let mut owned = lock(owners);
             list.into_iter()
                 .map(|mut s| {
-                    let owner = *owned.entry(s.session_id.clone()).or_insert(index);
+                    let owner = match named_folder(&s, labels) {
+                        Some(named) => {
+                            owned.insert(s.session_id.clone(), named);
+                            named
+                        }
+                        None => *owned.entry(s.session_id.clone()).or_insert(index),
+                    };
                     s.folder = Some(labels[owner].clone());
                     Input::SessionUpserted(s)
                 })
@@ -290,7 +303,13 @@ impl EngineAdapter for Folders {
                 if sessions.iter().any(|known| known.session_id == s.session_id) {
                     continue;
                 }
-                let owner = *lock(&self.owners).entry(s.session_id.clone()).or_insert(index);
+                let owner = match named_folder(&s, &self.labels) {
+                    Some(named) => {
+                        self.own(&s.session_id, named);
+                        named
+                    }
+                    None => *lock(&self.owners).entry(s.session_id.clone()).or_insert(index),
+                };
                 sessions.push(self.summary(s, owner));
             }
         }
@@ -450,6 +469,18 @@ mod tests {
             vec![("in-a".into(), Some("/w/a".into())), ("new".into(), Some("/w/b".into()))]
         );
         assert_eq!(lock(&owners).get("new"), Some(&1));
+    }
+
+    #[test]
+    fn a_listed_session_that_names_its_folder_is_that_folders() {
+        let owners: Owners = Arc::default();
+        let mut named = summary("s");
+        named.folder = Some("/w/b".into());
+        let out = mark(Input::SessionsListed(vec![named]), 0, &labels(), &owners);
+        assert!(
+            matches!(&out[..], [Input::SessionUpserted(s)] if s.folder.as_deref() == Some("/w/b"))
+        );
+        assert_eq!(lock(&owners).get("s"), Some(&1));
     }
 
     #[test]

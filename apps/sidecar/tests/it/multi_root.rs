@@ -39,6 +39,15 @@ fn assert_state_folders(sidecar: &mut Sidecar, expected: &[(&str, &str)]) {
     });
 }
 
+/// `bb.listSessions` lists each session with its folder.
+fn assert_listed_folders(sidecar: &mut Sidecar, expected: &[(&str, &str)]) {
+    let listed = sidecar.ok("bb.listSessions", json!({}));
+    for (id, folder) in expected {
+        let entry = listed["sessions"].as_array().unwrap().iter().find(|s| s["sessionId"] == *id);
+        assert_eq!(entry.map(|e| e["folder"].clone()), Some(json!(folder)), "{listed}");
+    }
+}
+
 #[test]
 fn two_folders_on_the_demo_engine_each_session_contained_in_its_own() {
     let world = World::new();
@@ -67,11 +76,7 @@ fn two_folders_on_the_demo_engine_each_session_contained_in_its_own() {
         in_b["sessionId"].as_str().unwrap().to_owned(),
     );
     assert_state_folders(&mut sidecar, &[(&sa, &a), (&sb, &b)]);
-    let listed = sidecar.ok("bb.listSessions", json!({}));
-    for (id, folder) in [(&sa, &a), (&sb, &b)] {
-        let entry = listed["sessions"].as_array().unwrap().iter().find(|s| s["sessionId"] == *id);
-        assert_eq!(entry.map(|e| e["folder"].clone()), Some(json!(folder)), "{listed}");
-    }
+    assert_listed_folders(&mut sidecar, &[(&sa, &a), (&sb, &b)]);
 
     // Each session's files are its folder's; the other folder's paths are refused.
     let files = sidecar.ok("bb.listFiles", json!({"sessionId": sb, "path": "."}));
@@ -149,6 +154,7 @@ fn two_folders_on_one_real_kilo_server() {
     });
     assert_eq!(ea.directory.as_deref(), Some(a.as_str()), "{ea:?}");
     assert_eq!(eb.directory.as_deref(), Some(b.as_str()), "{eb:?}");
+    assert_listed_folders(&mut k.sidecar, &[(&sa, &a), (&sb, &b)]);
 
     // A write of B's session lands in B; its events reach B's session (B's own stream).
     k.send(&sb, "Write it MOCK:write:made-in-b.txt");
