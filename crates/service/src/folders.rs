@@ -8,7 +8,9 @@
 //! selected or streamed it); calls naming a session go to its folder's adapter, so its files,
 //! paths and diffs are contained in that folder. The instances' inputs reach the host on one
 //! channel, each session summary marked with its folder; an instance's own session listing
-//! becomes upserts (it lists its folder only, never the others' sessions).
+//! becomes upserts (the host must not drop the other folders' sessions), and a listed session
+//! that names its folder (`SessionSummary::folder`, as Kilo's directory-scoped listing does) is
+//! that folder's, whichever instance listed it.
 //!
 //! Choices: `bb.init` is the default folder's engine; `bb.listSessions` lists every started
 //! folder (a folder with no session created or selected since the bridge started is not
