@@ -261,6 +261,7 @@ export type CreateSessionParams = {
   model?: string | null;
   permissionMode?: string | null;
   tabId?: string | null;
+  folder?: string | null;
 };
 
 /** A file-type filter of a file dialog. */
@@ -394,6 +395,7 @@ export type InitResult = {
   protocolVersion: number;
   engine: EngineInfo;
   capabilities: Capabilities;
+  folders?: Array<string> | null;
 };
 
 /** `bb.listFiles`. */
@@ -536,6 +538,7 @@ export type SessionSummary = {
   queuedPrompts?: number | null;
   parentId?: string | null;
   pendingPermissionCount?: number | null;
+  folder?: string | null;
 };
 
 /** Payload of `bb/state`. */

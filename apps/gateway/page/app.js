@@ -4,6 +4,7 @@
 // bridge for view-model updates (`bb.init({receive: 'updates'})`) and renders those only.
 
 import { connectTransport } from './rpc.js';
+import { folderParams, offerFolders } from './folders.js';
 import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, promptFailed } from './store.js';
 import { View } from './view.js';
 
@@ -60,7 +61,7 @@ async function fetchOversized(sessionId, refs) {
 const actions = {
   async createSession() {
     try {
-      const session = await rpc.request('bb.createSession', { tabId });
+      const session = await rpc.request('bb.createSession', { tabId, ...folderParams() });
       await actions.select(session.sessionId);
     } catch (err) {
       failure(err);
@@ -249,6 +250,7 @@ async function onOpen() {
   try {
     const init = await rpc.request('bb.init', { lastSeen, receive: 'updates' });
     store.engine = init.engine;
+    offerFolders(init.folders);
     const { sessions } = await rpc.request('bb.listSessions');
     // `bb/state` (sessions named, statuses in the bridge's words) wins over the engine's list.
     if (!store.stateSeen) store.sessions = sessions;

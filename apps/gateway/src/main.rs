@@ -85,7 +85,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         port,
         origins: OriginPolicy::new(port, &args.allow_origin),
         limits: Limits { max_bytes: args.max_message_bytes, ..Limits::default() },
-        platform: Arc::new(HeadlessPlatform::new(launcher.workspace_root().to_path_buf())),
+        platform: Arc::new(HeadlessPlatform::for_folders(launcher.folders().to_vec())),
         acp: Arc::new(acp::GatewayAcp::new(
             launcher.workspace_root().to_path_buf(),
             launcher.args().trusted,

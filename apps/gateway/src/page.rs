@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 /// The page's files, compiled in: (name, content type, body).
 const ASSETS: &[(&str, &str, &str)] = &[
     ("app.js", "text/javascript; charset=utf-8", include_str!("../page/app.js")),
+    ("folders.js", "text/javascript; charset=utf-8", include_str!("../page/folders.js")),
     ("rpc.js", "text/javascript; charset=utf-8", include_str!("../page/rpc.js")),
     ("store.js", "text/javascript; charset=utf-8", include_str!("../page/store.js")),
     ("view.js", "text/javascript; charset=utf-8", include_str!("../page/view.js")),

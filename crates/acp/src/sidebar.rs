@@ -329,6 +329,7 @@ impl EngineAdapter for AcpAdapter {
                 commands: true,
                 ..Capabilities::default()
             },
+            folders: None,
         })
     }
 

@@ -280,6 +280,7 @@ impl EngineAdapter for BreadboardAdapter {
                 artifacts: true,
                 resume: true,
             },
+            folders: None,
         })
     }
 

@@ -46,6 +46,7 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
         queued_prompts: None,
         parent_id: None,
         pending_permission_count: None,
+        folder: None,
     }
 }
 
@@ -265,6 +266,7 @@ impl SessionState {
             queued_prompts: None,
             parent_id: None,
             pending_permission_count: None,
+            folder: None,
         }));
         out.push(self.warning(session, reason.to_owned()));
         out

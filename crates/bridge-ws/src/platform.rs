@@ -18,36 +18,48 @@ pub trait Platform: Send + Sync + std::fmt::Debug {
 }
 
 /// The headless platform: dialogs are `unsupported`; `shell.openPath` opens a path only
-/// when it resolves (symlinks included) inside the workspace, else `path_outside_workspace`.
+/// when it resolves (symlinks included) inside a folder of the workspace, else
+/// `path_outside_workspace`.
 #[derive(Debug)]
 pub struct HeadlessPlatform {
-    root: PathBuf,
+    roots: Vec<PathBuf>,
 }
 
 impl HeadlessPlatform {
     /// Paths are contained in `root` (canonical).
     pub fn new(root: PathBuf) -> Self {
-        Self { root }
+        Self { roots: vec![root] }
     }
 
-    /// The canonical path to open, when it is inside the workspace.
+    /// Paths are contained in any of the workspace's `folders` (canonical): opening a file is
+    /// the user's own act, so any folder the bridge serves will do.
+    pub fn for_folders(folders: Vec<PathBuf>) -> Self {
+        Self { roots: folders }
+    }
+
+    /// The canonical path to open, when it is inside a folder of the workspace.
     pub fn contained(&self, path: &str) -> Result<PathBuf, WsError> {
-        let mut guard = PathGuard::new(PathFlavor::Posix, &self.root.to_string_lossy());
-        let checked = guard.check_resolved(path, &bb_service::fs::real_path);
-        match (checked.verdict, checked.normalized) {
-            (Verdict::Inside, Some(p)) => Ok(PathBuf::from(p)),
-            (Verdict::Invalid, _) => Err(WsError::new(
-                "invalid_path",
-                format!(
-                    "`{path}` is not a usable path: {}",
-                    checked.error.map(|e| e.to_string()).unwrap_or_default()
-                ),
-            )),
-            _ => Err(WsError::new(
-                "path_outside_workspace",
-                format!("`{path}` is outside the workspace; only workspace files can be opened"),
-            )),
+        for root in &self.roots {
+            let mut guard = PathGuard::new(PathFlavor::Posix, &root.to_string_lossy());
+            let checked = guard.check_resolved(path, &bb_service::fs::real_path);
+            match (checked.verdict, checked.normalized) {
+                (Verdict::Inside, Some(p)) => return Ok(PathBuf::from(p)),
+                (Verdict::Invalid, _) => {
+                    return Err(WsError::new(
+                        "invalid_path",
+                        format!(
+                            "`{path}` is not a usable path: {}",
+                            checked.error.map(|e| e.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
+                _ => {}
+            }
         }
+        Err(WsError::new(
+            "path_outside_workspace",
+            format!("`{path}` is outside the workspace; only workspace files can be opened"),
+        ))
     }
 }
 

@@ -168,6 +168,7 @@ impl Info<'_> {
             queued_prompts: None,
             parent_id: self.parent_id.get().filter(|p| !p.is_empty()).map(str::to_owned),
             pending_permission_count: None,
+            folder: None,
         })
     }
 }

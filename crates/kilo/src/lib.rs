@@ -55,6 +55,10 @@
 //!   it) through `bb-normalize`'s `PathGuard` with the real filesystem as resolver (symlinks
 //!   resolved); a path outside is `path_outside_workspace` and counted
 //!   (`out_of_scope_path_attempt_count`). File IO runs on the blocking pool.
+//! * **Project directory.** With [`KiloOptions::directory`] every request and the event stream
+//!   carry `?directory=` (the server's project instance for that folder): a multi-root bridge
+//!   runs one adapter per workspace folder on one server, each seeing its folder's sessions and
+//!   events only.
 //! * **`bb.openDiff`** reads `GET /session/:id/diff` and sends the file's entry as a
 //!   bridge-made `bridge.diff` event of the session (`payload: {sessionID, file, patch,
 //!   additions, deletions, status}`); a file with no diff is `diff_not_found`.
@@ -130,6 +134,10 @@ use shared::Shared;
 pub struct KiloOptions {
     /// The workspace root (files, attachments); without it, the session's directory.
     pub workspace: Option<PathBuf>,
+    /// The engine project every request and the event stream are scoped to (Kilo's
+    /// `?directory=`): one adapter per workspace folder on one shared server. `None`: the
+    /// server's own directory.
+    pub directory: Option<String>,
     /// Deadline of one answer to the engine (permission or question reply).
     pub engine_timeout: Duration,
     /// The engine's data directory (`$XDG_DATA_HOME/kilo`), where its credential store
@@ -146,6 +154,7 @@ impl Default for KiloOptions {
     fn default() -> Self {
         Self {
             workspace: None,
+            directory: None,
             engine_timeout: Duration::from_secs(10),
             data_dir: None,
             events: None,
@@ -190,6 +199,7 @@ fn summary(session: &Session) -> SessionSummary {
         queued_prompts: None,
         parent_id: session.parent_id.clone().filter(|p| !p.is_empty()),
         pending_permission_count: None,
+        folder: None,
     }
 }
 
@@ -235,7 +245,10 @@ impl KiloAdapter {
 
     /// Binds to any transport (tests use in-memory ones) and starts the event router.
     pub fn bind(&self, transport: Arc<dyn EngineTransport>) {
-        let client = KiloClient::new(transport);
+        let client = match &self.settings.directory {
+            Some(dir) => KiloClient::new(transport).with_directory(dir.clone()),
+            None => KiloClient::new(transport),
+        };
         // The router and the pump run where the settings say (`KiloOptions::events`).
         let entered = self.settings.events.as_ref().map(tokio::runtime::Handle::enter);
         // Never gives up while the engine is meant to run; refused credentials still stop it.
@@ -334,7 +347,7 @@ impl EngineAdapter for KiloAdapter {
             },
         };
         let engine = EngineInfo { kind: EngineKind::Kilo, status, version };
-        Ok(InitResult { protocol_version: 1, engine, capabilities })
+        Ok(InitResult { protocol_version: 1, engine, capabilities, folders: None })
     }
 
     async fn create_session(
@@ -349,6 +362,13 @@ impl EngineAdapter for KiloAdapter {
     async fn list_sessions(&self) -> Result<ListSessionsResult, EngineError> {
         let listed = self.client()?.list_sessions().await.map_err(|e| map(e, None))?;
         let mut sessions: Vec<SessionSummary> = listed.iter().map(summary).collect();
+        // Scoped to a project directory (one of several folders): the engine may list other
+        // folders' sessions too (projects without git share one), each says its directory.
+        if self.settings.directory.is_some() {
+            for (s, session) in sessions.iter_mut().zip(&listed) {
+                s.folder.clone_from(&session.directory);
+            }
+        }
         sessions
             .sort_by(|a, b| b.updated_at.unwrap_or(0.0).total_cmp(&a.updated_at.unwrap_or(0.0)));
         Ok(ListSessionsResult { sessions })

@@ -29,6 +29,14 @@ pub struct EngineArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
+    /// Another workspace folder (repeatable; a multi-root workspace): each session works in
+    /// one folder (`bb.createSession {folder}`, default the first: `--workspace`, else the
+    /// first `--folder`), its files and paths contained there. Kilo serves every folder from
+    /// one server (each its own project `directory`); the demo, BreadBoard and ACP get one
+    /// engine instance or adapter per folder, started on the folder's first session.
+    #[arg(long = "folder", value_name = "DIR")]
+    pub folders: Vec<PathBuf>,
+
     /// Which engine to drive.
     #[arg(long, value_enum, value_name = "KIND", default_value = "demo")]
     pub engine: EngineKind,
@@ -100,7 +108,7 @@ macro_rules! usage {
     ($bin:literal) => {
         concat!(
             $bin,
-            " [--workspace <DIR>] [OPTIONS]                    (the offline demo engine)\n       ",
+            " [--workspace <DIR>] [--folder <DIR>]... [OPTIONS]  (the offline demo engine)\n       ",
             $bin,
             " --workspace <DIR> --engine kilo [--engine-bin <PATH>] [OPTIONS]\n       ",
             $bin,

@@ -1,5 +1,6 @@
 //! Builds the engine adapter (and, in spawn mode, its supervision) from [`EngineArgs`].
 
+use std::any::Any;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +13,8 @@ use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, EventsThread, InputReceiver, ServiceConfig, Supervision,
-    SystemClock,
+    EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders, InputReceiver,
+    ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -90,6 +91,8 @@ pub struct EngineParts {
 pub struct Launcher {
     args: EngineArgs,
     root: PathBuf,
+    /// The workspace folders, canonical: `root` first, then each other `--folder`.
+    folders: Vec<PathBuf>,
     state_dir: PathBuf,
     breadboard_url: Option<(String, Option<String>)>,
     _demo: Option<RunningEngine>,
@@ -102,13 +105,23 @@ impl Launcher {
     /// Resolves the workspace and state directory and, for `--engine demo`, starts the
     /// in-process demo engine on a loopback port.
     pub async fn start(args: EngineArgs) -> Result<Self, LaunchError> {
-        let root = match &args.workspace {
-            Some(w) => workspace_dir(w)?,
+        let mut folders: Vec<PathBuf> = Vec::new();
+        for given in args.workspace.iter().chain(&args.folders) {
+            let folder = workspace_dir(given)?;
+            if !folders.contains(&folder) {
+                folders.push(folder);
+            }
+        }
+        let root = match folders.first() {
+            Some(first) => first.clone(),
             None => std::env::current_dir().map_err(|e| LaunchError::Workspace {
                 path: ".".into(),
                 why: format!("(the current directory) cannot be used: {e}"),
             })?,
         };
+        if folders.is_empty() {
+            folders.push(root.clone());
+        }
         // The demo's sessions live only as long as the bridge: its state goes to a
         // temporary directory (removed at exit) unless one is named.
         let demo_state = match (&args.state_dir, args.engine) {
@@ -123,13 +136,7 @@ impl Launcher {
         let mut demo = None;
         let breadboard_url = match args.engine {
             EngineKind::Demo => {
-                let engine = FakeEngine::new(EngineConfig {
-                    default_workspace: root.clone(),
-                    scripts: vec![ScriptSource::Inline(DEMO_TURN.to_owned())],
-                    ..EngineConfig::default()
-                });
-                let running =
-                    engine.serve(([127, 0, 0, 1], 0).into()).await.map_err(LaunchError::Demo)?;
+                let running = demo_engine(root.clone()).await.map_err(LaunchError::Demo)?;
                 tracing::info!(
                     url = running.url(),
                     "demo engine (offline fake BreadBoard) serving"
@@ -156,6 +163,7 @@ impl Launcher {
         Ok(Self {
             args,
             root,
+            folders,
             state_dir,
             breadboard_url,
             _demo: demo,
@@ -174,12 +182,18 @@ impl Launcher {
         &self.root
     }
 
+    /// The workspace folders, canonical, the default (the workspace root) first.
+    pub fn folders(&self) -> &[PathBuf] {
+        &self.folders
+    }
+
     /// The service settings the flags imply: `--trusted` and `--permission-timeout` are the
-    /// host's, for every engine.
+    /// host's, for every engine; the folders are the ones `bb.init` lists.
     pub fn service_config(&self) -> ServiceConfig {
         let defaults = ServiceConfig::default();
         ServiceConfig {
             stop_grace: Duration::from_secs(self.args.stop_grace),
+            folders: self.folders.iter().map(|f| f.display().to_string()).collect(),
             host: HostConfig {
                 trusted: self.args.trusted,
                 prompt_ttl: self.args.permission_timeout.map(Duration::from_secs),
@@ -192,6 +206,9 @@ impl Launcher {
     /// Builds an engine adapter for the configured engine (attaching to it when it runs
     /// elsewhere; in spawn mode the returned supervision starts it).
     pub async fn engine(&self) -> Result<EngineParts, LaunchError> {
+        if self.folders.len() > 1 {
+            return self.multi_root().await;
+        }
         if self.args.engine == EngineKind::Acp {
             return self.acp().await;
         }
@@ -207,87 +224,177 @@ impl Launcher {
         config: Option<String>,
         state_dir: PathBuf,
     ) -> Result<EngineParts, LaunchError> {
-        let auth = match (&self.args.engine_token_env, self.args.engine) {
-            (Some(var), EngineKind::Breadboard) => EngineAuth::Bearer(secret_env(var)?),
-            _ => EngineAuth::None,
-        };
-        let transport = HttpTransport::new(url, auth, HttpOptions::default())
-            .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
-        let mut bb = BreadboardConfig::new(state_dir);
-        bb.default_config_path = config;
         // The demo works in the project directory; a real engine gets a workspace only when one
         // is named (without it, its files routes answer "workspace not ready").
-        bb.workspace = match self.args.engine {
+        let workspace = match self.args.engine {
             EngineKind::Demo => Some(self.root.clone()),
             _ => self.args.workspace.as_ref().map(|_| self.root.clone()),
         };
-        let client = BreadboardClient::new(Arc::new(transport));
-        let (adapter, updates) = BreadboardAdapter::new(client, bb, Arc::new(SystemClock));
+        let (adapter, updates) = breadboard_adapter(&self.args, url, config, state_dir, workspace)?;
         Ok(EngineParts { adapter, updates, supervision: None })
     }
 
     async fn kilo(&self) -> Result<EngineParts, LaunchError> {
-        let args = &self.args;
+        let (adapter, updates) = KiloAdapter::with_options(self.kilo_options());
+        let adapter: Arc<dyn EngineAdapter> = adapter;
+        let supervision = self.kilo_engine(&adapter).await?;
+        Ok(EngineParts { adapter, updates, supervision })
+    }
+
+    /// The Kilo adapter's settings for the workspace root; its credential store is checked.
+    fn kilo_options(&self) -> KiloOptions {
         let env: Vec<(String, String)> = std::env::vars().collect();
         let data_dir = bb_kilo::credentials::data_dir(|name| {
             env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
         });
-        let (adapter, updates) = KiloAdapter::with_options(KiloOptions {
+        KiloOptions {
             workspace: Some(self.root.clone()),
             data_dir,
             events: self.events.as_ref().map(|t| t.handle().clone()),
             ..KiloOptions::default()
-        });
-        let supervision = match &args.engine_url {
-            Some(url) => {
-                let password = match &args.engine_password_env {
-                    Some(var) => Some(secret_env(var)?),
-                    None => None,
-                };
-                let endpoint = EngineEndpoint {
-                    base_url: url.clone(),
-                    username: args.engine_username.clone(),
-                    password,
-                };
-                adapter.reconnect(endpoint.into()).await.map_err(LaunchError::Attach)?;
-                None
+        }
+    }
+
+    /// Attaches `adapter` to the Kilo server at `--engine-url`, or builds the supervision that
+    /// starts one `kilo serve` in the workspace root.
+    async fn kilo_engine(
+        &self,
+        adapter: &Arc<dyn EngineAdapter>,
+    ) -> Result<Option<Supervision>, LaunchError> {
+        let args = &self.args;
+        if let Some(url) = &args.engine_url {
+            let password = match &args.engine_password_env {
+                Some(var) => Some(secret_env(var)?),
+                None => None,
+            };
+            let endpoint = EngineEndpoint {
+                base_url: url.clone(),
+                username: args.engine_username.clone(),
+                password,
+            };
+            adapter.reconnect(endpoint.into()).await.map_err(LaunchError::Attach)?;
+            return Ok(None);
+        }
+        if args.workspace.is_none() && args.folders.is_empty() {
+            return Err(LaunchError::Missing(
+                "--workspace DIR is required when the bridge spawns the engine (or give --engine-url)",
+            ));
+        }
+        let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
+        // A missing binary is a clear error now, not a crash loop later.
+        if find_executable(&program).is_none() {
+            return Err(LaunchError::EngineBinary(program));
+        }
+        let mut kilo = KiloConfig::new(program, self.root.clone());
+        kilo.parent_env = std::env::vars_os().collect();
+        kilo.start_timeout = Duration::from_secs(args.start_timeout);
+        kilo.stop_grace = Duration::from_secs(args.stop_grace);
+        let supervisor =
+            KiloSupervisor::new(kilo, Arc::new(TokioSpawner::default()), Arc::new(KiloProbe));
+        Ok(Some(Supervision::new(Arc::new(supervisor))))
+    }
+
+    /// Several folders: one adapter per folder behind [`Folders`], each started on its
+    /// folder's first session. Kilo: one server, each folder's adapter scoped to its project
+    /// `directory` (its requests and its event stream). The demo: one in-process engine per
+    /// folder. BreadBoard: one adapter per folder on the one engine, sessions created in the
+    /// folder. ACP: one agent per folder, its cwd the folder.
+    async fn multi_root(&self) -> Result<EngineParts, LaunchError> {
+        let state_dir = self.state_dir.clone();
+        // The default folder keeps the state directory; each other one a subdirectory.
+        let state_of = move |index: usize| match index {
+            0 => state_dir.clone(),
+            _ => state_dir.join(format!("folder-{index}")),
+        };
+        let factory: FolderFactory = match self.args.engine {
+            EngineKind::Kilo => {
+                let base = self.kilo_options();
+                Arc::new(move |index, folder: PathBuf| {
+                    let mut options = base.clone();
+                    // The credential store is the server's: checked once.
+                    if index > 0 {
+                        options.data_dir = None;
+                    }
+                    options.directory = Some(folder.display().to_string());
+                    options.workspace = Some(folder);
+                    Box::pin(async move {
+                        let (adapter, updates) = KiloAdapter::with_options(options);
+                        Ok(FolderEngine { adapter, updates, keep: None })
+                    })
+                })
             }
-            None => {
-                if args.workspace.is_none() {
-                    return Err(LaunchError::Missing(
-                        "--workspace DIR is required when the bridge spawns the engine (or give --engine-url)",
-                    ));
-                }
-                let program = args.engine_bin.clone().unwrap_or_else(|| PathBuf::from("kilo"));
-                // A missing binary is a clear error now, not a crash loop later.
-                if find_executable(&program).is_none() {
-                    return Err(LaunchError::EngineBinary(program));
-                }
-                let mut kilo = KiloConfig::new(program, self.root.clone());
-                kilo.parent_env = std::env::vars_os().collect();
-                kilo.start_timeout = Duration::from_secs(args.start_timeout);
-                kilo.stop_grace = Duration::from_secs(args.stop_grace);
-                let supervisor = KiloSupervisor::new(
-                    kilo,
-                    Arc::new(TokioSpawner::default()),
-                    Arc::new(KiloProbe),
-                );
-                Some(Supervision::new(Arc::new(supervisor)))
+            EngineKind::Demo | EngineKind::Breadboard => {
+                let Some((url, config)) = self.breadboard_url.clone() else {
+                    return Err(LaunchError::Missing("--engine breadboard needs --engine-url URL"));
+                };
+                let args = self.args.clone();
+                Arc::new(move |index, folder: PathBuf| {
+                    let (args, url, config, state) =
+                        (args.clone(), url.clone(), config.clone(), state_of(index));
+                    Box::pin(async move {
+                        let (url, keep) = match args.engine {
+                            EngineKind::Demo if index > 0 => {
+                                let running = demo_engine(folder.clone()).await.map_err(|e| {
+                                    EngineError::Unavailable(format!("the demo engine: {e}"))
+                                })?;
+                                let url = running.url().to_owned();
+                                (url, Some(Box::new(running) as Box<dyn Any + Send + Sync>))
+                            }
+                            _ => (url, None),
+                        };
+                        let (adapter, updates) =
+                            breadboard_adapter(&args, &url, config, state, Some(folder))
+                                .map_err(|e| EngineError::Unavailable(e.to_string()))?;
+                        Ok(FolderEngine { adapter, updates, keep })
+                    })
+                })
             }
+            EngineKind::Acp => {
+                self.acp_command()?;
+                let (command, trusted) = (self.args.agent_command.clone(), self.args.trusted);
+                Arc::new(move |index, folder: PathBuf| {
+                    let (command, state) = (command.clone(), state_of(index));
+                    Box::pin(async move {
+                        let policy = bb_acp::LaunchPolicy::from_process_env(folder, trusted);
+                        let spawner = Arc::new(TokioSpawner::default());
+                        let (adapter, updates) = bb_acp::sidebar::AcpAdapter::start(
+                            policy,
+                            spawner,
+                            command,
+                            Some(state),
+                        )
+                        .await?;
+                        Ok(FolderEngine { adapter, updates, keep: None })
+                    })
+                })
+            }
+        };
+        let (folders, updates) =
+            Folders::start(self.folders.clone(), factory).await.map_err(LaunchError::Attach)?;
+        let adapter: Arc<dyn EngineAdapter> = folders;
+        let supervision = match self.args.engine {
+            EngineKind::Kilo => self.kilo_engine(&adapter).await?,
+            _ => None,
         };
         Ok(EngineParts { adapter, updates, supervision })
     }
 }
 
 impl Launcher {
-    /// `--engine acp -- CMD…`: the agent is started (and `initialize`d) now, in the
-    /// workspace; it is not restarted when it exits (the webview sees `bb/connection` error).
-    async fn acp(&self) -> Result<EngineParts, LaunchError> {
+    /// `--engine acp` needs the agent's command.
+    fn acp_command(&self) -> Result<(), LaunchError> {
         if self.args.agent_command.first().is_none_or(String::is_empty) {
             return Err(LaunchError::Missing(
                 "--engine acp needs the agent command after `--`, e.g. `--engine acp -- kilo acp`",
             ));
         }
+        Ok(())
+    }
+
+    /// `--engine acp -- CMD…`: the agent is started (and `initialize`d) now, in the
+    /// workspace; it is not restarted when it exits (the webview sees `bb/connection` error).
+    async fn acp(&self) -> Result<EngineParts, LaunchError> {
+        self.acp_command()?;
         let policy = bb_acp::LaunchPolicy::from_process_env(self.root.clone(), self.args.trusted);
         let (adapter, updates) = bb_acp::sidebar::AcpAdapter::start(
             policy,
@@ -333,4 +440,37 @@ fn secret_env(var: &str) -> Result<SecretString, LaunchError> {
     std::env::var(var)
         .map(SecretString::from)
         .map_err(|source| LaunchError::SecretEnv { var: var.to_owned(), source })
+}
+
+/// A BreadBoard adapter of the engine at `url`, its sessions created in `workspace`.
+fn breadboard_adapter(
+    args: &EngineArgs,
+    url: &str,
+    config: Option<String>,
+    state_dir: PathBuf,
+    workspace: Option<PathBuf>,
+) -> Result<(Arc<dyn EngineAdapter>, InputReceiver), LaunchError> {
+    let auth = match (&args.engine_token_env, args.engine) {
+        (Some(var), EngineKind::Breadboard) => EngineAuth::Bearer(secret_env(var)?),
+        _ => EngineAuth::None,
+    };
+    let transport = HttpTransport::new(url, auth, HttpOptions::default())
+        .map_err(|e| LaunchError::EngineUrl(e.to_string()))?;
+    let mut bb = BreadboardConfig::new(state_dir);
+    bb.default_config_path = config;
+    bb.workspace = workspace;
+    let client = BreadboardClient::new(Arc::new(transport));
+    let (adapter, updates) = BreadboardAdapter::new(client, bb, Arc::new(SystemClock));
+    Ok((adapter as Arc<dyn EngineAdapter>, updates))
+}
+
+/// The in-process demo engine (a fake BreadBoard playing the recorded turn) for `workspace`,
+/// on a loopback port.
+async fn demo_engine(workspace: PathBuf) -> std::io::Result<RunningEngine> {
+    let engine = FakeEngine::new(EngineConfig {
+        default_workspace: workspace,
+        scripts: vec![ScriptSource::Inline(DEMO_TURN.to_owned())],
+        ..EngineConfig::default()
+    });
+    engine.serve(([127, 0, 0, 1], 0).into()).await
 }

@@ -81,6 +81,11 @@
 //!   `pendingPermissionCount` per session (the prompts of that session waiting).
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
 //!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
+//! - Workspace folders (a multi-root workspace): `bb.init`'s result lists `folders` (canonical
+//!   paths, the default first); `bb.createSession` takes `folder` (one of them, as listed or
+//!   any path resolving to one; else `folder_not_in_workspace`, naming the folders), and a
+//!   session summary (`bb/state`, `bb.listSessions`, `bb.createSession`) says its `folder`
+//!   when the bridge serves more than one.
 
 mod count;
 mod decode;

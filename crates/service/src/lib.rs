@@ -102,6 +102,7 @@ mod delivery;
 mod endpoint;
 pub mod engine;
 mod events_thread;
+pub mod folders;
 pub mod fs;
 mod ingest;
 mod lifecycle;
@@ -118,6 +119,7 @@ pub use engine::{
     input_channel,
 };
 pub use events_thread::EventsThread;
+pub use folders::{FolderEngine, FolderFactory, Folders};
 pub use ingest::Ingest;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};

@@ -39,7 +39,7 @@ const MAX_HELD: usize = 256;
 const INPUTS_PER_ROUND: usize = 256;
 
 /// Tunables of the service.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ServiceConfig {
     /// The host core's batching and buffering.
     pub host: HostConfig,
@@ -50,6 +50,10 @@ pub struct ServiceConfig {
     /// After a webview's input closes, how long its requests in flight may take before they
     /// are answered with an error.
     pub eof_grace: Duration,
+    /// The workspace folders the bridge serves (canonical paths, the default first):
+    /// `bb.init` lists them, and a `bb.createSession` `folder` must be one of them
+    /// (`folder_not_in_workspace`). Empty: no list, and `folder` is not checked.
+    pub folders: Vec<String>,
 }
 
 impl Default for ServiceConfig {
@@ -60,6 +64,7 @@ impl Default for ServiceConfig {
             call_timeout: Duration::from_secs(60),
             stop_grace: Duration::from_secs(5),
             eof_grace: Duration::from_secs(10),
+            folders: Vec::new(),
         }
     }
 }
@@ -167,9 +172,10 @@ impl Service {
     ) -> Self {
         let supervision_absent = supervision.is_none();
         adapter.trust_changed(config.host.trusted);
+        let host = Host::new(normalize_engine(adapter.kind()), config.host);
         Self {
             config,
-            host: Host::new(normalize_engine(adapter.kind()), config.host),
+            host,
             adapter,
             inputs: Some(inputs),
             clock,
@@ -412,7 +418,11 @@ impl Service {
 
     fn call(&self, conn: ConnId, ticket: Ticket, req: V1Request, note: CallNote) -> Task {
         let timeout = self.config.call_timeout;
-        call_task(self.adapter.clone(), conn, ticket, (req.id, req.call, note), timeout)
+        let folders = match &req.call {
+            V1Call::Init(_) if !self.config.folders.is_empty() => Some(self.config.folders.clone()),
+            _ => None,
+        };
+        call_task(self.adapter.clone(), conn, ticket, (req.id, req.call, note), (timeout, folders))
     }
 
     /// Starts the held requests, in arrival order (dispatched, or answered at once when the
@@ -582,20 +592,25 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 }
 
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
-/// `note` is what the host decided of the call before (the prompt it answers).
+/// `note` is what the host decided of the call before (the prompt it answers); `folders`, the
+/// workspace folders a `bb.init` lists.
 fn call_task(
     adapter: Arc<dyn EngineAdapter>,
     conn: ConnId,
     ticket: Ticket,
     (id, call, note): (String, V1Call, CallNote),
-    timeout: Duration,
+    (timeout, folders): (Duration, Option<Vec<String>>),
 ) -> Task {
     let method = call.method();
     let after = crate::delivery::after_response(conn, &call);
     Box::pin(async move {
         let work = async {
             let done: (Value, Vec<Input>) = match call {
-                V1Call::Init(_) => (to_value(&adapter.init().await?)?, Vec::new()),
+                V1Call::Init(_) => {
+                    let mut init = adapter.init().await?;
+                    init.folders = folders.or(init.folders);
+                    (to_value(&init)?, Vec::new())
+                }
                 V1Call::CreateSession(p) => {
                     let tab_id = p.tab_id.clone();
                     let s = adapter.create_session(p).await?;

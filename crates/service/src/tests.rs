@@ -75,6 +75,7 @@ impl EngineAdapter for FakeEngine {
                 version: None,
             },
             capabilities: Capabilities::default(),
+            folders: None,
         })
     }
 
@@ -90,6 +91,7 @@ impl EngineAdapter for FakeEngine {
             queued_prompts: None,
             parent_id: None,
             pending_permission_count: None,
+            folder: None,
         })
     }
 
@@ -106,6 +108,7 @@ impl EngineAdapter for FakeEngine {
                     queued_prompts: None,
                     parent_id: None,
                     pending_permission_count: None,
+                    folder: None,
                 })
                 .collect(),
         })
@@ -305,6 +308,7 @@ async fn a_burst_of_updates_yields_one_state() {
         queued_prompts: None,
         parent_id: None,
         pending_permission_count: None,
+        folder: None,
     };
     let event = EngineEvent {
         id: "e0".into(),

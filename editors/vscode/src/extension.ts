@@ -48,10 +48,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     };
   };
   const sidecar = new Sidecar(await options());
-  const roots = vscode.workspace.workspaceFolders ?? [];
-  if (roots.length > 1) {
-    void vscode.window.showWarningMessage(`bb-bridge serves the first workspace folder (${roots[0].name}) only: sessions in the other folders are not supported yet.`);
-  }
   const docs = new DiffDocuments();
   const ide = new Ide();
   const relays = new Set<Relay>();

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 import { diffSides } from './diff';
-import { containedPath } from './paths';
+import { containedPath, sameFolder } from './paths';
 import type { IdeMethods, Json } from './relay';
 
 export const DIFF_SCHEME = 'bb-bridge-diff';
@@ -82,9 +82,12 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-/** Opens the diff the bridge sent in VS Code's diff editor. */
-export async function openDiff(docs: DiffDocuments, diff: { path: string; patch: string }): Promise<void> {
-  const file = containedPath(diff.path, folders());
+/** Opens the diff the bridge sent in VS Code's diff editor; its file is contained in its
+ * session's folder when the bridge said which (a multi-root workspace), else in the workspace. */
+export async function openDiff(docs: DiffDocuments, diff: { path: string; patch: string; folder?: string }): Promise<void> {
+  const all = folders();
+  const own = diff.folder === undefined ? [] : all.filter((f) => sameFolder(f, diff.folder as string));
+  const file = containedPath(diff.path, own.length > 0 ? own : all);
   const current = file && fs.existsSync(file) && fs.statSync(file).isFile() ? fs.readFileSync(file, 'utf8') : null;
   const sides = diffSides(diff.patch, current);
   const name = path.basename(diff.path) || 'file';

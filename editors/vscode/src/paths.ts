@@ -18,6 +18,11 @@ export function containedPath(p: string, folders: string[]): string | null {
   return null;
 }
 
+/** Whether `a` and `b` name one folder (symlinks resolved). */
+export function sameFolder(a: string, b: string): boolean {
+  return realOrSelf(a) === realOrSelf(b);
+}
+
 function realOrSelf(p: string): string {
   try {
     return fs.realpathSync(p);

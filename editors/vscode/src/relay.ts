@@ -63,8 +63,9 @@ export interface RelayOptions {
   visible: boolean;
   /** A `bb/connection` payload passed by (for the status bar). */
   onConnection?: (payload: Json) => void;
-  /** A diff the page asked to open (`bb.openDiff`) arrived as a `bridge.diff` event. */
-  onDiff?: (diff: { sessionId: string; path: string; patch: string }) => void;
+  /** A diff the page asked to open (`bb.openDiff`) arrived as a `bridge.diff` event;
+   * `folder`: the workspace folder its session works in, when `bb/state` said so. */
+  onDiff?: (diff: { sessionId: string; path: string; patch: string; folder?: string }) => void;
   /** Logs one line (the Output channel). */
   log?: (line: string) => void;
   /** Bytes held while hidden before the relay gives up holding (default 32 MiB). */
@@ -90,6 +91,8 @@ export class Relay {
   private counter = 0;
   private own = new Map<string, (res: Json) => void>();
   private diffs: { sessionId: string; path: string; until: number }[] = [];
+  /** Each session's workspace folder, as the latest `bb/state` says (a multi-root workspace). */
+  private folders = new Map<string, string>();
   private disposed = false;
   /** The page asked for updates only: the relay asks for both and keeps the events. */
   private updatesOnly = false;
@@ -266,6 +269,13 @@ export class Relay {
       this.o.onConnection?.(payload);
       return;
     }
+    if (msg.topic === 'bb/state' && Array.isArray(payload.sessions)) {
+      this.folders.clear();
+      for (const s of payload.sessions as Json[]) {
+        if (typeof s.sessionId === 'string' && typeof s.folder === 'string') this.folders.set(s.sessionId, s.folder);
+      }
+      return;
+    }
     if (msg.topic !== 'bb/events' || this.diffs.length === 0 || !Array.isArray(payload.events)) return;
     const now = Date.now();
     this.diffs = this.diffs.filter((d) => d.until > now);
@@ -278,7 +288,9 @@ export class Relay {
       const at = this.diffs.findIndex((d) => d.sessionId === payload.sessionId && samePath(d.path, path));
       if (at === -1) continue;
       this.diffs.splice(at, 1);
-      this.o.onDiff?.({ sessionId: String(payload.sessionId), path, patch });
+      const sessionId = String(payload.sessionId);
+      const folder = this.folders.get(sessionId);
+      this.o.onDiff?.(folder === undefined ? { sessionId, path, patch } : { sessionId, path, patch, folder });
     }
   }
 

@@ -43,11 +43,13 @@ export function readSettings(get: <T>(key: string) => T | undefined): Settings {
 }
 
 /** The sidecar's engine flags for these settings, the workspace folders and state dir;
- * `hasSecret`: a secret is in the environment. The bridge serves one folder (the first): a
- * session scoped to another folder of a multi-root workspace is not supported yet. */
+ * `hasSecret`: a secret is in the environment. Every folder of a multi-root workspace is
+ * served: the first is the workspace (the default folder of a new session), each other one a
+ * `--folder`; a session works in one folder, chosen when it is created. */
 export function sidecarArgs(s: Settings, folders: string[], stateDir: string, hasSecret: boolean): string[] {
   const args = ['--engine', s.engine, '--state-dir', stateDir];
   if (folders.length > 0) args.push('--workspace', folders[0]);
+  for (const folder of folders.slice(1)) args.push('--folder', folder);
   if (s.engine === 'kilo') {
     if (s.engineUrl) {
       args.push('--engine-url', s.engineUrl);

@@ -32,8 +32,9 @@ fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
     Ok((dir, chromium))
 }
 
-/// The browser test's folder and Chromium; `None` only when `BB_SKIP_BROWSER=1` opts out.
-fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
+/// The browser test's directory and Chromium; `None` only when `BB_SKIP_BROWSER=1` opts
+/// out explicitly (anything else missing fails, saying what to do).
+pub(crate) fn browser_or_skip() -> Option<(PathBuf, PathBuf)> {
     match prerequisites() {
         Ok(found) => Some(found),
         Err(why) if std::env::var("BB_SKIP_BROWSER").is_ok_and(|v| v == "1") => {

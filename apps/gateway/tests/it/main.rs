@@ -19,6 +19,7 @@ mod breadboard;
 mod browser;
 mod cli;
 mod conformance;
+mod folders;
 mod harness;
 mod kilo;
 mod page_store;

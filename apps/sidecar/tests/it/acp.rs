@@ -28,12 +28,21 @@ impl Acp {
         trusted: bool,
         agent: &[&str],
     ) -> Self {
+        let flags: &[&str] = if trusted { &["--trusted"] } else { &[] };
+        Self::with_flags(world, mock, flags, agent)
+    }
+
+    /// The sidecar with `agent` and more sidecar flags (`--trusted`, `--folder DIR`).
+    pub(crate) fn with_flags(
+        world: World,
+        mock: Option<MockLlm>,
+        flags: &[&str],
+        agent: &[&str],
+    ) -> Self {
         let project = world.path("project").display().to_string();
         let mut args: Vec<String> =
             vec!["--workspace".into(), project, "--engine".into(), "acp".into()];
-        if trusted {
-            args.push("--trusted".into());
-        }
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
         args.push("--".into());
         args.extend(agent.iter().map(|a| (*a).to_owned()));
         let sidecar = Self::spawn(&world, &args);

@@ -18,7 +18,10 @@ fn the_usage_line_shows_where_the_workspace_is_optional() {
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     let usage = help.split("Usage: ").nth(1).unwrap().split("\n\n").next().unwrap();
-    assert!(usage.contains("bb-sidecar [--workspace <DIR>] [OPTIONS]"), "{usage}");
+    assert!(
+        usage.contains("bb-sidecar [--workspace <DIR>] [--folder <DIR>]... [OPTIONS]"),
+        "{usage}"
+    );
     assert!(usage.contains("bb-sidecar --workspace <DIR> --engine kilo"), "required: {usage}");
     assert!(usage.contains("--engine acp [OPTIONS] -- <AGENT_COMMAND>..."), "{usage}");
 }

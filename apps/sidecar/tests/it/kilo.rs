@@ -88,12 +88,28 @@ impl Kilo {
 
     /// A REST client of the engine of the test's own.
     pub(crate) fn engine_client(&self) -> KiloClient {
-        self.reached.client(&self.world.path("project").display().to_string(), LONG)
+        self.engine_client_in(&self.world.path("project").display().to_string())
+    }
+
+    /// A REST client of the engine of the test's own, scoped to the project `directory`.
+    pub(crate) fn engine_client_in(&self, directory: &str) -> KiloClient {
+        self.reached.client(directory, LONG)
     }
 
     pub(crate) fn create_session(&mut self) -> String {
         let created = self.sidecar.ok("bb.createSession", json!({}));
         created["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits for the engine's `permission.asked` event of `session` and returns it.
+    pub(crate) fn asked(&mut self, session: &str) -> Value {
+        let is_asked =
+            |e: &Value| e["type"] == "permission.asked" && e["payload"]["sessionID"] == session;
+        let batch = self.sidecar.wait_event(LONG, "the permission request", |m| {
+            m["topic"] == "bb/events"
+                && m["payload"]["events"].as_array().is_some_and(|evs| evs.iter().any(is_asked))
+        });
+        batch["payload"]["events"].as_array().unwrap().iter().find(|e| is_asked(e)).unwrap().clone()
     }
 
     pub(crate) fn send(&mut self, session: &str, text: &str) {

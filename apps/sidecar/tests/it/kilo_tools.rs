@@ -74,21 +74,7 @@ fn diff_fork_revert_mcp_and_commands() {
     let Some(mut k) = Kilo::start_with("ask", &["--trusted"]) else { return };
     let session = k.create_session();
     k.send(&session, "Write it MOCK:write:new.txt");
-    let batch = k.sidecar.wait_event(LONG, "the edit permission", |m| {
-        m["topic"] == "bb/events"
-            && m["payload"]["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["type"] == "permission.asked")
-    });
-    let asked = batch["payload"]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["type"] == "permission.asked")
-        .unwrap()
-        .clone();
+    let asked = k.asked(&session);
     assert_eq!(asked["payload"]["permission"], "edit");
     let id = asked["payload"]["id"].as_str().unwrap();
     k.sidecar.ok(

@@ -23,6 +23,7 @@ mod kilo_permissions;
 mod kilo_size;
 mod kilo_tools;
 mod listen;
+mod multi_root;
 mod ordering;
 mod prompts;
 mod protocol;

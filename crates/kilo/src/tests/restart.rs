@@ -125,7 +125,12 @@ impl EngineAdapter for BindingEngine {
     async fn init(&self) -> Result<InitResult, EngineError> {
         let engine =
             EngineInfo { kind: EngineKind::Kilo, status: EngineStatus::Ready, version: None };
-        Ok(InitResult { protocol_version: 1, engine, capabilities: Capabilities::default() })
+        Ok(InitResult {
+            protocol_version: 1,
+            engine,
+            capabilities: Capabilities::default(),
+            folders: None,
+        })
     }
 
     async fn create_session(&self, _: CreateSessionParams) -> Result<SessionSummary, EngineError> {
@@ -137,6 +142,7 @@ impl EngineAdapter for BindingEngine {
             queued_prompts: None,
             parent_id: None,
             pending_permission_count: None,
+            folder: None,
         })
     }
 

@@ -60,6 +60,10 @@ pub struct CreateSessionParams {
     /// The webview tab the new session is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_id: Option<String>,
+    /// The workspace folder the session works in: one of `bb.init`'s `folders` (default: the
+    /// first). Its files, paths and engine project are that folder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 /// `bb.selectSession`, `bb.deleteSession`, `bb.stop`: a session id.

@@ -75,6 +75,10 @@ pub struct InitResult {
     pub engine: EngineInfo,
     /// What is supported.
     pub capabilities: Capabilities,
+    /// The workspace folders the bridge serves, the default (`bb.createSession` without
+    /// `folder`) first; absent when the bridge was given no folder list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folders: Option<Vec<String>>,
 }
 
 /// One session, as listed (`bb.listSessions`, `bb/state`) or created (`bb.createSession`).
@@ -115,6 +119,9 @@ pub struct SessionSummary {
     )]
     #[schemars(range(max = crate::count::MAX_COUNT))]
     pub pending_permission_count: Option<u64>,
+    /// The workspace folder the session works in (a bridge serving several folders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 /// Result of `bb.listSessions`.

@@ -311,6 +311,12 @@ impl Service {
     /// `bb.sendMessage` needs room in its session's prompt queue.
     fn allow_answer(&mut self, req: &V1Request) -> Result<CallNote, EngineError> {
         let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
+        if let V1Call::CreateSession(p) = &req.call
+            && let Some(folder) = &p.folder
+            && !self.config.folders.is_empty()
+        {
+            crate::folders::folder_index(folder, &self.config.folders)?;
+        }
         let (session, request, verdict) = match &req.call {
             V1Call::ApprovePermission(p) => {
                 (p.session_id.as_str(), p.request_id.clone(), super::verdict_of(p.decision))

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 
 import { diffSides } from '../../src/diff';
 import { pageHtml } from '../../src/html';
-import { containedPath } from '../../src/paths';
+import { containedPath, sameFolder } from '../../src/paths';
 import { SECRET_ENV, pageSettings, readSettings, sidecarArgs } from '../../src/settings';
 import { socketPathFor } from '../../src/sidecar';
 
@@ -20,6 +20,12 @@ test('settings become flags; a secret is only named', () => {
     '--engine', 'kilo', '--state-dir', '/s', '--workspace', '/w/a',
     '--engine-url', 'http://127.0.0.1:4096', '--engine-password-env', SECRET_ENV, '--permission-timeout', '30',
   ]);
+  // A multi-root workspace: the first folder is the workspace, every other one a --folder.
+  const demo = settings({});
+  assert.deepEqual(sidecarArgs(demo, ['/w/a', '/w/b', '/w/c'], '/s', false), [
+    '--engine', 'demo', '--state-dir', '/s', '--workspace', '/w/a', '--folder', '/w/b', '--folder', '/w/c',
+  ]);
+  assert.deepEqual(sidecarArgs(demo, [], '/s', false), ['--engine', 'demo', '--state-dir', '/s']);
   const acp = settings({ engine: 'acp', acpCommand: ['kilo', 'acp'] });
   assert.deepEqual(sidecarArgs(acp, ['/w/a'], '/s', false).slice(-3), ['--', 'kilo', 'acp']);
   assert.equal(settings({ engine: 'nonsense' }).engine, 'demo');
@@ -50,6 +56,7 @@ test('containment: inside the folders only, symlinks resolved', () => {
   assert.equal(containedPath('/etc/passwd', [ws]), null);
   assert.equal(containedPath('escape/x', [ws]), null, 'a symlink out of the workspace');
   assert.equal(containedPath('a\0b', [ws]), null);
+  assert.ok(sameFolder(ws, real) && !sameFolder(ws, root), 'one folder, symlinks resolved');
   fs.rmSync(root, { recursive: true, force: true });
 });
 

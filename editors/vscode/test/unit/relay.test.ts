@@ -171,6 +171,17 @@ test('a diff the page asked for opens once', async () => {
   assert.deepEqual(t.diffs, [{ sessionId: 's', path: 'Makefile', patch: '@@ -0,0 +1 @@\n+a\n' }]);
 });
 
+test("a diff of a multi-root workspace's session names the session's folder", async () => {
+  const t = setup();
+  t.relay.fromWebview({ type: 'bb-ready' });
+  await t.flush();
+  t.links[0].emit({ v: 1, kind: 'evt', topic: 'bb/state', payload: { sessions: [{ sessionId: 's', folder: '/w/b' }, { sessionId: 'r' }] } });
+  t.relay.fromWebview({ v: 1, kind: 'req', id: 'd', method: 'bb.openDiff', params: { sessionId: 's', filePath: 'Makefile' } });
+  t.links[0].emit({ v: 1, kind: 'evt', topic: 'bb/events', payload: { sessionId: 's', events: [{ id: 'x', type: 'bridge.diff', payload: { file: 'Makefile', patch: '+a\n' } }] } });
+  assert.deepEqual(t.diffs, [{ sessionId: 's', path: 'Makefile', patch: '+a\n', folder: '/w/b' }]);
+  assert.ok(t.posted.some((m) => m.topic === 'bb/state'), 'the state still reaches the page');
+});
+
 test('the sidecar went away: the page is told, the relay reconnects (the connector restarts it)', async () => {
   const t = setup();
   t.relay.fromWebview({ type: 'bb-ready' });
