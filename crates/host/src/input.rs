@@ -258,6 +258,7 @@ pub fn connection_payload(
         attempt: retry_count.filter(|_| status == ConnectionStatus::Connecting),
         restarting: None,
         diagnostics: None,
+        heartbeat: None,
     }
 }
 

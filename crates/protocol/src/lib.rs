@@ -70,7 +70,8 @@
 //!   `parentId` (the session that started a sub-agent's), and in `bb/state`
 //!   `pendingPermissionCount` per session (the prompts of that session waiting).
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
-//!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
+//!   means the bridge gave up until asked to restart the engine), `diagnostics` and
+//!   `heartbeat` (on the heartbeat the bridge sends every 5 s: its interval in milliseconds).
 
 mod count;
 mod decode;

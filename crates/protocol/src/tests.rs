@@ -252,6 +252,7 @@ fn constructors_produce_valid_lines() {
                 queue_depth: Some(0),
                 ..Default::default()
             }),
+            heartbeat: Some(5000),
         }))),
     ];
     for message in messages {
@@ -339,6 +340,7 @@ fn event_outbound_check_agrees_with_decoding() {
             attempt,
             restarting: None,
             diagnostics,
+            heartbeat: None,
         })
     };
     let diag = |v| ConnectionDiagnostics {

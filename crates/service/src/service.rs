@@ -53,10 +53,15 @@ pub struct ServiceConfig {
 }
 
 impl Default for ServiceConfig {
-    /// Host defaults, 60 s per engine call, 5 s stop grace, 10 s end-of-input grace.
+    /// Host defaults with the heartbeat toward the webview on (every
+    /// [`bb_host::HEARTBEAT_INTERVAL`]), 60 s per engine call, 5 s stop grace, 10 s
+    /// end-of-input grace.
     fn default() -> Self {
         Self {
-            host: HostConfig::default(),
+            host: HostConfig {
+                heartbeat: Some(bb_host::HEARTBEAT_INTERVAL),
+                ..HostConfig::default()
+            },
             call_timeout: Duration::from_secs(60),
             stop_grace: Duration::from_secs(5),
             eof_grace: Duration::from_secs(10),

@@ -18,6 +18,7 @@ mod cli;
 mod delivery;
 mod faults;
 mod harness;
+mod heartbeat;
 mod kilo;
 mod kilo_permissions;
 mod kilo_size;

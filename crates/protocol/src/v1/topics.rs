@@ -61,6 +61,17 @@ pub struct ConnectionPayload {
     /// What the bridge knows about its engine link, for a diagnostics view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<ConnectionDiagnostics>,
+    /// Present on a heartbeat only: the bridge repeats the connection state to every ready
+    /// webview every this many milliseconds (nothing changed; `sessionId` and `gapDetected`
+    /// are left out). A webview that hears nothing for two intervals may show the bridge as
+    /// not responding.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub heartbeat: Option<u64>,
 }
 
 /// Diagnostics carried by `bb/connection` (every field optional; never a secret).
