@@ -469,7 +469,8 @@ impl Service {
             let timeout = self.config.call_timeout;
             tasks.push(Box::pin(async move {
                 let told = tokio::time::timeout(timeout, adapter.answer(answer)).await;
-                Completion::Withdrawn(withdraw, told.unwrap_or(Err(EngineError::Timeout)))
+                let told = told.unwrap_or(Err(EngineError::Timeout(timeout)));
+                Completion::Withdrawn(withdraw, told)
             }) as Task);
         }
         tasks
@@ -660,7 +661,7 @@ fn call_task(
             Ok(done)
         };
         let outcome =
-            tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
+            tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout(timeout)));
         Completion::Call { conn, ticket, note, id, method, outcome, after }
     })
 }

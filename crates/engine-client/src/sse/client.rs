@@ -327,7 +327,10 @@ impl SseClient {
             }
             Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
             Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
-            Err(_) => self.dropped(DropReason::Transport(TransportError::Timeout)),
+            Err(_) => {
+                let after = self.policy.read_timeout;
+                self.dropped(DropReason::Transport(TransportError::Timeout { after }));
+            }
         }
     }
 

@@ -98,8 +98,9 @@ async fn backoff_doubles_to_the_cap_then_gives_up() {
 #[allow(clippy::disallowed_methods)] // measuring simulated time
 async fn backoff_waits_in_simulated_time() {
     let fake = FakeTransport::new();
-    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
-    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
+    let timeout = TransportError::Timeout { after: Duration::from_secs(1) };
+    fake.push_stream(FakeStream::Refuse(timeout.clone()));
+    fake.push_stream(FakeStream::Refuse(timeout));
     fake.push_stream(FakeStream::script(["data: x\n\n"], FakeEnd::Stall));
     let mut c = client(&fake);
     let start = tokio::time::Instant::now();
