@@ -128,6 +128,34 @@ async fn stall_trips_the_read_timeout() {
     );
 }
 
+/// A caller that knows its stream must carry something tightens the read timeout: the
+/// stall is declared after the new bound, in simulated time, and the next connection keeps it.
+#[tokio::test(start_paused = true)]
+async fn a_tightened_read_timeout_declares_a_stall_sooner() {
+    let fake = FakeTransport::new();
+    let hello = "data: {\"type\":\"server.connected\"}\n\n";
+    fake.push_stream(FakeStream::script([hello], FakeEnd::Stall));
+    fake.push_stream(FakeStream::script([hello], FakeEnd::Stall));
+    let mut c = client(&fake).with_policy(ReconnectPolicy {
+        read_timeout: Duration::from_secs(60),
+        ..ReconnectPolicy::default()
+    });
+    let started = tokio::time::Instant::now();
+    take(&mut c, 2).await;
+    c.set_read_timeout(Duration::from_secs(20));
+    let dropped = |attempt| SseClientEvent::Disconnected {
+        reason: DropReason::ReadTimeout(Duration::from_secs(20)),
+        attempt,
+        delay: ms(250 * u64::from(attempt)),
+    };
+    assert_eq!(take(&mut c, 1).await[0], dropped(1));
+    assert_eq!(started.elapsed(), Duration::from_secs(20), "not the 60 s of the policy");
+    let items = take(&mut c, 2).await;
+    assert!(matches!(items[0], SseClientEvent::Connected { reconnects: 1 }), "{items:?}");
+    assert_eq!(take(&mut c, 1).await[0], dropped(1), "the next connection keeps the bound");
+    assert_eq!(started.elapsed(), Duration::from_secs(40) + ms(250));
+}
+
 #[tokio::test(start_paused = true)]
 async fn last_event_id_is_sent_on_reconnect() {
     let fake = FakeTransport::new();
