@@ -110,6 +110,14 @@ const actions = {
       await rpc.request('bb.approvePermission', { sessionId, requestId: item.requestId, decision });
       item.state = `answered: ${decision.replace('_', ' ')}`;
     } catch (err) {
+      // Another window answered first: the card resolves (its own event names who).
+      if (err.code === 'permission_not_pending') {
+        if (item.state === 'pending') item.state = 'answered elsewhere';
+        item.rev += 1;
+        sessionView(store, sessionId).rev += 1;
+        refresh();
+        return;
+      }
       item.error = err.code === 'workspace_untrusted'
         ? (config.transport === 'vscode'
           ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'

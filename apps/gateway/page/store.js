@@ -246,8 +246,15 @@ function applyEvent(store, view, ev) {
     case 'permission.response': {
       const requestId = p.request_id ?? p.requestId ?? p.requestID ?? p.id;
       const item = view.byKey.get(`perm:${requestId}`);
-      if (item) {
+      // The bridge's own resolution names who answered (the first answer wins); the
+      // engine's later event for the same answer does not overwrite it.
+      if (item && !item.answeredBy) {
         item.state = `answered: ${p.decision ?? p.reply ?? p.response ?? 'done'}`;
+        if (p.answeredBy) {
+          item.answeredBy = p.answeredBy;
+          const where = p.answeredBy.tabId ? `tab ${p.answeredBy.tabId}` : `connection ${p.answeredBy.connection}`;
+          item.state += ` (from ${where})`;
+        }
         item.rev += 1;
         view.rev += 1;
       }

@@ -551,6 +551,11 @@ impl Host {
         self.sessions.get(session)?.parent.as_deref()
     }
 
+    /// The id of `conn`'s explicit tab that shows `session`, if any.
+    pub(crate) fn tab_showing(&self, conn: ConnId, session: &str) -> Option<String> {
+        self.tabs.showing(conn, session).map(str::to_owned)
+    }
+
     /// Whether a tab is bound to `session`.
     pub(crate) fn tab_shows(&self, session: &str) -> bool {
         self.tabs.is_bound(session)

@@ -72,6 +72,9 @@
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
 //!   means the bridge gave up until asked to restart the engine), `diagnostics` and
 //!   `heartbeat` (on the heartbeat the bridge sends every 5 s: its interval in milliseconds).
+//! - The bridge's own `bb.prompt.closed` event (`PromptClosedPayload`) gains `answeredBy`
+//!   (`{connection, tabId}`) and the answer's `decision`, when the engine took a webview's
+//!   answer: every other window resolves the card with who answered and how.
 
 mod count;
 mod decode;

@@ -90,3 +90,14 @@ test('todos and task events fill the tasks tree, children under their parent', (
   assert.equal(tasks.get('t3').parent, 't1');
   assert.equal(tasks.get('t1').status, 'in_progress');
 });
+
+test('the bridge names who answered first; the engine\'s later response keeps it', () => {
+  const store = createStore();
+  applyEvents(store, { sessionId: 's', events: [ev('1', 'permission_request', { request_id: 'p1' })] });
+  const closed = { sessionID: 's', requestId: 'p1', decision: 'allow_once', answeredBy: { connection: 0, tabId: 'tab-a' } };
+  applyEvents(store, { sessionId: 's', events: [ev('bb-prompt-closed-1', 'bb.prompt.closed', closed, { class: 'permission.response' })] });
+  const card = store.views.get('s').items[0];
+  assert.equal(card.state, 'answered: allow_once (from tab tab-a)');
+  applyEvents(store, { sessionId: 's', events: [ev('2', 'permission_response', { request_id: 'p1', decision: 'allow_once' })] });
+  assert.equal(card.state, 'answered: allow_once (from tab tab-a)');
+});

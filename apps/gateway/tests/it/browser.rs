@@ -69,5 +69,5 @@ fn the_page_reducers_and_liveness_hold_their_rules() {
         .expect("node runs (it is needed for the page tests)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("# pass 8") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 9") && stdout.contains("# fail 0"), "{stdout}");
 }
