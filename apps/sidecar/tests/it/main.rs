@@ -28,4 +28,5 @@ mod ordering;
 mod prompts;
 mod protocol;
 mod robustness;
+mod shared_prompt;
 mod trust;
