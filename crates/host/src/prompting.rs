@@ -199,7 +199,19 @@ impl Host {
         event: Option<(EngineEvent, EventClass)>,
         now: Instant,
     ) {
-        self.prompts.settled(session_id, request_id);
+        let answering = self
+            .prompts
+            .get(session_id, request_id)
+            .is_some_and(|e| matches!(e.state, PromptState::Answering { .. }));
+        let change = self.prompts.settled(session_id, request_id);
+        // The engine closed it while a webview's answer was on its way (an engine that
+        // reports the close before the answer's own reply): that answer is what closed it.
+        if answering
+            && let Some(change) = change
+            && let Some((decision, by)) = self.prompts.announce(session_id, request_id)
+        {
+            self.close_card(&change, decision, Some(by), now);
+        }
         let shown_on = self.prompts.get(session_id, request_id).and_then(|e| e.shown_on.clone());
         if let Some(event) = event {
             if let Some(ancestor) = shown_on.filter(|a| self.knows_session(a)) {
@@ -243,8 +255,7 @@ impl Host {
         if change.state == PromptState::Stale {
             self.closed_silently(&change, now);
         } else if outcome == AnswerOutcome::Accepted
-            && let Some((decision, by)) =
-                self.prompts.get(session_id, request_id).and_then(|e| e.answer.clone())
+            && let Some((decision, by)) = self.prompts.announce(session_id, request_id)
         {
             // The engine took it: every window resolves the card with how and by whom.
             self.close_card(&change, decision, Some(by), now);

@@ -287,6 +287,8 @@ pub struct Entry {
     pub shown_on: Option<String>,
     /// The answer the host allowed: how, and which webview gave it.
     pub answer: Option<(String, AnsweredBy)>,
+    /// Every window was told who answered (once).
+    pub announced: bool,
 }
 
 /// Whether a raise is a new prompt.
@@ -344,6 +346,7 @@ impl Prompts {
             raised_at: now,
             shown_on: None,
             answer: None,
+            announced: false,
         };
         // A closed entry of the same id is replaced: its place in `finished` no longer
         // names a closed entry, which `set` checks before it forgets one.
@@ -394,6 +397,18 @@ impl Prompts {
         if let Some(entry) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
             entry.answer = Some(answer);
         }
+    }
+
+    /// The recorded answer of a prompt whose engine closed it or took the answer, the first
+    /// time it is asked for (every window is told who answered once).
+    pub fn announce(&mut self, session: &str, request: &str) -> Option<(String, AnsweredBy)> {
+        let entry = self.entries.get_mut(&(session.to_owned(), request.to_owned()))?;
+        if entry.announced {
+            return None;
+        }
+        let answer = entry.answer.clone()?;
+        entry.announced = true;
+        Some(answer)
     }
 
     /// How the engine took the answer [`Prompts::begin`] allowed; `None` when the request

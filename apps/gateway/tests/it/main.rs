@@ -21,3 +21,4 @@ mod conformance;
 mod harness;
 mod kilo;
 mod rpc;
+mod shared_prompt;

@@ -654,4 +654,37 @@ fn the_first_answer_wins_and_every_window_is_told_who_answered() {
         message.contains("the first answer won: allow_once from tab tab-a of connection 0"),
         "{message}"
     );
+
+    // An engine that reports the close before its reply to the answer (BreadBoard): the
+    // windows are told who answered at the close, once.
+    raise(&mut h, &c, "s", "p2", PromptKind::Exec, "e2");
+    run_to_idle(&mut h, &c);
+    h.begin_answer_from(1, "s", "p2", Verdict::Deny, "deny").unwrap();
+    let settled = Input::PromptSettled {
+        session_id: "s".into(),
+        request_id: "p2".into(),
+        event: Some(replied("s", "p2", "e3")),
+    };
+    h.handle(settled, c.now());
+    let done = Input::PromptAnswered {
+        session_id: "s".into(),
+        request_id: "p2".into(),
+        outcome: AnswerOutcome::Accepted,
+    };
+    h.handle(done, c.now());
+    let out = run_to_idle(&mut h, &c);
+    let types: Vec<(Option<String>, String)> =
+        items(&out).into_iter().map(|(_, tab, i)| (tab, i.event.event_type.clone())).collect();
+    let both = |tab: &str| {
+        vec![
+            (Some(tab.to_owned()), PROMPT_CLOSED_EVENT.to_owned()),
+            (Some(tab.to_owned()), "permission.replied".to_owned()),
+        ]
+    };
+    assert_eq!(types, [both("tab-a"), both("tab-b")].concat(), "ours first, once per window");
+    let by = items(&out)
+        .into_iter()
+        .find(|(_, _, i)| i.event.event_type == PROMPT_CLOSED_EVENT)
+        .map(|(_, _, i)| serde_json::to_value(&i.event.payload).unwrap()["answeredBy"].clone());
+    assert_eq!(by, Some(json!({"connection": 1, "tabId": "tab-b"})));
 }
