@@ -472,7 +472,7 @@ fn heartbeat_every_interval_to_ready_connections() {
     // A late tick sends one beat, and the cadence stays on the grid.
     c.advance(Duration::from_secs(12));
     h.handle_timeout(c.now());
-    assert_eq!(drain(&mut h), [want.clone()]);
+    assert_eq!(drain(&mut h), std::slice::from_ref(&want));
     assert_eq!(h.poll_timeout(), Some(t0 + every * 6));
 
     // Hidden: beats still arrive (the webview can tell the bridge is alive); events wait.
@@ -482,7 +482,11 @@ fn heartbeat_every_interval_to_ready_connections() {
     for _ in 0..2 {
         c.advance_to(h.poll_timeout().expect("armed"));
         h.handle_timeout(c.now());
-        assert_eq!(drain(&mut h), [want.clone()], "a beat, nothing else, while hidden");
+        assert_eq!(
+            drain(&mut h),
+            std::slice::from_ref(&want),
+            "a beat, nothing else, while hidden"
+        );
     }
     h.handle(Input::visibility(0, true), c.now());
     let shown = run_until(&mut h, &c, c.now() + Duration::from_secs(1));

@@ -270,6 +270,7 @@ async fn a_new_sessions_first_events_reach_only_the_window_that_created_it() {
 /// The heartbeat reaches every WebSocket connection: `bb/connection` with `heartbeat: 5000`,
 /// two within two intervals and a margin.
 #[tokio::test]
+#[allow(clippy::disallowed_methods)] // the wait for a real bridge's beats is in real time
 async fn every_connection_gets_heartbeats() {
     let gw = Gateway::start(&[]);
     let mut a = gw.connect().await;

@@ -131,6 +131,7 @@ async fn stall_trips_the_read_timeout() {
 /// A caller that knows its stream must carry something tightens the read timeout: the
 /// stall is declared after the new bound, in simulated time, and the next connection keeps it.
 #[tokio::test(start_paused = true)]
+#[allow(clippy::disallowed_methods)] // reads tokio's paused (simulated) clock
 async fn a_tightened_read_timeout_declares_a_stall_sooner() {
     let fake = FakeTransport::new();
     let hello = "data: {\"type\":\"server.connected\"}\n\n";
