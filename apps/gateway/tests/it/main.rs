@@ -22,3 +22,4 @@ mod harness;
 mod kilo;
 mod rpc;
 mod shared_prompt;
+mod trust;
