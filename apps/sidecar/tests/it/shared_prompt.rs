@@ -9,25 +9,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{LONG, Peer, Sidecar, World, kilo_bin_or_skip};
+use crate::harness::{LONG, Peer, Sidecar, World, asked, kilo_bin_or_skip};
 
 fn socket_path() -> PathBuf {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
     std::env::temp_dir().join(format!("bb-shared-{}-{nanos}", std::process::id())).join("s.sock")
-}
-
-/// The request id of the first `kind` event of `session` `peer` is sent.
-fn asked(peer: &mut Peer, session: &str, kind: &str) -> String {
-    let batch = peer.wait_event(LONG, kind, |m| {
-        m["topic"] == "bb/events"
-            && m["payload"]["sessionId"] == session
-            && m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == kind)
-    });
-    let events = batch["payload"]["events"].as_array().unwrap();
-    let e = events.iter().find(|e| e["type"] == kind).unwrap();
-    let p = &e["payload"];
-    p["request_id"].as_str().or_else(|| p["id"].as_str()).unwrap().to_owned()
 }
 
 /// The `bb.prompt.closed` item `peer` gets for `request`, with the message's tab.

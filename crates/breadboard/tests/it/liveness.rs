@@ -42,6 +42,20 @@ async fn send(adapter: &BreadboardAdapter, engine: &Engine, session: &str) {
     adapter.send_message(params).await.unwrap();
 }
 
+/// A fake engine whose every connection goes silent after three events, a session streamed
+/// through the adapter (`max_attempts` reconnects in a row), and a turn sent to it.
+async fn turn_on_stalling_streams(
+    max_attempts: u32,
+) -> (Engine, String, Arc<BreadboardAdapter>, InputReceiver) {
+    let faults = Faults { stall_after: Some(3), ..Faults::default() };
+    let engine = Engine::start(EngineConfig { faults, ..EngineConfig::default() }).await;
+    let session = engine.session().await;
+    let (adapter, rx) = adapter(&engine, max_attempts);
+    select(&adapter, &session).await;
+    send(&adapter, &engine, &session).await;
+    (engine, session, adapter, rx)
+}
+
 /// Reads inputs until `stop`, within [`BOUND`].
 async fn inputs_until(rx: &mut InputReceiver, mut stop: impl FnMut(&Input) -> bool) -> Vec<Input> {
     let mut out = Vec::new();
@@ -76,13 +90,7 @@ fn has_type(input: &Input, kind: &str) -> bool {
 
 #[tokio::test]
 async fn a_silent_stream_of_a_running_turn_is_resumed_without_loss() {
-    // Every connection goes silent after three events.
-    let faults = Faults { stall_after: Some(3), ..Faults::default() };
-    let engine = Engine::start(EngineConfig { faults, ..EngineConfig::default() }).await;
-    let session = engine.session().await;
-    let (adapter, mut rx) = adapter(&engine, 50);
-    select(&adapter, &session).await;
-    send(&adapter, &engine, &session).await;
+    let (_engine, session, _adapter, mut rx) = turn_on_stalling_streams(50).await;
     let inputs = inputs_until(&mut rx, |i| has_type(i, "completion")).await;
     let ids = event_ids(&inputs, &session);
     let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
@@ -98,13 +106,8 @@ async fn a_silent_stream_of_a_running_turn_is_resumed_without_loss() {
 
 #[tokio::test]
 async fn a_stream_lost_for_good_does_not_leave_the_session_running_and_is_resumed() {
-    let faults = Faults { stall_after: Some(3), ..Faults::default() };
-    let engine = Engine::start(EngineConfig { faults, ..EngineConfig::default() }).await;
-    let session = engine.session().await;
     // One reconnect allowed: two silent connections in a row lose the stream.
-    let (adapter, mut rx) = adapter(&engine, 1);
-    select(&adapter, &session).await;
-    send(&adapter, &engine, &session).await;
+    let (engine, session, _adapter, mut rx) = turn_on_stalling_streams(1).await;
     let running = |i: &Input, want: bool| matches!(i, Input::SessionRunning { session_id, running } if *session_id == session && *running == want);
     let first = inputs_until(&mut rx, |i| running(i, true)).await;
     // From now on every connection is silent from its start.
