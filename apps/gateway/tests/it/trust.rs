@@ -43,18 +43,28 @@ async fn turn_until_request(c: &mut Client, session: &str, id: &str) -> String {
 }
 
 /// Reads until the run ends; returns the decision the engine reported for the request.
-async fn engine_decision(c: &mut Client) -> String {
-    let mut events = Vec::new();
+/// `events`: what was read with the answer's response (the engine may report it first).
+async fn engine_decision(c: &mut Client, mut events: Vec<Value>) -> String {
     let items = |m: &Value| m["payload"]["events"].as_array().cloned().unwrap_or_default();
-    c.event_until(&mut events, |m| items(m).iter().any(|e| e["type"] == "run_finished")).await;
+    if !events.iter().any(|m| items(m).iter().any(|e| e["type"] == "run_finished")) {
+        c.event_until(&mut events, |m| items(m).iter().any(|e| e["type"] == "run_finished")).await;
+    }
     let response = events.iter().flat_map(items).find(|e| e["type"] == "permission_response");
     let response = response.unwrap_or_else(|| panic!("no permission_response in {events:#?}"));
     response["payload"]["decision"].as_str().unwrap().to_owned()
 }
 
-async fn approve(c: &mut Client, id: &str, session: &str, request: &str, decision: &str) -> Value {
+/// Answers; the events read before the response go to `events`.
+async fn approve(
+    c: &mut Client,
+    events: &mut Vec<Value>,
+    id: &str,
+    session: &str,
+    request: &str,
+    decision: &str,
+) -> Value {
     let params = json!({"sessionId": session, "requestId": request, "decision": decision});
-    c.call(id, "bb.approvePermission", params, &mut Vec::new()).await
+    c.call(id, "bb.approvePermission", params, events).await
 }
 
 async fn new_session(c: &mut Client, init: Value) -> String {
@@ -72,24 +82,25 @@ async fn the_demo_engine_needs_trust_to_approve_an_edit() {
 
     let request = turn_until_request(&mut c, &session, "m1").await;
     for (id, decision) in [("a1", "allow_once"), ("a2", "allow_rule")] {
-        let res = approve(&mut c, id, &session, &request, decision).await;
+        let res = approve(&mut c, &mut Vec::new(), id, &session, &request, decision).await;
         assert_eq!(res["ok"], false, "approving in an untrusted workspace: {res}");
         assert_eq!(res["error"]["code"], "workspace_untrusted", "{res}");
         let message = res["error"]["message"].as_str().unwrap();
         assert!(message.contains("--trusted") && message.contains("workspaceTrusted"), "{message}");
     }
-    let denied = approve(&mut c, "d1", &session, &request, "deny").await;
+    let mut read = Vec::new();
+    let denied = approve(&mut c, &mut read, "d1", &session, &request, "deny").await;
     assert_eq!(denied["ok"], true, "deny always works: {denied}");
-    assert_eq!(engine_decision(&mut c).await, "reject");
+    assert_eq!(engine_decision(&mut c, std::mem::take(&mut read)).await, "reject");
     assert!(!gw.workspace.path().join("Makefile").exists(), "the denied edit was applied");
 
     // The page says the IDE trusts the workspace: the next turn's edit goes through.
     let init = c.call("i2", "bb.init", json!({"workspaceTrusted": true}), &mut Vec::new()).await;
     assert_eq!(init["ok"], true, "{init}");
     let request = turn_until_request(&mut c, &session, "m2").await;
-    let allowed = approve(&mut c, "a3", &session, &request, "allow_once").await;
+    let allowed = approve(&mut c, &mut read, "a3", &session, &request, "allow_once").await;
     assert_eq!(allowed["ok"], true, "{allowed}");
-    assert_eq!(engine_decision(&mut c).await, "once");
+    assert_eq!(engine_decision(&mut c, std::mem::take(&mut read)).await, "once");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -98,7 +109,8 @@ async fn a_trusted_gateway_approves_at_once() {
     let mut c = gw.connect().await;
     let session = new_session(&mut c, json!({})).await;
     let request = turn_until_request(&mut c, &session, "m1").await;
-    let allowed = approve(&mut c, "a1", &session, &request, "allow_once").await;
+    let mut read = Vec::new();
+    let allowed = approve(&mut c, &mut read, "a1", &session, &request, "allow_once").await;
     assert_eq!(allowed["ok"], true, "{allowed}");
-    assert_eq!(engine_decision(&mut c).await, "once");
+    assert_eq!(engine_decision(&mut c, std::mem::take(&mut read)).await, "once");
 }
