@@ -218,6 +218,7 @@ export type ConnectionPayload = {
   attempt?: number | null;
   restarting?: boolean | null;
   diagnostics?: (ConnectionDiagnostics | null);
+  heartbeat?: number | null;
 };
 
 /** Connection state. */

@@ -149,13 +149,18 @@ const actions = {
       // A sub-agent's prompt shown here names its own session: the answer goes there.
       await rpc.request('bb.approvePermission', { sessionId: block.sessionId ?? sessionId, requestId: block.permissionId, decision });
     } catch (err) {
-      block.local = {
-        error: err.code === 'workspace_untrusted'
-          ? (config.transport === 'vscode'
-            ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
-            : 'Not allowed: this workspace is not trusted, so the agent may not write files or run commands. Trust the workspace (or start the bridge with --trusted) to allow it.')
-          : said(err),
-      };
+      if (err.code === 'permission_not_pending') {
+        // Another window answered first: the bridge's update resolves the card, saying how.
+        block.local = null;
+      } else {
+        block.local = {
+          error: err.code === 'workspace_untrusted'
+            ? (config.transport === 'vscode'
+              ? 'Not allowed yet: this workspace is in Restricted Mode, so the agent may not write files or run commands. Trust the workspace (Manage Workspace Trust), then allow it here; no reload needed.'
+              : 'Not allowed: this workspace is not trusted, so the agent may not write files or run commands. Trust the workspace (or start the bridge with --trusted) to allow it.')
+            : said(err),
+        };
+      }
     }
     chat(store, sessionId).rev += 1;
     refresh();

@@ -170,6 +170,8 @@ export class View {
     let text = '';
     if (link.state === 'closed' || link.state === 'reconnecting') {
       text = `Connection to the bridge lost${link.reason ? ` (${link.reason})` : ''}; reconnecting${link.attempt ? ` (attempt ${link.attempt})` : ''}…`;
+    } else if (link.state === 'unresponsive') {
+      text = `Bridge not responding (nothing heard for ${Math.round((link.silentMs ?? 0) / 1000)} s); waiting, then reconnecting…`;
     } else if (link.state === 'connecting') {
       text = 'Connecting to the bridge…';
     } else if (connection.status === 'connecting') {

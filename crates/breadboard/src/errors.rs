@@ -37,7 +37,7 @@ pub(crate) fn engine_error(error: BbError, session: &str) -> EngineError {
         BbError::NotImplemented { .. } => {
             EngineError::NotSupported { method: "bb.command", engine: "breadboard" }
         }
-        BbError::Transport(TransportError::Timeout) => EngineError::Timeout,
+        BbError::Transport(TransportError::Timeout { after }) => EngineError::Timeout(after),
         BbError::Transport(TransportError::Connect(e)) => EngineError::Unavailable(e),
         other => EngineError::Engine(other.to_string()),
     }

@@ -52,7 +52,7 @@ mod tests;
 
 pub use ingest::Mapping;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -124,6 +124,9 @@ struct Shared {
     cursors: Cursors,
     states: Mutex<States>,
     streams: Mutex<HashMap<String, JoinHandle<()>>>,
+    /// Sessions whose stream failed for good: the monitor resumes them while the engine
+    /// answers.
+    lost: Mutex<HashSet<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -182,6 +185,7 @@ impl BreadboardAdapter {
             cursors,
             states: Mutex::new(States::new()),
             streams: Mutex::new(HashMap::new()),
+            lost: Mutex::new(HashSet::new()),
         });
         let monitor = tokio::spawn(monitor::run(Arc::clone(&shared)));
         (Arc::new(Self { shared, monitor: Mutex::new(Some(monitor)) }), rx)

@@ -252,6 +252,14 @@ impl SessionState {
         }
     }
 
+    /// The session's stream failed for good: not shown running on it (a resumed stream's
+    /// events start the turn again), with `reason` as a transcript warning.
+    pub(crate) fn stream_lost(&mut self, session: &str, reason: String) -> Vec<Input> {
+        let mut out = self.set_running(session, false);
+        out.push(self.warning(session, reason));
+        out
+    }
+
     /// The session is gone from the engine: marked ended with `reason` (a transcript
     /// warning), not running, nothing pending (the engine lists none of its requests).
     pub(crate) fn gone(&mut self, session: &str, reason: &str) -> Vec<Input> {

@@ -43,6 +43,8 @@ pub(super) async fn run(shared: Arc<Shared>) {
                             .send(connection(ConnectionStatus::Connected, None, None))
                             .await;
                     }
+                } else {
+                    resume_lost(&shared);
                 }
             }
             Err(BbError::Unauthorized { status }) => {
@@ -64,6 +66,17 @@ pub(super) async fn run(shared: Arc<Shared>) {
             }
         }
         tokio::time::sleep(shared.config.health_interval).await;
+    }
+}
+
+/// Resumes the streams that failed for good while the engine answers (a reconcile resumes
+/// them too, after an outage).
+fn resume_lost(shared: &Arc<Shared>) {
+    let lost: Vec<String> = lock(&shared.lost).drain().collect();
+    for id in lost {
+        if shared.cursors.sessions().contains(&id) || lock(&shared.states).contains_key(&id) {
+            super::ensure_stream(shared, &id);
+        }
     }
 }
 

@@ -38,8 +38,17 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
         let update = match item {
             Ok(update) => update,
             Err(error) => {
-                // The engine health monitor turns the connection back once the engine answers.
-                let _ = shared.updates.send(failed(format!("session {session}: {error}"))).await;
+                // The session is not shown running on a stream that died; the health monitor
+                // turns the connection back and resumes this stream once the engine answers.
+                let why = format!("session {session}: {error}");
+                let lost = lock(&shared.states).entry(session.clone()).or_default().stream_lost(
+                    &session,
+                    format!("The event stream of this session was lost ({error}). The bridge resumes it from the last event it delivered once the engine answers again."),
+                );
+                lock(&shared.lost).insert(session.clone());
+                for out in lost.into_iter().chain([failed(why)]) {
+                    let _ = shared.updates.send(out).await;
+                }
                 return;
             }
         };
@@ -57,6 +66,11 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             shared.cursors.handed(&session, seq);
         }
         for out in mapped {
+            if let Input::SessionRunning { session_id, running } = &out
+                && *session_id == session
+            {
+                stream.set_busy(*running);
+            }
             // A sub-agent's session: its events (and its prompts) are followed too.
             if let Input::SessionUpserted(child) = &out
                 && child.parent_id.is_some()

@@ -28,7 +28,7 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 
 /// What the reader asks the writer to send besides the service's envelopes.
 enum Local {
-    Message(WsMessage),
+    Message(Box<WsMessage>),
     /// Close with this code and reason, then stop.
     Close(u16, String),
     /// The peer closed (the WebSocket layer answered the closing handshake): stop.
@@ -66,7 +66,7 @@ pub(crate) async fn serve(socket: WebSocket, state: Arc<WsState>) {
                     break;
                 }
                 local = local_rx.recv() => match local {
-                    Some(Local::Message(message)) => encode(message, &limits),
+                    Some(Local::Message(message)) => encode(*message, &limits),
                     Some(Local::Close(code, reason)) => {
                         let frame = CloseFrame { code, reason: reason.into() };
                         let _ = ws_tx.send(Message::Close(Some(frame))).await;
@@ -200,7 +200,10 @@ async fn read_messages(
             Err(rejection) => {
                 tracing::warn!(code = %rejection.code, detail = %rejection.detail, "protocol violation");
                 if let Some(response) = rejection.ws_response()
-                    && local.send(Local::Message(WsMessage::Response(response))).await.is_err()
+                    && local
+                        .send(Local::Message(Box::new(WsMessage::Response(response))))
+                        .await
+                        .is_err()
                 {
                     break;
                 }
@@ -229,7 +232,7 @@ async fn dispatch(
                 format!("{method}: the runtime is gone; reload the page to reconnect"),
             );
             let _ = local
-                .send(Local::Message(WsMessage::Response(WsResponse::failure(id, error))))
+                .send(Local::Message(Box::new(WsMessage::Response(WsResponse::failure(id, error)))))
                 .await;
             false
         }
@@ -241,7 +244,7 @@ async fn dispatch(
             let acp = acp.clone();
             tokio::spawn(async move {
                 let response = answer(id, call, &state, acp.as_ref()).await;
-                let _ = local.send(Local::Message(WsMessage::Response(response))).await;
+                let _ = local.send(Local::Message(Box::new(WsMessage::Response(response)))).await;
             });
             true
         }

@@ -47,12 +47,21 @@ pub struct HostConfig {
     /// A prompt nobody answers within this expires and the engine is told to deny it
     /// (`--permission-timeout`); `None`: it waits for the user (or a stop).
     pub prompt_ttl: Option<Duration>,
+    /// Every this long, each ready webview connection is sent the connection state again
+    /// (`bb/connection` with `heartbeat`), so a webview can tell a silent bridge from a dead
+    /// one; `None`: no heartbeat (the runtime turns it on with [`HEARTBEAT_INTERVAL`]).
+    pub heartbeat: Option<Duration>,
 }
+
+/// The heartbeat interval toward the webview the bridges use: a `bb/connection` at least
+/// every 5 s, so a webview shows "not responding" within 10 s of the bridge going silent.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 
 impl Default for HostConfig {
     /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
     /// 4 KiB of envelope room; 32 detached tabs; untrusted; 8 prompts queued behind a turn
-    /// at most; permission prompts without a deadline.
+    /// at most; permission prompts without a deadline; no heartbeat (tests drive the clock
+    /// through every deadline; the runtime's default turns it on).
     fn default() -> Self {
         Self {
             max_batch: 1024,
@@ -63,6 +72,7 @@ impl Default for HostConfig {
             trusted: false,
             max_queued_prompts: 8,
             prompt_ttl: None,
+            heartbeat: None,
         }
     }
 }
@@ -122,6 +132,8 @@ pub struct Host {
     /// Some tab's webview receives updates: the views' updates are taken at each publish
     /// (otherwise what changed waits, marked, until one does).
     pub(crate) updates_wanted: bool,
+    /// When the next heartbeat is due (armed by the first input, then every interval).
+    next_heartbeat: Option<Instant>,
 }
 
 impl Host {
@@ -159,6 +171,7 @@ impl Host {
             prompt_counters: PromptCounters::default(),
             closings: 0,
             updates_wanted: false,
+            next_heartbeat: None,
         }
     }
 
@@ -281,6 +294,9 @@ impl Host {
     /// [`Host::poll_output`]: inputs handled in a row before it yield one state message.
     pub fn handle(&mut self, input: Input, now: Instant) {
         self.now = Some(now);
+        if self.next_heartbeat.is_none() {
+            self.next_heartbeat = self.config.heartbeat.map(|every| now + every);
+        }
         match input {
             Input::Opened(conn) => {
                 self.conn_mut(conn);
@@ -455,6 +471,7 @@ impl Host {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = Some(now);
         self.expire_prompts(now);
+        self.heartbeat(now);
         let due: Vec<String> = self
             .batch_order
             .iter()
@@ -470,22 +487,65 @@ impl Host {
         }
     }
 
-    /// The earliest time a pending batch is due or a prompt expires, if any.
+    /// The earliest time a pending batch is due, a prompt expires or a heartbeat is due, if
+    /// any.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let lanes = self.lanes.values().filter_map(Lane::poll_timeout).min();
-        [lanes, self.prompts.poll_timeout()].into_iter().flatten().min()
+        [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
+    }
+
+    /// Sends every ready connection the connection state again when the heartbeat is due: the
+    /// latest `bb/connection` (`connecting` before the engine said anything) without its
+    /// session and gap marks, with `heartbeat` set. A connection that has an unsent
+    /// connection update queued gets none (that update is as good, and a heartbeat must not
+    /// replace a change a stalled webview has not seen yet). The next one is due an interval after this one was (a late
+    /// tick does not shift the cadence; missed beats are not sent twice).
+    fn heartbeat(&mut self, now: Instant) {
+        let (Some(due), Some(every)) = (self.next_heartbeat, self.config.heartbeat) else {
+            return;
+        };
+        if due > now {
+            return;
+        }
+        let mut next = due + every;
+        while next <= now {
+            next += every;
+        }
+        self.next_heartbeat = Some(next);
+        let mut payload = self.connection.clone().unwrap_or_else(|| {
+            crate::input::connection_payload(
+                bb_protocol::v1::ConnectionStatus::Connecting,
+                None,
+                None,
+            )
+        });
+        payload.session_id = None;
+        payload.gap_detected = None;
+        payload.heartbeat = Some(u64::try_from(every.as_millis()).unwrap_or(u64::MAX));
+        for c in self.conns.values_mut().filter(|c| c.ready) {
+            if !c.out.iter().any(|t| matches!(t, V1Topic::Connection(_))) {
+                c.emit(V1Topic::Connection(payload.clone()));
+            }
+        }
     }
 
     /// The next topic to send and the connection it is for, among the connections that may
-    /// receive now.
+    /// receive now. A hidden webview still gets `bb/connection` (the heartbeat included), so
+    /// it can tell the bridge is alive; its state and events wait until it is shown.
     pub fn poll_output(&mut self) -> Option<(ConnId, V1Topic)> {
         if let Some(now) = self.now.filter(|_| self.state_dirty) {
             self.emit_state_if_changed(now);
         }
-        self.conns
-            .iter_mut()
-            .filter(|(_, c)| c.deliverable())
-            .find_map(|(id, c)| c.out.pop_front().map(|t| (*id, t)))
+        self.conns.iter_mut().find_map(|(id, c)| {
+            if c.deliverable() {
+                return c.out.pop_front().map(|t| (*id, t));
+            }
+            if !c.ready || c.stalled {
+                return None;
+            }
+            let at = c.out.iter().position(|t| matches!(t, V1Topic::Connection(_)))?;
+            c.out.remove(at).map(|t| (*id, t))
+        })
     }
 
     /// Puts back a topic the runtime could not hand over (the connection's queue was full),
@@ -516,6 +576,11 @@ impl Host {
     /// The parent of `session`, when the engine named one.
     pub(crate) fn sessions_parent(&self, session: &str) -> Option<&str> {
         self.sessions.get(session)?.parent.as_deref()
+    }
+
+    /// The id of `conn`'s explicit tab that shows `session`, if any.
+    pub(crate) fn tab_showing(&self, conn: ConnId, session: &str) -> Option<String> {
+        self.tabs.showing(conn, session).map(str::to_owned)
     }
 
     /// Whether a tab is bound to `session`.

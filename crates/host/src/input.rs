@@ -266,6 +266,7 @@ pub fn connection_payload(
         attempt: retry_count.filter(|_| status == ConnectionStatus::Connecting),
         restarting: None,
         diagnostics: None,
+        heartbeat: None,
     }
 }
 

@@ -163,7 +163,7 @@ mod tabs;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
-pub use core::{Host, HostConfig};
+pub use core::{HEARTBEAT_INTERVAL, Host, HostConfig};
 pub use fit::BODY_STORE_BYTES;
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};

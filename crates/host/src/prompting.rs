@@ -9,7 +9,7 @@ use std::iter;
 use std::time::Instant;
 
 use bb_normalize::EventClass;
-use bb_protocol::v1::EngineEvent;
+use bb_protocol::v1::{AnsweredBy, EngineEvent, PromptClosedPayload};
 use serde_json::{Map, Value};
 
 use crate::core::Host;
@@ -66,6 +66,31 @@ impl Host {
             kind: entry.kind,
             paths: entry.paths.clone(),
         })
+    }
+
+    /// [`Host::begin_answer`] for an answer `conn` gave with `decision` (the wire word:
+    /// `allow_once`, `deny`, …): once the engine took it, every window showing the prompt
+    /// gets a [`PROMPT_CLOSED_EVENT`] naming the decision and who answered (the connection
+    /// and its tab that shows the session), and a later answer's refusal says the same.
+    pub fn begin_answer_from(
+        &mut self,
+        conn: crate::ConnId,
+        session_id: &str,
+        request_id: &str,
+        verdict: Verdict,
+        decision: &str,
+    ) -> Result<Prompt, AnswerError> {
+        let prompt = self.begin_answer(session_id, request_id, verdict)?;
+        let tab_id = self
+            .tab_showing(conn, session_id)
+            .or_else(|| self.tab_showing(conn, &prompt.session_id));
+        let by = AnsweredBy { connection: conn, tab_id };
+        self.prompts.record_answer(
+            &prompt.session_id,
+            &prompt.request_id,
+            (decision.to_owned(), by),
+        );
+        Ok(prompt)
     }
 
     /// The next pending prompt to withdraw from the engine (deny), if any.
@@ -174,7 +199,19 @@ impl Host {
         event: Option<(EngineEvent, EventClass)>,
         now: Instant,
     ) {
-        self.prompts.settled(session_id, request_id);
+        let answering = self
+            .prompts
+            .get(session_id, request_id)
+            .is_some_and(|e| matches!(e.state, PromptState::Answering { .. }));
+        let change = self.prompts.settled(session_id, request_id);
+        // The engine closed it while a webview's answer was on its way (an engine that
+        // reports the close before the answer's own reply): that answer is what closed it.
+        if answering
+            && let Some(change) = change
+            && let Some((decision, by)) = self.prompts.announce(session_id, request_id)
+        {
+            self.close_card(&change, decision, Some(by), now);
+        }
         let shown_on = self.prompts.get(session_id, request_id).and_then(|e| e.shown_on.clone());
         if let Some(event) = event {
             if let Some(ancestor) = shown_on.filter(|a| self.knows_session(a)) {
@@ -217,6 +254,11 @@ impl Host {
         }
         if change.state == PromptState::Stale {
             self.closed_silently(&change, now);
+        } else if outcome == AnswerOutcome::Accepted
+            && let Some((decision, by)) = self.prompts.announce(session_id, request_id)
+        {
+            // The engine took it: every window resolves the card with how and by whom.
+            self.close_card(&change, decision, Some(by), now);
         }
         self.touch(session_id);
     }
@@ -238,21 +280,38 @@ impl Host {
     /// A prompt closed without an event of the engine's: the host's own
     /// [`PROMPT_CLOSED_EVENT`] resolves its card, where it was shown.
     fn closed_silently(&mut self, change: &Change, now: Instant) {
-        let session = change.prompt.session_id.as_str();
-        if !self.knows_session(session) {
-            return;
-        }
-        self.closings += 1;
-        let mut payload = Map::new();
-        payload.insert("sessionID".into(), Value::String(session.to_owned()));
-        payload.insert("requestId".into(), Value::String(change.prompt.request_id.clone()));
         let decision = match change.state {
             PromptState::Stale => "stale",
             PromptState::Settled => "settled",
             PromptState::Expired => "expired",
             _ => "cancelled",
         };
-        payload.insert("decision".into(), Value::String(decision.to_owned()));
+        self.close_card(change, decision.to_owned(), None, now);
+    }
+
+    /// Sends [`PROMPT_CLOSED_EVENT`] for `change`'s prompt, where it was shown.
+    fn close_card(
+        &mut self,
+        change: &Change,
+        decision: String,
+        answered_by: Option<AnsweredBy>,
+        now: Instant,
+    ) {
+        let session = change.prompt.session_id.as_str();
+        if !self.knows_session(session) {
+            return;
+        }
+        self.closings += 1;
+        let closed = PromptClosedPayload {
+            session_id: session.to_owned(),
+            request_id: change.prompt.request_id.clone(),
+            decision,
+            answered_by,
+        };
+        let payload = match serde_json::to_value(closed) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
         let event = EngineEvent {
             id: format!("bb-prompt-closed-{}", self.closings),
             event_type: PROMPT_CLOSED_EVENT.to_owned(),

@@ -34,6 +34,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
+use bb_protocol::v1::AnsweredBy;
+
 /// What approving a request lets the engine do, as its adapter reads the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PromptKind {
@@ -163,12 +165,14 @@ impl Verdict {
 #[non_exhaustive]
 pub enum AnswerError {
     /// Not pending (`permission_not_pending`).
-    #[error("request {request} is not pending ({why})")]
+    #[error("request {request} is not pending ({why}{})", answered_text(answered.as_ref()))]
     NotPending {
         /// The request id.
         request: String,
         /// What it is instead.
         why: &'static str,
+        /// How it was answered and by which webview, when one answered it first.
+        answered: Option<(String, AnsweredBy)>,
     },
     /// Approving a request that needs trust in an untrusted workspace
     /// (`workspace_untrusted`).
@@ -206,6 +210,18 @@ pub enum AnswerError {
         /// The request id.
         request: String,
     },
+}
+
+/// `; answered allow_once from tab t (connection 2)` for a late answer's refusal.
+fn answered_text(answered: Option<&(String, AnsweredBy)>) -> String {
+    let Some((decision, by)) = answered else {
+        return String::new();
+    };
+    let tab = by.tab_id.as_deref().map(|t| format!("tab {t} of ")).unwrap_or_default();
+    format!(
+        "; the first answer won: {decision} from {tab}connection {}, and the engine was told once",
+        by.connection
+    )
 }
 
 fn paths_text(paths: &[String]) -> String {
@@ -269,6 +285,10 @@ pub struct Entry {
     /// The ancestor session whose tab shows it (a sub-agent's prompt no tab of its own
     /// session shows), if any.
     pub shown_on: Option<String>,
+    /// The answer the host allowed: how, and which webview gave it.
+    pub answer: Option<(String, AnsweredBy)>,
+    /// Every window was told who answered (once).
+    pub announced: bool,
 }
 
 /// Whether a raise is a new prompt.
@@ -325,6 +345,8 @@ impl Prompts {
             paths: prompt.paths.clone(),
             raised_at: now,
             shown_on: None,
+            answer: None,
+            announced: false,
         };
         // A closed entry of the same id is replaced: its place in `finished` no longer
         // names a closed entry, which `set` checks before it forgets one.
@@ -350,10 +372,11 @@ impl Prompts {
         let key = (session.to_owned(), request.to_owned());
         let request = key.1.clone();
         let Some(entry) = self.entries.get_mut(&key) else {
-            return Err(AnswerError::NotPending { request, why: "unknown" });
+            return Err(AnswerError::NotPending { request, why: "unknown", answered: None });
         };
         if entry.state != PromptState::Pending {
-            return Err(AnswerError::NotPending { request, why: entry.state.name() });
+            let answered = entry.answer.clone();
+            return Err(AnswerError::NotPending { request, why: entry.state.name(), answered });
         }
         let question = entry.kind == PromptKind::Question;
         match verdict {
@@ -367,6 +390,25 @@ impl Prompts {
         }
         entry.state = PromptState::Answering { approve: verdict.goes_on() };
         Ok(entry)
+    }
+
+    /// Records how and by whom the answer [`Prompts::begin`] allowed was given.
+    pub fn record_answer(&mut self, session: &str, request: &str, answer: (String, AnsweredBy)) {
+        if let Some(entry) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
+            entry.answer = Some(answer);
+        }
+    }
+
+    /// The recorded answer of a prompt whose engine closed it or took the answer, the first
+    /// time it is asked for (every window is told who answered once).
+    pub fn announce(&mut self, session: &str, request: &str) -> Option<(String, AnsweredBy)> {
+        let entry = self.entries.get_mut(&(session.to_owned(), request.to_owned()))?;
+        if entry.announced {
+            return None;
+        }
+        let answer = entry.answer.clone()?;
+        entry.announced = true;
+        Some(answer)
     }
 
     /// How the engine took the answer [`Prompts::begin`] allowed; `None` when the request

@@ -492,6 +492,14 @@ impl Tabs {
         self.tabs.get_mut(tab)
     }
 
+    /// The explicit tab of `conn` that shows `session`, if one does.
+    pub(crate) fn showing(&self, conn: ConnId, session: &str) -> Option<&str> {
+        self.tabs
+            .iter()
+            .find(|(_, t)| t.conn == Some(conn) && t.explicit && t.sessions.contains(session))
+            .map(|(id, _)| id.as_str())
+    }
+
     /// Tabs shown by `conn`, by id.
     pub(crate) fn of_conn(&self, conn: ConnId) -> Vec<String> {
         let mut ids: Vec<String> = self

@@ -434,3 +434,98 @@ fn repeated_connection_updates_are_sent_once() {
     let out = drain(&mut h);
     assert_eq!(out, [V1Topic::Connection(conn)]);
 }
+
+/// The heartbeat: every interval, each ready connection gets the connection state again
+/// (marked `heartbeat`, without session and gap marks), on the simulated clock; a hidden one
+/// keeps only the latest; one that is not ready gets none.
+#[test]
+fn heartbeat_every_interval_to_ready_connections() {
+    let c = clock();
+    let every = Duration::from_secs(5);
+    let mut h = Host::new(Engine::Kilo, HostConfig { heartbeat: Some(every), ..config() });
+    let t0 = c.now();
+    h.handle(Input::ready(0), t0);
+    h.handle(Input::Opened(1), t0);
+    let gap = ConnectionPayload { status: ConnectionStatus::Connected, ..Default::default() };
+    h.handle(Input::Connection(gap), t0);
+    h.handle(Input::Gap { session_id: Some("s".into()) }, t0);
+    let first: Vec<_> = std::iter::from_fn(|| h.poll_output()).collect();
+    assert!(first.iter().all(|(conn, _)| *conn == 0), "conn 1 is not ready: {first:?}");
+    assert_eq!(h.poll_timeout(), Some(t0 + every), "armed by the first input");
+
+    let want = V1Topic::Connection(ConnectionPayload {
+        status: ConnectionStatus::Connected,
+        heartbeat: Some(5000),
+        ..Default::default()
+    });
+    for n in 1..=3u32 {
+        c.advance(Duration::from_millis(4999));
+        h.handle_timeout(c.now());
+        assert_eq!(h.poll_output(), None, "nothing before the interval ({n})");
+        c.advance(Duration::from_millis(1));
+        h.handle_timeout(c.now());
+        assert_eq!(h.poll_output(), Some((0, want.clone())), "beat {n}: gap and session left out");
+        assert_eq!(h.poll_output(), None, "one beat per interval, none for the unready conn");
+        assert_eq!(h.poll_timeout(), Some(t0 + every * (n + 1)), "fixed cadence");
+    }
+
+    // A late tick sends one beat, and the cadence stays on the grid.
+    c.advance(Duration::from_secs(12));
+    h.handle_timeout(c.now());
+    assert_eq!(drain(&mut h), std::slice::from_ref(&want));
+    assert_eq!(h.poll_timeout(), Some(t0 + every * 6));
+
+    // Hidden: beats still arrive (the webview can tell the bridge is alive); events wait.
+    h.handle(Input::visibility(0, false), c.now());
+    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(events_in(&h, "s", vec![ev("x")]), c.now());
+    for _ in 0..2 {
+        c.advance_to(h.poll_timeout().expect("armed"));
+        h.handle_timeout(c.now());
+        assert_eq!(
+            drain(&mut h),
+            std::slice::from_ref(&want),
+            "a beat, nothing else, while hidden"
+        );
+    }
+    h.handle(Input::visibility(0, true), c.now());
+    let shown = run_until(&mut h, &c, c.now() + Duration::from_secs(1));
+    assert_eq!(ids(&shown, "s"), ["x"], "events left when shown: {shown:?}");
+
+    // Stalled: a real connection change queued is not replaced by a beat.
+    h.handle(Input::Stalled { conn: 0, stalled: true }, c.now());
+    let err = ConnectionPayload {
+        status: ConnectionStatus::Error,
+        last_error: Some("gone".into()),
+        ..Default::default()
+    };
+    h.handle(Input::Connection(err.clone()), c.now());
+    c.advance(every);
+    h.handle_timeout(c.now());
+    assert_eq!(drain(&mut h), []);
+    h.handle(Input::Stalled { conn: 0, stalled: false }, c.now());
+    let out = drain(&mut h);
+    assert!(out.contains(&V1Topic::Connection(err)), "{out:?}");
+    assert!(!out.iter().any(|t| matches!(t, V1Topic::Connection(p) if p.heartbeat.is_some())));
+}
+
+/// Handles every deadline up to `until`; returns all output.
+fn run_until(h: &mut Host, c: &FakeClock, until: Instant) -> Vec<V1Topic> {
+    let mut out = drain(h);
+    while let Some(at) = h.poll_timeout().filter(|at| *at <= until) {
+        c.advance_to(at);
+        h.handle_timeout(c.now());
+        out.extend(drain(h));
+    }
+    out
+}
+
+#[test]
+fn no_heartbeat_unless_configured() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    assert_eq!(h.poll_timeout(), None);
+    c.advance(Duration::from_secs(60));
+    h.handle_timeout(c.now());
+    assert_eq!(drain(&mut h), []);
+}

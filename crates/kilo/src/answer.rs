@@ -163,7 +163,7 @@ pub(super) async fn bounded(
             ))
         }
         Ok(Err(err)) => Err(map(err, None)),
-        Err(_) => Err(EngineError::Timeout),
+        Err(_) => Err(EngineError::Timeout(adapter.settings.engine_timeout)),
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn map(err: KiloError, session: Option<&str>) -> EngineError {
         KiloError::Transport(TransportError::Connect(why)) => {
             EngineError::Unavailable(redact_log_line(&why, MESSAGE_CAP))
         }
-        KiloError::Transport(TransportError::Timeout) => EngineError::Timeout,
+        KiloError::Transport(TransportError::Timeout { after }) => EngineError::Timeout(after),
         KiloError::Transport(TransportError::TooLarge { limit }) => {
             EngineError::Engine(format!("the engine's answer is larger than {limit} bytes"))
         }

@@ -80,7 +80,11 @@
 //!   `parentId` (the session that started a sub-agent's), and in `bb/state`
 //!   `pendingPermissionCount` per session (the prompts of that session waiting).
 //! - `bb/connection` gains `attempt`, `restarting` (`status: "error"` + `restarting: false`
-//!   means the bridge gave up until asked to restart the engine) and `diagnostics`.
+//!   means the bridge gave up until asked to restart the engine), `diagnostics` and
+//!   `heartbeat` (on the heartbeat the bridge sends every 5 s: its interval in milliseconds).
+//! - The bridge's own `bb.prompt.closed` event (`PromptClosedPayload`) gains `answeredBy`
+//!   (`{connection, tabId}`) and the answer's `decision`, when the engine took a webview's
+//!   answer: every other window resolves the card with who answered and how.
 //! - Workspace folders (a multi-root workspace): `bb.init`'s result lists `folders` (canonical
 //!   paths, the default first); `bb.createSession` takes `folder` (one of them, as listed or
 //!   any path resolving to one; else `folder_not_in_workspace`, naming the folders), and a

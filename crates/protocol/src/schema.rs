@@ -6,8 +6,8 @@ use schemars::{JsonSchema, Schema};
 use serde_json::Value;
 
 use crate::v1::{
-    ConnectionPayload, EventsPayload, StatePayload, V1Event, V1Message, V1Method, V1Request,
-    V1Response,
+    ConnectionPayload, EventsPayload, PromptClosedPayload, StatePayload, V1Event, V1Message,
+    V1Method, V1Request, V1Response,
 };
 use crate::ws::{WsEvent, WsMessage, WsMethod, WsPayload, WsRequest, WsResponse};
 
@@ -26,6 +26,7 @@ pub fn all_schemas() -> Vec<(String, Schema)> {
         ("v1/topics/bb-connection.json".to_owned(), root::<ConnectionPayload>()),
         ("v1/topics/bb-state.json".to_owned(), root::<StatePayload>()),
         ("v1/topics/bb-events.json".to_owned(), root::<EventsPayload>()),
+        ("v1/events/bb.prompt.closed.json".to_owned(), root::<PromptClosedPayload>()),
         ("ws/message.json".to_owned(), optional_params(root::<WsMessage>())),
         ("ws/request.json".to_owned(), optional_params(root::<WsRequest>())),
         ("ws/response.json".to_owned(), root::<WsResponse>()),

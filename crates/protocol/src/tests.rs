@@ -258,6 +258,7 @@ fn constructors_produce_valid_lines() {
                     queue_depth: Some(0),
                     ..Default::default()
                 }),
+                heartbeat: Some(5000),
             }))),
         ];
     for message in messages {
@@ -346,6 +347,7 @@ fn event_outbound_check_agrees_with_decoding() {
             attempt,
             restarting: None,
             diagnostics,
+            heartbeat: None,
         })
     };
     let diag = |v| ConnectionDiagnostics {

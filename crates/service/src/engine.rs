@@ -42,9 +42,11 @@ pub enum EngineError {
     /// The engine is not reachable, starting, restarting or gone (`engine_unavailable`).
     #[error("the engine is unavailable: {0}")]
     Unavailable(String),
-    /// The engine did not answer in time (`engine_timeout`).
-    #[error("the engine did not answer in time")]
-    Timeout,
+    /// The engine did not answer within this deadline (`engine_timeout`).
+    #[error(
+        "the engine did not answer within {0:?}: it may be overloaded or hung; retry, or restart it"
+    )]
+    Timeout(std::time::Duration),
     /// The engine answered with an error or something unexpected (`engine_error`).
     #[error("engine error: {0}")]
     Engine(String),
@@ -74,7 +76,7 @@ impl EngineError {
             EngineError::InvalidRequest(_) => "invalid_request",
             EngineError::Auth { .. } => "engine_auth",
             EngineError::Unavailable(_) => "engine_unavailable",
-            EngineError::Timeout => "engine_timeout",
+            EngineError::Timeout(_) => "engine_timeout",
             EngineError::Engine(_) => "engine_error",
             EngineError::Refused { code, .. } => code,
         }

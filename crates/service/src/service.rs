@@ -57,10 +57,15 @@ pub struct ServiceConfig {
 }
 
 impl Default for ServiceConfig {
-    /// Host defaults, 60 s per engine call, 5 s stop grace, 10 s end-of-input grace.
+    /// Host defaults with the heartbeat toward the webview on (every
+    /// [`bb_host::HEARTBEAT_INTERVAL`]), 60 s per engine call, 5 s stop grace, 10 s
+    /// end-of-input grace.
     fn default() -> Self {
         Self {
-            host: HostConfig::default(),
+            host: HostConfig {
+                heartbeat: Some(bb_host::HEARTBEAT_INTERVAL),
+                ..HostConfig::default()
+            },
             call_timeout: Duration::from_secs(60),
             stop_grace: Duration::from_secs(5),
             eof_grace: Duration::from_secs(10),
@@ -474,7 +479,8 @@ impl Service {
             let timeout = self.config.call_timeout;
             tasks.push(Box::pin(async move {
                 let told = tokio::time::timeout(timeout, adapter.answer(answer)).await;
-                Completion::Withdrawn(withdraw, told.unwrap_or(Err(EngineError::Timeout)))
+                let told = told.unwrap_or(Err(EngineError::Timeout(timeout)));
+                Completion::Withdrawn(withdraw, told)
             }) as Task);
         }
         tasks
@@ -670,7 +676,7 @@ fn call_task(
             Ok(done)
         };
         let outcome =
-            tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout));
+            tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout(timeout)));
         Completion::Call { conn, ticket, note, id, method, outcome, after }
     })
 }

@@ -391,7 +391,7 @@ fn error_codes_are_stable() {
         (EngineError::InvalidRequest("r".into()), "invalid_request"),
         (EngineError::Auth { status: 401 }, "engine_auth"),
         (EngineError::Unavailable("u".into()), "engine_unavailable"),
-        (EngineError::Timeout, "engine_timeout"),
+        (EngineError::Timeout(Duration::from_secs(1)), "engine_timeout"),
         (EngineError::Engine("e".into()), "engine_error"),
     ];
     for (err, code) in cases {

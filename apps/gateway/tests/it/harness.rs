@@ -194,17 +194,26 @@ impl Client {
 
     /// Reads events until one satisfies `pred`, each within `within` of the one before (an
     /// engine that starts or boots a directory may say nothing for longer than [`WAIT`]).
+    /// The bridge's heartbeats do not count as saying something: a wait for what never comes
+    /// still fails after `within`.
+    #[allow(clippy::disallowed_methods)] // a real gateway in real time: this bounds the wait
     pub(crate) async fn event_until_within(
         &mut self,
         within: Duration,
         events: &mut Vec<Value>,
         pred: impl Fn(&Value) -> bool,
     ) -> Value {
+        let mut deadline = tokio::time::Instant::now() + within;
         loop {
-            let msg = self.next_within(within).await;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            assert!(!left.is_zero(), "nothing but heartbeats for {within:?}");
+            let msg = self.next_within(left).await;
             events.push(msg.clone());
             if pred(&msg) {
                 return msg;
+            }
+            if !msg["payload"]["heartbeat"].is_u64() {
+                deadline = tokio::time::Instant::now() + within;
             }
         }
     }

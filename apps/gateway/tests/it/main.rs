@@ -24,4 +24,5 @@ mod harness;
 mod kilo;
 mod page_store;
 mod rpc;
+mod shared_prompt;
 mod trust;

@@ -266,3 +266,30 @@ async fn a_new_sessions_first_events_reach_only_the_window_that_created_it() {
     let foreign: Vec<&Value> = events_of(&ea, "bb/events").collect();
     assert!(foreign.is_empty(), "window A got events of B's new sessions: {foreign:?}");
 }
+
+/// The heartbeat reaches every WebSocket connection: `bb/connection` with `heartbeat: 5000`,
+/// two within two intervals and a margin.
+#[tokio::test]
+#[allow(clippy::disallowed_methods)] // the wait for a real bridge's beats is in real time
+async fn every_connection_gets_heartbeats() {
+    let gw = Gateway::start(&[]);
+    let mut a = gw.connect().await;
+    let mut b = gw.connect().await;
+    let mut events = Vec::new();
+    assert_eq!(a.call("i1", "bb.init", json!({}), &mut events).await["ok"], true);
+    assert_eq!(b.call("i2", "bb.init", json!({}), &mut events).await["ok"], true);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(13);
+    for client in [&mut a, &mut b] {
+        let mut beats = 0;
+        while beats < 2 {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            assert!(!left.is_zero(), "{beats} of 2 heartbeats within two intervals");
+            let msg = client.next_within(left).await;
+            if msg["event"] == "bb/connection" && msg["payload"]["heartbeat"].is_u64() {
+                assert_eq!(msg["payload"]["heartbeat"], 5000, "{msg}");
+                assert_eq!(msg["payload"]["status"], "connected", "{msg}");
+                beats += 1;
+            }
+        }
+    }
+}

@@ -370,6 +370,19 @@ pub(crate) fn engine_tool(engine: u32, command: &str) -> KillOnDrop {
     KillOnDrop(tool.unwrap())
 }
 
+/// The request id of the first `kind` event (`permission.asked`, `permission_request`, …) of
+/// `session` that `peer` is sent (`request_id` for BreadBoard, `id` for Kilo).
+pub(crate) fn asked(peer: &mut Peer, session: &str, kind: &str) -> String {
+    let batch = peer.wait_event(LONG, kind, |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["sessionId"] == session
+            && m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == kind)
+    });
+    let events = batch["payload"]["events"].as_array().unwrap();
+    let p = &events.iter().find(|e| e["type"] == kind).unwrap()["payload"];
+    p["request_id"].as_str().or_else(|| p["id"].as_str()).unwrap().to_owned()
+}
+
 /// `bb/events` payloads (of `session`, when given) until one holds an event of type `until`.
 pub(crate) fn messages_until(peer: &mut Peer, session: Option<&str>, until: &str) -> Vec<Value> {
     let mut out = Vec::new();

@@ -5,20 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{LONG, Sidecar};
+use crate::harness::{LONG, Sidecar, asked};
 use crate::kilo::Kilo;
-
-/// Waits for the `*.asked` event of `session` and returns the request id.
-fn asked(sidecar: &mut Sidecar, session: &str, event_type: &str) -> String {
-    let batch = sidecar.wait_event(LONG, event_type, |m| {
-        m["topic"] == "bb/events"
-            && m["payload"]["sessionId"] == session
-            && m["payload"]["events"].as_array().unwrap().iter().any(|e| e["type"] == event_type)
-    });
-    let events = batch["payload"]["events"].as_array().unwrap();
-    let e = events.iter().find(|e| e["type"] == event_type).unwrap();
-    e["payload"]["id"].as_str().unwrap().to_owned()
-}
 
 fn error_code(res: &Value) -> String {
     assert_eq!(res["ok"], false, "expected an error: {res}");

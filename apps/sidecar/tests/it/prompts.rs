@@ -60,7 +60,7 @@ fn three_demo_turns_each_show_and_settle_their_own_approval() {
             );
         }
         let events = sidecar.session_events_until(&session, "run_finished", WAIT);
-        let settled = events.iter().find(|e| e["class"] == "permission.response").unwrap();
+        let settled = events.iter().find(|e| e["type"] == "permission_response").unwrap();
         let decision = if turn == 2 { "reject" } else { "once" };
         assert_eq!(settled["payload"]["decision"], decision, "turn {turn}: {settled}");
         sidecar.state(WAIT, &format!("turn {turn}: nothing pending"), |s| {

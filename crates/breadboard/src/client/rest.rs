@@ -135,7 +135,7 @@ impl BreadboardClient {
         let request = EngineRequest::delete(format!("/v1/sessions/{}", segment(id)?));
         match tokio::time::timeout(timeout, self.send(request)).await {
             Ok(result) => result.map(drop),
-            Err(_) => Err(BbError::Transport(TransportError::Timeout)),
+            Err(_) => Err(BbError::Transport(TransportError::Timeout { after: timeout })),
         }
     }
 

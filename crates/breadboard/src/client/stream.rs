@@ -83,10 +83,16 @@ pub struct StreamOptions {
     /// keeps them: a resume from the last contiguous `seq` refills them (at a drop rate of
     /// 0.4 some took several), so only a run of this many fruitless refills counts as loss.
     pub refill_attempts: u32,
+    /// While the session's turn runs, a connection silent this long is declared dead and
+    /// resumed after the last `seq` (lossless). The engine sends no heartbeats, so this is
+    /// the only word on a half-open connection; a turn's events come far more often, and a
+    /// resume of a live stream costs one request and replays nothing.
+    pub busy_read_timeout: Duration,
 }
 
 impl Default for StreamOptions {
-    /// 250 ms doubling to 5 s with jitter, 8 attempts, 60 s read timeout, 8 refills.
+    /// 250 ms doubling to 5 s with jitter, 8 attempts, 60 s read timeout (20 s while a turn
+    /// runs), 8 refills.
     fn default() -> Self {
         Self {
             policy: ReconnectPolicy {
@@ -96,6 +102,7 @@ impl Default for StreamOptions {
                 read_timeout: Duration::from_secs(60),
             },
             refill_attempts: 8,
+            busy_read_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -128,6 +135,8 @@ pub struct SessionStream {
     priming: bool,
     pending: VecDeque<StreamUpdate>,
     done: bool,
+    /// A turn runs: silence is a dead connection after `busy_read_timeout`.
+    busy: bool,
 }
 
 impl SessionStream {
@@ -158,6 +167,7 @@ impl SessionStream {
             priming: false,
             pending: VecDeque::new(),
             done: false,
+            busy: false,
         })
     }
 
@@ -186,6 +196,19 @@ impl SessionStream {
         self.cursor.last_seq()
     }
 
+    /// Whether a turn of the session runs (the caller knows from its events): while it does,
+    /// a connection that carries nothing for [`StreamOptions::busy_read_timeout`] is
+    /// declared dead and resumed; otherwise silence is normal and only the policy's read
+    /// timeout applies.
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+        self.sse.set_read_timeout(self.read_timeout());
+    }
+
+    fn read_timeout(&self) -> Duration {
+        if self.busy { self.options.busy_read_timeout } else { self.options.policy.read_timeout }
+    }
+
     /// Stops the stream: `next` returns `None`.
     pub fn close(&mut self) {
         self.sse.close();
@@ -196,6 +219,7 @@ impl SessionStream {
     fn reopen(&mut self, resume_id: Option<String>) {
         self.sse.close();
         self.sse = new_sse(&self.client, &self.session_id, &self.options, resume_id);
+        self.sse.set_read_timeout(self.read_timeout());
         self.first_of_connection = true;
     }
 

@@ -158,7 +158,10 @@ async fn delete_blocked_by_a_pending_permission_is_bounded_then_succeeds_after_a
     collect_until(&mut stream, |u| is_kind(u, "permission_request")).await;
 
     let blocked = engine.client.delete_session(&session, Duration::from_millis(200)).await;
-    assert_eq!(blocked, Err(BbError::Transport(TransportError::Timeout)));
+    assert_eq!(
+        blocked,
+        Err(BbError::Transport(TransportError::Timeout { after: Duration::from_millis(200) }))
+    );
 
     engine
         .client

@@ -76,6 +76,7 @@ pub(super) fn fast() -> StreamOptions {
             read_timeout: Duration::from_secs(10),
         },
         refill_attempts: 8,
+        busy_read_timeout: Duration::from_secs(10),
     }
 }
 

@@ -158,6 +158,14 @@ impl std::fmt::Debug for SseClient {
 }
 
 impl SseClient {
+    /// Changes how long a connection may yield no bytes before it counts as dropped (and
+    /// how long opening one may take), from the next read on: a caller that knows when its
+    /// stream must carry something (a turn runs) tightens it, and loosens it when silence is
+    /// normal again.
+    pub fn set_read_timeout(&mut self, read_timeout: Duration) {
+        self.policy.read_timeout = read_timeout;
+    }
+
     /// A client that opens `request` (a `GET` of the stream) through `transport` on the
     /// first call to [`SseClient::next`].
     pub fn new(transport: Arc<dyn EngineTransport>, request: EngineRequest) -> Self {
@@ -327,7 +335,10 @@ impl SseClient {
             }
             Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
             Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
-            Err(_) => self.dropped(DropReason::Transport(TransportError::Timeout)),
+            Err(_) => {
+                let after = self.policy.read_timeout;
+                self.dropped(DropReason::Transport(TransportError::Timeout { after }));
+            }
         }
     }
 

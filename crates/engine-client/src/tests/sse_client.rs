@@ -98,8 +98,9 @@ async fn backoff_doubles_to_the_cap_then_gives_up() {
 #[allow(clippy::disallowed_methods)] // measuring simulated time
 async fn backoff_waits_in_simulated_time() {
     let fake = FakeTransport::new();
-    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
-    fake.push_stream(FakeStream::Refuse(TransportError::Timeout));
+    let timeout = TransportError::Timeout { after: Duration::from_secs(1) };
+    fake.push_stream(FakeStream::Refuse(timeout.clone()));
+    fake.push_stream(FakeStream::Refuse(timeout));
     fake.push_stream(FakeStream::script(["data: x\n\n"], FakeEnd::Stall));
     let mut c = client(&fake);
     let start = tokio::time::Instant::now();
@@ -125,6 +126,35 @@ async fn stall_trips_the_read_timeout() {
             delay: ms(250)
         }
     );
+}
+
+/// A caller that knows its stream must carry something tightens the read timeout: the
+/// stall is declared after the new bound, in simulated time, and the next connection keeps it.
+#[tokio::test(start_paused = true)]
+#[allow(clippy::disallowed_methods)] // reads tokio's paused (simulated) clock
+async fn a_tightened_read_timeout_declares_a_stall_sooner() {
+    let fake = FakeTransport::new();
+    let hello = "data: {\"type\":\"server.connected\"}\n\n";
+    fake.push_stream(FakeStream::script([hello], FakeEnd::Stall));
+    fake.push_stream(FakeStream::script([hello], FakeEnd::Stall));
+    let mut c = client(&fake).with_policy(ReconnectPolicy {
+        read_timeout: Duration::from_secs(60),
+        ..ReconnectPolicy::default()
+    });
+    let started = tokio::time::Instant::now();
+    take(&mut c, 2).await;
+    c.set_read_timeout(Duration::from_secs(20));
+    let dropped = |attempt| SseClientEvent::Disconnected {
+        reason: DropReason::ReadTimeout(Duration::from_secs(20)),
+        attempt,
+        delay: ms(250 * u64::from(attempt)),
+    };
+    assert_eq!(take(&mut c, 1).await[0], dropped(1));
+    assert_eq!(started.elapsed(), Duration::from_secs(20), "not the 60 s of the policy");
+    let items = take(&mut c, 2).await;
+    assert!(matches!(items[0], SseClientEvent::Connected { reconnects: 1 }), "{items:?}");
+    assert_eq!(take(&mut c, 1).await[0], dropped(1), "the next connection keeps the bound");
+    assert_eq!(started.elapsed(), Duration::from_secs(40) + ms(250));
 }
 
 #[tokio::test(start_paused = true)]

@@ -164,9 +164,9 @@ fn is_loopback(url: &reqwest::Url) -> bool {
     }
 }
 
-fn send_error(err: &reqwest::Error) -> TransportError {
+fn send_error(err: &reqwest::Error, deadline: Duration) -> TransportError {
     if err.is_timeout() {
-        TransportError::Timeout
+        TransportError::Timeout { after: deadline }
     } else if err.is_builder() {
         TransportError::Invalid(error_chain(err))
     } else {
@@ -222,7 +222,7 @@ impl EngineTransport for HttpTransport {
             .timeout(self.options.request_timeout)
             .send()
             .await
-            .map_err(|e| send_error(&e))?;
+            .map_err(|e| send_error(&e, self.options.request_timeout))?;
         let response = check_status(response).await?;
         let status = response.status().as_u16();
         let headers = headers_of(&response);
@@ -235,7 +235,7 @@ impl EngineTransport for HttpTransport {
         while let Some(chunk) = chunks.next().await {
             let chunk = chunk.map_err(|e| {
                 if e.is_timeout() {
-                    TransportError::Timeout
+                    TransportError::Timeout { after: self.options.request_timeout }
                 } else {
                     TransportError::Body(error_chain(&e))
                 }
@@ -253,7 +253,7 @@ impl EngineTransport for HttpTransport {
             .build(request.with_header("accept", "text/event-stream"))?
             .send()
             .await
-            .map_err(|e| send_error(&e))?;
+            .map_err(|e| send_error(&e, self.options.connect_timeout))?;
         let response = check_status(response).await?;
         let content_type = response
             .headers()

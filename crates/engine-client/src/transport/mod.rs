@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::pin::Pin;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -169,9 +170,13 @@ pub enum TransportError {
     /// The connection could not be made or broke.
     #[error("cannot reach the engine: {0}")]
     Connect(String),
-    /// The request took longer than its timeout.
-    #[error("engine request timed out")]
-    Timeout,
+    /// The request took longer than its deadline (named, so the message says which bound
+    /// ran out).
+    #[error("the engine did not answer within {after:?}")]
+    Timeout {
+        /// The deadline that ran out.
+        after: Duration,
+    },
     /// A response body was longer than the transport reads.
     #[error("the engine's answer is larger than {limit} bytes")]
     TooLarge {
@@ -196,7 +201,7 @@ impl TransportError {
     /// Whether retrying the same request later may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Connect(_) | Self::Timeout | Self::Body(_) => true,
+            Self::Connect(_) | Self::Timeout { .. } | Self::Body(_) => true,
             Self::Http { status, .. } => *status >= 500 || *status == 429 || *status == 408,
             Self::Auth { .. }
             | Self::TooLarge { .. }

@@ -239,7 +239,10 @@ fn pending_requests_expire_at_their_deadline() {
     assert_eq!(expired[0].state, PromptState::Expired);
     assert_eq!(p.open_count(None), 1);
     let err = p.begin("s", "p1", Verdict::Deny, true).unwrap_err();
-    assert_eq!(err, AnswerError::NotPending { request: "p1".into(), why: "expired" });
+    assert_eq!(
+        err,
+        AnswerError::NotPending { request: "p1".into(), why: "expired", answered: None }
+    );
     assert_eq!(p.poll_timeout(), Some(t0 + Duration::from_secs(40)));
 }
 
@@ -697,4 +700,86 @@ fn prompt_cards_in_updates_follow_the_hosts_prompts_with_a_sub_agents_session() 
         .map(|(_, t)| t)
         .collect();
     assert_eq!(cards(&out, &mut fresh), seen);
+}
+
+/// Two windows show one session: the first answer wins, the engine is told once, and once
+/// it took the answer every window's card resolves with how and by whom (connection and
+/// tab); the other window's late answer is refused saying the same.
+#[test]
+fn the_first_answer_wins_and_every_window_is_told_who_answered() {
+    let c = clock();
+    let mut h = Host::new(Engine::Kilo, HostConfig { trusted: true, ..HostConfig::default() });
+    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    for (conn, tab) in [(0, "tab-a"), (1, "tab-b")] {
+        h.handle(Input::ready(conn), c.now());
+        h.handle(
+            Input::SessionSelected { conn, session_id: "s".into(), tab_id: Some(tab.into()) },
+            c.now(),
+        );
+    }
+    raise(&mut h, &c, "s", "p1", PromptKind::Exec, "e1");
+    run_to_idle(&mut h, &c);
+
+    let first = h.begin_answer_from(0, "s", "p1", Verdict::Allow, "allow_once").unwrap();
+    assert_eq!(first.request_id, "p1");
+    let late = h.begin_answer_from(1, "s", "p1", Verdict::Deny, "deny").unwrap_err();
+    assert_eq!(late.code(), "permission_not_pending", "at most one answer reaches the engine");
+    let done = Input::PromptAnswered {
+        session_id: "s".into(),
+        request_id: "p1".into(),
+        outcome: AnswerOutcome::Accepted,
+    };
+    h.handle(done, c.now());
+    let out = run_to_idle(&mut h, &c);
+    let closed: Vec<(Option<String>, serde_json::Value)> = items(&out)
+        .into_iter()
+        .filter(|(_, _, i)| i.event.event_type == PROMPT_CLOSED_EVENT)
+        .map(|(_, tab, i)| (tab, serde_json::to_value(&i.event.payload).unwrap()))
+        .collect();
+    let want = json!({"sessionID": "s", "requestId": "p1", "decision": "allow_once",
+                      "answeredBy": {"connection": 0, "tabId": "tab-a"}});
+    assert_eq!(
+        closed,
+        [(Some("tab-a".into()), want.clone()), (Some("tab-b".into()), want)],
+        "both windows resolve the card"
+    );
+    let again = h.begin_answer_from(1, "s", "p1", Verdict::Deny, "deny").unwrap_err();
+    let message = again.to_string();
+    assert!(
+        message.contains("the first answer won: allow_once from tab tab-a of connection 0"),
+        "{message}"
+    );
+
+    // An engine that reports the close before its reply to the answer (BreadBoard): the
+    // windows are told who answered at the close, once.
+    raise(&mut h, &c, "s", "p2", PromptKind::Exec, "e2");
+    run_to_idle(&mut h, &c);
+    h.begin_answer_from(1, "s", "p2", Verdict::Deny, "deny").unwrap();
+    let settled = Input::PromptSettled {
+        session_id: "s".into(),
+        request_id: "p2".into(),
+        event: Some(replied("s", "p2", "e3")),
+    };
+    h.handle(settled, c.now());
+    let done = Input::PromptAnswered {
+        session_id: "s".into(),
+        request_id: "p2".into(),
+        outcome: AnswerOutcome::Accepted,
+    };
+    h.handle(done, c.now());
+    let out = run_to_idle(&mut h, &c);
+    let types: Vec<(Option<String>, String)> =
+        items(&out).into_iter().map(|(_, tab, i)| (tab, i.event.event_type.clone())).collect();
+    let both = |tab: &str| {
+        vec![
+            (Some(tab.to_owned()), PROMPT_CLOSED_EVENT.to_owned()),
+            (Some(tab.to_owned()), "permission.replied".to_owned()),
+        ]
+    };
+    assert_eq!(types, [both("tab-a"), both("tab-b")].concat(), "ours first, once per window");
+    let by = items(&out)
+        .into_iter()
+        .find(|(_, _, i)| i.event.event_type == PROMPT_CLOSED_EVENT)
+        .map(|(_, _, i)| serde_json::to_value(&i.event.payload).unwrap()["answeredBy"].clone());
+    assert_eq!(by, Some(json!({"connection": 1, "tabId": "tab-b"})));
 }

@@ -208,3 +208,37 @@ fn only_loopback_engines_are_accepted() {
         HttpTransport::new(url, EngineAuth::None, HttpOptions::default()).unwrap();
     }
 }
+
+/// A hung engine: a start-up request (the health probe of an attach) is bounded by the
+/// transport's deadline, and the error names it (as does the `engine_timeout` a webview is
+/// told).
+#[tokio::test]
+async fn a_hung_engine_fails_a_startup_request_naming_the_deadline() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"healthy": true, "version": "1"}))
+                .set_delay(Duration::from_secs(30)),
+        )
+        .mount(&server)
+        .await;
+    let options =
+        HttpOptions { request_timeout: Duration::from_millis(300), ..HttpOptions::default() };
+    let transport = HttpTransport::new(&server.uri(), EngineAuth::None, options).unwrap();
+    let kilo = KiloClient::new(Arc::new(transport));
+    let err = tokio::time::timeout(Duration::from_secs(20), kilo.health())
+        .await
+        .expect("bounded by the deadline, not the server's 30 s")
+        .unwrap_err();
+    assert!(
+        matches!(err, bb_kilo::client::KiloError::Transport(TransportError::Timeout { after })
+            if after == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("within 300ms"), "the deadline is named: {err}");
+    let told = bb_service::EngineError::Timeout(Duration::from_millis(300)).to_string();
+    assert!(told.contains("within 300ms") && told.contains("retry"), "{told}");
+}

@@ -63,6 +63,17 @@ pub struct ConnectionPayload {
     /// What the bridge knows about its engine link, for a diagnostics view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<ConnectionDiagnostics>,
+    /// Present on a heartbeat only: the bridge repeats the connection state to every ready
+    /// webview every this many milliseconds (nothing changed; `sessionId` and `gapDetected`
+    /// are left out). A webview that hears nothing for two intervals may show the bridge as
+    /// not responding.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub heartbeat: Option<u64>,
 }
 
 /// Diagnostics carried by `bb/connection` (every field optional; never a secret).
@@ -369,4 +380,39 @@ impl V1Topic {
             _ => return None,
         })
     }
+}
+
+/// The payload of the bridge's own `bb.prompt.closed` event (class `permission.response`):
+/// a prompt card every view resolves. Sent when a prompt closes without the engine saying so
+/// (`decision` `stale`, `settled`, `expired`, `cancelled`) and when the engine took a
+/// webview's answer, to every window showing the session, with who answered (the first
+/// answer wins; the others' cards resolve with this instead of a dead button).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptClosedPayload {
+    /// The prompt's own session.
+    #[serde(rename = "sessionID")]
+    pub session_id: String,
+    /// The engine's request id.
+    pub request_id: String,
+    /// How it closed: the answer's `decision` (`allow_once`, `allow_rule`, `deny`, or
+    /// `reply` for a question's answers), or `stale` / `settled` / `expired` / `cancelled`.
+    pub decision: String,
+    /// Which webview answered, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<AnsweredBy>,
+}
+
+/// The webview connection (and its tab) whose answer the engine took.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnsweredBy {
+    /// The bridge's number for that webview connection (per bridge process, from 0).
+    #[serde(deserialize_with = "crate::count::required")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub connection: u64,
+    /// The tab that showed the prompt there, when it named one (absent: the connection's
+    /// implicit tab).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
 }

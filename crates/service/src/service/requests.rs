@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use bb_host::{ConnId, Input};
+use bb_host::{ConnId, Input, Verdict};
 use bb_protocol::V1Message;
 use bb_protocol::v1::{
     CommandResult, ConnectionPayload, V1Call, V1Error, V1Method, V1Request, V1Response,
@@ -114,7 +114,7 @@ impl Service {
         }
         // The host decides every answer to a prompt (pending, once, trust): only one it
         // allows reaches the engine.
-        let note = match self.allow_answer(&req) {
+        let note = match self.allow_answer(conn, &req) {
             Ok(note) => note,
             Err(refused) => {
                 return Started::Answered(V1Response::failure(req.id, refused.to_wire()));
@@ -309,7 +309,7 @@ impl Service {
     /// when the host allows it (pending, once, trust); a `bb.createSession` whose
     /// `permissionMode` lets the engine write without asking needs trust too; a
     /// `bb.sendMessage` needs room in its session's prompt queue.
-    fn allow_answer(&mut self, req: &V1Request) -> Result<CallNote, EngineError> {
+    fn allow_answer(&mut self, conn: ConnId, req: &V1Request) -> Result<CallNote, EngineError> {
         let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
         if let V1Call::CreateSession(p) = &req.call
             && let Some(folder) = &p.folder
@@ -317,12 +317,20 @@ impl Service {
         {
             crate::folders::folder_index(folder, &self.config.folders)?;
         }
-        let (session, request, verdict) = match &req.call {
+        let (session, request, verdict, decision) = match &req.call {
             V1Call::ApprovePermission(p) => {
-                (p.session_id.as_str(), p.request_id.clone(), super::verdict_of(p.decision))
+                let decision = serde_json::to_value(p.decision)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let verdict = super::verdict_of(p.decision);
+                (p.session_id.as_str(), p.request_id.clone(), verdict, decision)
             }
             V1Call::Command(p) => match self.adapter.answers_prompt(p) {
-                Some((request, verdict)) => (p.session_id.as_str(), request, verdict),
+                Some((request, verdict)) => {
+                    let decision = if verdict == Verdict::Reply { "reply" } else { "deny" };
+                    (p.session_id.as_str(), request, verdict, decision.to_owned())
+                }
                 None => return Ok(CallNote::None),
             },
             V1Call::CreateSession(p)
@@ -356,7 +364,10 @@ impl Service {
             V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
             _ => return Ok(CallNote::None),
         };
-        let prompt = self.host.begin_answer(session, &request, verdict).map_err(refused)?;
+        let prompt = self
+            .host
+            .begin_answer_from(conn, session, &request, verdict, &decision)
+            .map_err(refused)?;
         Ok(CallNote::Prompt(prompt))
     }
 
