@@ -118,6 +118,12 @@ export type AgentInfo = {
   version: string;
 };
 
+/** The webview connection (and its tab) whose answer the engine took. */
+export type AnsweredBy = {
+  connection: number;
+  tabId?: string | null;
+};
+
 /** `bb.approvePermission`. */
 export type ApprovePermissionParams = {
   sessionId: string;
@@ -470,6 +476,7 @@ export type PermissionRequest = {
   questions?: Array<AskQuestion>;
   resolved?: boolean;
   decision?: string | null;
+  answeredBy?: (AnsweredBy | null);
 };
 
 /** `bb.readFileSnippet`. Counts are non-negative integers. */

@@ -278,6 +278,8 @@ const transport = connectTransport(config, {
 const { rpc } = transport;
 storage = transport.storage;
 tabId = saved('bb.tabId', null) ?? newId();
+// The view tells a card another window answered by this tab's id.
+store.tabId = tabId;
 save('bb.tabId', tabId);
 lastSeen[tabId] = 0;
 const view = new View(document.getElementById('app'), store, actions);

@@ -408,7 +408,9 @@ export class View {
         el('button', { type: 'button', 'data-testid': 'answer', onclick: () => a.answer(b) }, 'Answer'),
         el('button', { type: 'button', class: 'secondary', 'data-testid': 'dismiss-question', onclick: () => a.dismissQuestion(b) }, 'Dismiss')));
     } else {
-      const words = b.resolved ? (b.decision ?? 'answered') : 'sending your answer…';
+      // The first answer wins: a card another window answered says so.
+      const elsewhere = b.answeredBy && b.answeredBy.tabId !== this.store.tabId ? ' in another window' : '';
+      const words = b.resolved ? `${b.decision ?? 'answered'}${elsewhere}` : 'sending your answer…';
       body.push(el('p', { class: 'state', 'data-testid': 'approval-state' }, words.charAt(0).toUpperCase() + words.slice(1)));
     }
     if (local.error) body.push(el('p', { class: 'error', role: 'alert', 'data-testid': 'approval-error' }, local.error));

@@ -2,7 +2,7 @@
 
 use std::num::NonZeroU64;
 
-use bb_protocol::v1::{AskQuestion, ToolView};
+use bb_protocol::v1::{AnsweredBy, AskQuestion, ToolView};
 use serde::{Serialize, Serializer};
 
 use crate::truncate::Preview;
@@ -261,6 +261,10 @@ pub struct ApprovalBlock {
     pub questions: Vec<AskQuestion<'static>>,
     /// Pending or resolved.
     pub state: ApprovalState,
+    /// Which webview's answer the engine took, when the bridge said (`bb.prompt.closed`);
+    /// the engine's own later report of the same answer keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<AnsweredBy>,
     /// The webview's `messageId` of the prompt whose turn asks, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_id: Option<String>,

@@ -252,6 +252,7 @@ fn approval(b: &ApprovalBlock) -> WebviewUpdate<'_> {
         questions: b.questions.clone(),
         resolved,
         decision,
+        answered_by: b.answered_by.clone(),
     })
 }
 

@@ -626,3 +626,31 @@ fn tool_blocks_say_what_the_tool_did() {
         json!({"type": "files", "path": ".", "entries": [{"path": "a"}, {"path": "src", "dir": true}]})
     );
 }
+
+/// The bridge's `bb.prompt.closed` names which window's answer the engine took: the card's
+/// update carries it, and the engine's own later report of the same answer keeps it.
+#[test]
+fn a_card_answered_by_a_window_says_which_and_keeps_it() {
+    let mut v = view([kilo(
+        "permission.asked",
+        json!({"id": "per_1", "permission": "bash", "patterns": ["echo hi"]}),
+    )]);
+    let closed = kilo(
+        "bb.prompt.closed",
+        json!({"sessionID": "s", "requestId": "per_1", "decision": "allow_once",
+               "answeredBy": {"connection": 2, "tabId": "tab-b"}}),
+    );
+    v.apply(&Classified::with_class(EventClass::PermissionResponse, closed));
+    v.apply_event(kilo("permission.replied", json!({"requestID": "per_1", "reply": "once"})));
+    let mut out = Vec::new();
+    v.snapshot_updates(&mut out);
+    let asks: Vec<Value> = out
+        .iter()
+        .map(|u| serde_json::from_str::<Value>(u.get()).unwrap())
+        .filter(|u| u["kind"] == "permissionRequest")
+        .collect();
+    assert_eq!(asks.len(), 1, "{asks:#?}");
+    assert_eq!(asks[0]["resolved"], true);
+    assert_eq!(asks[0]["decision"], "allowed once");
+    assert_eq!(asks[0]["answeredBy"], json!({"connection": 2, "tabId": "tab-b"}));
+}

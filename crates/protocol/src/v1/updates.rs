@@ -14,6 +14,8 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::AnsweredBy;
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -325,6 +327,10 @@ pub struct PermissionRequest<'a> {
     /// How it was resolved, in words (`allowed once`, `denied`, `answered`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Cow<'a, str>>,
+    /// Which webview's answer the engine took (the first answer wins), when the bridge
+    /// knows: a window that did not answer shows the card answered elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<AnsweredBy>,
 }
 
 /// How loud a status card is.

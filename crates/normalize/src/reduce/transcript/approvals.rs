@@ -1,7 +1,7 @@
 //! Approval cards (permissions and questions) and notice cards.
 
-use bb_payload::{LooseBool, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseVec};
-use bb_protocol::v1::{AskOption, AskQuestion};
+use bb_payload::{LooseBool, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64, LooseVec};
+use bb_protocol::v1::{AnsweredBy, AskOption, AskQuestion};
 use serde::Deserialize;
 
 use super::super::blocks::{
@@ -95,6 +95,7 @@ impl Transcript {
                 call_id,
                 questions,
                 state: ApprovalState::Pending,
+                answered_by: None,
                 prompt_id,
             }))
         });
@@ -124,11 +125,22 @@ impl Transcript {
             }
         };
         let state = ApprovalState::Resolved { decision };
+        let answered_by = f.answered_by.get().and_then(|by| {
+            Some(AnsweredBy {
+                connection: by.connection.0?,
+                tab_id: by.tab_id.get().map(str::to_owned),
+            })
+        });
         let key = request_id.clone().map(|r| self.approval_key(r));
         if let Some(&i) = key.as_ref().and_then(|k| self.idx.approvals.get(k))
             && let Some(Block::Approval(b)) = self.block_mut(i)
         {
+            // The bridge said who answered: the engine's own report of that answer keeps it.
+            if b.answered_by.is_some() && answered_by.is_none() {
+                return;
+            }
             b.state = state;
+            b.answered_by = answered_by;
             return;
         }
         let question = ev.kind.starts_with("question.") || ev.kind.starts_with("elicitation");
@@ -147,6 +159,7 @@ impl Transcript {
                 call_id: None,
                 questions: Vec::new(),
                 state,
+                answered_by,
                 prompt_id,
             }))
         });
@@ -357,6 +370,17 @@ struct ReplyFields<'a> {
     response: LooseStr<'a>,
     #[serde(borrow)]
     outcome: LooseObj<ReplyOutcome<'a>>,
+    /// The bridge's `bb.prompt.closed`: which webview's answer the engine took.
+    #[serde(rename = "answeredBy", borrow)]
+    answered_by: LooseObj<AnsweredByFields<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AnsweredByFields<'a> {
+    connection: LooseU64,
+    #[serde(rename = "tabId", borrow)]
+    tab_id: LooseStr<'a>,
 }
 
 #[derive(Debug, Default, Deserialize)]
