@@ -408,8 +408,8 @@ export class View {
         el('button', { type: 'button', 'data-testid': 'answer', onclick: () => a.answer(b) }, 'Answer'),
         el('button', { type: 'button', class: 'secondary', 'data-testid': 'dismiss-question', onclick: () => a.dismissQuestion(b) }, 'Dismiss')));
     } else {
-      // The first answer wins: a card another window answered says so.
-      const elsewhere = b.answeredBy && b.answeredBy.tabId !== this.store.tabId ? ' in another window' : '';
+      // The first answer wins: a card another window's tab answered says so.
+      const elsewhere = b.answeredBy?.tabId && b.answeredBy.tabId !== this.store.tabId ? ' in another window' : '';
       const words = b.resolved ? `${b.decision ?? 'answered'}${elsewhere}` : 'sending your answer…';
       body.push(el('p', { class: 'state', 'data-testid': 'approval-state' }, words.charAt(0).toUpperCase() + words.slice(1)));
     }

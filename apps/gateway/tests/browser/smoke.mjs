@@ -126,7 +126,10 @@ await run(outDir, async ({ context, step, errors }) => {
   await pageB.goto(url);
   await b.by('session').filter({ hasText: 'Add a Makefile' }).click();
   await b.turn(2).locator('[data-testid=status-card][data-level=stopped]').waitFor({ timeout: T });
-  expect(JSON.stringify(await b.transcript()) === JSON.stringify(before), 'the second tab shows the same turns');
+  // The cards were answered in tab A: tab B says so, and otherwise shows the same turns.
+  const seenByB = JSON.stringify(await b.transcript());
+  expect(seenByB.includes('in another window'), 'the second tab says the cards were answered in another window');
+  expect(seenByB.replaceAll(' in another window', '') === JSON.stringify(before), 'the second tab shows the same turns');
   await step(pageB, 'second-tab-opened-the-session');
 
   // The second tab's own session: no cross-talk (created by keyboard only).
@@ -176,7 +179,10 @@ await run(outDir, async ({ context, step, errors }) => {
   await d.show();
   await d.turn(1).getByTestId('msg-assistant').filter({ hasText: 'I left the workspace unchanged.' }).waitFor({ timeout: T });
   expect((await d.resyncs()) >= 1, 'the hidden tab got a declared resync');
-  expect(JSON.stringify(await d.transcript()) === JSON.stringify(await c.transcript()), 'the resynced tab shows what the other shows');
+  // Tab C answered the cards: tab D says so, and otherwise shows the same.
+  const resynced = JSON.stringify(await d.transcript());
+  expect(resynced.includes('in another window'), 'the resynced tab says the cards were answered in another window');
+  expect(resynced.replaceAll(' in another window', '') === JSON.stringify(await c.transcript()), 'the resynced tab shows what the other shows');
   await step(pageD, 'resynced');
 
   // Refusals: a wrong token, a foreign Origin.

@@ -200,7 +200,8 @@ fn decision_words(decision: &str) -> Cow<'_, str> {
     Cow::Borrowed(match d.as_str() {
         // `settled`: the host's word for a prompt the engine closed while an answer was on
         // its way (`bb.prompt.closed`).
-        "answered" | "settled" => "answered",
+        // `reply`: a question's answers, as the bridge's `bb.prompt.closed` names them.
+        "answered" | "settled" | "reply" => "answered",
         "rejected" => "dismissed",
         _ if decision == WITHDRAWN => "no longer needed",
         _ if d.contains("always") || d.contains("rule") => "always allowed",
@@ -461,6 +462,7 @@ mod tests {
             ("deny", "denied"),
             ("answered", "answered"),
             ("settled", "answered"),
+            ("reply", "answered"),
             ("stale", "expired"),
             ("cancelled", "cancelled"),
             ("rejected", "dismissed"),
