@@ -301,6 +301,13 @@ export type DownloadArtifactResult = {
   savedPath?: string | null;
 };
 
+/** The part of a session's transcript a paged resync or `bb.history` page left out: ask
+ * `bb.history({sessionId, before})` for it. */
+export type Earlier = {
+  before: number;
+  turns: number;
+};
+
 /** The user's answer to an elicitation. */
 export type ElicitationActionKind = ("accept" | "decline" | "cancel");
 
@@ -358,6 +365,7 @@ export type EventsPayload = {
   resync?: boolean | null;
   view?: Record<string, unknown> | null;
   updates?: Array<WebviewUpdate> | null;
+  earlier?: (Earlier | null);
 };
 
 /** How a run changed a file. */
@@ -388,6 +396,22 @@ export type FileSnippetResult = {
   content: string;
   truncated: boolean;
   totalBytes?: number | null;
+};
+
+/** `bb.history`: the turns of a session's transcript before a cursor, for a webview that
+ * was sent its recent turns only (a resync with `earlier`). */
+export type HistoryParams = {
+  sessionId: string;
+  before: number;
+  limit?: number | null;
+};
+
+/** Result of `bb.history`: older turns, oldest first, as the updates that rebuild them
+ * (applied before the ones the webview holds: `UpdatedView::prepend`). */
+export type HistoryResult = {
+  sessionId: string;
+  updates: Array<WebviewUpdate>;
+  earlier?: (Earlier | null);
 };
 
 /** `bb.init`: every field optional (`null`, absent and `{}` are all accepted). */
@@ -721,6 +745,9 @@ export type V1Call = ({
 } | {
   method: "bb.visibility";
   params: VisibilityParams;
+} | {
+  method: "bb.history";
+  params: HistoryParams;
 });
 
 /** The error of a failed v1 response: `{code, message, details?}`. */
@@ -795,6 +822,9 @@ export type V1Request = {
 } | {
   method: "bb.visibility";
   params: VisibilityParams;
+} | {
+  method: "bb.history";
+  params: HistoryParams;
 });
 
 /** A v1 response: `{v: 1, kind: "res", id, ok, result?, error?}`. Built through

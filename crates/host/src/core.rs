@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventItem, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, StatePayload, V1Topic,
 };
 use foldhash::{HashSet, HashSetExt as _};
 
 use crate::claims::Claims;
 use crate::conn::Conn;
-use crate::fit::{Fitter, PAYLOAD_SLACK};
+use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK};
 use crate::input::Input;
 use crate::lane::Lane;
 use crate::prompting::{PromptCounters, Withdraw};
@@ -56,6 +56,12 @@ pub struct HostConfig {
 /// The heartbeat interval toward the webview the bridges use: a `bb/connection` at least
 /// every 5 s, so a webview shows "not responding" within 10 s of the bridge going silent.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Most turns one `bb.history` page returns (50 when the webview names no limit).
+pub const HISTORY_MAX_TURNS: usize = 500;
+
+/// Turns of a `bb.history` page when the webview names no limit.
+pub const HISTORY_DEFAULT_TURNS: u64 = 50;
 
 impl Default for HostConfig {
     /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
@@ -229,6 +235,23 @@ impl Host {
     /// payload, an oversized update, or a text previewed in the view), while still held.
     pub fn session_body(&self, session: &str, body_ref: &str) -> Option<&str> {
         self.fitter.body(body_ref).or_else(|| self.views.get(session)?.body(body_ref))
+    }
+
+    /// A page of `session`'s older turns (`bb.history`): up to `limit` turns (at most
+    /// [`HISTORY_MAX_TURNS`]) ending at `before`, within [`HISTORY_PAGE_BYTES`], as updates
+    /// oldest first, with what is older still. `None` when the host has no view of the
+    /// session.
+    pub fn history(&mut self, session: &str, before: u64, limit: u64) -> Option<HistoryResult> {
+        let view = self.views.get(session)?;
+        let turns = usize::try_from(limit.clamp(1, HISTORY_MAX_TURNS as u64)).unwrap_or(1);
+        let before = usize::try_from(before).unwrap_or(usize::MAX);
+        let mut list = UpdateList::new();
+        let earlier = view.history_updates(&mut list, before, turns, HISTORY_PAGE_BYTES);
+        Some(HistoryResult {
+            session_id: session.to_owned(),
+            updates: self.fitter.updates(list),
+            earlier: earlier.map(crate::fit::wire_earlier),
+        })
     }
 
     /// The most bytes any one tab's ring holds (bounded by `max_buffered_bytes`, unless a

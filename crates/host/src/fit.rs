@@ -16,6 +16,19 @@ use serde_json::{Map, Value};
 /// Bytes of full bodies the store keeps; the oldest are forgotten first.
 pub const BODY_STORE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Turns of the transcript a resync sent as updates carries (the most recent; the older
+/// ones come from `bb.history`).
+pub const RECENT_TURNS: usize = 50;
+
+/// Most bytes of updates a resync's transcript or one `bb.history` page carries (at least
+/// one block goes out whatever its size).
+pub const HISTORY_PAGE_BYTES: usize = 512 * 1024;
+
+/// An [`bb_normalize::Earlier`] as the wire says it.
+pub(crate) fn wire_earlier(e: bb_normalize::Earlier) -> bb_protocol::v1::Earlier {
+    bb_protocol::v1::Earlier { before: e.before as u64, turns: e.turns as u64 }
+}
+
 /// Room left in a message for `tabId`, `seq` and the envelope around the payload.
 pub(crate) const PAYLOAD_SLACK: usize = 256;
 
@@ -192,9 +205,10 @@ impl Fitter {
         view: &SessionView,
         receive: Receive,
     ) -> (EventsPayload, usize) {
+        let mut earlier = None;
         let updates = receive.updates().then(|| {
             let mut list = UpdateList::new();
-            view.snapshot_updates(&mut list);
+            earlier = view.snapshot_recent_updates(&mut list, RECENT_TURNS, HISTORY_PAGE_BYTES);
             self.updates(list)
         });
         let (mut payload, bytes) = if receive.events() {
@@ -208,6 +222,7 @@ impl Fitter {
             (payload, bytes)
         };
         payload.updates = updates;
+        payload.earlier = earlier.map(wire_earlier);
         (payload, bytes)
     }
 

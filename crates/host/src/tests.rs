@@ -5,6 +5,7 @@ mod cadence;
 mod claims;
 mod coalesce;
 mod delivery;
+mod history;
 mod prompts;
 
 use std::time::{Duration, Instant};

@@ -101,7 +101,7 @@ pub use contain::{
     Checked, MAX_PATH_BYTES, PathError, PathFlavor, PathGuard, Resolution, Resolver, Verdict,
 };
 pub use event::{Engine, EventError, RawEvent};
-pub use reduce::{SessionView, UpdateList};
+pub use reduce::{Earlier, SessionView, UpdateList};
 pub use truncate::{BodyStore, Limits, Preview};
 
 #[cfg(test)]

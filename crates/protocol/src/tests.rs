@@ -215,6 +215,14 @@ fn constructors_produce_valid_lines() {
                 "3",
                 V1Call::Visibility(VisibilityParams { visible: false }),
             )),
+            V1Message::Request(V1Request::new(
+                "4",
+                V1Call::History(crate::v1::HistoryParams {
+                    session_id: "s".into(),
+                    before: 120,
+                    limit: Some(20),
+                }),
+            )),
             V1Message::Event(V1Event::new(V1Topic::Events(EventsPayload {
                 session_id: "s".into(),
                 events: vec![EventItem {
@@ -242,6 +250,7 @@ fn constructors_produce_valid_lines() {
                 updates: Some(Updates::from_items(&[WebviewUpdate::AssistantDelta(
                     AssistantDelta { key: "b1".into(), at: 0, delta: "hi".into() },
                 )])),
+                earlier: Some(crate::v1::Earlier { before: 120, turns: 40 }),
             }))),
             V1Message::Response(V1Response::success("1", json!({"x": 1}))),
             V1Message::Response(V1Response::failure("1", V1Error::new("engine_down", "no engine"))),
@@ -327,6 +336,7 @@ fn event_outbound_check_agrees_with_decoding() {
             resync: None,
             view: None,
             updates: None,
+            earlier: None,
         })
     };
     let state = |count| {
@@ -395,7 +405,7 @@ fn method_tables_round_trip_names() {
     for &m in WsMethod::ALL {
         assert_eq!(WsMethod::from_name(m.as_str()), Some(m));
     }
-    assert_eq!(V1Method::ALL.len(), 14);
+    assert_eq!(V1Method::ALL.len(), 15);
     assert_eq!(WsMethod::ALL.len(), 15);
 }
 

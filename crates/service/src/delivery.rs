@@ -1,10 +1,10 @@
 //! What the runtime adds around an engine call for delivery: the host inputs a request
 //! implies before it is dispatched (`messageId`, the tab a message's session streams to) and
 //! after its response (`bb.init`: what the webview receives, readiness with `lastSeen`),
-//! and the requests the bridge answers itself (`bb.command body.get`).
+//! and the requests the bridge answers itself (`bb.command body.get`, `bb.history`).
 
 use bb_host::{ConnId, Host, Input};
-use bb_protocol::v1::{CommandResult, V1Call, V1Error, V1Request, V1Response};
+use bb_protocol::v1::{CommandResult, HistoryParams, V1Call, V1Error, V1Request, V1Response};
 use serde_json::Value;
 
 /// The `bb.command` the bridge answers itself: the full body behind a truncated item's `ref`.
@@ -84,8 +84,32 @@ pub(crate) fn after_response(conn: ConnId, call: &V1Call) -> Vec<Input> {
     }
 }
 
+/// `bb.history`: a page of the session's older turns from the host's view.
+fn history(host: &mut Host, req: &V1Request, p: &HistoryParams) -> V1Response {
+    let limit = p.limit.unwrap_or(bb_host::HISTORY_DEFAULT_TURNS);
+    match host.history(&p.session_id, p.before, limit) {
+        Some(result) => V1Response::success_with(&req.id, &result).unwrap_or_else(|e| {
+            V1Response::failure(&req.id, V1Error::new("internal_error", e.to_string()))
+        }),
+        None => V1Response::failure(
+            &req.id,
+            V1Error::new(
+                "session_not_found",
+                format!(
+                    "the bridge holds no view of session `{}`: select it (bb.selectSession) \
+                     and page from the resync's `earlier`",
+                    p.session_id
+                ),
+            ),
+        ),
+    }
+}
+
 /// The response to a request the bridge answers without the engine, if it is one.
-pub(crate) fn bridge_answer(host: &Host, req: &V1Request) -> Option<V1Response> {
+pub(crate) fn bridge_answer(host: &mut Host, req: &V1Request) -> Option<V1Response> {
+    if let V1Call::History(p) = &req.call {
+        return Some(history(host, req, p));
+    }
     let V1Call::Command(p) = &req.call else { return None };
     if p.command != BODY_GET {
         return None;

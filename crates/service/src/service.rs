@@ -672,6 +672,10 @@ fn call_task(
                     to_value(&VisibilityResult { visible: p.visible })?,
                     vec![Input::visibility(conn, p.visible)],
                 ),
+                // Answered by the bridge from the host's view before any engine call.
+                V1Call::History(_) => {
+                    return Err(EngineError::Engine("bb.history reached the engine".into()));
+                }
             };
             Ok(done)
         };

@@ -18,7 +18,7 @@ pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSu
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
 pub use transcript::Transcript;
 pub(crate) use transcript::bb_message_id;
-pub use updates::{UPDATE_TEXT_CHUNK, UpdateList};
+pub use updates::{Earlier, UPDATE_TEXT_CHUNK, UpdateList};
 
 use serde::Serialize;
 

@@ -37,6 +37,33 @@ pub const UPDATE_TEXT_CHUNK: usize = 64 * 1024;
 /// Updates as JSON texts, in order.
 pub type UpdateList = Vec<Box<RawValue>>;
 
+/// The part of a transcript a paged view left out: the blocks before `before` (the cursor
+/// [`SessionView::history_updates`] pages back from), which hold `turns` turns (a turn
+/// starts at a user message; blocks before the first user message count as one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Earlier {
+    /// Index of the first block already written: older ones come before it.
+    pub before: usize,
+    /// Turns left out.
+    pub turns: usize,
+}
+
+/// The updates of one transcript block, whole.
+fn block_updates(out: &mut UpdateList, block: &Block) {
+    match block {
+        Block::User(b) => push(out, &user(b)),
+        Block::Assistant(b) => {
+            text_block(out, b, false, true);
+        }
+        Block::Reasoning(b) => {
+            text_block(out, b, true, true);
+        }
+        Block::Tool(b) => push(out, &tool(b)),
+        Block::Approval(b) => push(out, &approval(b)),
+        Block::Notice(b) => push(out, &notice(b)),
+    }
+}
+
 fn push(out: &mut UpdateList, update: &WebviewUpdate<'_>) {
     // Cannot fail: every field is a string, number, boolean or a list or map of them.
     if let Ok(json) = serde_json::value::to_raw_value(update) {
@@ -401,19 +428,120 @@ impl SessionView {
     /// leaving what was taken as it was.
     pub fn snapshot_updates(&self, out: &mut UpdateList) {
         for block in &self.transcript.blocks {
-            match block {
-                Block::User(b) => push(out, &user(b)),
-                Block::Assistant(b) => {
-                    text_block(out, b, false, true);
-                }
-                Block::Reasoning(b) => {
-                    text_block(out, b, true, true);
-                }
-                Block::Tool(b) => push(out, &tool(b)),
-                Block::Approval(b) => push(out, &approval(b)),
-                Block::Notice(b) => push(out, &notice(b)),
+            block_updates(out, block);
+        }
+        self.lanes_snapshot(out);
+    }
+
+    /// Writes into `out` the updates that rebuild the view with only its recent transcript
+    /// (what a resync sends, paged): the last `turns` turns (a turn starts at a user
+    /// message), fewer when they pass `max_bytes` of updates (never fewer than one), then
+    /// every approval or question still pending in the turns left out, then the run, tasks,
+    /// todos, changed files and unknown events whole. Returns where the transcript left out
+    /// ends, for [`SessionView::history_updates`], or `None` when nothing was left out.
+    pub fn snapshot_recent_updates(
+        &self,
+        out: &mut UpdateList,
+        turns: usize,
+        max_bytes: usize,
+    ) -> Option<Earlier> {
+        let blocks = &self.transcript.blocks;
+        let (start, parts) = self.turns_back(blocks.len(), turns, max_bytes);
+        for block in &blocks[..start] {
+            if let Block::Approval(b) = block
+                && b.state == ApprovalState::Pending
+            {
+                push(out, &approval(b));
             }
         }
+        out.extend(parts.into_iter().rev().flatten());
+        self.lanes_snapshot(out);
+        self.earlier(start)
+    }
+
+    /// Writes into `out` the updates of the transcript's turns that end at block `before`
+    /// (an [`Earlier::before`]), oldest first: at most `turns` turns, fewer when they pass
+    /// `max_bytes` (at least one block). Returns where the part still older ends, or `None`
+    /// when this page reaches the start.
+    pub fn history_updates(
+        &self,
+        out: &mut UpdateList,
+        before: usize,
+        turns: usize,
+        max_bytes: usize,
+    ) -> Option<Earlier> {
+        let before = before.min(self.transcript.blocks.len());
+        let (start, parts) = self.turns_back(before, turns, max_bytes);
+        out.extend(parts.into_iter().rev().flatten());
+        self.earlier(start)
+    }
+
+    /// Number of transcript blocks (the `before` that pages from the newest).
+    pub fn transcript_len(&self) -> usize {
+        self.transcript.blocks.len()
+    }
+
+    /// The part of the transcript before block `start`, if any.
+    fn earlier(&self, start: usize) -> Option<Earlier> {
+        (start > 0).then(|| Earlier {
+            before: start,
+            turns: self.transcript.blocks[..start]
+                .iter()
+                .filter(|b| matches!(b, Block::User(_)))
+                .count()
+                .max(1),
+        })
+    }
+
+    /// The updates of up to `turns` turns ending at block `end`, newest turn first: each
+    /// turn's updates in block order. Stops before a turn that would pass `max_bytes`; a
+    /// first turn over it alone is cut to its newest blocks within it (at least one).
+    /// Returns the first block written and the turns.
+    fn turns_back(&self, end: usize, turns: usize, max_bytes: usize) -> (usize, Vec<UpdateList>) {
+        let blocks = &self.transcript.blocks[..end];
+        let mut parts: Vec<UpdateList> = Vec::new();
+        let mut bytes = 0;
+        let mut end = end;
+        while end > 0 && parts.len() < turns.max(1) {
+            let start =
+                blocks[..end].iter().rposition(|b| matches!(b, Block::User(_))).unwrap_or(0);
+            let mut part = UpdateList::new();
+            let mut sizes = Vec::new();
+            for block in &blocks[start..end] {
+                let before = part.len();
+                block_updates(&mut part, block);
+                sizes.push(part[before..].iter().map(|u| u.get().len() + 1).sum::<usize>());
+            }
+            let size: usize = sizes.iter().sum();
+            if bytes + size > max_bytes {
+                if !parts.is_empty() {
+                    break;
+                }
+                // One turn larger than a page: its newest blocks that fit, at least one.
+                let mut kept = 0;
+                let mut cut = end;
+                for (i, s) in sizes.iter().enumerate().rev() {
+                    if kept > 0 && kept + s > max_bytes {
+                        break;
+                    }
+                    kept += s;
+                    cut = start + i;
+                }
+                let mut tail = UpdateList::new();
+                for block in &blocks[cut..end] {
+                    block_updates(&mut tail, block);
+                }
+                return (cut, vec![tail]);
+            }
+            bytes += size;
+            parts.push(part);
+            end = start;
+        }
+        (end, parts)
+    }
+
+    /// The run, changed files, tasks, todos and unknown events, whole.
+    fn lanes_snapshot(&self, out: &mut UpdateList) {
         push(out, &self.run_update());
         for f in &self.run.changed_files {
             push(out, &file(f));

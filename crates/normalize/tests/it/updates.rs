@@ -129,3 +129,84 @@ proptest! {
         prop_assert_eq!(applied, snapshot(&view), "{}", path.display());
     }
 }
+
+/// A capture played `times` times over, each copy's engine ids made its own (so a copy is
+/// a new turn of the same session, not a replay of the first).
+fn repeated(engine: bb_normalize::Engine, path: &std::path::Path, times: usize) -> Vec<RawEvent> {
+    let events = bb_test_support::captures::read(engine, path);
+    let mut out = Vec::new();
+    for k in 0..times {
+        for e in &events {
+            let data = ["msg_", "prt_", "evt_", "call_", "per_", "que_"]
+                .iter()
+                .fold(e.data.clone(), |d, p| d.replace(p, &format!("{p}k{k}_")));
+            let id = e.id.as_ref().map(|id| format!("{id}-k{k}"));
+            if let Ok(ev) = RawEvent::parse(engine, &data, id.as_deref()) {
+                out.push(ev);
+            }
+        }
+    }
+    out
+}
+
+fn decoded(list: &[Box<serde_json::value::RawValue>]) -> Vec<WebviewUpdate<'static>> {
+    list.iter().map(|j| serde_json::from_str(j.get()).expect("an update decodes")).collect()
+}
+
+/// A paged resync (the recent turns, the pending cards left out) followed by every older
+/// page, each prepended as it arrives, rebuilds exactly the whole view's snapshot: on every
+/// capture played three times over, for page sizes in turns and in bytes (down to a byte
+/// budget smaller than one block, which pages block by block).
+#[test]
+fn recent_turns_then_older_pages_rebuild_the_view() {
+    for (engine, path) in captures() {
+        let name = path.display().to_string();
+        let mut view = SessionView::new();
+        for ev in repeated(engine, &path, 3) {
+            view.apply_event(ev);
+        }
+        let expected = snapshot(&view);
+        for (turns, bytes) in
+            [(1, usize::MAX), (2, usize::MAX), (50, usize::MAX), (3, 2048), (1, 1)]
+        {
+            let mut out = Vec::new();
+            let mut earlier = view.snapshot_recent_updates(&mut out, turns, bytes);
+            let mut applied = UpdatedView::new();
+            applied.apply_all(&decoded(&out));
+            let mut pages = 0;
+            while let Some(e) = earlier {
+                let mut page = Vec::new();
+                earlier = view.history_updates(&mut page, e.before, turns, bytes);
+                assert!(!page.is_empty(), "{name}: a page before {} is empty", e.before);
+                if let Some(next) = earlier {
+                    assert!(next.before < e.before, "{name}: the cursor moves back");
+                }
+                applied.prepend(&decoded(&page));
+                pages += 1;
+                assert!(pages <= view.transcript_len(), "{name}: paging ends");
+            }
+            assert_eq!(applied, expected, "{name}: {turns} turns, {bytes} bytes a page");
+        }
+    }
+}
+
+/// The recent page is the last turns: with more turns than one, it leaves out the older
+/// ones and says how many; the cursor is where they end.
+#[test]
+fn a_paged_resync_names_the_turns_it_left_out() {
+    let (engine, path) = captures()
+        .into_iter()
+        .find(|(_, p)| p.ends_with("kilo/stream_text.sse"))
+        .expect("the Kilo text capture");
+    let mut view = SessionView::new();
+    for ev in repeated(engine, &path, 10) {
+        view.apply_event(ev);
+    }
+    let mut out = Vec::new();
+    let earlier = view.snapshot_recent_updates(&mut out, 4, usize::MAX).expect("older turns");
+    assert_eq!(earlier.turns, 6, "ten turns, four sent");
+    let users = decoded(&out).iter().filter(|u| matches!(u, WebviewUpdate::UserMessage(_))).count();
+    assert_eq!(users, 4);
+    let mut all = Vec::new();
+    assert_eq!(view.snapshot_recent_updates(&mut all, 10, usize::MAX), None, "all ten fit");
+}

@@ -162,6 +162,35 @@ impl UpdatedView {
         }
     }
 
+    /// Applies a page of older history (`bb.history`): its blocks go before the ones held,
+    /// in their order. A block the view holds already (a pending card a paged resync sent
+    /// ahead of its turn) moves to its place in the page and keeps the state held (newer).
+    pub fn prepend<'a, 'u: 'a>(&mut self, older: impl IntoIterator<Item = &'a WebviewUpdate<'u>>) {
+        let mut page = UpdatedView::new();
+        page.apply_all(older);
+        let mut newer = BTreeMap::new();
+        let mut rest = Vec::new();
+        for (key, block) in std::mem::take(&mut self.blocks) {
+            if page.index.contains_key(&key) {
+                newer.insert(key, block);
+            } else {
+                rest.push((key, block));
+            }
+        }
+        let mut blocks: Vec<(String, AppliedBlock)> = page
+            .blocks
+            .into_iter()
+            .map(|(key, block)| {
+                let block = newer.remove(&key).unwrap_or(block);
+                (key, block)
+            })
+            .collect();
+        blocks.extend(rest);
+        self.index = blocks.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+        self.blocks = blocks;
+        self.missed += page.missed;
+    }
+
     /// Applies every update of a list, in order.
     pub fn apply_all<'a, 'u: 'a>(
         &mut self,

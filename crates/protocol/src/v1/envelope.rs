@@ -44,6 +44,8 @@ define_calls! {
     DownloadArtifact = "bb.downloadArtifact" => DownloadArtifactParams, DownloadArtifactResult;
     /// `bb.visibility`: the webview was shown or hidden (events are held while hidden).
     Visibility = "bb.visibility" => VisibilityParams, VisibilityResult;
+    /// `bb.history`: older turns of a session a paged resync left out.
+    History = "bb.history" => HistoryParams, HistoryResult;
 }
 
 /// A v1 request: `{v: 1, kind: "req", id, method, params}`.

@@ -78,6 +78,28 @@ pub struct SessionParams {
     pub tab_id: Option<String>,
 }
 
+/// `bb.history`: the turns of a session's transcript before a cursor, for a webview that
+/// was sent its recent turns only (a resync with `earlier`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryParams {
+    /// The session.
+    pub session_id: String,
+    /// The `before` of the resync's (or the previous page's) `earlier`.
+    #[serde(deserialize_with = "crate::count::required")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub before: u64,
+    /// Most turns to return (default 50, at most 500); a page also stops at 512 KiB of
+    /// updates.
+    #[serde(
+        default,
+        deserialize_with = "crate::count::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub limit: Option<u64>,
+}
+
 /// `bb.sendMessage`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -164,6 +164,21 @@ pub struct CommandResult {
     pub output: Option<Value>,
 }
 
+/// Result of `bb.history`: older turns, oldest first, as the updates that rebuild them
+/// (applied before the ones the webview holds: `UpdatedView::prepend`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryResult {
+    /// The session.
+    pub session_id: String,
+    /// The turns' updates, oldest first.
+    #[schemars(with = "Vec<super::updates::WebviewUpdate<'static>>")]
+    pub updates: super::update_list::Updates,
+    /// What is older still, if anything: the next page's `before`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<super::topics::Earlier>,
+}
+
 /// What a directory entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

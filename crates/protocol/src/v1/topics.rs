@@ -300,6 +300,25 @@ pub struct EventsPayload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<WebviewUpdate<'static>>>")]
     pub updates: Option<Updates>,
+    /// With `resync: true` and `updates`: the resync carries the session's recent turns
+    /// only; the older ones come from `bb.history` with this `before`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<Earlier>,
+}
+
+/// The part of a session's transcript a paged resync or `bb.history` page left out: ask
+/// `bb.history({sessionId, before})` for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Earlier {
+    /// Cursor: where the part left out ends (the bridge's position in the transcript).
+    #[serde(deserialize_with = "crate::count::required")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub before: u64,
+    /// Turns left out (a turn starts at a user message).
+    #[serde(deserialize_with = "crate::count::required")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub turns: u64,
 }
 
 impl EventsPayload {
@@ -314,6 +333,7 @@ impl EventsPayload {
             resync: None,
             view: None,
             updates: None,
+            earlier: None,
         }
     }
 }

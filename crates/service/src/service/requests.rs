@@ -86,7 +86,7 @@ impl Service {
                 BridgeCommand::EngineRestart => self.engine_restart(req.id, session_id),
             };
         }
-        if let Some(response) = crate::delivery::bridge_answer(&self.host, &req) {
+        if let Some(response) = crate::delivery::bridge_answer(&mut self.host, &req) {
             return Started::Answered(response);
         }
         let method = req.call.method();
