@@ -5,7 +5,7 @@
 
 import { connectTransport } from './rpc.js';
 import { folderParams, offerFolders } from './folders.js';
-import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, promptFailed } from './store.js';
+import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, prependHistory, promptFailed } from './store.js';
 import { View } from './view.js';
 
 const config = window.__APP_CONFIG__ ?? {};
@@ -210,6 +210,31 @@ const actions = {
     }
     chat(store, sessionId).rev += 1;
     refresh();
+  },
+  async showEarlier() {
+    // The turns a paged resync left out, a page at a time, put above the ones shown; the
+    // place being read stays where it is.
+    const sessionId = store.activeSessionId;
+    const c = chat(store, sessionId);
+    if (!c.earlier || c.loadingEarlier) return;
+    c.loadingEarlier = true;
+    view.render();
+    try {
+      const page = await rpc.request('bb.history', { sessionId, before: c.earlier.before });
+      if (chat(store, sessionId) !== c) return; // resynced meanwhile: its own `earlier` holds
+      const fetch = prependHistory(store, sessionId, page);
+      const se = document.scrollingElement;
+      const fromBottom = se.scrollHeight - se.scrollTop;
+      view.render();
+      se.scrollTop = se.scrollHeight - fromBottom;
+      if (fetch.length) fetchOversized(sessionId, fetch);
+    } catch (err) {
+      failure(err);
+    } finally {
+      c.loadingEarlier = false;
+      chat(store, sessionId).loadingEarlier = false;
+      refresh();
+    }
   },
   dismiss(id) {
     store.notices = store.notices.filter((n) => n.id !== id);

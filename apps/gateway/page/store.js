@@ -34,6 +34,7 @@ function emptyChat() {
     files: new Map(),
     unknown: new Map(),
     oversized: [],
+    earlier: null, // {before, turns}: older turns the bridge left out (`bb.history`)
     missed: 0,
     rev: 0,
     panelsRev: 0,
@@ -188,6 +189,7 @@ export function applyMessage(store, payload) {
     const fresh = emptyChat();
     fresh.rev = c.rev + 1;
     for (const t of pending) fresh.turns.push({ ...t, keys: [] });
+    fresh.earlier = payload.earlier ?? null;
     store.chats.set(payload.sessionId, fresh);
     c = fresh;
   }
@@ -195,6 +197,48 @@ export function applyMessage(store, payload) {
   const fetch = c.oversized;
   c.oversized = [];
   return fetch;
+}
+
+/**
+ * Puts a page of older turns (`bb.history`) before the turns the chat holds. A block held
+ * already (a pending card the resync sent ahead of its turn) keeps its newer state and moves
+ * to its turn. The chat is a new object, so the view draws it again. Returns the refs of
+ * oversized updates to fetch.
+ */
+export function prependHistory(store, sessionId, page) {
+  const c = chat(store, sessionId);
+  const older = emptyChat();
+  for (const u of page.updates ?? []) applyUpdate(older, u);
+  const held = new Map(c.turns.map((t) => [t.id, t]));
+  const moved = new Set();
+  for (const t of older.turns) {
+    const same = held.get(t.id);
+    if (same) {
+      t.user ??= same.user;
+      t.keys.push(...same.keys.filter((k) => !t.keys.includes(k)));
+      held.delete(t.id);
+    }
+    for (const key of [t.user, ...t.keys]) if (key) moved.add(key);
+  }
+  for (const [key, block] of older.blocks) if (!c.blocks.has(key)) c.blocks.set(key, block);
+  const rest = [...held.values()]
+    .map((t) => ({ ...t, keys: t.keys.filter((k) => !moved.has(k)) }))
+    .filter((t) => t.user || t.pending || t.keys.length);
+  // Cards sent ahead of turns not fetched yet stay above everything fetched.
+  const ahead = rest.findIndex((t) => t.user || t.pending);
+  const lead = ahead < 0 ? rest.length : ahead;
+  const ordered = [...rest.slice(0, lead), ...older.turns, ...rest.slice(lead)];
+  const next = { ...c, turns: ordered, earlier: page.earlier ?? null, loadingEarlier: false, rev: c.rev + 1 };
+  for (const t of next.turns) {
+    for (const key of [t.user, ...t.keys]) {
+      if (!key) continue;
+      next.turnOf.set(key, t);
+      const b = next.blocks.get(key);
+      if (b) b.turn = t.id;
+    }
+  }
+  store.chats.set(sessionId, next);
+  return older.oversized;
 }
 
 /** A prompt the person sent, shown at once; the bridge's user message replaces it. */

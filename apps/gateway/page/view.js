@@ -83,6 +83,7 @@ export class View {
     this.sessionList = el('ul', { class: 'sessions', 'aria-label': 'Sessions', 'data-testid': 'sessions' });
     this.chatTitle = el('h2', { class: 'chat-title', 'data-testid': 'chat-title' });
     this.chatStatus = el('span', { class: 'chat-status', role: 'status', 'data-testid': 'chat-status' });
+    this.earlier = el('button', { type: 'button', class: 'link earlier', hidden: true, 'data-testid': 'show-earlier', onclick: () => a.showEarlier() });
     this.transcript = el('div', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', 'data-testid': 'transcript' });
     this.input = el('textarea', { id: 'composer', rows: 3, placeholder: 'Ask the agent… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message', 'data-testid': 'composer' });
     // Enter sends; Shift+Enter adds a line; Enter that ends an IME composition does neither.
@@ -108,6 +109,7 @@ export class View {
       ),
       el('main', {},
         el('div', { class: 'chat-head' }, this.chatTitle, this.chatStatus),
+        this.earlier,
         this.transcript,
         el('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.send(); } },
           this.input,
@@ -219,7 +221,16 @@ export class View {
     }));
   }
 
+  /** The button that fetches the turns a paged resync left out. */
+  renderEarlier(c) {
+    const e = this.store.activeSessionId ? c?.earlier : null;
+    this.earlier.hidden = !e;
+    this.earlier.disabled = Boolean(c?.loadingEarlier);
+    if (e) this.earlier.textContent = c.loadingEarlier ? 'Loading earlier turns…' : `Show earlier (${e.turns} turn${e.turns === 1 ? '' : 's'})`;
+  }
+
   renderTranscript(c) {
+    this.renderEarlier(c);
     const id = this.store.activeSessionId;
     if (this.shownSession !== id || (c && this.shownChat !== c)) {
       this.shownSession = id;

@@ -58,6 +58,11 @@ struct Args {
     /// page that fell behind get a declared resync, for testing that path.
     #[arg(long, hide = true, value_name = "N")]
     test_ring_messages: Option<usize>,
+
+    /// Test only: turns a resync sent as updates carries, and turns of a `bb.history` page
+    /// (default 50 each). A small value makes a short session paged, for testing that path.
+    #[arg(long, hide = true, value_name = "N")]
+    test_history_turns: Option<usize>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -106,6 +111,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         engine,
         incoming,
         args.test_ring_messages,
+        args.test_history_turns,
     ));
 
     tracing::info!(port, "gateway listening on 127.0.0.1");

@@ -12,7 +12,7 @@ use foldhash::{HashSet, HashSetExt as _};
 
 use crate::claims::Claims;
 use crate::conn::Conn;
-use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK};
+use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK, RECENT_TURNS};
 use crate::input::Input;
 use crate::lane::Lane;
 use crate::prompting::{PromptCounters, Withdraw};
@@ -51,17 +51,22 @@ pub struct HostConfig {
     /// (`bb/connection` with `heartbeat`), so a webview can tell a silent bridge from a dead
     /// one; `None`: no heartbeat (the runtime turns it on with [`HEARTBEAT_INTERVAL`]).
     pub heartbeat: Option<Duration>,
+    /// Turns of the transcript a resync sent as updates carries (the most recent; the rest
+    /// through [`Host::history`]).
+    pub recent_turns: usize,
+    /// Turns of a [`Host::history`] page when the webview names no limit.
+    pub history_turns: usize,
 }
 
 /// The heartbeat interval toward the webview the bridges use: a `bb/connection` at least
 /// every 5 s, so a webview shows "not responding" within 10 s of the bridge going silent.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 
-/// Most turns one `bb.history` page returns (50 when the webview names no limit).
+/// Most turns one `bb.history` page returns.
 pub const HISTORY_MAX_TURNS: usize = 500;
 
 /// Turns of a `bb.history` page when the webview names no limit.
-pub const HISTORY_DEFAULT_TURNS: u64 = 50;
+pub const HISTORY_DEFAULT_TURNS: usize = 50;
 
 impl Default for HostConfig {
     /// 1024-item batches; rings of 4096 messages / 8 MiB per tab; messages under 1 MiB less
@@ -79,6 +84,8 @@ impl Default for HostConfig {
             max_queued_prompts: 8,
             prompt_ttl: None,
             heartbeat: None,
+            recent_turns: RECENT_TURNS,
+            history_turns: HISTORY_DEFAULT_TURNS,
         }
     }
 }
@@ -160,7 +167,7 @@ impl Host {
             lanes: Keyed::default(),
             batch_order: VecDeque::new(),
             views: Keyed::default(),
-            fitter: Fitter::new(config.max_message_bytes),
+            fitter: Fitter::new(config.max_message_bytes, config.recent_turns),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
             claims: Claims::default(),
@@ -238,12 +245,19 @@ impl Host {
     }
 
     /// A page of `session`'s older turns (`bb.history`): up to `limit` turns (at most
-    /// [`HISTORY_MAX_TURNS`]) ending at `before`, within [`HISTORY_PAGE_BYTES`], as updates
+    /// [`HISTORY_MAX_TURNS`]; `HostConfig::history_turns` when `None`) ending at `before`, within [`HISTORY_PAGE_BYTES`], as updates
     /// oldest first, with what is older still. `None` when the host has no view of the
     /// session.
-    pub fn history(&mut self, session: &str, before: u64, limit: u64) -> Option<HistoryResult> {
+    pub fn history(
+        &mut self,
+        session: &str,
+        before: u64,
+        limit: Option<u64>,
+    ) -> Option<HistoryResult> {
         let view = self.views.get(session)?;
-        let turns = usize::try_from(limit.clamp(1, HISTORY_MAX_TURNS as u64)).unwrap_or(1);
+        let turns = limit.map_or(self.config.history_turns, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX).clamp(1, HISTORY_MAX_TURNS)
+        });
         let before = usize::try_from(before).unwrap_or(usize::MAX);
         let mut list = UpdateList::new();
         let earlier = view.history_updates(&mut list, before, turns, HISTORY_PAGE_BYTES);

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 /// Bytes of full bodies the store keeps; the oldest are forgotten first.
 pub const BODY_STORE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Turns of the transcript a resync sent as updates carries (the most recent; the older
-/// ones come from `bb.history`).
+/// Turns of the transcript a resync sent as updates carries by default
+/// (`HostConfig::recent_turns`; the older ones come from `bb.history`).
 pub const RECENT_TURNS: usize = 50;
 
 /// Most bytes of updates a resync's transcript or one `bb.history` page carries (at least
@@ -69,6 +69,8 @@ impl std::io::Write for ByteCounter {
 #[derive(Debug)]
 pub(crate) struct Fitter {
     max_bytes: usize,
+    /// Turns a resync sent as updates carries.
+    recent_turns: usize,
     bodies: HashMap<String, String>,
     order: VecDeque<String>,
     held: usize,
@@ -76,8 +78,15 @@ pub(crate) struct Fitter {
 }
 
 impl Fitter {
-    pub(crate) fn new(max_bytes: usize) -> Self {
-        Fitter { max_bytes, bodies: HashMap::new(), order: VecDeque::new(), held: 0, next: 0 }
+    pub(crate) fn new(max_bytes: usize, recent_turns: usize) -> Self {
+        Fitter {
+            max_bytes,
+            recent_turns,
+            bodies: HashMap::new(),
+            order: VecDeque::new(),
+            held: 0,
+            next: 0,
+        }
     }
 
     /// The full JSON body behind a reference, while held.
@@ -208,7 +217,8 @@ impl Fitter {
         let mut earlier = None;
         let updates = receive.updates().then(|| {
             let mut list = UpdateList::new();
-            earlier = view.snapshot_recent_updates(&mut list, RECENT_TURNS, HISTORY_PAGE_BYTES);
+            earlier =
+                view.snapshot_recent_updates(&mut list, self.recent_turns, HISTORY_PAGE_BYTES);
             self.updates(list)
         });
         let (mut payload, bytes) = if receive.events() {

@@ -86,8 +86,7 @@ pub(crate) fn after_response(conn: ConnId, call: &V1Call) -> Vec<Input> {
 
 /// `bb.history`: a page of the session's older turns from the host's view.
 fn history(host: &mut Host, req: &V1Request, p: &HistoryParams) -> V1Response {
-    let limit = p.limit.unwrap_or(bb_host::HISTORY_DEFAULT_TURNS);
-    match host.history(&p.session_id, p.before, limit) {
+    match host.history(&p.session_id, p.before, p.limit) {
         Some(result) => V1Response::success_with(&req.id, &result).unwrap_or_else(|e| {
             V1Response::failure(&req.id, V1Error::new("internal_error", e.to_string()))
         }),

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPrompt, applyMessage, createStore, dropPrompt, promptFailed, waitingAsks } from '../../page/store.js';
+import { addPrompt, applyMessage, createStore, dropPrompt, prependHistory, promptFailed, waitingAsks } from '../../page/store.js';
 
 const msg = (updates, extra = {}) => ({ sessionId: 's', events: [], updates, ...extra });
 const text = (store, key) => store.chats.get('s').blocks.get(key).text;
@@ -113,4 +113,29 @@ test('an update of a kind the page does not know changes nothing', () => {
   const store = createStore();
   applyMessage(store, msg([{ kind: 'somethingNew', key: 'b1' }]));
   assert.equal(store.chats.get('s').blocks.size, 0);
+});
+
+test('a paged resync, then older pages put above it: turns in order, a pending card moved to its turn', () => {
+  const store = createStore();
+  const user = (key, m) => ({ kind: 'userMessage', key, messageId: m, text: { text: `asked ${m}` } });
+  const reply = (key, m) => ({ kind: 'assistantMessage', key, messageId: m, status: 'complete', text: `answer ${m}` });
+  const ask = (key, m, resolved) => ({ kind: 'permissionRequest', key, messageId: m, permissionId: `p-${m}`, ask: 'permission', prompt: 'Edit', options: [], resolved });
+  // The last turn, the card still pending from turn m1 sent ahead of it, and what is older.
+  applyMessage(store, msg([ask('b3', 'm1', false), user('b7', 'm3'), reply('b8', 'm3')], { resync: true, earlier: { before: 6, turns: 2 } }));
+  assert.deepEqual(store.chats.get('s').earlier, { before: 6, turns: 2 });
+  assert.deepEqual(turns(store), [' b3', 'b7 b8']);
+  // The card was answered meanwhile: its newer state stays when its turn arrives.
+  applyMessage(store, msg([{ ...ask('b3', 'm1', true), decision: 'denied' }]));
+  prependHistory(store, 's', { updates: [user('b4', 'm2'), reply('b5', 'm2')], earlier: { before: 3, turns: 1 } });
+  assert.deepEqual(turns(store), [' b3', 'b4 b5', 'b7 b8']);
+  prependHistory(store, 's', { updates: [user('b1', 'm1'), reply('b2', 'm1'), ask('b3', 'm1', false)] });
+  assert.deepEqual(turns(store), ['b1 b2 b3', 'b4 b5', 'b7 b8']);
+  const c = store.chats.get('s');
+  assert.equal(c.earlier, null);
+  assert.equal(c.blocks.get('b3').resolved, true, 'the held (newer) state of the card wins');
+  assert.equal(c.blocks.get('b3').turn, 'm1');
+  assert.equal(c.turnOf.get('b3').id, 'm1');
+  // A resync starts over, with its own `earlier`.
+  applyMessage(store, msg([user('b7', 'm3')], { resync: true }));
+  assert.equal(store.chats.get('s').earlier, null);
 });

@@ -59,6 +59,17 @@ fn the_sidebar_page_works_in_a_real_browser() {
     assert!(out.contains("ok 11 second-tab-opened-the-session"), "{out}");
 }
 
+/// Paged attach: a tab that opens a session another tab played is sent its last turn (one
+/// per resync and per page on this gateway) and fetches the older ones with "Show earlier".
+#[test]
+fn a_late_tab_pages_back_through_a_session_in_a_real_browser() {
+    let Some((dir, chromium)) = browser_or_skip() else { return };
+    let gw = Gateway::start(&["--test-history-turns", "1"]);
+    let shots = repo_root().join("target/browser-shots/history");
+    let out = node(&dir, &chromium, &["history.mjs", &gw.url()], &shots);
+    assert!(out.contains("whole-history") && out.contains("answered-from-the-late-tab"), "{out}");
+}
+
 /// Runs a browser script with `args` and the shots directory; its output, once it passed.
 fn node(
     dir: &std::path::Path,
@@ -112,5 +123,5 @@ fn the_page_reducers_and_liveness_hold_their_rules() {
         .expect("node runs (it is needed for the page tests)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("# pass 9") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 10") && stdout.contains("# fail 0"), "{stdout}");
 }

@@ -87,7 +87,7 @@ fn a_late_window_gets_the_recent_turns_then_pages_back_to_the_first() {
     let mut before = Some(earlier);
     let mut pages = 0;
     while let Some(e) = before {
-        let page = h.history("s", e.before, 40).expect("the session's view");
+        let page = h.history("s", e.before, Some(40)).expect("the session's view");
         assert!(users(&decode(&page.updates)) <= 40);
         view.prepend(&decode(&page.updates));
         before = page.earlier;
@@ -95,5 +95,5 @@ fn a_late_window_gets_the_recent_turns_then_pages_back_to_the_first() {
     }
     assert_eq!(pages, 2, "{} older turns in pages of 40", turns - RECENT_TURNS);
     assert_eq!(view, live);
-    assert!(h.history("gone", 1, 40).is_none(), "a session without a view has no history");
+    assert!(h.history("gone", 1, None).is_none(), "a session without a view has no history");
 }
