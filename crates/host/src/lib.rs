@@ -105,7 +105,17 @@
 //!   declared resync for such a tab is the updates that rebuild the session's view (its
 //!   snapshot), and a tab receiving updates that binds a session another tab showed first
 //!   (so the session's early messages went there) is sent that snapshot at once: a second
-//!   window opening a session sees it. A connection that changes what it receives resyncs its
+//!   window opening a session sees it. The snapshot is **paged**: the transcript's last
+//!   `HostConfig::recent_turns` turns (50; a turn starts at a user message), fewer when
+//!   they pass [`HISTORY_PAGE_BYTES`] (512 KiB; one turn larger than that is cut to its
+//!   newest blocks), then every approval or question still pending in the turns left out
+//!   (a late window can answer them at once), then the run, tasks, todos, changed files and
+//!   unknown events whole; the message carries `earlier: {before, turns}` when turns were
+//!   left out. [`Host::history`] (`bb.history`) pages back from `before` (a block index:
+//!   the transcript only grows, so a cursor stays valid while the session lives) in pages of
+//!   `history_turns` (50) or the webview's `limit` (at most [`HISTORY_MAX_TURNS`]) within
+//!   the same byte bound. A webview receiving events still gets the whole `view` (fitted
+//!   under the limit, or a `ref` to fetch it with `body.get`). A connection that changes what it receives resyncs its
 //!   tabs (their rings were shaped for the old choice).
 //! * **Items.** Every item carries its `bb_normalize` class; the events of a reply carry the
 //!   `messageId` of the `bb.sendMessage` that started it ([`Input::MessageSent`]) until the

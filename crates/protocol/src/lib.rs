@@ -72,8 +72,13 @@
 //!   messages carry: the engine events (the default, what a webview that says nothing gets),
 //!   the view-model updates of the host's reducers in `updates` ([`v1::WebviewUpdate`]:
 //!   keyed upserts and offset text deltas, see `v1::updates`; `events` left empty), or both.
-//!   A resync for a webview receiving updates is the updates that rebuild the session's view.
-//!   [`v1::UpdatedView`] is the reference of how a webview applies them. A sub-agent's
+//!   A resync for a webview receiving updates is the updates that rebuild the session's view,
+//!   paged: its recent turns (and every card still pending in the turns left out), with
+//!   `earlier: {before, turns}` when older turns were left out; `bb.history({sessionId,
+//!   before, limit?})` returns the turns before `before` as updates, oldest first, with the
+//!   next `earlier` (a new method, additive: a webview that never calls it still gets a
+//!   working, shorter view). [`v1::UpdatedView`] is the reference of how a webview applies
+//!   them (`UpdatedView::prepend` for a history page). A sub-agent's
 //!   prompt card shown on an ancestor session's tab carries the sub-agent's `sessionId` (the
 //!   session an answer names).
 //! - Sessions (`bb/state`, `bb.listSessions`, `bb.createSession`): `queuedPrompts`,

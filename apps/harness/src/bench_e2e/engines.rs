@@ -90,6 +90,38 @@ impl Feed {
         Ok(Self { shape: engine.shape, streams, seqs: vec![0; sessions] })
     }
 
+    /// Writes `turns` Kilo turns of `ses_0` (a user message and an assistant reply, each
+    /// its `message.updated` and one text part: four events a turn), in writes of ~64 KiB;
+    /// the last reply's text ends with `@end;`. Returns the bytes written.
+    pub(super) async fn write_turns(&mut self, turns: usize) -> std::io::Result<usize> {
+        let mut buf = String::with_capacity(80 * 1024);
+        let mut written = 0;
+        let filler = "lorem ipsum dolor sit amet ".repeat(8);
+        for i in 0..turns {
+            for role in ["user", "assistant"] {
+                let msg = format!("msg_{role}_{i}");
+                let text = if role == "user" {
+                    format!("Question {i}: {filler}")
+                } else {
+                    format!("Answer {i}: {filler}{}", if i + 1 == turns { "@end;" } else { "" })
+                };
+                let info = json!({"id": format!("evt_{role}_{i}_1"), "type": "message.updated",
+                    "properties": {"sessionID": "ses_0", "info": {"id": msg, "sessionID": "ses_0",
+                    "role": role, "time": {"created": 1_795_306_889_718u64}}}});
+                let part = json!({"id": format!("evt_{role}_{i}_2"), "type": "message.part.updated",
+                    "properties": {"sessionID": "ses_0", "part": {"id": format!("prt_{role}_{i}"),
+                    "messageID": msg, "sessionID": "ses_0", "type": "text", "text": text}}});
+                buf.push_str(&format!("data: {info}\n\ndata: {part}\n\n"));
+            }
+            if buf.len() >= 64 * 1024 || i + 1 == turns {
+                self.streams[0].write_all(buf.as_bytes()).await?;
+                written += buf.len();
+                buf.clear();
+            }
+        }
+        Ok(written)
+    }
+
     /// Writes event `n` of `session`: a text delta whose text is `@n;` (what the bench looks
     /// for in the sidecar's output).
     pub(super) async fn write(&mut self, n: usize, session: usize) -> std::io::Result<()> {

@@ -15,6 +15,15 @@
 //!   stream) and on the BreadBoard shape (a stream per session, each event written as the
 //!   engine writes it: two HTTP chunks).
 //!
+//! * `attach`: a Kilo session of `--turns` turns (two messages each, 10,000 messages by
+//!   default) streamed to a first tab, then opened by a second tab (`bb.selectSession` with a
+//!   new `tabId`, as a new window does): the time from writing that request to reading the
+//!   resync (the session's recent turns) and the response, the sidecar's CPU for it, the
+//!   bytes of that first page; then every older page (`bb.history`) to the start, which
+//!   sums the session's JSON as updates; and the sidecar's resident set before the session
+//!   streamed and after (`VmRSS`), beside the bytes its first tab was sent (what that tab's
+//!   replay ring holds, up to its bounds).
+//!
 //! Every streaming run reports the sidecar's CPU per event (the sum of its threads'
 //! `schedstat` time over the run, nanoseconds), its wake-ups per event (voluntary context
 //! switches), its peak resident set (`VmHWM`) and how many events reached stdout
@@ -48,7 +57,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 5)]
     runs: usize,
     /// Measure only these (comma-separated): coldStart, sparse, sparseBusy, dense, load,
-    /// perSession.
+    /// attach, perSession.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds of streaming in each `perSession` run.
@@ -57,6 +66,9 @@ pub(crate) struct BenchArgs {
     /// Session counts of the `load` and `perSession` runs.
     #[arg(long, value_delimiter = ',', default_values_t = [10, 100])]
     sessions: Vec<usize>,
+    /// Turns of the `attach` run's session (two messages each).
+    #[arg(long, default_value_t = 5_000)]
+    turns: usize,
     /// Engine shapes of the `perSession` runs (kilo, breadboard).
     #[arg(long, value_delimiter = ',', default_values_t = ["kilo".to_owned(), "breadboard".to_owned()])]
     shapes: Vec<String>,
@@ -91,6 +103,9 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
             let run = Run { name: "load", events: 20_000, gap, sessions };
             streaming(&args.sidecar, Shape::Kilo, &run).await?;
         }
+    }
+    if wants("attach") {
+        attach(&args.sidecar, args.turns).await?;
     }
     if wants("perSession") {
         for shape in &args.shapes {
@@ -370,5 +385,133 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()
     drop(sidecar.stdin);
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
     let _ = child.kill().await;
+    Ok(())
+}
+
+/// Reads lines until the response to `id` and a `bb/events` message of tab `tab` with
+/// `resync: true`; returns that message's payload and the response.
+async fn resync_of(sidecar: &mut Sidecar, id: &str, tab: &str) -> anyhow::Result<(Value, Value)> {
+    let (mut payload, mut response) = (None, None);
+    while payload.is_none() || response.is_none() {
+        let line = sidecar.lines.next_line().await?.context("sidecar closed stdout")?;
+        let mut message: Value = serde_json::from_str(&line)?;
+        if message["kind"] == "res" && message["id"] == id {
+            response = Some(message);
+        } else if message["topic"] == "bb/events"
+            && message["payload"]["tabId"] == tab
+            && message["payload"]["resync"] == true
+        {
+            payload = Some(message["payload"].take());
+        }
+    }
+    Ok((payload.unwrap_or_default(), response.unwrap_or_default()))
+}
+
+/// Bytes of a list of updates as JSON.
+fn json_bytes(v: &Value) -> usize {
+    serde_json::to_string(v).map_or(0, |s| s.len())
+}
+
+/// A long session opened by a new tab: see the module doc.
+async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
+    let engine = FakeEngine::start(Shape::Kilo, 1).await?;
+    let workspace = tempfile::tempdir()?;
+    let state = tempfile::tempdir()?;
+    let ws = workspace.path().to_string_lossy().into_owned();
+    let state_dir = state.path().to_string_lossy().into_owned();
+    let args = ["--engine", "kilo", "--engine-url", &engine.url, "--workspace", &ws];
+    let mut sidecar =
+        Sidecar::spawn(sidecar_bin, &[&args[..], &["--state-dir", &state_dir]].concat())?;
+    sidecar.call("init", "bb.init", json!({"receive": "updates"})).await.context("bb.init")?;
+    let mut feed = Feed::collect(&engine, 1).await?;
+    sidecar.call("sel-a", "bb.selectSession", json!({"sessionId": "ses_0", "tabId": "a"})).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = sidecar.pid();
+    let rss_before = procfs::status_bytes(pid, "VmRSS:");
+    let streamed = now();
+    let engine_bytes = feed.write_turns(turns).await.context("writing the session")?;
+    // Tab `a` reads the session as it streams, to its last reply.
+    let mut tab_a_bytes = 0usize;
+    let mut tab_a_messages = 0usize;
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(120), sidecar.lines.next_line())
+            .await
+            .context("the session's last reply never reached tab a")??
+            .context("sidecar closed stdout")?;
+        if line.contains("\"bb/events\"") {
+            tab_a_bytes += line.len() + 1;
+            tab_a_messages += 1;
+        }
+        if line.contains("@end;") {
+            break;
+        }
+    }
+    let streamed_s = now().duration_since(streamed).as_secs_f64();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_after = procfs::status_bytes(pid, "VmRSS:");
+    // A new window: tab `b` opens the session.
+    let before = Sample::of(pid);
+    let asked = now();
+    sidecar
+        .request("sel-b", "bb.selectSession", json!({"sessionId": "ses_0", "tabId": "b"}))
+        .await?;
+    let (first, response) = resync_of(&mut sidecar, "sel-b", "b").await?;
+    let attach_ms = now().duration_since(asked).as_secs_f64() * 1000.0;
+    let attach_cpu = Sample::of(pid).since(before);
+    if response["ok"] != true {
+        bail!("bb.selectSession failed: {response}");
+    }
+    let first_bytes = json_bytes(&first["updates"]);
+    let first_updates = first["updates"].as_array().map_or(0, Vec::len);
+    let first_turns = first["updates"]
+        .as_array()
+        .map_or(0, |u| u.iter().filter(|u| u["kind"] == "userMessage").count());
+    let left_out = first["earlier"]["turns"].as_u64().unwrap_or(0);
+    // Every older page, to the start: the session's JSON as updates.
+    let mut session_bytes = first_bytes;
+    let mut pages = 0usize;
+    let mut page_ms = Vec::new();
+    let mut before_cursor = first["earlier"]["before"].as_u64();
+    while let Some(cursor) = before_cursor {
+        pages += 1;
+        let id = format!("hist-{pages}");
+        let asked = now();
+        sidecar.request(&id, "bb.history", json!({"sessionId": "ses_0", "before": cursor})).await?;
+        let response = sidecar.response(&id).await?;
+        page_ms.push(now().duration_since(asked).as_secs_f64() * 1000.0);
+        if response["ok"] != true {
+            bail!("bb.history failed: {response}");
+        }
+        session_bytes += json_bytes(&response["result"]["updates"]);
+        before_cursor = response["result"]["earlier"]["before"].as_u64();
+    }
+    let grown = rss_after.saturating_sub(rss_before);
+    let line = json!({
+        "measure": "attach",
+        "engine": "kilo",
+        "turns": turns,
+        "messages": turns * 2,
+        "engineBytes": engine_bytes,
+        "streamedSeconds": streamed_s,
+        "attachMs": attach_ms,
+        "attachCpuMs": attach_cpu.cpu_ns as f64 / 1e6,
+        "firstPageBytes": first_bytes,
+        "firstPageUpdates": first_updates,
+        "firstPageTurns": first_turns,
+        "turnsLeftOut": left_out,
+        "historyPages": pages,
+        "historyPageMsMedian": median(page_ms.clone()),
+        "historyPageMsMax": page_ms.iter().copied().fold(0.0, f64::max),
+        "sessionJsonBytes": session_bytes,
+        "rssBeforeBytes": rss_before,
+        "rssAfterBytes": rss_after,
+        "rssGrowthBytes": grown,
+        "rssGrowthPerSessionJson": grown as f64 / session_bytes.max(1) as f64,
+        "tabARingBytes": tab_a_bytes,
+        "tabAMessages": tab_a_messages,
+    });
+    println!("{line}");
+    drop(feed);
+    sidecar.stop().await;
     Ok(())
 }

@@ -305,3 +305,67 @@ fn a_webview_that_asks_for_updates_gets_them_and_keeps_them_across_a_later_init(
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
+
+/// A new window on a long session (through the binary): a second tab opening it is sent its
+/// last 50 turns and `earlier`; `bb.history` pages back to the first, and the pages put
+/// before the first page rebuild what the first tab holds.
+#[test]
+fn a_late_tab_gets_the_recent_turns_and_pages_back_with_bb_history() {
+    let world = World::new();
+    let turns = 70;
+    let script = (0..turns)
+        .flat_map(|i| {
+            [
+                json!({"type": "user_message", "payload": {"text": format!("question {i}")}}),
+                json!({"type": "assistant_message", "payload": {"message_id": format!("m{i}"), "text": format!("answer {i}")}}),
+            ]
+        })
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (_rt, _engine, mut sidecar) = attached(&world, script);
+    sidecar.ok("bb.init", json!({"receive": "updates"}));
+    let session = sidecar.ok("bb.createSession", json!({"tabId": "a"}))["sessionId"].clone();
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    let mut seen = bb_protocol::v1::UpdatedView::new();
+    for m in updates_until(&mut sidecar, "run", |u| u["outcome"] == "done") {
+        for u in m["updates"].as_array().unwrap() {
+            seen.apply(&serde_json::from_value(u.clone()).unwrap());
+        }
+    }
+    // A second tab opens the session: one resync, the last 50 turns.
+    sidecar.ok("bb.selectSession", json!({"sessionId": session, "tabId": "b"}));
+    let resync = sidecar.wait_event(WAIT, "tab b's resync", |m| {
+        m["topic"] == "bb/events" && m["payload"]["tabId"] == "b"
+    })["payload"]
+        .clone();
+    assert_eq!(resync["resync"], true);
+    let recent = resync["updates"].as_array().unwrap();
+    let users = |u: &[Value]| u.iter().filter(|u| u["kind"] == "userMessage").count();
+    assert_eq!(users(recent), 50, "{resync}");
+    let total = users(recent) as u64 + resync["earlier"]["turns"].as_u64().unwrap();
+    assert!(total > 70, "the script's turns and the prompt's own: {total}");
+    let mut view = bb_protocol::v1::UpdatedView::new();
+    for u in recent {
+        view.apply(&serde_json::from_value(u.clone()).unwrap());
+    }
+    let mut before = resync["earlier"]["before"].clone();
+    let mut pages = 0;
+    while !before.is_null() {
+        let page =
+            sidecar.ok("bb.history", json!({"sessionId": session, "before": before, "limit": 8}));
+        let older: Vec<bb_protocol::v1::WebviewUpdate<'static>> =
+            serde_json::from_value(page["updates"].clone()).unwrap();
+        assert!(users(page["updates"].as_array().unwrap()) <= 8);
+        view.prepend(&older);
+        before = page["earlier"]["before"].clone();
+        pages += 1;
+    }
+    assert_eq!(pages, 3, "{total} turns, 50 then pages of 8");
+    assert_eq!(view.blocks, seen.blocks, "tab b rebuilt what tab a holds");
+    // A session the bridge holds no view of says so.
+    let refused = sidecar.call("bb.history", json!({"sessionId": "nope", "before": 3}));
+    assert_eq!(refused["error"]["code"], "session_not_found", "{refused}");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(WAIT).success());
+}
