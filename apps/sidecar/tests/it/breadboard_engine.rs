@@ -13,7 +13,7 @@ use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
 use serde_json::{Value, json};
 
-use crate::harness::{Sidecar, World, eventually};
+use crate::harness::{Sidecar, World, eventually, wait_card};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -431,24 +431,6 @@ fn saved_prompts(state: &std::path::Path) -> Vec<(String, String)> {
             (field("sessionId"), field("requestId"))
         })
         .collect()
-}
-
-/// The `permissionRequest` update of `request` in a `bb/events` message, if any.
-fn card_in(message: &Value, request: &str) -> Option<Value> {
-    (message["topic"] == "bb/events")
-        .then(|| message["payload"]["updates"].as_array())
-        .flatten()?
-        .iter()
-        .rfind(|u| u["kind"] == "permissionRequest" && u["permissionId"] == request)
-        .cloned()
-}
-
-/// Waits for an update of `request`'s card that satisfies `pred`.
-fn wait_card(sidecar: &mut Sidecar, request: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let what = format!("the card of {request}");
-    let message =
-        sidecar.wait_event(WAIT, &what, |m| card_in(m, request).is_some_and(|c| pred(&c)));
-    card_in(&message, request).unwrap()
 }
 
 /// A pending approval the engine still holds outlives a SIGKILLed sidecar. The kill comes

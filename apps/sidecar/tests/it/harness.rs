@@ -418,3 +418,21 @@ pub(crate) fn streamed_text(events: &[Value]) -> String {
         .filter_map(|e| e["payload"]["delta"].as_str())
         .collect()
 }
+
+/// The `permissionRequest` update of `request` in a `bb/events` message, if any.
+fn card_in(message: &Value, request: &str) -> Option<Value> {
+    (message["topic"] == "bb/events")
+        .then(|| message["payload"]["updates"].as_array())
+        .flatten()?
+        .iter()
+        .rfind(|u| u["kind"] == "permissionRequest" && u["permissionId"] == request)
+        .cloned()
+}
+
+/// Waits for an update of `request`'s approval card (a webview that receives updates) that
+/// satisfies `pred`, and returns it.
+pub(crate) fn wait_card(peer: &mut Peer, request: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let what = format!("the card of {request}");
+    let message = peer.wait_event(LONG, &what, |m| card_in(m, request).is_some_and(|c| pred(&c)));
+    card_in(&message, request).unwrap()
+}
