@@ -96,14 +96,23 @@ impl From<Entry> for SavedPrompt {
 #[derive(Debug, Clone)]
 pub(crate) struct PromptFile {
     path: PathBuf,
-    /// The generation last written (writes run on the blocking pool, one at a time).
-    written: Arc<Mutex<u64>>,
+    latest: Arc<Mutex<Latest>>,
+}
+
+/// What to save and what is on disk.
+#[derive(Debug, Default)]
+struct Latest {
+    /// Counts the saves asked for.
     generation: u64,
+    /// The text of the latest.
+    text: Vec<u8>,
+    /// The generation on disk (or whose write failed).
+    written: u64,
 }
 
 impl PromptFile {
     pub(crate) fn new(state_dir: &Path) -> Self {
-        Self { path: state_dir.join(PROMPTS_FILE), written: Arc::default(), generation: 0 }
+        Self { path: state_dir.join(PROMPTS_FILE), latest: Arc::default() }
     }
 
     /// What a previous run saved (nothing when there is no file; an unreadable one is
@@ -134,8 +143,6 @@ impl PromptFile {
 
     /// Replaces what is saved with `prompts`, in the background.
     pub(crate) fn save(&mut self, prompts: &[SavedPrompt]) {
-        self.generation += 1;
-        let generation = self.generation;
         let file = File { version: VERSION, prompts: prompts.iter().map(Entry::from).collect() };
         let text = match serde_json::to_vec(&file) {
             Ok(text) => text,
@@ -144,30 +151,33 @@ impl PromptFile {
                 return;
             }
         };
-        let (path, written) = (self.path.clone(), self.written.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut last = written.lock().unwrap_or_else(|p| p.into_inner());
-            if *last >= generation {
-                return;
-            }
-            match write_atomically(&path, &text) {
-                Ok(()) => *last = generation,
-                Err(err) => {
-                    tracing::warn!(path = %path.display(), %err, "saving the open prompts failed");
-                }
-            }
-        });
+        {
+            let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+            latest.generation += 1;
+            latest.text = text;
+        }
+        let (path, latest) = (self.path.clone(), self.latest.clone());
+        tokio::task::spawn_blocking(move || write_latest(&path, &latest));
     }
 
-    /// Waits until every save asked for so far is on disk (or failed).
+    /// Writes what is still to be written, and returns once it is on disk (or failed).
     pub(crate) async fn flush(&self) {
-        let written = self.written.clone();
-        // Saves run one at a time under this lock; taking it after them is waiting for them.
-        let _ = tokio::task::spawn_blocking(move || {
-            drop(written.lock().unwrap_or_else(|p| p.into_inner()));
-        })
-        .await;
+        let (path, latest) = (self.path.clone(), self.latest.clone());
+        let _ = tokio::task::spawn_blocking(move || write_latest(&path, &latest)).await;
     }
+}
+
+/// Writes the latest text unless it is on disk already. Writes run one at a time, under the
+/// lock, so a write never replaces a newer one.
+fn write_latest(path: &Path, latest: &Mutex<Latest>) {
+    let mut latest = latest.lock().unwrap_or_else(|p| p.into_inner());
+    if latest.written >= latest.generation {
+        return;
+    }
+    if let Err(err) = write_atomically(path, &latest.text) {
+        tracing::warn!(path = %path.display(), %err, "saving the open prompts failed");
+    }
+    latest.written = latest.generation;
 }
 
 fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {

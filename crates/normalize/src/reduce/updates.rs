@@ -439,7 +439,7 @@ impl SessionView {
 
 #[cfg(test)]
 mod tests {
-    use super::{UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
+    use super::{STALE_WORDS, UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
 
     #[test]
     fn text_is_cut_at_character_boundaries() {
