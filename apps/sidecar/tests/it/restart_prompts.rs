@@ -11,7 +11,9 @@ use std::sync::mpsc;
 use serde_json::{Value, json};
 
 use crate::acp::{Acp, last_request_id};
-use crate::harness::{LONG, Sidecar, World, asked, eventually, kilo_bin_or_skip, wait_card};
+use crate::harness::{
+    LONG, Sidecar, World, asked, eventually, kilo_bin_or_skip, streamed_text, wait_card,
+};
 
 /// A `kilo serve` the test started (attach mode: no sidecar owns it); killed on drop.
 struct KiloServer {
@@ -68,10 +70,11 @@ fn saved_requests(world: &World) -> Vec<String> {
         .collect()
 }
 
-/// A Kilo turn waits on a bash approval; the sidecar is SIGKILLed; a new one attached to
-/// the same server with the same state directory shows the approval again with its id (the
-/// count in `bb/state`, the event and the card on the reattached tab), the answer reaches the
-/// engine and the turn finishes.
+/// A Kilo turn waits on a bash approval, a prompt queued behind it; the sidecar is
+/// SIGKILLed; a new one attached to the same server with the same state directory shows the
+/// approval again with its id (the count in `bb/state`, the event on the reattached tab), the
+/// answer reaches the engine, the turn finishes and the queued prompt (kept by the engine)
+/// runs after it.
 #[test]
 fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     let Some(bin) = kilo_bin_or_skip() else { return };
@@ -109,6 +112,18 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     );
     let request = asked(&mut first, &session, "permission.asked");
     first.state(LONG, "the approval pending", |s| s["pendingPermissionCount"] == 1);
+    // A prompt queued behind the waiting turn: the engine keeps it.
+    first.ok(
+        "bb.sendMessage",
+        json!({"sessionId": session, "text": "Then MOCK:text:queued77", "tabId": "tab-1"}),
+    );
+    first.wait_event(LONG, "the prompt queued", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["events"].as_array().unwrap().iter().any(|e| {
+                e["type"] == "session.queue.changed"
+                    && e["payload"]["queued"].as_array().is_some_and(|q| !q.is_empty())
+            })
+    });
     eventually(LONG, "the approval saved", || saved_requests(&world) == [request.clone()]);
     first.child.kill().unwrap();
     first.wait_exit(LONG);
@@ -126,6 +141,15 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     let events = second.session_events_until(&session, "session.turn.close", LONG);
     let ran = events.iter().any(|e| e.to_string().contains("restart42"));
     assert!(ran, "the command ran after the answer: {events:?}");
+    // The queued prompt runs once the session is idle again.
+    let mut text = streamed_text(&events);
+    while !text.contains("queued77") {
+        text.push_str(&streamed_text(&second.session_events_until(
+            &session,
+            "session.turn.close",
+            LONG,
+        )));
+    }
     second.state(LONG, "nothing pending", |s| s["pendingPermissionCount"] == 0);
     eventually(LONG, "nothing saved any more", || saved_requests(&world).is_empty());
     second.close_stdin();
