@@ -36,6 +36,14 @@ impl Engine {
         Self { runtime, running, client }
     }
 
+    /// An engine that plays `turn` (script lines) for every input.
+    fn scripted(turn: &[String]) -> Self {
+        Self::start(EngineConfig {
+            scripts: vec![ScriptSource::Inline(turn.join("\n"))],
+            ..EngineConfig::default()
+        })
+    }
+
     fn url(&self) -> &str {
         self.running.url()
     }
@@ -266,10 +274,7 @@ fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
         0,
     ));
     turn.extend(messages(9..=10, 0));
-    let engine = Engine::start(EngineConfig {
-        scripts: vec![ScriptSource::Inline(turn.join("\n"))],
-        ..EngineConfig::default()
-    });
+    let engine = Engine::scripted(&turn);
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 
@@ -448,10 +453,7 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
         20,
     ));
     turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
-    let engine = Engine::start(EngineConfig {
-        scripts: vec![ScriptSource::Inline(turn.join("\n"))],
-        ..EngineConfig::default()
-    });
+    let engine = Engine::scripted(&turn);
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 

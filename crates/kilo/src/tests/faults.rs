@@ -42,8 +42,18 @@ pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Valu
         .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
         .mount(&server)
         .await;
+    mount_rebuild(&server, json!({}), permissions).await;
+    server
+}
+
+/// The routes a rebuild of `ses_a` reads: its `status` and pending `permissions`.
+async fn mount_rebuild(
+    server: &MockServer,
+    status: serde_json::Value,
+    permissions: serde_json::Value,
+) {
     for (route, body) in [
-        ("/session/status", json!({})),
+        ("/session/status", status),
         ("/question", json!([])),
         ("/permission", permissions),
         ("/session/ses_a/message", json!([])),
@@ -52,10 +62,9 @@ pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Valu
         Mock::given(method("GET"))
             .and(path(route))
             .respond_with(ResponseTemplate::new(200).set_body_json(body))
-            .mount(&server)
+            .mount(server)
             .await;
     }
-    server
 }
 
 async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, InputReceiver) {
@@ -407,19 +416,7 @@ async fn a_stream_that_fails_for_good_ends_the_running_turn_with_a_warning() {
         .respond_with(ResponseTemplate::new(401).set_body_string("{\"error\":\"unauthorized\"}"))
         .mount(&server)
         .await;
-    for (route, body) in [
-        ("/session/status", json!({"ses_a": {"type": "busy"}})),
-        ("/question", json!([])),
-        ("/permission", json!([])),
-        ("/session/ses_a/message", json!([])),
-        ("/session/ses_a", json!({"id": SES, "title": "t", "time": {"created": 1, "updated": 2}})),
-    ] {
-        Mock::given(method("GET"))
-            .and(path(route))
-            .respond_with(ResponseTemplate::new(200).set_body_json(body))
-            .mount(&server)
-            .await;
-    }
+    mount_rebuild(&server, json!({"ses_a": {"type": "busy"}}), json!([])).await;
     let (_adapter, mut updates) = adapter(&server, 1 << 20).await;
     let mut host = Through::new();
     host.until(&mut updates, |h| h.status.as_deref() == Some("running")).await;
