@@ -97,6 +97,9 @@ impl From<Entry> for SavedPrompt {
 pub(crate) struct PromptFile {
     path: PathBuf,
     latest: Arc<Mutex<Latest>>,
+    /// The file holds prompts (as read at start, or last saved): an empty list is written
+    /// only over one that held some, so a bridge that never asked anything writes nothing.
+    holds_any: bool,
 }
 
 /// What to save and what is on disk.
@@ -112,12 +115,18 @@ struct Latest {
 
 impl PromptFile {
     pub(crate) fn new(state_dir: &Path) -> Self {
-        Self { path: state_dir.join(PROMPTS_FILE), latest: Arc::default() }
+        Self { path: state_dir.join(PROMPTS_FILE), latest: Arc::default(), holds_any: false }
     }
 
     /// What a previous run saved (nothing when there is no file; an unreadable one is
     /// logged and read as nothing).
-    pub(crate) fn load(&self) -> Vec<SavedPrompt> {
+    pub(crate) fn load(&mut self) -> Vec<SavedPrompt> {
+        let prompts = self.read();
+        self.holds_any = !prompts.is_empty();
+        prompts
+    }
+
+    fn read(&self) -> Vec<SavedPrompt> {
         let text = match std::fs::read(&self.path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -143,6 +152,10 @@ impl PromptFile {
 
     /// Replaces what is saved with `prompts`, in the background.
     pub(crate) fn save(&mut self, prompts: &[SavedPrompt]) {
+        if prompts.is_empty() && !std::mem::take(&mut self.holds_any) {
+            return;
+        }
+        self.holds_any = !prompts.is_empty();
         let file = File { version: VERSION, prompts: prompts.iter().map(Entry::from).collect() };
         let text = match serde_json::to_vec(&file) {
             Ok(text) => text,

@@ -520,7 +520,7 @@ impl Service {
 
     /// Shows again the prompts a previous run saved, to be checked with the engine.
     fn restore(&mut self) {
-        let Some(file) = &self.saved else { return };
+        let Some(file) = &mut self.saved else { return };
         let restored = file.load();
         if restored.is_empty() {
             return;

@@ -442,7 +442,8 @@ fn saved_prompts(state: &std::path::Path) -> Vec<(String, String)> {
 /// after the stream position was saved past the request, so the resumed stream does not
 /// carry it again: a new sidecar on the same state directory shows it from its saved
 /// record (its original id, the count in `bb/state`, the card in a reattaching tab's
-/// updates), and answering it reaches the engine, which finishes the turn.
+/// updates), and answering it reaches the engine, which finishes the turn; the input queued
+/// behind it (kept by the engine) then runs.
 #[test]
 fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
     let world = World::new();
@@ -463,6 +464,8 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
     first.session_events_until(&session, "permission_request", WAIT);
     first.state(WAIT, "the permission pending", |s| s["pendingPermissionCount"] == 1);
+    // An input queued behind the waiting turn: the engine keeps it.
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
     let last = *written_ids(&first, &session).last().unwrap();
     let cursor = || {
         let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
@@ -486,13 +489,18 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
         "bb.approvePermission",
         json!({"sessionId": session, "requestId": "perm-7", "decision": "allow_once"}),
     );
-    let card = wait_card(&mut second, "perm-7", |c| c["resolved"] == true);
-    assert_eq!(card["decision"], "allowed once", "{card}");
+    let answered = wait_card(&mut second, "perm-7", |c| c["resolved"] == true);
+    assert_eq!(answered["decision"], "allowed once", "{answered}");
+    // The engine took the answer, finished the turn, then ran the queued input: its turn
+    // asks again (a new request of the same id, a new card).
+    let again = wait_card(&mut second, "perm-7", |c| c["key"] != answered["key"]);
+    assert_ne!(again["resolved"], true, "{again}");
+    let answer = json!({"sessionId": session, "requestId": "perm-7", "decision": "deny"});
+    second.ok("bb.approvePermission", answer);
     second.state(WAIT, "nothing pending", |s| s["pendingPermissionCount"] == 0);
-    // The engine took the answer and went on.
-    eventually(WAIT, "the turn to finish on the engine", || {
+    eventually(WAIT, "both turns finished on the engine", || {
         !engine.engine().has_pending_permission(&session)
-            && engine.engine().last_seq(&session) > Some(last + 2)
+            && engine.engine().last_seq(&session) > Some(last + 8)
     });
     eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
     second.close_stdin();

@@ -419,13 +419,14 @@ pub(crate) fn streamed_text(events: &[Value]) -> String {
         .collect()
 }
 
-/// The `permissionRequest` update of `request` in a `bb/events` message, if any.
-fn card_in(message: &Value, request: &str) -> Option<Value> {
+/// The `permissionRequest` update of `request` in a `bb/events` message that satisfies
+/// `pred`, if any.
+fn card_in(message: &Value, request: &str, pred: &impl Fn(&Value) -> bool) -> Option<Value> {
     (message["topic"] == "bb/events")
         .then(|| message["payload"]["updates"].as_array())
         .flatten()?
         .iter()
-        .rfind(|u| u["kind"] == "permissionRequest" && u["permissionId"] == request)
+        .find(|u| u["kind"] == "permissionRequest" && u["permissionId"] == request && pred(u))
         .cloned()
 }
 
@@ -433,6 +434,6 @@ fn card_in(message: &Value, request: &str) -> Option<Value> {
 /// satisfies `pred`, and returns it.
 pub(crate) fn wait_card(peer: &mut Peer, request: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let what = format!("the card of {request}");
-    let message = peer.wait_event(LONG, &what, |m| card_in(m, request).is_some_and(|c| pred(&c)));
-    card_in(&message, request).unwrap()
+    let message = peer.wait_event(LONG, &what, |m| card_in(m, request, &pred).is_some());
+    card_in(&message, request, &pred).unwrap()
 }

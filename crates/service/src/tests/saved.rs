@@ -28,6 +28,9 @@ async fn what_is_saved_is_read_back_and_the_last_save_wins() {
     let dir = tempfile::tempdir().unwrap();
     let mut file = PromptFile::new(&dir.path().join("state"));
     assert!(file.load().is_empty(), "no file: nothing saved");
+    file.save(&[]);
+    file.flush().await;
+    assert!(!dir.path().join("state").exists(), "nothing asked, nothing written");
     let all: Vec<SavedPrompt> = [
         ("p1", PromptKind::Exec),
         ("p2", PromptKind::Write),
@@ -54,7 +57,7 @@ async fn what_is_saved_is_read_back_and_the_last_save_wins() {
 fn a_corrupt_or_foreign_file_reads_as_nothing_and_an_unknown_kind_fails_closed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(PROMPTS_FILE);
-    let file = PromptFile::new(dir.path());
+    let mut file = PromptFile::new(dir.path());
     for text in ["{not json", r#"{"version": 9, "prompts": []}"#, "[]"] {
         std::fs::write(&path, text).unwrap();
         assert!(file.load().is_empty(), "{text}");
