@@ -237,9 +237,9 @@ const actions = {
     refresh();
   },
   /**
-   * Closes the session's tab: the bridge closes the session (an ACP agent's `session/close`;
-   * an engine without a close leaves it running) and nothing of it is shown any more; it
-   * stays listed and opens again when picked.
+   * Closes the session's tab: the bridge closes the session (an engine without a session
+   * close leaves it running) and nothing of it is shown any more; it stays listed and opens
+   * again when picked.
    */
   async close(sessionId) {
     store.closed.add(sessionId);
@@ -251,8 +251,8 @@ const actions = {
     try {
       await rpc.request('bb.command', { sessionId, command: 'session.close' });
     } catch (err) {
-      // An engine that cannot close a session: the tab is closed all the same.
-      if (!['unknown_command', 'not_supported'].includes(err.code)) failure(err);
+      // The tab is closed all the same; the notice says what the bridge answered.
+      failure(err);
     }
   },
   dismiss(id) {

@@ -488,6 +488,10 @@ impl EngineAdapter for AcpAdapter {
         commands::command(&self.inner, params).await
     }
 
+    fn closes_sessions(&self) -> bool {
+        true
+    }
+
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
         let i = &self.inner;
         let session = answer.prompt.session_id.clone();

@@ -322,7 +322,7 @@ fn form_questions(schema: &Value) -> Vec<AskQuestion<'static>> {
                     })
                 },
             ));
-            let input = options.is_empty().then(|| match kind {
+            let input = options.is_empty().then_some(match kind {
                 "number" => AskInput::Number,
                 "integer" => AskInput::Integer,
                 "boolean" => AskInput::Boolean,
