@@ -221,6 +221,13 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Whether `bb.command {command: "session.close"}` (a webview closed the session's tab)
+    /// closes the session in the engine. When not, the runtime answers it itself
+    /// (`{closed: false, reason}`) and the engine is told nothing.
+    fn closes_sessions(&self) -> bool {
+        false
+    }
+
     /// `bb.listFiles`.
     async fn list_files(&self, _params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
         unsupported(self.name(), "bb.listFiles")

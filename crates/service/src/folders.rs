@@ -383,6 +383,11 @@ impl EngineAdapter for Folders {
         self.slots[index].get().and_then(|i| i.adapter.answers_prompt(params))
     }
 
+    fn closes_sessions(&self) -> bool {
+        // Every folder's adapter is the same engine's (the default folder's is started first).
+        self.slots.iter().find_map(|s| s.get()).is_some_and(|i| i.adapter.closes_sessions())
+    }
+
     async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {
         self.of(&params.session_id).await?.list_files(params).await
     }

@@ -14,6 +14,7 @@
 )]
 
 mod acp;
+mod acp_page;
 mod admission;
 mod breadboard;
 mod browser;

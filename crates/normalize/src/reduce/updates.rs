@@ -12,11 +12,13 @@
 use std::borrow::Cow;
 
 use bb_protocol::v1::{
-    AskKind, AskOption, AssistantDelta, AssistantMessage, Checkpoint, FileChangeKind, FileChanged,
-    MessageStatus, PermissionRequest, Run, RunOutcome, RunPhase, Status, StatusLevel, Task,
-    TaskState, TextPreview, TodoItem, Todos, ToolRunState, ToolState, ToolView, UnknownEvent,
-    UserMessage, WebviewUpdate,
+    AskKind, AskOption, AssistantDelta, AssistantMessage, Checkpoint, ConfigChoice, ConfigKind,
+    ConfigOption, Cost, FileChangeKind, FileChanged, MessageStatus, PermissionRequest, Run,
+    RunOutcome, RunPhase, SlashCommand, Status, StatusLevel, Task, TaskState, TextPreview,
+    TodoItem, Todos, ToolRunState, ToolState, ToolView, UnknownEvent, Usage, UserMessage,
+    WebviewUpdate,
 };
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::SessionView;
@@ -317,6 +319,84 @@ fn unknown(n: &UnknownNode) -> WebviewUpdate<'_> {
     })
 }
 
+fn text<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(Cow::Borrowed)
+}
+
+/// ACP `usage_update`'s figures (`used`, `size`, `cost {amount, currency}`).
+fn usage(v: &Value) -> Usage<'_> {
+    Usage {
+        used: v.get("used").and_then(Value::as_u64),
+        size: v.get("size").and_then(Value::as_u64),
+        cost: v.get("cost").and_then(|c| {
+            Some(Cost {
+                amount: c.get("amount").and_then(|a| a.as_number()).cloned()?,
+                currency: text(c, "currency")?,
+            })
+        }),
+    }
+}
+
+/// ACP `availableCommands` (`name`, `description`, `input.hint`); nameless ones left out.
+fn commands(v: &Value) -> Vec<SlashCommand<'_>> {
+    let list = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(|c| {
+            Some(SlashCommand {
+                name: text(c, "name")?,
+                description: text(c, "description"),
+                hint: c.get("input").and_then(|i| text(i, "hint")),
+            })
+        })
+        .collect()
+}
+
+fn choice<'a>(c: &'a Value, group: Option<Cow<'a, str>>) -> Option<ConfigChoice<'a>> {
+    let value = text(c, "value")?;
+    Some(ConfigChoice {
+        name: text(c, "name").unwrap_or_else(|| value.clone()),
+        value,
+        description: text(c, "description"),
+        group,
+    })
+}
+
+/// ACP `configOptions`: selects (flat or grouped options) and booleans; an option of
+/// another type is left out (nothing to pick it with).
+fn config_options(v: &Value) -> Vec<ConfigOption<'_>> {
+    let list = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(|o| {
+            let kind = match o.get("type").and_then(Value::as_str) {
+                Some("select") => ConfigKind::Select,
+                Some("boolean") => ConfigKind::Boolean,
+                _ => return None,
+            };
+            let id = text(o, "id")?;
+            let mut options = Vec::new();
+            for c in o.get("options").and_then(Value::as_array).into_iter().flatten() {
+                match c.get("options").and_then(Value::as_array) {
+                    Some(grouped) => {
+                        let group = text(c, "name").or_else(|| text(c, "group"));
+                        options.extend(grouped.iter().filter_map(|g| choice(g, group.clone())));
+                    }
+                    None => options.extend(choice(c, None)),
+                }
+            }
+            Some(ConfigOption {
+                name: text(o, "name").unwrap_or_else(|| id.clone()),
+                id,
+                description: text(o, "description"),
+                category: text(o, "category"),
+                kind,
+                value: text(o, "currentValue"),
+                on: o.get("currentValue").and_then(Value::as_bool),
+                options,
+            })
+        })
+        .collect()
+}
+
 impl SessionView {
     fn run_update(&self) -> WebviewUpdate<'_> {
         let r = &self.run;
@@ -347,6 +427,10 @@ impl SessionView {
                 })
                 .collect(),
             links: r.log_links.iter().map(|l| Cow::Borrowed(l.url.as_str())).collect(),
+            usage: r.usage.as_ref().map(usage),
+            commands: r.commands.as_ref().map(commands).unwrap_or_default(),
+            config_options: r.config_options.as_ref().map(config_options).unwrap_or_default(),
+            mode: borrowed(&r.mode),
         })
     }
 
