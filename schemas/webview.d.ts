@@ -132,6 +132,9 @@ export type ApprovePermissionParams = {
   ruleUpdate?: Record<string, unknown> | null;
 };
 
+/** The value a form field takes when it offers no options. */
+export type AskInput = ("text" | "number" | "integer" | "boolean");
+
 /** What an approval card asks. */
 export type AskKind = ("permission" | "question");
 
@@ -148,6 +151,10 @@ export type AskQuestion = {
   header?: string | null;
   options: Array<AskOption>;
   multiple?: boolean;
+  field?: string | null;
+  input?: (AskInput | null);
+  required?: boolean;
+  default?: string | null;
 };
 
 /** Text appended to a message (`assistantDelta`, the spec's kind). `at` is the length of
@@ -201,6 +208,29 @@ export type CommandParams = {
 export type CommandResult = {
   sessionId: string;
   output?: unknown;
+};
+
+/** One choice of a select setting. */
+export type ConfigChoice = {
+  value: string;
+  name: string;
+  description?: string | null;
+  group?: string | null;
+};
+
+/** How a session setting is chosen. */
+export type ConfigKind = ("select" | "boolean");
+
+/** A session setting the engine lets a person choose. */
+export type ConfigOption = {
+  id: string;
+  name: string;
+  description?: string | null;
+  category?: string | null;
+  kind: ConfigKind;
+  value?: string | null;
+  on?: boolean | null;
+  options?: Array<ConfigChoice>;
 };
 
 /** Diagnostics carried by `bb/connection` (every field optional; never a secret). */
@@ -260,6 +290,12 @@ export type ContentBlock = ({
   resource: EmbeddedResource;
   annotations?: unknown;
 });
+
+/** An amount of money. */
+export type Cost = {
+  amount: number;
+  currency: string;
+};
 
 /** `bb.createSession`: every field optional. */
 export type CreateSessionParams = {
@@ -526,6 +562,10 @@ export type Run = {
   gap?: boolean;
   checkpoints?: Array<Checkpoint>;
   links?: Array<string>;
+  usage?: (Usage | null);
+  commands?: Array<SlashCommand>;
+  configOptions?: Array<ConfigOption>;
+  mode?: string | null;
 };
 
 /** How the last turn ended. */
@@ -571,6 +611,13 @@ export type SessionSummary = {
   parentId?: string | null;
   pendingPermissionCount?: number | null;
   folder?: string | null;
+};
+
+/** A command of the prompt box's `/` menu. */
+export type SlashCommand = {
+  name: string;
+  description?: string | null;
+  hint?: string | null;
 };
 
 /** Payload of `bb/state`. */
@@ -693,6 +740,13 @@ export type UnknownEvent = {
   type: string;
   size: number;
   payload: string;
+};
+
+/** Context window use and cost. */
+export type Usage = {
+  used?: number | null;
+  size?: number | null;
+  cost?: (Cost | null);
 };
 
 /** A user message (upsert by `key`). */

@@ -5,13 +5,17 @@
 
 import { connectTransport } from './rpc.js';
 import { folderParams, offerFolders } from './folders.js';
-import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, prependHistory, promptFailed } from './store.js';
+import { answersOf, chosenOf, forgetTyped } from './questions.js';
+import { parseCommand } from './slash.js';
+import { addNotice, addPrompt, applyMessage, applyUpdate, chat, createStore, dropPrompt, prependHistory, promptFailed, promptSent } from './store.js';
 import { View } from './view.js';
 
 const config = window.__APP_CONFIG__ ?? {};
 const store = createStore();
 store.engineLabel = config.settings?.engineLabel ?? null;
 store.deleting = new Map();
+// Sessions whose tab this page closed: nothing of them is shown until one is opened again.
+store.closed = new Set();
 let storage = null;
 const saved = (key, fallback) => storage.get(key, fallback);
 const save = (key, value) => storage.set(key, value);
@@ -68,6 +72,7 @@ const actions = {
     }
   },
   async select(sessionId) {
+    store.closed.delete(sessionId);
     store.activeSessionId = sessionId;
     save('bb.activeSessionId', sessionId);
     refresh();
@@ -103,10 +108,19 @@ const actions = {
     const sessionId = store.activeSessionId;
     if (!sessionId) return;
     const messageId = newId();
+    // `/<name> [input]` of a command the engine offers runs that command.
+    const command = parseCommand(text, chat(store, sessionId).run?.commands);
     addPrompt(store, sessionId, messageId, text);
     refresh();
     try {
-      await rpc.request('bb.sendMessage', { sessionId, text, messageId });
+      if (command) {
+        const line = command.input ? `/${command.name} ${command.input}` : `/${command.name}`;
+        await rpc.request('bb.command', { sessionId, command: line });
+        promptSent(store, sessionId, messageId);
+        refresh();
+      } else {
+        await rpc.request('bb.sendMessage', { sessionId, text, messageId });
+      }
     } catch (err) {
       // The text goes back to the composer, the bubble says why.
       promptFailed(store, sessionId, messageId, said(err));
@@ -166,7 +180,7 @@ const actions = {
     refresh();
   },
   choose(block, question, value, multiple) {
-    const chosen = { ...(block.local?.chosen ?? {}) };
+    const chosen = { ...chosenOf(block) };
     const now = chosen[question] ?? [];
     chosen[question] = now.includes(value) ? now.filter((v) => v !== value) : multiple ? [...now, value] : [value];
     block.local = { ...block.local, chosen, error: null };
@@ -175,14 +189,16 @@ const actions = {
   },
   async answer(block) {
     const sessionId = store.activeSessionId;
-    const chosen = block.local?.chosen ?? {};
-    const answers = block.questions.map((_, i) => chosen[i] ?? []);
-    if (answers.some((a) => !a.length)) {
-      block.local = { ...block.local, error: 'Pick an answer for each question first.' };
+    const chosen = chosenOf(block);
+    const { answers, error } = answersOf(block);
+    if (error) {
+      block.local = { ...block.local, error };
     } else {
       block.local = { sent: 'answer' };
       try {
-        await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reply', args: { requestId: block.permissionId, answers } });
+        const args = { requestId: block.permissionId, ...(answers === null ? {} : { answers }) };
+        await rpc.request('bb.command', { sessionId: block.sessionId ?? sessionId, command: 'question.reply', args });
+        forgetTyped(block);
       } catch (err) {
         block.local = { chosen, error: said(err) };
       }
@@ -236,6 +252,34 @@ const actions = {
       refresh();
     }
   },
+  /** Applies a session setting (model, mode, …); the bridge remembers it for the workspace. */
+  async setConfig(sessionId, configId, value) {
+    try {
+      await rpc.request('bb.command', { sessionId, command: 'config.set', args: { configId, value } });
+    } catch (err) {
+      failure(err);
+    }
+    refresh();
+  },
+  /**
+   * Closes the session's tab: the bridge closes the session (an engine without a session
+   * close leaves it running) and nothing of it is shown any more; it stays listed and opens
+   * again when picked.
+   */
+  async close(sessionId) {
+    store.closed.add(sessionId);
+    if (store.activeSessionId === sessionId) {
+      store.activeSessionId = null;
+      save('bb.activeSessionId', null);
+    }
+    refresh();
+    try {
+      await rpc.request('bb.command', { sessionId, command: 'session.close' });
+    } catch (err) {
+      // The tab is closed all the same; the notice says what the bridge answered.
+      failure(err);
+    }
+  },
   dismiss(id) {
     store.notices = store.notices.filter((n) => n.id !== id);
     store.rev += 1;
@@ -260,7 +304,7 @@ function onEvent(name, payload) {
       }
       break;
     case 'bb/events': {
-      const fetch = applyMessage(store, payload);
+      const fetch = store.closed.has(payload.sessionId) ? [] : applyMessage(store, payload);
       if (fetch.length) fetchOversized(payload.sessionId, fetch);
       if (payload.tabId && typeof payload.seq === 'number') {
         const had = lastSeen[payload.tabId] ?? 0;

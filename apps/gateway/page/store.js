@@ -257,6 +257,14 @@ export function promptFailed(store, sessionId, messageId, reason) {
   c.rev += 1;
 }
 
+/** A prompt the engine took that no user message will stand for (a command): shown as sent. */
+export function promptSent(store, sessionId, messageId) {
+  const c = chat(store, sessionId);
+  const turn = turnById(c, messageId);
+  if (turn?.pending) turn.pending.sent = true;
+  c.rev += 1;
+}
+
 /** Removes a failed prompt's bubble (its text went back to the composer). */
 export function dropPrompt(store, sessionId, messageId) {
   const c = chat(store, sessionId);

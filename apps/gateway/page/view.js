@@ -4,26 +4,16 @@
 // re-renders the page per token. Text always goes in as text.
 
 import { counts, renderDiff } from './diff.js';
+import { el } from './dom.js';
 import { markdown } from './markdown.js';
+import { Pickers } from './pickers.js';
+import { questionForm } from './questions.js';
+import { SlashMenu } from './slash.js';
 import { waitingAsks } from './store.js';
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else if (k === 'text') node.textContent = v;
-    else node.setAttribute(k, v === true ? '' : v);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined && child !== false) node.append(child);
-  }
-  return node;
-}
 
 const ENGINE_NAMES = { kilo: 'Kilo', breadboard: 'BreadBoard', acp: 'ACP agent' };
 const ENGINE_STATES = { ready: 'ready', starting: 'starting…', reconnecting: 'reconnecting…', failed: 'unavailable', stopped: 'stopped' };
-const SESSION_STATES = { running: 'working', failed: 'failed', completed: 'done', ended: 'ended', stopped: 'stopped', starting: 'starting' };
+const SESSION_STATES = { running: 'working', failed: 'failed', completed: 'done', ended: 'ended', stopped: 'stopped', starting: 'starting', closed: 'closed' };
 const TOOL_STATES = { running: 'running…', pending: 'waiting' };
 const TASK_STATES = { queued: 'to do', running: 'in progress', completed: 'done', failed: 'failed' };
 const CHANGES = { added: 'new', modified: 'changed', deleted: 'deleted', edited: 'edited' };
@@ -93,6 +83,9 @@ export class View {
         this.send();
       }
     });
+    this.slash = new SlashMenu(this.input);
+    this.pickers = new Pickers((sessionId, configId, value) => a.setConfig(sessionId, configId, value));
+    this.closeButton = el('button', { type: 'button', class: 'link', 'aria-label': 'Close this session', title: 'Close this session (it stays listed)', 'data-testid': 'close-session', hidden: true, onclick: () => a.close(this.store.activeSessionId) }, 'Close');
     this.sendButton = el('button', { type: 'submit', 'data-testid': 'send' }, 'Send');
     this.stopButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'stop', onclick: () => a.stop() }, 'Stop');
     this.tasks = el('div', { class: 'tasks', 'data-testid': 'tasks' });
@@ -108,11 +101,13 @@ export class View {
         this.sessionList,
       ),
       el('main', {},
-        el('div', { class: 'chat-head' }, this.chatTitle, this.chatStatus),
+        el('div', { class: 'chat-head' }, this.chatTitle, this.chatStatus, this.closeButton),
         this.earlier,
         this.transcript,
         el('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.send(); } },
+          this.slash.list,
           this.input,
+          this.pickers.node,
           el('div', { class: 'row' }, this.stopButton, this.sendButton),
         ),
       ),
@@ -161,6 +156,9 @@ export class View {
     const active = s.sessions.find((x) => x.sessionId === s.activeSessionId);
     this.chatTitle.textContent = s.activeSessionId ? (active?.title || 'New session') : '';
     this.chatStatus.textContent = chatStatus(s, c);
+    this.pickers.render(s.activeSessionId, c?.run);
+    this.slash.setCommands(c?.run?.commands);
+    this.closeButton.hidden = !s.activeSessionId;
     this.chatStatus.dataset.state = this.chatStatus.textContent.replace(/…$/, '').toLowerCase();
     this.sendButton.disabled = !s.activeSessionId;
     this.input.disabled = !s.activeSessionId;
@@ -197,7 +195,7 @@ export class View {
 
   renderSessions() {
     const s = this.store;
-    const key = JSON.stringify([s.sessions, s.activeSessionId, [...(s.deleting?.keys() ?? [])]]);
+    const key = JSON.stringify([s.sessions, s.activeSessionId, [...(s.deleting?.keys() ?? [])], [...(s.closed ?? [])]]);
     if (key === this.sessionsKey) return;
     this.sessionsKey = key;
     if (!s.sessions.length) {
@@ -212,7 +210,7 @@ export class View {
           el('span', {}, `“${title}” deleted`),
           el('button', { type: 'button', class: 'link', 'data-testid': 'undo-delete', onclick: () => this.actions.undoDelete(sess.sessionId) }, 'Undo'));
       }
-      const words = SESSION_STATES[sess.status] ?? '';
+      const words = s.closed?.has(sess.sessionId) ? 'closed' : SESSION_STATES[sess.status] ?? '';
       return el('li', { class: active ? 'active' : '' },
         el('button', { type: 'button', class: 'select', title, 'aria-current': active ? 'true' : null, 'data-testid': 'session', 'data-session-id': sess.sessionId, onclick: () => this.actions.select(sess.sessionId) },
           el('span', { class: 'title' }, title), words ? el('small', { 'data-testid': 'session-status' }, ` · ${words}`) : null),
@@ -296,14 +294,14 @@ export class View {
 
   renderPrompt(c, turn, t) {
     const user = turn.user ? c.blocks.get(turn.user) : null;
-    const sig = user ? `u:${user.rev}` : turn.pending ? `p:${turn.pending.failed ?? ''}` : 'none';
+    const sig = user ? `u:${user.rev}` : turn.pending ? `p:${turn.pending.failed ?? ''}:${turn.pending.sent ?? ''}` : 'none';
     if (sig === t.userSig) return;
     t.userSig = sig;
     let node = null;
     if (user) {
       node = el('div', { class: 'msg user', 'data-testid': 'msg-user' }, user.text);
     } else if (turn.pending) {
-      node = el('div', { class: `msg user pending${turn.pending.failed ? ' failed' : ''}`, 'data-testid': 'msg-user' },
+      node = el('div', { class: `msg user${turn.pending.sent ? '' : ' pending'}${turn.pending.failed ? ' failed' : ''}`, 'data-testid': 'msg-user' },
         turn.pending.text,
         turn.pending.failed ? el('small', { class: 'why', role: 'alert' }, `Not sent: ${turn.pending.failed}`) : null);
     }
@@ -408,16 +406,12 @@ export class View {
       body.push(el('div', { class: 'row' }, b.options.map((o) =>
         el('button', { type: 'button', class: o.value === 'deny' ? 'danger' : o.value === 'allow_once' ? '' : 'secondary', 'data-testid': 'approval-option', 'data-value': o.value, onclick: () => a.decide(b, o.value) }, o.label))));
     } else if (open && question) {
-      const chosen = local.chosen ?? {};
-      b.questions.forEach((q, qi) => {
-        body.push(el('fieldset', { class: 'question' },
-          // One question is already the card's prompt: its header is enough.
-          el('legend', {}, q.question === b.prompt ? (q.header ?? '') : q.header ? `${q.header}: ${q.question}` : q.question),
-          q.options.map((o) => el('button', { type: 'button', class: (chosen[qi] ?? []).includes(o.value) ? '' : 'secondary', 'aria-pressed': (chosen[qi] ?? []).includes(o.value) ? 'true' : 'false', title: o.description ?? null, 'data-testid': 'approval-option', 'data-value': o.value, onclick: () => a.choose(b, qi, o.value, q.multiple) }, o.label))));
-      });
-      body.push(el('div', { class: 'row' },
-        el('button', { type: 'button', 'data-testid': 'answer', onclick: () => a.answer(b) }, 'Answer'),
-        el('button', { type: 'button', class: 'secondary', 'data-testid': 'dismiss-question', onclick: () => a.dismissQuestion(b) }, 'Dismiss')));
+      // Every question of the card in one form, answered at once.
+      body.push(el('form', { class: 'questions', novalidate: true, 'data-testid': 'question-form', onsubmit: (e) => { e.preventDefault(); a.answer(b); } },
+        questionForm(b, (qi, value, multiple) => a.choose(b, qi, value, multiple)),
+        el('div', { class: 'row' },
+          el('button', { type: 'submit', 'data-testid': 'answer' }, 'Answer'),
+          el('button', { type: 'button', class: 'secondary', 'data-testid': 'dismiss-question', onclick: () => a.dismissQuestion(b) }, 'Dismiss'))));
     } else {
       // The first answer wins: a card another window's tab answered says so.
       const elsewhere = b.answeredBy?.tabId && b.answeredBy.tabId !== this.store.tabId ? ' in another window' : '';
@@ -438,7 +432,7 @@ export class View {
     }
     const r = c?.run;
     const files = [...(c?.files.values() ?? [])];
-    this.run.replaceChildren(
+    this.run.replaceChildren(...[
       el('p', { 'data-testid': 'run-status' }, `${chatStatus(this.store, c)}${r?.turns ? ` · ${r.turns} turn${r.turns === 1 ? '' : 's'}` : ''}${r?.steps ? ` · ${r.steps} steps` : ''}${r?.errors ? ` · ${r.errors} error${r.errors === 1 ? '' : 's'}` : ''}`),
       r?.gap ? el('p', { class: 'error' }, 'Some engine events were lost: the conversation may miss steps.') : null,
       files.length
@@ -447,7 +441,7 @@ export class View {
         : el('p', { class: 'empty' }, 'No files changed yet.'),
       r?.checkpoints?.length ? el('div', {}, el('h3', {}, 'Checkpoints'), el('ul', {}, r.checkpoints.map((cp) => el('li', {}, `${cp.preview ?? cp.id}${cp.restored ? ' (restored)' : ''}`)))) : null,
       r?.links?.length ? el('div', {}, el('h3', {}, 'Logs'), el('ul', {}, r.links.map((l) => el('li', {}, el('code', {}, l))))) : null,
-    );
+    ].filter(Boolean));
   }
 
   renderTasks(c) {
@@ -473,10 +467,10 @@ export class View {
       const words = TASK_STATES[t.rollup] ?? t.rollup;
       return el('li', { class: `task ${t.rollup}` }, `${t.title ?? t.taskId}${t.lane ? ` (${t.lane})` : ''} — ${words}`, children.has(t.taskId) ? tree(t.taskId) : null);
     }));
-    this.tasks.replaceChildren(
+    this.tasks.replaceChildren(...[
       tasks.length ? tree(null) : null,
       todos.length ? el('div', {}, el('h3', {}, 'To do'), el('ul', { class: 'todos' }, todos.map((t) => el('li', { class: `task ${t.state}` }, `${t.content} — ${TASK_STATES[t.state] ?? t.state}`)))) : null,
-    );
+    ].filter(Boolean));
   }
 
   renderDebug(c) {

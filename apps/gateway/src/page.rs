@@ -22,6 +22,10 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("view.js", "text/javascript; charset=utf-8", include_str!("../page/view.js")),
     ("markdown.js", "text/javascript; charset=utf-8", include_str!("../page/markdown.js")),
     ("diff.js", "text/javascript; charset=utf-8", include_str!("../page/diff.js")),
+    ("dom.js", "text/javascript; charset=utf-8", include_str!("../page/dom.js")),
+    ("pickers.js", "text/javascript; charset=utf-8", include_str!("../page/pickers.js")),
+    ("slash.js", "text/javascript; charset=utf-8", include_str!("../page/slash.js")),
+    ("questions.js", "text/javascript; charset=utf-8", include_str!("../page/questions.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../page/style.css")),
 ];
 const INDEX: &str = include_str!("../page/index.html");

@@ -290,6 +290,11 @@ impl AcpAdapter {
             life: Mutex::new(life::Life::default()),
             seq: AtomicU64::new(0),
         });
+        // The agent answered `initialize`: `bb/connection` says so (a page stops saying
+        // it is connecting).
+        inner
+            .send(Input::connection(bb_protocol::v1::ConnectionStatus::Connected, None, None))
+            .await;
         tokio::spawn(pump(events, inner.clone()));
         Ok((Arc::new(Self { inner }), rx))
     }
@@ -481,6 +486,16 @@ impl EngineAdapter for AcpAdapter {
 
     async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
         commands::command(&self.inner, params).await
+    }
+
+    /// The agent is a child of this bridge: a request a previous run of the bridge saved
+    /// died with that run's agent, whatever its id.
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        prompts
+    }
+
+    fn closes_sessions(&self) -> bool {
+        true
     }
 
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {

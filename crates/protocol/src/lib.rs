@@ -80,7 +80,10 @@
 //!   working, shorter view). [`v1::UpdatedView`] is the reference of how a webview applies
 //!   them (`UpdatedView::prepend` for a history page). A sub-agent's
 //!   prompt card shown on an ancestor session's tab carries the sub-agent's `sessionId` (the
-//!   session an answer names).
+//!   session an answer names). The `run` update carries the engine's `usage`, its `commands`
+//!   (the prompt box's `/` menu), its `configOptions` (the model and mode pickers; applied
+//!   with `bb.command config.set`) and `mode`; a question of a card that is an agent's form
+//!   names its `field`, `input` type, `required` and `default` (answered as one object).
 //! - Sessions (`bb/state`, `bb.listSessions`, `bb.createSession`): `queuedPrompts`,
 //!   `parentId` (the session that started a sub-agent's), and in `bb/state`
 //!   `pendingPermissionCount` per session (the prompts of that session waiting).

@@ -19,13 +19,13 @@
 //! diagnostics are the default folder's.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use bb_host::{Input, Verdict};
+use bb_host::{Input, Prompt, Verdict};
 use bb_protocol::v1::{
     CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
     DownloadArtifactResult, EngineKind, FileSnippetResult, InitResult, ListFilesParams,
@@ -360,6 +360,20 @@ impl EngineAdapter for Folders {
         self.of(&params.session_id).await?.command(params).await
     }
 
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        let mut by_folder: BTreeMap<usize, Vec<Prompt>> = BTreeMap::new();
+        for prompt in prompts {
+            by_folder.entry(self.owner(&prompt.session_id)).or_default().push(prompt);
+        }
+        let mut forgotten = Vec::new();
+        for (index, prompts) in by_folder {
+            if let Ok(adapter) = self.instance(index).await {
+                forgotten.extend(adapter.forgotten(prompts).await);
+            }
+        }
+        forgotten
+    }
+
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
         self.of(&answer.prompt.session_id).await?.answer(answer).await
     }
@@ -367,6 +381,11 @@ impl EngineAdapter for Folders {
     fn answers_prompt(&self, params: &CommandParams) -> Option<(String, Verdict)> {
         let index = self.owner(&params.session_id);
         self.slots[index].get().and_then(|i| i.adapter.answers_prompt(params))
+    }
+
+    fn closes_sessions(&self) -> bool {
+        // Every folder's adapter is the same engine's (the default folder's is started first).
+        self.slots.iter().find_map(|s| s.get()).is_some_and(|i| i.adapter.closes_sessions())
     }
 
     async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {

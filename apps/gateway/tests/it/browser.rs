@@ -111,17 +111,18 @@ fn the_sidebar_page_works_on_real_kilo() {
     assert!(out.contains("turn6-sub-agent-approval") && out.contains("resynced"), "{out}");
 }
 
-/// The page's reducers and its bridge liveness watchdog (heartbeats; "not responding" after
-/// two silent intervals, a reconnect after three), on node's mocked timers.
+/// The page's reducers, its bridge liveness watchdog (heartbeats; "not responding" after two
+/// silent intervals, a reconnect after three, on node's mocked timers) and its prompt-box
+/// commands, question forms and usage words.
 #[test]
 fn the_page_reducers_and_liveness_hold_their_rules() {
     let dir = repo_root().join("apps/gateway/tests/browser");
     let out = Command::new("node")
-        .args(["--test", "store.test.mjs", "liveness.test.mjs"])
+        .args(["--test", "store.test.mjs", "liveness.test.mjs", "controls.test.mjs"])
         .current_dir(&dir)
         .output()
         .expect("node runs (it is needed for the page tests)");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("# pass 10") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 15") && stdout.contains("# fail 0"), "{stdout}");
 }

@@ -14,6 +14,7 @@
 )]
 
 mod acp;
+mod acp_page;
 mod admission;
 mod breadboard;
 mod browser;
@@ -23,6 +24,7 @@ mod folders;
 mod harness;
 mod kilo;
 mod page_store;
+mod restart;
 mod rpc;
 mod shared_prompt;
 mod trust;

@@ -332,21 +332,32 @@ fn a_webview_initialised_mid_stream_gets_the_turn_from_its_start() {
     let session = rt.block_on(slow_turn_streaming(&client, 3, LONG));
     k.sidecar.ok("bb.init", json!({}));
     // Two more ticks through the webview, then the turn stopped.
+    // The mock streams ticks until stopped, so each wait has an overall deadline, and the
+    // text is looked for in what the deltas add up to (a tick may arrive split).
     let mut messages = Vec::new();
-    let mut until = |sidecar: &mut Sidecar, done: &dyn Fn(&Value) -> bool| loop {
-        let m = sidecar.wait_event(LONG, "the session's events", |m| {
-            m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str()
-        });
-        messages.push(m["payload"].clone());
-        if m["payload"]["events"].as_array().unwrap().iter().any(done) {
-            return;
+    let mut text = String::new();
+    let mut until = |sidecar: &mut Sidecar, what: &str, done: &dyn Fn(&str, &Value) -> bool| {
+        let deadline = std::time::Instant::now() + LONG;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "{what} not within {LONG:?}; the text so far: {text:?}");
+            let m = sidecar.wait_event(left, what, |m| {
+                m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str()
+            });
+            messages.push(m["payload"].clone());
+            for event in m["payload"]["events"].as_array().unwrap() {
+                if let Some(delta) = event["payload"]["delta"].as_str() {
+                    text.push_str(delta);
+                }
+                if done(&text, event) {
+                    return;
+                }
+            }
         }
     };
-    until(&mut k.sidecar, &|e| {
-        e["payload"]["delta"].as_str().is_some_and(|d| d.contains("tick 5."))
-    });
+    until(&mut k.sidecar, "tick 5", &|text, _| text.contains("tick 5."));
     k.sidecar.ok("bb.stop", json!({"sessionId": session}));
-    until(&mut k.sidecar, &|e| e["type"] == "session.turn.close");
+    until(&mut k.sidecar, "the turn's close", &|_, e| e["type"] == "session.turn.close");
     assert_turn_from_its_start(&messages, 3);
     k.finish();
 }

@@ -135,9 +135,11 @@ pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Durati
     let session = client.create_session(&CreateSession::default()).await.expect("a session").id;
     let prompt = PromptRequest::text("Go slowly MOCK:slow");
     client.prompt_async(&session, &prompt).await.expect("the prompt accepted");
+    // The turn streams until stopped: one deadline for all the ticks, not one per event.
+    let deadline = tokio::time::Instant::now() + within;
     let mut text = String::new();
     while !text.contains(&format!("tick {ticks}.")) {
-        let update = tokio::time::timeout(within, updates.recv())
+        let update = tokio::time::timeout_at(deadline, updates.recv())
             .await
             .unwrap_or_else(|_| panic!("{ticks} ticks did not stream within {within:?}: {text:?}"))
             .expect("the engine's event stream stays up");

@@ -12,11 +12,13 @@
 use std::borrow::Cow;
 
 use bb_protocol::v1::{
-    AskKind, AskOption, AssistantDelta, AssistantMessage, Checkpoint, FileChangeKind, FileChanged,
-    MessageStatus, PermissionRequest, Run, RunOutcome, RunPhase, Status, StatusLevel, Task,
-    TaskState, TextPreview, TodoItem, Todos, ToolRunState, ToolState, ToolView, UnknownEvent,
-    UserMessage, WebviewUpdate,
+    AskKind, AskOption, AssistantDelta, AssistantMessage, Checkpoint, ConfigChoice, ConfigKind,
+    ConfigOption, Cost, FileChangeKind, FileChanged, MessageStatus, PermissionRequest, Run,
+    RunOutcome, RunPhase, SlashCommand, Status, StatusLevel, Task, TaskState, TextPreview,
+    TodoItem, Todos, ToolRunState, ToolState, ToolView, UnknownEvent, Usage, UserMessage,
+    WebviewUpdate,
 };
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::SessionView;
@@ -221,6 +223,10 @@ fn tool(b: &ToolBlock) -> WebviewUpdate<'_> {
     })
 }
 
+/// How a card the engine no longer knows reads.
+const STALE_WORDS: &str =
+    "no longer known to the engine (it restarted or forgot the request); nothing was decided";
+
 /// A decision as the card says it.
 fn decision_words(decision: &str) -> Cow<'_, str> {
     let d = decision.to_ascii_lowercase();
@@ -234,7 +240,10 @@ fn decision_words(decision: &str) -> Cow<'_, str> {
         _ if d.contains("always") || d.contains("rule") => "always allowed",
         _ if d.contains("reject") || d.contains("deny") || d.contains("denied") => "denied",
         _ if d.contains("cancel") => "cancelled",
-        _ if d.contains("stale") || d.contains("expire") => "expired",
+        // The host's word for a prompt the engine no longer knows (it restarted, the
+        // session is gone, its answer was refused): nothing was decided.
+        _ if d.contains("stale") => STALE_WORDS,
+        _ if d.contains("expire") => "expired",
         _ if d.contains("once") || d.contains("allow") || d == "selected" => "allowed once",
         _ => return Cow::Borrowed(decision),
     })
@@ -337,6 +346,84 @@ fn unknown(n: &UnknownNode) -> WebviewUpdate<'_> {
     })
 }
 
+fn text<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(Cow::Borrowed)
+}
+
+/// ACP `usage_update`'s figures (`used`, `size`, `cost {amount, currency}`).
+fn usage(v: &Value) -> Usage<'_> {
+    Usage {
+        used: v.get("used").and_then(Value::as_u64),
+        size: v.get("size").and_then(Value::as_u64),
+        cost: v.get("cost").and_then(|c| {
+            Some(Cost {
+                amount: c.get("amount").and_then(|a| a.as_number()).cloned()?,
+                currency: text(c, "currency")?,
+            })
+        }),
+    }
+}
+
+/// ACP `availableCommands` (`name`, `description`, `input.hint`); nameless ones left out.
+fn commands(v: &Value) -> Vec<SlashCommand<'_>> {
+    let list = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(|c| {
+            Some(SlashCommand {
+                name: text(c, "name")?,
+                description: text(c, "description"),
+                hint: c.get("input").and_then(|i| text(i, "hint")),
+            })
+        })
+        .collect()
+}
+
+fn choice<'a>(c: &'a Value, group: Option<Cow<'a, str>>) -> Option<ConfigChoice<'a>> {
+    let value = text(c, "value")?;
+    Some(ConfigChoice {
+        name: text(c, "name").unwrap_or_else(|| value.clone()),
+        value,
+        description: text(c, "description"),
+        group,
+    })
+}
+
+/// ACP `configOptions`: selects (flat or grouped options) and booleans; an option of
+/// another type is left out (nothing to pick it with).
+fn config_options(v: &Value) -> Vec<ConfigOption<'_>> {
+    let list = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(|o| {
+            let kind = match o.get("type").and_then(Value::as_str) {
+                Some("select") => ConfigKind::Select,
+                Some("boolean") => ConfigKind::Boolean,
+                _ => return None,
+            };
+            let id = text(o, "id")?;
+            let mut options = Vec::new();
+            for c in o.get("options").and_then(Value::as_array).into_iter().flatten() {
+                match c.get("options").and_then(Value::as_array) {
+                    Some(grouped) => {
+                        let group = text(c, "name").or_else(|| text(c, "group"));
+                        options.extend(grouped.iter().filter_map(|g| choice(g, group.clone())));
+                    }
+                    None => options.extend(choice(c, None)),
+                }
+            }
+            Some(ConfigOption {
+                name: text(o, "name").unwrap_or_else(|| id.clone()),
+                id,
+                description: text(o, "description"),
+                category: text(o, "category"),
+                kind,
+                value: text(o, "currentValue"),
+                on: o.get("currentValue").and_then(Value::as_bool),
+                options,
+            })
+        })
+        .collect()
+}
+
 impl SessionView {
     fn run_update(&self) -> WebviewUpdate<'_> {
         let r = &self.run;
@@ -367,6 +454,10 @@ impl SessionView {
                 })
                 .collect(),
             links: r.log_links.iter().map(|l| Cow::Borrowed(l.url.as_str())).collect(),
+            usage: r.usage.as_ref().map(usage),
+            commands: r.commands.as_ref().map(commands).unwrap_or_default(),
+            config_options: r.config_options.as_ref().map(config_options).unwrap_or_default(),
+            mode: borrowed(&r.mode),
         })
     }
 
@@ -560,7 +651,7 @@ impl SessionView {
 
 #[cfg(test)]
 mod tests {
-    use super::{UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
+    use super::{STALE_WORDS, UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
 
     #[test]
     fn text_is_cut_at_character_boundaries() {
@@ -591,7 +682,8 @@ mod tests {
             ("answered", "answered"),
             ("settled", "answered"),
             ("reply", "answered"),
-            ("stale", "expired"),
+            ("stale", STALE_WORDS),
+            ("expired", "expired"),
             ("cancelled", "cancelled"),
             ("rejected", "dismissed"),
             ("withdrawn", "no longer needed"),

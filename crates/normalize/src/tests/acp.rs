@@ -306,3 +306,112 @@ fn bridge_events_of_the_acp_client_reduce() {
     );
     assert_eq!(v.run.errors, 1, "only the exit is an error");
 }
+
+/// The view's updates of `v` as JSON, the whole view (a resync's).
+fn snapshot(v: &SessionView) -> Vec<Value> {
+    let mut out = Vec::new();
+    v.snapshot_updates(&mut out);
+    out.iter().map(|u| serde_json::from_str(u.get()).unwrap()).collect()
+}
+
+#[test]
+fn the_run_update_carries_usage_commands_and_config_options_from_recorded_frames() {
+    // What the page's pickers, usage line and `/` menu are drawn from.
+    for (agent, file) in [("kilo", "initialize_new"), ("capable", "initialize_new")] {
+        let mut v = view_of(agent, file);
+        // The config options of `session/new`'s answer, reported by the bridge as an update.
+        let path =
+            format!("{}/../../fixtures/acp/{agent}/{file}.jsonl", env!("CARGO_MANIFEST_DIR"));
+        let options = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|f| f["msg"]["result"].get("configOptions").cloned())
+            .unwrap_or_else(|| panic!("{agent}: session/new answers config options"));
+        v.apply_event(acp(
+            json!({"sessionUpdate": "config_option_update", "configOptions": options}),
+        ));
+        let run = snapshot(&v).into_iter().find(|u| u["kind"] == "run").unwrap();
+        let model = run["configOptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["category"] == "model")
+            .unwrap_or_else(|| panic!("{agent}: a model picker: {run:#}"));
+        assert_eq!(model["kind"], "select", "{model}");
+        let value = model["value"].as_str().unwrap();
+        assert!(
+            model["options"].as_array().unwrap().iter().any(|c| c["value"] == value),
+            "{agent}: the current model is one of its choices: {model}"
+        );
+        assert!(!run["commands"].as_array().unwrap().is_empty(), "{agent}: the `/` menu: {run}");
+    }
+    let v = view_of("capable", "session_facts");
+    let run = snapshot(&v).into_iter().find(|u| u["kind"] == "run").unwrap();
+    assert_eq!(
+        run["usage"],
+        json!({"used": 1200, "size": 64000, "cost": {"amount": 0.25, "currency": "USD"}}),
+        "{run}"
+    );
+    // Grouped choices are flattened, each naming its group; a boolean is a switch; an option
+    // of an unknown type is left out.
+    let mut v = SessionView::new();
+    v.apply_event(acp(json!({"sessionUpdate": "config_option_update", "configOptions": [
+        {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "b",
+         "options": [{"group": "g1", "name": "Group one", "options": [{"value": "a", "name": "A"}]},
+                     {"group": "g2", "name": "Group two", "options": [{"value": "b", "name": "B"}]}]},
+        {"id": "fast", "name": "Fast", "type": "boolean", "currentValue": true},
+        {"id": "odd", "name": "Odd", "type": "slider", "currentValue": 3}
+    ]})));
+    v.apply_event(acp(json!({"sessionUpdate": "available_commands_update", "availableCommands": [
+        {"name": "review", "description": "Review", "input": {"hint": "what"}}, {"description": "nameless"}
+    ]})));
+    let run = snapshot(&v).into_iter().find(|u| u["kind"] == "run").unwrap();
+    assert_eq!(
+        run["configOptions"],
+        json!([
+            {"id": "model", "name": "Model", "category": "model", "kind": "select", "value": "b",
+             "options": [{"value": "a", "name": "A", "group": "Group one"},
+                         {"value": "b", "name": "B", "group": "Group two"}]},
+            {"id": "fast", "name": "Fast", "kind": "boolean", "on": true}
+        ])
+    );
+    assert_eq!(
+        run["commands"],
+        json!([{"name": "review", "description": "Review", "hint": "what"}])
+    );
+}
+
+#[test]
+fn an_elicitation_form_is_one_card_with_a_question_per_field() {
+    let mut v = SessionView::new();
+    v.apply_event(acp(json!({"type": "elicitation", "requestId": "9", "mode": "form",
+        "title": "Tell me about the release", "requestedSchema": {"type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "color": {"type": "string", "enum": ["red", "blue"], "default": "blue"},
+            "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small", "description": "fits"}]},
+            "count": {"type": "integer", "title": "Count", "description": "How many"},
+            "ratio": {"type": "number"},
+            "ok": {"type": "boolean", "default": true},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+        },
+        "required": ["name", "count"]}})));
+    let ask = snapshot(&v).into_iter().find(|u| u["kind"] == "permissionRequest").unwrap();
+    assert_eq!(ask["ask"], "question");
+    assert_eq!(ask["prompt"], "Tell me about the release");
+    assert_eq!(
+        ask["questions"],
+        json!([
+            {"question": "Name", "options": [], "field": "name", "input": "text", "required": true},
+            {"question": "color", "options": [{"label": "red", "value": "red"}, {"label": "blue", "value": "blue"}],
+             "field": "color", "default": "blue"},
+            {"question": "size", "options": [{"label": "Small", "value": "s", "description": "fits"}], "field": "size"},
+            {"question": "How many", "header": "Count", "options": [], "field": "count", "input": "integer", "required": true},
+            {"question": "ratio", "options": [], "field": "ratio", "input": "number"},
+            {"question": "ok", "options": [], "field": "ok", "input": "boolean", "default": "true"},
+            {"question": "tags", "options": [{"label": "a", "value": "a"}, {"label": "b", "value": "b"}],
+             "multiple": true, "field": "tags"}
+        ])
+    );
+}

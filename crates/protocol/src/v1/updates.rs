@@ -251,8 +251,8 @@ pub enum AskKind {
     /// Permission for a tool: answer with `bb.approvePermission({decision: option.value})`.
     Permission,
     /// A question: answer with `bb.command {command: "question.reply", args: {requestId,
-    /// answers: [[label, …], …]}}` (one list per question) or dismiss with
-    /// `question.reject`.
+    /// answers: [[label, …], …]}}` (one list per question; a form whose questions name
+    /// fields: `answers: {field: value}`) or dismiss with `question.reject`.
     Question,
 }
 
@@ -283,6 +283,36 @@ pub struct AskQuestion<'a> {
     /// Several answers may be chosen.
     #[serde(default, skip_serializing_if = "is_false")]
     pub multiple: bool,
+    /// The form field this question fills (an agent's form: ACP elicitation). When the
+    /// card's questions name fields, `question.reply`'s `answers` is an object of each
+    /// field's value (`{field: value}`: a string, a number, a boolean, or a list of option
+    /// values when `multiple`), all fields in one reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<Cow<'a, str>>,
+    /// What a person types instead of picking an option (a form field without options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<AskInput>,
+    /// The form needs this field.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub required: bool,
+    /// The field's value before the person changes it, as text (`true`/`false` for a
+    /// boolean; an option's value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Cow<'a, str>>,
+}
+
+/// The value a form field takes when it offers no options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum AskInput {
+    /// Text (sent as a string).
+    Text,
+    /// A number (sent as a JSON number).
+    Number,
+    /// A whole number (sent as a JSON integer).
+    Integer,
+    /// Yes or no (sent as `true` / `false`).
+    Boolean,
 }
 
 /// An approval card (`permissionRequest`, the spec's kind; upsert by `key`): a permission or
@@ -495,6 +525,114 @@ pub struct Run<'a> {
     /// Links to logs and artifacts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Cow<'a, str>>,
+    /// Context window use and cost, as the engine last reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage<'a>>,
+    /// The commands the engine offers for this session (the prompt box's `/` menu): run one
+    /// with `bb.command {command: "/<name> [input]"}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<SlashCommand<'a>>,
+    /// The session's settings the engine lets a person choose (model, mode, …: the pickers);
+    /// change one with `bb.command {command: "config.set", args: {configId, value}}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_options: Vec<ConfigOption<'a>>,
+    /// The session's current mode, when the engine has modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Cow<'a, str>>,
+}
+
+/// Context window use and cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage<'a> {
+    /// Tokens in the context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub used: Option<u64>,
+    /// The context window's size in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = crate::count::MAX_COUNT))]
+    pub size: Option<u64>,
+    /// What the session cost so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost<'a>>,
+}
+
+/// An amount of money.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost<'a> {
+    /// The amount.
+    pub amount: serde_json::Number,
+    /// Its currency (`USD`).
+    pub currency: Cow<'a, str>,
+}
+
+/// A command of the prompt box's `/` menu.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommand<'a> {
+    /// Its name (typed after `/`).
+    pub name: Cow<'a, str>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Cow<'a, str>>,
+    /// What to type after it, when it takes input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<Cow<'a, str>>,
+}
+
+/// How a session setting is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ConfigKind {
+    /// One of its `options` (`value` is the current one's).
+    Select,
+    /// On or off (`on`).
+    Boolean,
+}
+
+/// A session setting the engine lets a person choose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigOption<'a> {
+    /// What `config.set` names (`configId`).
+    pub id: Cow<'a, str>,
+    /// Its name, to show.
+    pub name: Cow<'a, str>,
+    /// More words about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Cow<'a, str>>,
+    /// `model`, `mode`, `thought_level`, … when the engine says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Cow<'a, str>>,
+    /// How it is chosen.
+    pub kind: ConfigKind,
+    /// A select's current value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Cow<'a, str>>,
+    /// A boolean's current state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<bool>,
+    /// A select's choices (groups flattened, each naming its group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<ConfigChoice<'a>>,
+}
+
+/// One choice of a select setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigChoice<'a> {
+    /// What `config.set` sends (`value`).
+    pub value: Cow<'a, str>,
+    /// What to show.
+    pub name: Cow<'a, str>,
+    /// More words about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Cow<'a, str>>,
+    /// The group it is listed under, when the engine groups them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<Cow<'a, str>>,
 }
 
 /// How a run changed a file.

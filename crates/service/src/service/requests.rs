@@ -19,6 +19,9 @@ use crate::engine::EngineError;
 use crate::lifecycle::{BridgeCommand, bridge_command};
 use crate::order::{RequestOrder, Ticket};
 
+/// `bb.command {command: "session.close"}`: the webview closed the session's tab.
+const SESSION_CLOSE: &str = "session.close";
+
 /// A connection's order: each response carries the host inputs to apply once it is out.
 pub(super) type Order = RequestOrder<Vec<Input>>;
 
@@ -88,6 +91,17 @@ impl Service {
         }
         if let Some(response) = crate::delivery::bridge_answer(&mut self.host, &req) {
             return Started::Answered(response);
+        }
+        // A tab closed on an engine that cannot close a session: nothing to tell the engine
+        // (the session keeps running); the webview stops showing it.
+        if let V1Call::Command(p) = &req.call
+            && p.command == SESSION_CLOSE
+            && !self.adapter.closes_sessions()
+        {
+            let output = json!({"closed": false, "reason": format!(
+                "the {} engine has no session close: the session keeps running", self.adapter.name())});
+            let result = CommandResult { session_id: p.session_id.clone(), output: Some(output) };
+            return Started::Answered(success(req.id, &result));
         }
         let method = req.call.method();
         if method != V1Method::Init

@@ -1,6 +1,7 @@
 //! `bb.command {command: "metrics"}` through the service: the host's prompt counters and the
 //! engine adapter's own counters (Kilo's out-of-scope path attempts) are in the answer, in
-//! place of the bridge's observation of the same names.
+//! place of the bridge's observation of the same names; `session.close` on an engine that
+//! has no session close is answered by the bridge.
 
 use std::sync::Arc;
 
@@ -86,6 +87,30 @@ async fn metrics_include_the_adapters_counters() {
     // The bridge's own counters are still there.
     assert_eq!(out["kilo.cli.server.crash_count"], 0, "{out}");
     assert_eq!(out["bridge"]["requests"], 1, "{out}");
+    drop(w);
+    runtime.await.unwrap().unwrap();
+}
+
+/// A tab closed on an engine that cannot close a session: the bridge answers (the session
+/// keeps running), and the engine is not asked (its `bb.command` would say `not_supported`).
+#[tokio::test]
+async fn session_close_on_an_engine_without_one_is_answered_by_the_bridge() {
+    let (_inputs, rx) = input_channel();
+    let service =
+        Service::new(ServiceConfig::default(), Arc::new(Counting), rx, Arc::new(SystemClock), None);
+    let (sink, mut w) = memory();
+    let runtime = tokio::spawn(service.run(single(sink)));
+    let close =
+        CommandParams { session_id: "s1".into(), command: "session.close".into(), args: None };
+    request(&w, "c", V1Call::Command(close)).await;
+    let (response, _) = until_response(&mut w, "c").await;
+    assert_eq!(response["ok"], true, "{response}");
+    assert_eq!(response["result"]["sessionId"], "s1", "{response}");
+    assert_eq!(response["result"]["output"]["closed"], false, "{response}");
+    let other = CommandParams { session_id: "s1".into(), command: "fork".into(), args: None };
+    request(&w, "f", V1Call::Command(other)).await;
+    let (response, _) = until_response(&mut w, "f").await;
+    assert_eq!(response["error"]["code"], "not_supported", "other commands reach the engine");
     drop(w);
     runtime.await.unwrap().unwrap();
 }

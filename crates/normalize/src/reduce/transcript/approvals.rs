@@ -1,8 +1,9 @@
 //! Approval cards (permissions and questions) and notice cards.
 
 use bb_payload::{LooseBool, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64, LooseVec};
-use bb_protocol::v1::{AnsweredBy, AskOption, AskQuestion};
+use bb_protocol::v1::{AnsweredBy, AskInput, AskOption, AskQuestion};
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::super::blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, NoticeBlock, NoticeLevel,
@@ -59,7 +60,9 @@ impl Transcript {
             .or_else(|| f.patterns.get().and_then(<[_]>::first).and_then(LooseStr::get))
             .or_else(|| tool_call.and_then(|t| kilo::non_empty(&t.title)));
         let prompt = if question {
-            question_text().map_or_else(|| "A question for you".to_owned(), one_line)
+            question_text()
+                .or_else(|| kilo::non_empty(&f.title))
+                .map_or_else(|| "A question for you".to_owned(), one_line)
         } else {
             ask_in_words(action, target, summary.as_deref(), tool.as_deref())
         };
@@ -79,7 +82,13 @@ impl Transcript {
         {
             return; // a repeated request for a pending card changes nothing
         }
-        let questions = if question { questions(&f) } else { Vec::new() };
+        let questions = if !question {
+            Vec::new()
+        } else if ev.kind == "elicitation" {
+            ev.payload.get("requestedSchema").map(form_questions).unwrap_or_default()
+        } else {
+            questions(&f)
+        };
         let prompt_id = self.idx.prompt.clone();
         let session_id = self.idx.owner.clone();
         let i = self.push(|block_id| {
@@ -258,6 +267,89 @@ fn questions(f: &AskFields<'_>) -> Vec<AskQuestion<'static>> {
                 })
                 .unwrap_or_default(),
             multiple: q.multiple.0.unwrap_or(false),
+            field: None,
+            input: None,
+            required: false,
+            default: None,
+        })
+        .collect()
+}
+
+/// An agent's form (ACP elicitation `requestedSchema`: an object's properties) as one
+/// question per field, in the schema's order: a string with `enum` / `oneOf`, or an array of
+/// `enum` / `anyOf` items, offers its options (the array: several); other strings, numbers,
+/// integers and booleans are typed in. Each names its `field`, so the answer is one object.
+fn form_questions(schema: &Value) -> Vec<AskQuestion<'static>> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let text = |v: &Value, key: &str| {
+        v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(one_line)
+    };
+    properties
+        .iter()
+        .map(|(field, p)| {
+            let kind = p.get("type").and_then(Value::as_str).unwrap_or("string");
+            let items = p.get("items").unwrap_or(&Value::Null);
+            let (list, titled) = if kind == "array" {
+                (items.get("enum"), items.get("anyOf"))
+            } else {
+                (p.get("enum"), p.get("oneOf"))
+            };
+            let mut options: Vec<AskOption<'static>> = list
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|v| AskOption {
+                    label: v.to_owned().into(),
+                    value: v.to_owned().into(),
+                    description: None,
+                })
+                .collect();
+            options.extend(titled.and_then(Value::as_array).into_iter().flatten().filter_map(
+                |o| {
+                    let value = o.get("const").and_then(Value::as_str)?.to_owned();
+                    Some(AskOption {
+                        label: text(o, "title").unwrap_or_else(|| value.clone()).into(),
+                        value: value.into(),
+                        description: text(o, "description").map(Into::into),
+                    })
+                },
+            ));
+            let input = options.is_empty().then_some(match kind {
+                "number" => AskInput::Number,
+                "integer" => AskInput::Integer,
+                "boolean" => AskInput::Boolean,
+                _ => AskInput::Text,
+            });
+            let title = text(p, "title");
+            let description = text(p, "description");
+            let default = match p.get("default") {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_owned),
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => Some(v.to_string()),
+                _ => None,
+            };
+            AskQuestion {
+                question: description
+                    .clone()
+                    .or_else(|| title.clone())
+                    .unwrap_or_else(|| field.clone())
+                    .into(),
+                header: description.and(title).map(Into::into),
+                options,
+                multiple: kind == "array",
+                field: Some(field.clone().into()),
+                input,
+                required: required.contains(&field.as_str()),
+                default: default.map(Into::into),
+            }
         })
         .collect()
 }
