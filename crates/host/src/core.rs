@@ -313,6 +313,7 @@ impl Host {
                 for (tab, seen) in last_seen {
                     self.tabs.resume(conn, &tab, seen);
                 }
+                self.tabs.drop_unsent_implicit(conn);
                 let c = self.conn_mut(conn);
                 c.ready = true;
                 // A (re)initialised webview gets the full picture again.

@@ -65,7 +65,10 @@
 //!   tab to the connection (a recreated webview reattaching, also over a new connection) and
 //!   replays what came after `seq`, or resyncs. A tab the bridge does not know (the bridge
 //!   restarted) continues numbering after `seq`, so the webview's de-duplication never drops
-//!   new messages; its sessions are bound again when the webview selects them. Without
+//!   new messages; its sessions are bound again when the webview selects them (and the
+//!   connection's implicit tab, which recorded what the restarted bridge resumed before the
+//!   webview was ready, is dropped: the named tab that selects a session gets those messages
+//!   once, from the early store). Without
 //!   `lastSeen` a re-`bb.init` gets what was not yet handed to the connection, plus the
 //!   connection and state again. Tabs of closed connections are kept (at most
 //!   `max_detached_tabs`, oldest forgotten) and keep recording.

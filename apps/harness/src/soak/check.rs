@@ -58,14 +58,16 @@ enum Fate {
     Declared,
 }
 
-/// Checks one window's log of a session against the engine's.
-pub(crate) fn check(truth: &SessionTruth, log: &SessionLog) -> Tally {
+/// Checks one window's log of a session against the engine's: the counts, and the lost
+/// and the duplicated events (`seq:type`, for the run's report).
+pub(crate) fn verdict(truth: &SessionTruth, log: &SessionLog) -> (Tally, Vec<String>, Vec<String>) {
     let events = &truth.events;
     let index: HashMap<&str, usize> =
         events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
     let start = events.iter().position(|e| e.kind == "user_message").unwrap_or(events.len());
     let mut fate = vec![Fate::Missing; events.len()];
     let mut tally = Tally::default();
+    let mut doubled = Vec::new();
     // Item positions where a declared resync or gap covers what came before the next event.
     let mut declares: Vec<usize> = log.resyncs.clone();
     declares.extend(
@@ -76,11 +78,15 @@ pub(crate) fn check(truth: &SessionTruth, log: &SessionLog) -> Tally {
     for (at, got) in log.items.iter().enumerate() {
         let Some(&i) = index.get(got.id.as_str()) else { continue };
         match fate[i] {
-            Fate::Delivered(life) if life == got.life => tally.duplicated += 1,
+            Fate::Delivered(life) if life == got.life => {
+                tally.duplicated += 1;
+                doubled.push(format!("{}:{}", got.id, got.kind));
+            }
             Fate::Delivered(_) | Fate::Merged => tally.redelivered += 1,
             Fate::Missing | Fate::Declared => {
                 fate[i] = Fate::Delivered(got.life);
-                if events[i].merge_key.is_some() && !merge_back(events, &mut fate, i, &got.text)
+                if events[i].merge_key.is_some()
+                    && !merge_back(events, &mut fate, i, &got.text, got.life)
                 {
                     tally.garbled += 1;
                 }
@@ -103,33 +109,46 @@ pub(crate) fn check(truth: &SessionTruth, log: &SessionLog) -> Tally {
             }
         }
     }
-    for f in &fate[start..] {
+    let mut lost = Vec::new();
+    for (i, f) in fate.iter().enumerate().skip(start) {
         tally.checked += 1;
         match f {
-            Fate::Missing => tally.lost += 1,
+            Fate::Missing => {
+                tally.lost += 1;
+                lost.push(format!("{}:{}", events[i].id, events[i].kind));
+            }
             Fate::Delivered(_) => tally.delivered += 1,
             Fate::Merged => tally.merged += 1,
             Fate::Declared => tally.declared += 1,
         }
     }
-    tally
+    (tally, lost, doubled)
 }
 
 /// Marks the deltas a coalesced delta at `i` with text `text` merged (the undelivered
 /// deltas of its message right before it, whose texts end its text in order). False when
 /// the text is not made of them.
-fn merge_back(events: &[super::proxy::Sent], fate: &mut [Fate], i: usize, text: &str) -> bool {
+fn merge_back(
+    events: &[super::proxy::Sent],
+    fate: &mut [Fate],
+    i: usize,
+    text: &str,
+    life: u32,
+) -> bool {
     let Some(mut rest) = text.strip_suffix(events[i].text.as_str()) else { return false };
     let key = &events[i].merge_key;
     let mut j = i;
     while !rest.is_empty() && j > 0 {
         j -= 1;
-        if events[j].merge_key != *key || matches!(fate[j], Fate::Delivered(_)) {
+        // A restarted bridge may merge again deltas its earlier life delivered.
+        if events[j].merge_key != *key || fate[j] == Fate::Delivered(life) {
             return false;
         }
         let Some(before) = rest.strip_suffix(events[j].text.as_str()) else { return false };
         rest = before;
-        fate[j] = Fate::Merged;
+        if !matches!(fate[j], Fate::Delivered(_)) {
+            fate[j] = Fate::Merged;
+        }
     }
     rest.is_empty()
 }

@@ -16,6 +16,9 @@ use super::{Bridge, Rig, lock};
 /// Bound on one turn, faults included (a 25 s stall, a bridge restart).
 const TURN_WAIT: Duration = Duration::from_secs(120);
 
+/// Bound on a turn once the soak stops.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
 /// A session the soak created.
 #[derive(Debug, Clone)]
 pub(crate) struct Created {
@@ -64,7 +67,7 @@ impl Rng {
 pub(crate) async fn drive(
     rig: Arc<Rig>,
     bridges: Arc<Vec<Bridge>>,
-    bridge: usize,
+    (bridge, slot): (usize, usize),
     seed: u64,
     stats: Arc<Stats>,
 ) {
@@ -78,7 +81,7 @@ pub(crate) async fn drive(
         let epoch = rig.engine_epoch.load(Ordering::SeqCst);
         let (id, born) = match session.take() {
             Some((id, born)) if born == epoch => (id, born),
-            _ => match create(bridge, &stats).await {
+            _ => match create(bridge, slot, &stats).await {
                 Some(id) => (id, epoch),
                 None => {
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -105,10 +108,16 @@ pub(crate) async fn drive(
     }
 }
 
+/// The tab a window shows the driver `slot`'s session in (a tab shows one session).
+fn tab(w: &Window, slot: usize) -> String {
+    format!("tab-{}-{slot}", w.name)
+}
+
 /// Creates a session on the first window and selects it on the others.
-async fn create(bridge: &Bridge, stats: &Stats) -> Option<String> {
+async fn create(bridge: &Bridge, slot: usize, stats: &Stats) -> Option<String> {
     let first = &bridge.windows[0];
-    let created = first.call("bb.createSession", json!({"tabId": first.tab})).await;
+    let created =
+        first.call("bb.createSession", json!({"tabId": tab(first, slot)})).await;
     let Some(id) = created["result"]["sessionId"].as_str().map(str::to_owned) else {
         tracing::warn!(bridge = bridge.name, "soak: createSession: {created}");
         eprintln!("soak: {}: createSession: {created}", bridge.name);
@@ -119,7 +128,7 @@ async fn create(bridge: &Bridge, stats: &Stats) -> Option<String> {
         // A window that is away selects it when it comes back (a failed call is retried).
         for _ in 0..20 {
             let selected =
-                w.call("bb.selectSession", json!({"sessionId": id, "tabId": w.tab})).await;
+                w.call("bb.selectSession", json!({"sessionId": id, "tabId": tab(w, slot)})).await;
             if selected["ok"] == true {
                 break;
             }
@@ -156,7 +165,8 @@ async fn one_turn(
             TurnEnd::NotSent
         };
     }
-    let deadline = tokio::time::Instant::now() + TURN_WAIT;
+    let mut deadline = tokio::time::Instant::now() + TURN_WAIT;
+    let mut stop_seen = false;
     loop {
         if rig.engine_epoch.load(Ordering::SeqCst) != born {
             return TurnEnd::EngineGone;
@@ -189,6 +199,11 @@ async fn one_turn(
                 // No window could answer (away, or the bridge restarting): again shortly.
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
+        }
+        if !stop_seen && rig.stopping.load(Ordering::SeqCst) {
+            // The soak ends: the turn has a little longer to finish.
+            stop_seen = true;
+            deadline = deadline.min(tokio::time::Instant::now() + STOP_WAIT);
         }
         if tokio::time::Instant::now() >= deadline {
             return TurnEnd::Stuck;

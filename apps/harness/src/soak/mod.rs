@@ -31,6 +31,9 @@ use window::{Dial, Window};
 /// Bound on one call through a window (a loaded machine, a bridge restarting).
 pub(crate) const CALL_WAIT: Duration = Duration::from_secs(60);
 
+/// Bound on the windows catching up once the sessions are quiet.
+const SETTLE_WAIT: Duration = Duration::from_secs(60);
+
 /// The turns the fake engine plays in rotation: the demo's (a reply, a tool call, an edit
 /// that waits for a permission decision) and two short replies.
 const SCRIPTS: [(&str, &str); 2] = [
@@ -70,6 +73,9 @@ pub(crate) struct SoakArgs {
     /// The `bb-gateway` binary (default: beside this one).
     #[arg(long)]
     gateway: Option<PathBuf>,
+    /// Write every line each window reads to `window-NAME.jsonl` in the run's directory.
+    #[arg(long)]
+    trace: bool,
     /// Keep the run's directory (logs, state directories) here instead of a temporary one.
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -218,20 +224,21 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         args: engine_args(&dir.join("state-stdio")),
         log: rig.log("stdio"),
     };
+    let trace = args.trace.then_some(dir.as_path());
     let bridges = vec![
-        Bridge { name: "stdio", windows: vec![Window::open("s1", stdio).await?] },
+        Bridge { name: "stdio", windows: vec![Window::open("s1", stdio, trace).await?] },
         Bridge {
             name: "listen",
             windows: vec![
-                Window::open("l1", Dial::Socket(socket.clone())).await?,
-                Window::open("l2", Dial::Socket(socket.clone())).await?,
+                Window::open("l1", Dial::Socket(socket.clone()), trace).await?,
+                Window::open("l2", Dial::Socket(socket.clone()), trace).await?,
             ],
         },
         Bridge {
             name: "gateway",
             windows: vec![
-                Window::open("g1", Dial::Ws(ws.clone())).await?,
-                Window::open("g2", Dial::Ws(ws)).await?,
+                Window::open("g1", Dial::Ws(ws.clone()), trace).await?,
+                Window::open("g2", Dial::Ws(ws), trace).await?,
             ],
         },
     ];
@@ -246,7 +253,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         drivers.push(tokio::spawn(driver::drive(
             Arc::clone(&rig),
             Arc::clone(&bridges),
-            bridge,
+            (bridge, n),
             args.seed.wrapping_mul(1000).wrapping_add(n as u64),
             Arc::clone(&stats),
         )));
@@ -265,16 +272,15 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
     for d in drivers {
         d.await?;
     }
-    let settled = settle(&rig, &bridges).await;
+    let settled = settle(&rig, &bridges, &stats).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     rig.sampler.sample();
     sampling.abort();
     let elapsed = started.elapsed();
 
     // The verdict.
-    let mut events = check::Tally::default();
+    let (events, report) = verdict(&rig, &bridges, &stats);
     let mut approvals = check::Approvals::default();
-    let (mut seq_gaps, mut replayed, mut reconnects) = (0, 0, 0);
     rig.proxy.with_truth(|truth| {
         for session in truth.values() {
             let a = check::approvals(session);
@@ -283,20 +289,15 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
             approvals.answered_twice += a.answered_twice;
             approvals.unanswered += a.unanswered;
         }
-        for bridge in bridges.iter() {
-            for w in &bridge.windows {
-                for session in lock(&stats.sessions).iter().filter(|s| s.bridge == bridge.name) {
-                    if let Some(t) = truth.get(&session.id) {
-                        events.add(check::check(t, &w.log(&session.id)));
-                    }
-                }
-                let r = lock(&w.record);
-                seq_gaps += r.seq_gaps;
-                replayed += r.replayed;
-                reconnects += r.reconnects;
-            }
-        }
     });
+    let (mut seq_gaps, mut replayed, mut reconnects) = (0, 0, 0);
+    for w in bridges.iter().flat_map(|b| &b.windows) {
+        let r = lock(&w.record);
+        seq_gaps += r.seq_gaps;
+        replayed += r.replayed;
+        reconnects += r.reconnects;
+    }
+    std::fs::write(dir.join("verdict.jsonl"), report)?;
     let lives = rig.sampler.lives();
     let peak_rss = lives.iter().map(|l| l.peak_rss).max().unwrap_or(0);
     let fd_growth = lives
@@ -369,10 +370,40 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
 
 /// Waits (bounded) until every window has every event the engine sent of its sessions, or
 /// a declared resync for them; false when the bound passed first.
-async fn settle(rig: &Rig, bridges: &[Bridge]) -> bool {
-    let _ = (rig, bridges);
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    true
+async fn settle(rig: &Rig, bridges: &[Bridge], stats: &driver::Stats) -> bool {
+    let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
+    loop {
+        if verdict(rig, bridges, stats).0.lost == 0 {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Every window's sessions checked: the sum, and one report line per window and session.
+fn verdict(rig: &Rig, bridges: &[Bridge], stats: &driver::Stats) -> (check::Tally, String) {
+    let sessions = lock(&stats.sessions).clone();
+    let mut sum = check::Tally::default();
+    let mut report = String::new();
+    rig.proxy.with_truth(|truth| {
+        for bridge in bridges {
+            for w in &bridge.windows {
+                for session in sessions.iter().filter(|s| s.bridge == bridge.name) {
+                    let Some(t) = truth.get(&session.id) else { continue };
+                    let (tally, lost, doubled) = check::verdict(t, &w.log(&session.id));
+                    sum.add(tally);
+                    let line = json!({"window": w.name, "session": session.id,
+                                      "tally": tally, "lost": lost, "duplicated": doubled});
+                    report.push_str(&line.to_string());
+                    report.push('\n');
+                }
+            }
+        }
+    });
+    (sum, report)
 }
 
 /// The fault counts by kind, for the summary.

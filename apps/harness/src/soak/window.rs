@@ -62,8 +62,8 @@ pub(crate) struct SessionLog {
 #[derive(Debug, Default)]
 pub(crate) struct Record {
     pub(crate) sessions: HashMap<String, SessionLog>,
-    /// The highest `seq` read (what `lastSeen` names).
-    pub(crate) last_seq: u64,
+    /// The highest `seq` read per tab (what `lastSeen` names).
+    pub(crate) last_seq: HashMap<String, u64>,
     /// Messages dropped because their `seq` was already seen (a replay overlapping).
     pub(crate) replayed: u64,
     /// Messages whose `seq` skipped numbers (a message lost between bridge and window).
@@ -89,7 +89,6 @@ enum Step {
 #[derive(Clone)]
 pub(crate) struct Window {
     pub(crate) name: String,
-    pub(crate) tab: String,
     cmds: mpsc::UnboundedSender<Cmd>,
     pub(crate) record: Arc<Mutex<Record>>,
     pub(crate) changed: Arc<Notify>,
@@ -97,6 +96,8 @@ pub(crate) struct Window {
     pub(crate) bridge_pid: Arc<AtomicU32>,
     /// The bridge's current life, bumped when the window finds it restarted.
     pub(crate) life: Arc<AtomicU32>,
+    /// Where every line read and every connection change is written (`--trace`).
+    trace: Option<Arc<Mutex<std::fs::File>>>,
 }
 
 impl std::fmt::Debug for Window {
@@ -107,16 +108,26 @@ impl std::fmt::Debug for Window {
 
 impl Window {
     /// Connects (retrying while the bridge comes up), sends `bb.init` and starts the task.
-    pub(crate) async fn open(name: &str, dial: Dial) -> anyhow::Result<Self> {
+    pub(crate) async fn open(
+        name: &str,
+        dial: Dial,
+        trace: Option<&std::path::Path>,
+    ) -> anyhow::Result<Self> {
+        let trace = match trace {
+            Some(dir) => Some(Arc::new(Mutex::new(std::fs::File::create(
+                dir.join(format!("window-{name}.jsonl")),
+            )?))),
+            None => None,
+        };
         let (cmds, rx) = mpsc::unbounded_channel();
         let window = Self {
             name: name.to_owned(),
-            tab: format!("tab-{name}"),
             cmds,
             record: Arc::default(),
             changed: Arc::default(),
             bridge_pid: Arc::default(),
             life: Arc::default(),
+            trace,
         };
         let mut task = Task {
             window: window.clone(),
@@ -159,6 +170,13 @@ impl Window {
 
     pub(crate) fn restart_bridge(&self) {
         let _ = self.cmds.send(Cmd::RestartBridge);
+    }
+
+    fn trace(&self, line: &str) {
+        if let Some(file) = &self.trace {
+            use std::io::Write as _;
+            let _ = writeln!(lock(file), "{line}");
+        }
     }
 
     /// A copy of a session's log.
@@ -235,10 +253,12 @@ struct Task {
     window: Window,
     dial: Dial,
     conn: Option<Conn>,
-    pending: HashMap<String, oneshot::Sender<Value>>,
+    /// Calls in flight: where to answer, and a create's tab.
+    pending: HashMap<String, (oneshot::Sender<Value>, Option<String>)>,
     next_id: u64,
-    /// Sessions this window's tab shows (selected again after a bridge restart).
-    selected: Vec<String>,
+    /// Sessions this window's tabs show, with the tab (selected again after a bridge
+    /// restart).
+    selected: Vec<(String, String)>,
 }
 
 impl Task {
@@ -259,14 +279,17 @@ impl Task {
                 Step::Cmd(None | Some(Cmd::Close)) => break,
                 Step::Cmd(Some(Cmd::Call { method, params, reply })) => {
                     if method == "bb.selectSession"
-                        && let Some(session) = params["sessionId"].as_str()
-                        && !self.selected.iter().any(|s| s == session)
+                        && let (Some(session), Some(tab)) =
+                            (params["sessionId"].as_str(), params["tabId"].as_str())
                     {
-                        self.selected.push(session.to_owned());
+                        self.remember(session, tab);
                     }
+                    let creating = (method == "bb.createSession")
+                        .then(|| params["tabId"].as_str().map(str::to_owned))
+                        .flatten();
                     let id = self.request_id();
                     if conn.send(envelope(conn.is_ws(), &id, &method, &params)).await {
-                        self.pending.insert(id, reply);
+                        self.pending.insert(id, (reply, creating));
                     } else {
                         let _ = reply.send(json!({"ok": false, "error": {"code": "soak_send_failed"}}));
                     }
@@ -311,7 +334,7 @@ impl Task {
     }
 
     fn fail_pending(&mut self) {
-        for (_, reply) in self.pending.drain() {
+        for (_, (reply, _)) in self.pending.drain() {
             let _ = reply.send(json!({"ok": false, "error": {"code": "soak_disconnected"}}));
         }
     }
@@ -319,6 +342,7 @@ impl Task {
     /// Dials, `bb.init`s with `lastSeen` (once anything was seen) and, after a bridge
     /// restart, selects the tab's sessions again. Retries the dial for a while.
     async fn connect(&mut self, restarted: bool) -> anyhow::Result<()> {
+        self.window.trace(&format!("# connect restarted={restarted}"));
         if restarted {
             self.window.life.fetch_add(1, Ordering::SeqCst);
             lock(&self.window.record).reconnects += 1;
@@ -341,16 +365,16 @@ impl Task {
         if let Conn::Lines { child: Some(child), .. } = &conn {
             self.window.bridge_pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
         }
-        let last_seq = lock(&self.window.record).last_seq;
+        let last_seen = lock(&self.window.record).last_seq.clone();
         let mut params = json!({"workspaceTrusted": true});
-        if last_seq > 0 {
-            params["lastSeen"] = json!({ self.window.tab.clone(): last_seq });
+        if !last_seen.is_empty() {
+            params["lastSeen"] = json!(last_seen);
         }
         let init = self.call_inline(&mut conn, "bb.init", params).await;
         anyhow::ensure!(init["ok"] == true, "bb.init: {init}");
         if restarted {
-            for session in self.selected.clone() {
-                let params = json!({"sessionId": session, "tabId": self.window.tab});
+            for (session, tab) in self.selected.clone() {
+                let params = json!({"sessionId": session, "tabId": tab});
                 self.call_inline(&mut conn, "bb.selectSession", params).await;
             }
         }
@@ -377,14 +401,14 @@ impl Task {
     }
 
     fn handle(&mut self, text: &str) {
+        self.window.trace(text);
         match decode(text) {
             Incoming::Response(id, v) => {
-                if let Some(reply) = self.pending.remove(&id) {
-                    if v["ok"] == true
-                        && let Some(session) = v["result"]["sessionId"].as_str()
-                        && !self.selected.iter().any(|s| s == session)
+                if let Some((reply, creating)) = self.pending.remove(&id) {
+                    if let (Some(tab), Some(session)) =
+                        (creating, v["result"]["sessionId"].as_str())
                     {
-                        self.selected.push(session.to_owned());
+                        self.remember(session, &tab);
                     }
                     let _ = reply.send(v);
                 }
@@ -395,18 +419,25 @@ impl Task {
         self.window.changed.notify_waiters();
     }
 
+    fn remember(&mut self, session: &str, tab: &str) {
+        if !self.selected.iter().any(|(s, _)| s == session) {
+            self.selected.push((session.to_owned(), tab.to_owned()));
+        }
+    }
+
     fn events(&mut self, payload: &Value) {
         let life = self.window.life.load(Ordering::SeqCst);
         let mut record = lock(&self.window.record);
-        if let Some(seq) = payload["seq"].as_u64() {
-            if seq <= record.last_seq {
+        if let (Some(seq), Some(tab)) = (payload["seq"].as_u64(), payload["tabId"].as_str()) {
+            let last = record.last_seq.get(tab).copied().unwrap_or(0);
+            if seq <= last {
                 record.replayed += 1;
                 return;
             }
-            if record.last_seq > 0 && seq != record.last_seq + 1 {
+            if last > 0 && seq != last + 1 {
                 record.seq_gaps += 1;
             }
-            record.last_seq = seq;
+            record.last_seq.insert(tab.to_owned(), seq);
         }
         let Some(session) = payload["sessionId"].as_str() else { return };
         let log = record.sessions.entry(session.to_owned()).or_default();
