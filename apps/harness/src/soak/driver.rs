@@ -116,8 +116,7 @@ fn tab(w: &Window, slot: usize) -> String {
 /// Creates a session on the first window and selects it on the others.
 async fn create(bridge: &Bridge, slot: usize, stats: &Stats) -> Option<String> {
     let first = &bridge.windows[0];
-    let created =
-        first.call("bb.createSession", json!({"tabId": tab(first, slot)})).await;
+    let created = first.call("bb.createSession", json!({"tabId": tab(first, slot)})).await;
     let Some(id) = created["result"]["sessionId"].as_str().map(str::to_owned) else {
         tracing::warn!(bridge = bridge.name, "soak: createSession: {created}");
         eprintln!("soak: {}: createSession: {created}", bridge.name);
@@ -165,7 +164,7 @@ async fn one_turn(
             TurnEnd::NotSent
         };
     }
-    let mut deadline = tokio::time::Instant::now() + TURN_WAIT;
+    let mut deadline = super::now() + TURN_WAIT;
     let mut stop_seen = false;
     loop {
         if rig.engine_epoch.load(Ordering::SeqCst) != born {
@@ -203,9 +202,9 @@ async fn one_turn(
         if !stop_seen && rig.stopping.load(Ordering::SeqCst) {
             // The soak ends: the turn has a little longer to finish.
             stop_seen = true;
-            deadline = deadline.min(tokio::time::Instant::now() + STOP_WAIT);
+            deadline = deadline.min(super::now() + STOP_WAIT);
         }
-        if tokio::time::Instant::now() >= deadline {
+        if super::now() >= deadline {
             return TurnEnd::Stuck;
         }
         let wait = owner.changed.notified();
@@ -232,8 +231,7 @@ async fn answer(
     let results: Vec<Value> = futures_util::future::join_all(calls).await;
     stats.answers.fetch_add(results.len() as u64, Ordering::SeqCst);
     let accepted = results.iter().filter(|r| r["ok"] == true).count();
-    let refused =
-        results.iter().filter(|r| r["error"]["code"] == "permission_not_pending").count();
+    let refused = results.iter().filter(|r| r["error"]["code"] == "permission_not_pending").count();
     stats.refused.fetch_add(refused as u64, Ordering::SeqCst);
     if accepted > 1 {
         stats.double_ok.fetch_add(1, Ordering::SeqCst);

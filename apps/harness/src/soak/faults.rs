@@ -1,5 +1,7 @@
 //! The fault schedule: one fault every `every` seconds until the deadline, the first round
-//! injecting every kind once in a seeded order, then seeded picks.
+//! injecting every kind once in a seeded order, then seeded picks. Faults do not overlap: a
+//! window is back (reattached, reading) and a stall over before the next fault, so each
+//! fault is checked on its own.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -29,6 +31,12 @@ pub(crate) struct Schedule {
     pub(crate) seed: u64,
 }
 
+/// The longest a window stays away or unread beyond its minimum: under half the interval.
+fn away_ms(schedule: &Schedule) -> u64 {
+    let half = u64::try_from(schedule.every.as_millis() / 2).unwrap_or(u64::MAX);
+    half.saturating_sub(1000).max(1)
+}
+
 /// Injects faults until `until`; the counts by kind.
 pub(crate) async fn inject(
     rig: &Arc<Rig>,
@@ -42,7 +50,7 @@ pub(crate) async fn inject(
         order.swap(i, rng.below(i as u64 + 1) as usize);
     }
     let mut injected: Injected = KINDS.iter().map(|k| (*k, 0)).collect();
-    let mut next = Instant::now() + schedule.every / 2;
+    let mut next = super::now() + schedule.every / 2;
     let mut n = 0usize;
     let mut stalled_until: Option<Instant> = None;
     loop {
@@ -52,11 +60,11 @@ pub(crate) async fn inject(
             break;
         }
         tokio::time::sleep_until(wake).await;
-        if stalled_until.is_some_and(|s| s <= Instant::now()) {
+        if stalled_until.is_some_and(|s| s <= super::now()) {
             rig.proxy.set_stalled(false);
             stalled_until = None;
         }
-        if Instant::now() < next {
+        if super::now() < next {
             continue;
         }
         next += schedule.every;
@@ -65,10 +73,6 @@ pub(crate) async fn inject(
             None => KINDS[rng.below(KINDS.len() as u64) as usize],
         };
         n += 1;
-        // One stall at a time.
-        if kind == "streamStall" && stalled_until.is_some() {
-            continue;
-        }
         tracing::info!(kind, "soak: injecting");
         match kind {
             "engineKill" => {
@@ -83,7 +87,9 @@ pub(crate) async fn inject(
             }
             "streamStall" => {
                 rig.proxy.set_stalled(true);
-                stalled_until = Some(Instant::now() + schedule.stall);
+                let over = super::now() + schedule.stall;
+                stalled_until = Some(over);
+                next = next.max(over + schedule.every / 2);
             }
             "streamCut" => rig.proxy.cut(),
             "listenSidecarKill" => {
@@ -115,12 +121,12 @@ pub(crate) async fn inject(
                 // A socket or WebSocket window (closing a stdio window ends its sidecar).
                 let away: Vec<_> = bridges.iter().skip(1).flat_map(|b| &b.windows).collect();
                 let w = away[rng.below(away.len() as u64) as usize];
-                w.detach(Duration::from_millis(500 + rng.below(3000)));
+                w.detach(Duration::from_millis(500 + rng.below(away_ms(schedule))));
             }
             _ => {
                 let all: Vec<_> = bridges.iter().flat_map(|b| &b.windows).collect();
                 let w = all[rng.below(all.len() as u64) as usize];
-                w.pause(Duration::from_millis(2000 + rng.below(6000)));
+                w.pause(Duration::from_millis(1000 + rng.below(away_ms(schedule))));
             }
         }
         *injected.entry(kind).or_default() += 1;

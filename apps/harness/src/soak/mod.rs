@@ -41,6 +41,13 @@ const SCRIPTS: [(&str, &str); 2] = [
     ("reply.jsonl", include_str!("../../../../fixtures/soak/reply.jsonl")),
 ];
 
+/// The soak's one door to the clock: it schedules faults and bounds waits in real time, from
+/// outside the bridges.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn now() -> tokio::time::Instant {
+    tokio::time::Instant::now()
+}
+
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -115,8 +122,8 @@ impl Rig {
 
     /// Starts the `--listen` sidecar (again, on the same socket and state directory).
     pub(crate) async fn start_listen(&self) -> anyhow::Result<()> {
-        let ready = procs::Ready::spawn(&self.sidecar, &self.listen_args, &self.log("listen"))
-            .await?;
+        let ready =
+            procs::Ready::spawn(&self.sidecar, &self.listen_args, &self.log("listen")).await?;
         anyhow::ensure!(ready.line.starts_with("listening on"), "listen: {:?}", ready.line);
         self.sampler.watch("listen", ready.pid());
         *self.listen.lock().await = Some(ready);
@@ -193,7 +200,12 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         .collect()
     };
     let mut listen_args = engine_args(&dir.join("state-listen"));
-    listen_args.extend(["--listen".into(), socket.display().to_string(), "--linger".into(), "600".into()]);
+    listen_args.extend([
+        "--listen".into(),
+        socket.display().to_string(),
+        "--linger".into(),
+        "600".into(),
+    ]);
     let rig = Arc::new(Rig {
         dir: dir.clone(),
         harness: std::env::current_exe()?,
@@ -209,9 +221,13 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
     });
     rig.start_engine().await.context("starting the fake engine")?;
     rig.start_listen().await.context("starting the --listen sidecar")?;
-    let gw = procs::Ready::spawn(&gateway, &engine_args(&dir.join("state-gateway")), &rig.log("gateway"))
-        .await
-        .context("starting the gateway")?;
+    let gw = procs::Ready::spawn(
+        &gateway,
+        &engine_args(&dir.join("state-gateway")),
+        &rig.log("gateway"),
+    )
+    .await
+    .context("starting the gateway")?;
     rig.sampler.watch("gateway", gw.pid());
     let ws = gw
         .line
@@ -263,7 +279,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         stall: Duration::from_secs(args.stall),
         seed: args.seed,
     };
-    let started = tokio::time::Instant::now();
+    let started = now();
     let injected =
         faults::inject(&rig, &bridges, &schedule, started + Duration::from_secs(args.duration))
             .await;
@@ -371,12 +387,12 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
 /// Waits (bounded) until every window has every event the engine sent of its sessions, or
 /// a declared resync for them; false when the bound passed first.
 async fn settle(rig: &Rig, bridges: &[Bridge], stats: &driver::Stats) -> bool {
-    let deadline = tokio::time::Instant::now() + SETTLE_WAIT;
+    let deadline = now() + SETTLE_WAIT;
     loop {
         if verdict(rig, bridges, stats).0.lost == 0 {
             return true;
         }
-        if tokio::time::Instant::now() >= deadline {
+        if now() >= deadline {
             return false;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;

@@ -12,7 +12,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
-/// A command for a bridge binary: its log appended to `log`, killed with the soak.
+/// A command for a bridge binary: its log appended to `log`, killed with the soak. The soak's
+/// one door to processes: it runs the binaries a user runs, from outside.
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn bridge_command(
     exe: &Path,
     args: &[String],
@@ -52,7 +54,9 @@ impl Ready {
         let line = tokio::time::timeout(Duration::from_secs(120), lines.next_line())
             .await
             .with_context(|| format!("{} printed nothing within 120 s", exe.display()))??
-            .with_context(|| format!("{} exited before it was ready (see {})", exe.display(), log.display()))?;
+            .with_context(|| {
+                format!("{} exited before it was ready (see {})", exe.display(), log.display())
+            })?;
         // Keep reading (and dropping) what it prints so it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Ok(Self { child, line })

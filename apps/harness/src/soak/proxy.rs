@@ -244,7 +244,8 @@ fn tap(
                 let mut truth = lock(&shared.truth);
                 for item in items.drain(..) {
                     if let SseItem::Event(event) = item
-                        && let Some((id_session, sent)) = Sent::parse(&event.last_event_id, &event.data)
+                        && let Some((id_session, sent)) =
+                            Sent::parse(&event.last_event_id, &event.data)
                     {
                         debug_assert_eq!(id_session, session);
                         truth.entry(id_session).or_default().record(sent);

@@ -188,10 +188,16 @@ impl Window {
 enum Conn {
     Lines {
         write: Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
-        read: tokio::io::Lines<BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>>,
-        child: Option<tokio::process::Child>,
+        read: Box<tokio::io::Lines<BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>>>,
+        child: Option<Box<tokio::process::Child>>,
     },
-    Ws(Box<tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>>),
+    Ws(
+        Box<
+            tokio_tungstenite::WebSocketStream<
+                tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+            >,
+        >,
+    ),
 }
 
 impl Conn {
@@ -291,7 +297,8 @@ impl Task {
                     if conn.send(envelope(conn.is_ws(), &id, &method, &params)).await {
                         self.pending.insert(id, (reply, creating));
                     } else {
-                        let _ = reply.send(json!({"ok": false, "error": {"code": "soak_send_failed"}}));
+                        let _ =
+                            reply.send(json!({"ok": false, "error": {"code": "soak_send_failed"}}));
                     }
                     self.conn = Some(conn);
                 }
@@ -449,7 +456,9 @@ impl Task {
             let kind = item["type"].as_str().unwrap_or_default().to_owned();
             let text = item["payload"]["delta"]
                 .as_str()
-                .or_else(|| (kind == "assistant_delta").then(|| item["payload"]["text"].as_str()).flatten())
+                .or_else(|| {
+                    (kind == "assistant_delta").then(|| item["payload"]["text"].as_str()).flatten()
+                })
                 .unwrap_or_default()
                 .to_owned();
             let id = item["id"].as_str().unwrap_or_default().to_owned();
@@ -483,14 +492,24 @@ async fn dial(dial: &Dial) -> anyhow::Result<Conn> {
             let write = Box::new(child.stdin.take().context("stdin")?);
             let read: Box<dyn tokio::io::AsyncRead + Unpin + Send> =
                 Box::new(child.stdout.take().context("stdout")?);
-            Conn::Lines { write, read: BufReader::new(read).lines(), child: Some(child) }
+            Conn::Lines {
+                write,
+                read: Box::new(BufReader::new(read).lines()),
+                child: Some(Box::new(child)),
+            }
         }
         Dial::Socket(path) => {
             let stream = tokio::net::UnixStream::connect(path).await?;
             let (read, write) = stream.into_split();
             let read: Box<dyn tokio::io::AsyncRead + Unpin + Send> = Box::new(read);
-            Conn::Lines { write: Box::new(write), read: BufReader::new(read).lines(), child: None }
+            Conn::Lines {
+                write: Box::new(write),
+                read: Box::new(BufReader::new(read).lines()),
+                child: None,
+            }
         }
-        Dial::Ws(url) => Conn::Ws(Box::new(tokio_tungstenite::connect_async(url.as_str()).await?.0)),
+        Dial::Ws(url) => {
+            Conn::Ws(Box::new(tokio_tungstenite::connect_async(url.as_str()).await?.0))
+        }
     })
 }

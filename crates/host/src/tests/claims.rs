@@ -258,3 +258,25 @@ fn a_webview_reattaching_named_tabs_to_a_restarted_bridge_gets_each_event_once()
     let seqs: Vec<u64> = events_of(&out, 0).iter().filter_map(|p| p.seq).collect();
     assert_eq!(seqs.first(), Some(&8), "numbered after lastSeen: {seqs:?}");
 }
+
+/// A tab that starts showing a session another tab was already sent messages of (a second
+/// window, or windows re-selecting their sessions one after the other on a restarted
+/// bridge) gets a declared resync with the session's view, then the live events: never a
+/// silent start in the middle.
+#[test]
+fn a_tab_binding_a_session_another_tab_shows_gets_a_declared_resync_first() {
+    let c = clock();
+    let mut h = two(&c);
+    h.handle(used(0, "x", Some("tab-a")), c.now());
+    push(&mut h, &c, "x", &["x1", "x2"]);
+    let out = settle(&mut h, &c);
+    assert_eq!(ids(&out, 0), ["x1", "x2"]);
+    h.handle(used(1, "x", Some("tab-b")), c.now());
+    push(&mut h, &c, "x", &["x3"]);
+    let out = settle(&mut h, &c);
+    let b = events_of(&out, 1);
+    assert_eq!(b[0].resync, Some(true), "{b:?}");
+    assert!(b[0].view.is_some() && b[0].events.is_empty(), "{b:?}");
+    assert_eq!(ids(&out, 1), ["x3"], "then the live events");
+    assert_eq!(ids(&out, 0), ["x3"], "the first tab goes on as before");
+}
