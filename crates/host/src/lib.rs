@@ -108,7 +108,9 @@
 //!   declared resync for such a tab is the updates that rebuild the session's view (its
 //!   snapshot), and a tab receiving updates that binds a session another tab showed first
 //!   (so the session's early messages went there) is sent that snapshot at once: a second
-//!   window opening a session sees it. A connection that changes what it receives resyncs its
+//!   window opening a session sees it; a tab receiving events gets a declared resync (the
+//!   view) in that case, rather than starting silently in the middle of the session's
+//!   events. A connection that changes what it receives resyncs its
 //!   tabs (their rings were shaped for the old choice).
 //! * **Items.** Every item carries its `bb_normalize` class; the events of a reply carry the
 //!   `messageId` of the `bb.sendMessage` that started it ([`Input::MessageSent`]) until the

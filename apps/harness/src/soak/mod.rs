@@ -424,3 +424,6 @@ fn verdict(rig: &Rig, bridges: &[Bridge], stats: &driver::Stats) -> (check::Tall
 
 /// The fault counts by kind, for the summary.
 pub(crate) type Injected = BTreeMap<&'static str, u64>;
+
+#[cfg(test)]
+mod tests;

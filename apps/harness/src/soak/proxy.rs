@@ -219,17 +219,17 @@ fn tap(
         loop {
             let chunk = tokio::select! {
                 chunk = bytes.next() => chunk,
-                _ = cuts.changed() => return Err(std::io::Error::other("cut by the soak")),
+                _ = cuts.changed() => return abort("cut by the soak").await,
             };
             let chunk = match chunk {
                 None => return Ok(()),
                 Some(Ok(chunk)) => chunk,
-                Some(Err(e)) => return Err(std::io::Error::other(e)),
+                Some(Err(_)) => return abort("the engine's side failed").await,
             };
             while *stall.borrow_and_update() {
                 tokio::select! {
                     _ = stall.changed() => {}
-                    _ = cuts.changed() => return Err(std::io::Error::other("cut by the soak")),
+                    _ = cuts.changed() => return abort("cut by the soak").await,
                 }
             }
             if parser.feed(&chunk, &mut items).is_err() {
@@ -254,6 +254,14 @@ fn tap(
             }
         }
     })
+}
+
+/// Aborts the response (no terminating chunk), once what was handed on had time to reach
+/// the bridge's socket: an abort drops what the server has not written yet, and what was
+/// recorded as sent must have been.
+async fn abort(why: &str) -> std::io::Result<()> {
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    Err(std::io::Error::other(why.to_owned()))
 }
 
 /// A channel that hands a producer's chunks to a body stream; the producer's `Err` ends the

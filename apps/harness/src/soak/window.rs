@@ -317,6 +317,11 @@ impl Task {
                         let _ = child.start_kill();
                         let _ = child.wait().await;
                     }
+                    // What the sidecar wrote before it died is still in the pipe: a webview
+                    // reads it to the end, as this one does.
+                    while let Some(text) = conn.recv().await {
+                        self.handle(&text);
+                    }
                     drop(conn);
                     self.fail_pending();
                     let _ = self.connect(true).await;
