@@ -381,6 +381,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         e.kill().await;
     }
     let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(format!("{}.lock", socket.display()));
     Ok(ok)
 }
 
