@@ -483,6 +483,12 @@ impl EngineAdapter for AcpAdapter {
         commands::command(&self.inner, params).await
     }
 
+    /// The agent is a child of this bridge: a request a previous run of the bridge saved
+    /// died with that run's agent, whatever its id.
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        prompts
+    }
+
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {
         let i = &self.inner;
         let session = answer.prompt.session_id.clone();

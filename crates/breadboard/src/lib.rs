@@ -63,7 +63,7 @@ use crate::client::{
 };
 use async_trait::async_trait;
 use bb_engine_client::transport::is_path_segment;
-use bb_host::Clock;
+use bb_host::{Clock, Prompt};
 use bb_protocol::v1::{
     Capabilities, CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
     DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus, FileEntry, FileKind,
@@ -428,6 +428,26 @@ impl EngineAdapter for BreadboardAdapter {
             }
             Err(error) => Err(engine_error(error, &id)),
         }
+    }
+
+    /// A saved request is forgotten when its session is gone from the engine (404: deleted,
+    /// or the engine restarted, its sessions live in memory) or its run is over
+    /// (`completed`, `failed`, `stopped`). Otherwise it may still block the engine: it
+    /// stays shown, and an answer the engine refuses makes it stale.
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        let mut gone: std::collections::BTreeMap<String, bool> = Default::default();
+        for prompt in &prompts {
+            if gone.contains_key(&prompt.session_id) {
+                continue;
+            }
+            let over = match self.shared.client.get_session(&prompt.session_id).await {
+                Err(BbError::NotFound { .. }) => true,
+                Ok(s) => matches!(s.status.as_str(), "completed" | "failed" | "stopped"),
+                Err(_) => false,
+            };
+            gone.insert(prompt.session_id.clone(), over);
+        }
+        prompts.into_iter().filter(|p| gone.get(&p.session_id) == Some(&true)).collect()
     }
 
     async fn list_files(&self, params: ListFilesParams) -> Result<ListFilesResult, EngineError> {

@@ -134,6 +134,10 @@ pub struct Host {
     pub(crate) updates_wanted: bool,
     /// When the next heartbeat is due (armed by the first input, then every interval).
     next_heartbeat: Option<Instant>,
+    /// The event that showed each prompt still open (what a restart shows again).
+    pub(crate) shown_events: BTreeMap<(String, String), (EngineEvent, EventClass)>,
+    /// The prompt table's change count when the open prompts were last taken to be saved.
+    pub(crate) saved_at: Option<u64>,
 }
 
 impl Host {
@@ -172,6 +176,8 @@ impl Host {
             closings: 0,
             updates_wanted: false,
             next_heartbeat: None,
+            shown_events: BTreeMap::new(),
+            saved_at: None,
         }
     }
 
@@ -441,6 +447,8 @@ impl Host {
                 self.prompt_answered(&session_id, &request_id, outcome, now);
             }
             Input::EngineRestarted => self.engine_restarted(now),
+            Input::PromptsRestored(saved) => self.prompts_restored(saved, now),
+            Input::PromptsForgotten(forgotten) => self.prompts_forgotten(forgotten, now),
             Input::Trusted(trusted) => self.webview_trusted = trusted,
             Input::Gap { session_id } => {
                 let mut payload = self.connection.clone().unwrap_or_else(|| {

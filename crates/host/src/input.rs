@@ -7,6 +7,7 @@ use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, Receive, SessionSummary};
 
 use crate::prompts::{AnswerOutcome, Prompt};
+use crate::saved::SavedPrompt;
 use crate::tabs::ConnId;
 
 /// Everything the host core reacts to. Inputs naming a `conn` concern that webview
@@ -186,6 +187,13 @@ pub enum Input {
     },
     /// The engine restarted: every open prompt died with it.
     EngineRestarted,
+    /// The open prompts a previous run of the bridge saved ([`crate::Host::take_saved`]):
+    /// shown again with their original ids (each with the event that showed it), as if the
+    /// engine had raised them; a prompt open already is not shown twice.
+    PromptsRestored(Vec<SavedPrompt>),
+    /// Prompts (session, request id) the engine no longer knows (it restarted, or the
+    /// session is gone): the open ones close as stale, every view told so.
+    PromptsForgotten(Vec<(String, String)>),
     /// The webview's word on workspace trust (`bb.init {workspaceTrusted}`); `--trusted`
     /// ([`crate::HostConfig::trusted`]) cannot be taken back by it.
     Trusted(bool),

@@ -163,6 +163,7 @@ mod input;
 mod lane;
 mod prompting;
 pub mod prompts;
+mod saved;
 mod shape;
 mod tabs;
 
@@ -173,6 +174,7 @@ pub use fit::BODY_STORE_BYTES;
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
 pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
+pub use saved::SavedPrompt;
 pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]

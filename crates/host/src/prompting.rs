@@ -152,6 +152,7 @@ impl Host {
         if self.prompts.raise(&prompt, now) == Raised::New {
             self.prompt_counters.shown += 1;
             if let Some(event) = event {
+                self.keep_shown(&prompt, &event);
                 self.show_raised(&prompt, event, now);
             }
         }
@@ -186,6 +187,7 @@ impl Host {
             if let Some((prompt, Some(event))) =
                 prompts.get_mut(i).map(|(p, e)| (p.clone(), e.take()))
             {
+                self.keep_shown(&prompt, &event);
                 self.show_raised(&prompt, event, now);
             }
         }
@@ -279,7 +281,7 @@ impl Host {
 
     /// A prompt closed without an event of the engine's: the host's own
     /// [`PROMPT_CLOSED_EVENT`] resolves its card, where it was shown.
-    fn closed_silently(&mut self, change: &Change, now: Instant) {
+    pub(crate) fn closed_silently(&mut self, change: &Change, now: Instant) {
         let decision = match change.state {
             PromptState::Stale => "stale",
             PromptState::Settled => "settled",

@@ -320,12 +320,38 @@ pub struct Prompts {
     config: PromptConfig,
     entries: BTreeMap<Key, Entry>,
     finished: VecDeque<Key>,
+    /// Counts every change of the open set (a raise, a state change): what the host saves
+    /// is taken again when it moved.
+    changes: u64,
 }
 
 impl Prompts {
     /// An empty table.
     pub fn new(config: PromptConfig) -> Self {
-        Self { config, entries: BTreeMap::new(), finished: VecDeque::new() }
+        Self { config, entries: BTreeMap::new(), finished: VecDeque::new(), changes: 0 }
+    }
+
+    /// A count that moves whenever a request is raised or changes state.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// The open requests, in key order, as raised.
+    pub fn open(&self) -> impl Iterator<Item = Prompt> + '_ {
+        self.entries.iter().filter(|(_, e)| e.state.is_open()).map(|((s, r), e)| Prompt {
+            session_id: s.clone(),
+            request_id: r.clone(),
+            kind: e.kind,
+            paths: e.paths.clone(),
+        })
+    }
+
+    /// The engine no longer knows an open request (it restarted, or its session is gone):
+    /// `stale`; `None` when it was not open.
+    pub fn forget(&mut self, session: &str, request: &str) -> Option<Change> {
+        let key = (session.to_owned(), request.to_owned());
+        self.entries.get(&key).filter(|e| e.state.is_open())?;
+        Some(self.set(&key, PromptState::Stale))
     }
 
     /// The entry of a request.
@@ -351,6 +377,7 @@ impl Prompts {
         // A closed entry of the same id is replaced: its place in `finished` no longer
         // names a closed entry, which `set` checks before it forgets one.
         self.entries.insert(key, entry);
+        self.changes += 1;
         Raised::New
     }
 
@@ -539,6 +566,7 @@ impl Prompts {
             shown_on: None,
         };
         if let Some(entry) = self.entries.get_mut(key) {
+            self.changes += 1;
             let was_open = entry.state.is_open();
             entry.state = state;
             change.prompt.kind = entry.kind;

@@ -121,7 +121,7 @@ pub use ingest::Mapping;
 pub use probe::KiloProbe;
 pub use pump::{REBUILD_FAILED_EVENT, REHYDRATED_EVENT};
 
-use bb_host::Verdict;
+use bb_host::{Prompt, Verdict};
 use bb_service::Endpoint;
 use bb_service::engine::{
     EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
@@ -405,6 +405,23 @@ impl EngineAdapter for KiloAdapter {
     async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
         let client = self.client()?;
         commands::run(self, &client, params).await
+    }
+
+    /// The engine lists its open permission requests and questions: a saved one it does not
+    /// list is forgotten (answered meanwhile, or the engine restarted). A failed listing
+    /// forgets nothing (an answer finds out).
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        let Ok(client) = self.client() else { return Vec::new() };
+        let (Ok(permissions), Ok(questions)) =
+            (client.permissions().await, client.questions().await)
+        else {
+            return Vec::new();
+        };
+        let listed = |p: &Prompt| {
+            permissions.iter().any(|x| x.id == p.request_id && x.session_id == p.session_id)
+                || questions.iter().any(|x| x.id == p.request_id && x.session_id == p.session_id)
+        };
+        prompts.into_iter().filter(|p| !listed(p)).collect()
     }
 
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {

@@ -185,9 +185,49 @@ async fn map(
         }
         KiloUpdate::Failed(err) => {
             tracing::error!(%err, "engine event stream failed for good");
-            vec![connection(ConnectionStatus::Error, None, Some(err.to_string()))]
+            let mut out = vec![connection(ConnectionStatus::Error, None, Some(err.to_string()))];
+            out.extend(stream_lost(shared, &err.to_string()));
+            out
         }
     }
+}
+
+/// The type of the bridge-made transcript warning of a session whose turn was running when
+/// the engine's event stream failed for good (`payload: {sessionID, message, source:
+/// "bridge"}`, class `run.error_or_gap`).
+const STREAM_LOST_EVENT: &str = "warning";
+
+/// The stream failed for good (credentials refused, the engine gone past the retry budget):
+/// every session shown running is marked not running, with a warning in its transcript that
+/// says why and what to do, so no window shows a turn running that nothing reports on.
+fn stream_lost(shared: &Shared, why: &str) -> Vec<Input> {
+    let mut out = Vec::new();
+    for (n, session) in shared.take_running().into_iter().enumerate() {
+        let mut payload = Map::new();
+        payload.insert("sessionID".into(), json!(session));
+        payload.insert(
+            "message".into(),
+            json!(format!(
+                "The engine's event stream failed for good ({why}): this turn's progress can no \
+                 longer be shown and the session is marked not running. Check the engine (its \
+                 URL and credentials), then restart the bridge to follow the session again."
+            )),
+        );
+        payload.insert("source".into(), json!("bridge"));
+        let event = EngineEvent {
+            id: format!("bb-stream-lost-{}", n + 1),
+            event_type: STREAM_LOST_EVENT.into(),
+            turn: None,
+            ts: None,
+            payload: payload.into(),
+        };
+        out.push(Input::SessionRunning { session_id: session.clone(), running: false });
+        out.push(Input::Events {
+            session_id: session,
+            events: vec![(event, EventClass::RunErrorOrGap)],
+        });
+    }
+    out
 }
 
 /// Re-lists the requests of sessions the router does not rebuild (not tracked: the webview

@@ -87,6 +87,22 @@ impl Shared {
         self.lock().remove(session);
     }
 
+    /// The sessions whose turn is running, each marked not running (its stream is gone).
+    pub(crate) fn take_running(&self) -> Vec<String> {
+        let mut sessions = self.lock();
+        let mut running: Vec<String> = sessions
+            .iter_mut()
+            .filter(|(_, f)| f.running)
+            .map(|(s, f)| {
+                f.running = false;
+                f.tools.clear();
+                s.clone()
+            })
+            .collect();
+        running.sort();
+        running
+    }
+
     /// The sessions with a request the engine raised and did not say is answered.
     pub(crate) fn sessions_asking(&self) -> Vec<String> {
         self.lock().iter().filter(|(_, f)| !f.asked.is_empty()).map(|(s, _)| s.clone()).collect()

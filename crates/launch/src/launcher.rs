@@ -194,6 +194,7 @@ impl Launcher {
         ServiceConfig {
             stop_grace: Duration::from_secs(self.args.stop_grace),
             folders: self.folders.iter().map(|f| f.display().to_string()).collect(),
+            state_dir: Some(self.state_dir.clone()),
             host: HostConfig {
                 trusted: self.args.trusted,
                 prompt_ttl: self.args.permission_timeout.map(Duration::from_secs),

@@ -98,6 +98,42 @@ pub enum EventClass {
 }
 
 impl EventClass {
+    /// Every class.
+    pub const ALL: [EventClass; 27] = [
+        Self::UserMessage,
+        Self::AssistantStream,
+        Self::ReasoningStream,
+        Self::ToolCall,
+        Self::ToolOutput,
+        Self::ToolResult,
+        Self::PermissionRequest,
+        Self::PermissionResponse,
+        Self::CheckpointList,
+        Self::CheckpointRestored,
+        Self::TaskEvent,
+        Self::TaskTodo,
+        Self::SkillsCatalog,
+        Self::SkillsSelection,
+        Self::CtreeNode,
+        Self::CtreeSnapshot,
+        Self::RewardUpdate,
+        Self::RunLogLink,
+        Self::RunStatus,
+        Self::RunLimits,
+        Self::RunDiff,
+        Self::RunFinished,
+        Self::RunErrorOrGap,
+        Self::TurnStart,
+        Self::SessionInfo,
+        Self::Connection,
+        Self::Unknown,
+    ];
+
+    /// The class named `name` on the wire ([`EventClass::as_str`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     /// The class name as it appears on the wire and in the spec's table.
     pub fn as_str(self) -> &'static str {
         match self {

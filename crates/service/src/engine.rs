@@ -206,6 +206,14 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
         unsupported(self.name(), "bb.approvePermission")
     }
 
+    /// Of the prompts a previous run of the bridge saved and showed again, the ones the
+    /// engine no longer knows (it restarted, the session is gone, or its agent died with that
+    /// run): they close as stale. The default knows nothing either way: they stay shown, and
+    /// an answer finds out (`permission_not_pending` makes one stale).
+    async fn forgotten(&self, _prompts: Vec<Prompt>) -> Vec<Prompt> {
+        Vec::new()
+    }
+
     /// The prompt a `bb.command` answers, when it answers one (Kilo's `question.reply`,
     /// `question.reject`): its request id and what the answer says. The host decides it as
     /// it decides `bb.approvePermission`; the command goes to the engine only when allowed.

@@ -19,13 +19,13 @@
 //! diagnostics are the default folder's.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use bb_host::{Input, Verdict};
+use bb_host::{Input, Prompt, Verdict};
 use bb_protocol::v1::{
     CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
     DownloadArtifactResult, EngineKind, FileSnippetResult, InitResult, ListFilesParams,
@@ -358,6 +358,20 @@ impl EngineAdapter for Folders {
 
     async fn command(&self, params: CommandParams) -> Result<CommandResult, EngineError> {
         self.of(&params.session_id).await?.command(params).await
+    }
+
+    async fn forgotten(&self, prompts: Vec<Prompt>) -> Vec<Prompt> {
+        let mut by_folder: BTreeMap<usize, Vec<Prompt>> = BTreeMap::new();
+        for prompt in prompts {
+            by_folder.entry(self.owner(&prompt.session_id)).or_default().push(prompt);
+        }
+        let mut forgotten = Vec::new();
+        for (index, prompts) in by_folder {
+            if let Ok(adapter) = self.instance(index).await {
+                forgotten.extend(adapter.forgotten(prompts).await);
+            }
+        }
+        forgotten
     }
 
     async fn answer(&self, answer: PromptAnswer) -> Result<(), EngineError> {

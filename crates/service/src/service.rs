@@ -2,11 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_host::{AnswerOutcome, Clock, ConnId, Engine, Host, HostConfig, Input, Withdraw};
+use bb_host::{AnswerOutcome, Clock, ConnId, Engine, Host, HostConfig, Input, Prompt, Withdraw};
 use bb_protocol::v1::{
     ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision, SessionAck, V1Call,
     V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
@@ -22,6 +23,7 @@ use crate::engine::{AnswerReason, EngineAdapter, EngineError, InputReceiver, Pro
 use crate::ingest::connection;
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
+use crate::saved::PromptFile;
 use crate::sink::{Inbound, WebviewSink};
 use crate::starter::{EngineStarter, StartedEngine};
 
@@ -54,6 +56,10 @@ pub struct ServiceConfig {
     /// `bb.init` lists them, and a `bb.createSession` `folder` must be one of them
     /// (`folder_not_in_workspace`). Empty: no list, and `folder` is not checked.
     pub folders: Vec<String>,
+    /// The bridge's state directory: the open prompts are kept there
+    /// (`prompts.json`, see [`crate::PROMPTS_FILE`]) and shown again after a restart.
+    /// `None`: they live as long as the bridge.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for ServiceConfig {
@@ -70,6 +76,7 @@ impl Default for ServiceConfig {
             stop_grace: Duration::from_secs(5),
             eof_grace: Duration::from_secs(10),
             folders: Vec::new(),
+            state_dir: None,
         }
     }
 }
@@ -120,6 +127,8 @@ enum Completion {
     Bound(Result<(), EngineError>),
     /// The engine was told to deny a prompt nobody answered in time or whose turn stopped.
     Withdrawn(Withdraw, Result<(), EngineError>),
+    /// The engine said which of the prompts shown again after a restart it no longer knows.
+    Forgotten(Vec<Prompt>),
 }
 
 /// Everything the loop reacts to, in the order it happens.
@@ -163,6 +172,11 @@ pub struct Service {
     asked_turns: Vec<(String, u64)>,
     /// Restarts, the breaker, diagnostics and counters.
     life: EngineLife,
+    /// Where the open prompts are kept, with a state directory.
+    saved: Option<PromptFile>,
+    /// Prompts shown again after a restart that the engine is still to be asked about (once
+    /// it is bound).
+    restored: Vec<Prompt>,
 }
 
 impl Service {
@@ -178,6 +192,7 @@ impl Service {
         let supervision_absent = supervision.is_none();
         adapter.trust_changed(config.host.trusted);
         let host = Host::new(normalize_engine(adapter.kind()), config.host);
+        let saved = config.state_dir.as_deref().map(PromptFile::new);
         Self {
             config,
             host,
@@ -197,6 +212,8 @@ impl Service {
             closing: BTreeMap::new(),
             asked_turns: Vec::new(),
             life: EngineLife::default(),
+            saved,
+            restored: Vec::new(),
         }
     }
 
@@ -212,6 +229,8 @@ impl Service {
             self.set_connection(connection(ConnectionStatus::Connecting, None, None));
             tasks.push(start);
         }
+        self.restore();
+        tasks.extend(self.check_restored());
         let mut accepting = true;
         loop {
             self.drain();
@@ -239,6 +258,7 @@ impl Service {
             };
             tasks.extend(self.handle(event).await);
             tasks.extend(self.withdrawals());
+            self.save_prompts();
             if !self.closing.is_empty() {
                 let now = self.clock.now();
                 self.close_drained(now);
@@ -356,7 +376,19 @@ impl Service {
             }
             Event::Completed(Completion::Bound(Ok(()))) => {
                 self.engine_bound = true;
-                return self.release_held(now);
+                let mut tasks = self.check_restored();
+                tasks.extend(self.release_held(now));
+                return tasks;
+            }
+            Event::Completed(Completion::Forgotten(prompts)) => {
+                if !prompts.is_empty() {
+                    tracing::info!(
+                        count = prompts.len(),
+                        "prompts shown again after a restart are no longer known to the engine"
+                    );
+                }
+                let forgotten = prompts.into_iter().map(|p| (p.session_id, p.request_id)).collect();
+                self.host.handle(Input::PromptsForgotten(forgotten), now);
             }
             Event::Completed(Completion::Withdrawn(withdraw, result)) => {
                 let request = withdraw.prompt.request_id;
@@ -486,6 +518,44 @@ impl Service {
         tasks
     }
 
+    /// Shows again the prompts a previous run saved, to be checked with the engine.
+    fn restore(&mut self) {
+        let Some(file) = &mut self.saved else { return };
+        let restored = file.load();
+        if restored.is_empty() {
+            return;
+        }
+        tracing::info!(
+            count = restored.len(),
+            "showing again the prompts left open at the last exit"
+        );
+        self.restored = restored.iter().map(|s| s.prompt.clone()).collect();
+        self.host.handle(Input::PromptsRestored(restored), self.clock.now());
+    }
+
+    /// Asks the bound engine which restored prompts it no longer knows.
+    fn check_restored(&mut self) -> Vec<Task> {
+        if !self.engine_bound || self.restored.is_empty() {
+            return Vec::new();
+        }
+        let prompts = std::mem::take(&mut self.restored);
+        let adapter = self.adapter.clone();
+        let timeout = self.config.call_timeout;
+        vec![Box::pin(async move {
+            let asked = tokio::time::timeout(timeout, adapter.forgotten(prompts)).await;
+            Completion::Forgotten(asked.unwrap_or_default())
+        })]
+    }
+
+    /// Saves the open prompts when they changed.
+    fn save_prompts(&mut self) {
+        if let Some(file) = &mut self.saved
+            && let Some(prompts) = self.host.take_saved()
+        {
+            file.save(&prompts);
+        }
+    }
+
     fn set_connection(&mut self, payload: ConnectionPayload) {
         let payload = self.decorated(payload);
         self.connection = payload.clone();
@@ -561,6 +631,10 @@ impl Service {
     }
 
     async fn shutdown(&mut self) {
+        self.save_prompts();
+        if let Some(file) = &self.saved {
+            file.flush().await;
+        }
         self.adapter.shutdown().await;
         if let Some(mut process) = self.process.take() {
             match process.terminate(self.config.stop_grace).await {

@@ -8,6 +8,7 @@ mod metrics_service;
 mod order;
 mod prompts;
 mod reconnect;
+mod saved;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

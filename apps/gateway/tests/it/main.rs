@@ -23,6 +23,7 @@ mod folders;
 mod harness;
 mod kilo;
 mod page_store;
+mod restart;
 mod rpc;
 mod shared_prompt;
 mod trust;

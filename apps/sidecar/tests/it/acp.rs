@@ -75,6 +75,13 @@ impl Acp {
         self.init();
     }
 
+    /// Starts a new sidecar in the same world after the last one was killed (no `bb.init`
+    /// yet: the caller says what it receives).
+    pub(crate) fn restart_killed(&mut self) {
+        self.sidecar = Self::spawn(&self.world, &self.args);
+        self.agent = self.agent_pid();
+    }
+
     /// The agent: the sidecar's child running the agent command.
     pub(crate) fn agent_pid(&self) -> u32 {
         let me = self.sidecar.child.id();

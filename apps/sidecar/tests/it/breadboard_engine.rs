@@ -13,7 +13,7 @@ use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
 use serde_json::{Value, json};
 
-use crate::harness::{Sidecar, World, eventually};
+use crate::harness::{Sidecar, World, eventually, wait_card};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -34,6 +34,14 @@ impl Engine {
             HttpTransport::new(running.url(), EngineAuth::None, HttpOptions::default()).unwrap();
         let client = BreadboardClient::new(Arc::new(transport));
         Self { runtime, running, client }
+    }
+
+    /// An engine that plays `turn` (script lines) for every input.
+    fn scripted(turn: &[String]) -> Self {
+        Self::start(EngineConfig {
+            scripts: vec![ScriptSource::Inline(turn.join("\n"))],
+            ..EngineConfig::default()
+        })
     }
 
     fn url(&self) -> &str {
@@ -266,10 +274,7 @@ fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
         0,
     ));
     turn.extend(messages(9..=10, 0));
-    let engine = Engine::start(EngineConfig {
-        scripts: vec![ScriptSource::Inline(turn.join("\n"))],
-        ..EngineConfig::default()
-    });
+    let engine = Engine::scripted(&turn);
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 
@@ -416,4 +421,130 @@ fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_re
     assert!(engine.engine().last_seq(&fresh).is_some(), "created on the new engine");
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
+}
+
+/// The saved prompts of the state directory, as `(sessionId, requestId)`.
+fn saved_prompts(state: &std::path::Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(state.join("prompts.json")) else { return Vec::new() };
+    let Ok(file) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
+    file["prompts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let field = |k: &str| p[k].as_str().unwrap_or_default().to_owned();
+            (field("sessionId"), field("requestId"))
+        })
+        .collect()
+}
+
+/// A pending approval the engine still holds outlives a SIGKILLed sidecar. The kill comes
+/// after the stream position was saved past the request, so the resumed stream does not
+/// carry it again: a new sidecar on the same state directory shows it from its saved
+/// record (its original id, the count in `bb/state`, the card in a reattaching tab's
+/// updates), and answering it reaches the engine, which finishes the turn; the input queued
+/// behind it (kept by the engine) then runs.
+#[test]
+fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
+    let world = World::new();
+    let mut turn = messages(1..=2, 20);
+    turn.push(line(
+        "permission_request",
+        &json!({"request_id": "perm-7", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
+        20,
+    ));
+    turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
+    let engine = Engine::scripted(&turn);
+    let state = world.path("state");
+    let args = args(&engine, &state.display().to_string(), None);
+
+    let mut first = spawn(&args, &world, "first.err");
+    first.ok("bb.init", json!({}));
+    let session = sidecar_session(&mut first);
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    first.session_events_until(&session, "permission_request", WAIT);
+    first.state(WAIT, "the permission pending", |s| s["pendingPermissionCount"] == 1);
+    // An input queued behind the waiting turn: the engine keeps it.
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
+    let last = *written_ids(&first, &session).last().unwrap();
+    let cursor = || {
+        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
+    };
+    eventually(WAIT, "the position saved past the request", || cursor() == Some(last));
+    let want = vec![(session.clone(), "perm-7".to_owned())];
+    eventually(WAIT, "the pending request saved", || saved_prompts(&state) == want);
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+
+    let mut second = spawn(&args, &world, "second.err");
+    // The window reattaches its tab, as the page does after a reload: it gets the card.
+    second.ok("bb.init", json!({"receive": "updates", "lastSeen": {"tab-1": 40}}));
+    second.state(WAIT, "the permission pending again", |s| s["pendingPermissionCount"] == 1);
+    second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    let card = wait_card(&mut second, "perm-7", |c| c["resolved"] != true);
+    assert_eq!(card["permissionId"], "perm-7", "{card}");
+
+    second.ok(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "perm-7", "decision": "allow_once"}),
+    );
+    let answered = wait_card(&mut second, "perm-7", |c| c["resolved"] == true);
+    assert_eq!(answered["decision"], "allowed once", "{answered}");
+    // The engine took the answer, finished the turn, then ran the queued input: its turn
+    // asks again (a new request of the same id, a new card).
+    let again = wait_card(&mut second, "perm-7", |c| c["key"] != answered["key"]);
+    assert_ne!(again["resolved"], true, "{again}");
+    let answer = json!({"sessionId": session, "requestId": "perm-7", "decision": "deny"});
+    second.ok("bb.approvePermission", answer);
+    second.state(WAIT, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+    eventually(WAIT, "both turns finished on the engine", || {
+        !engine.engine().has_pending_permission(&session)
+            && engine.engine().last_seq(&session) > Some(last + 8)
+    });
+    eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
+}
+
+/// An engine that no longer knows a saved request (here the demo engine, which lives in the
+/// sidecar and died with it): the new sidecar shows the card again, then closes it as stale
+/// (`bb.prompt.closed`, decision `stale`), and an answer is refused saying why: no dead
+/// button.
+#[test]
+fn a_saved_approval_the_engine_forgot_is_closed_as_stale() {
+    let world = World::new();
+    let state = world.path("state").display().to_string();
+    let project = world.path("project").display().to_string();
+    let args: Vec<String> = ["--trusted", "--workspace", &project, "--state-dir", &state]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut first = spawn(&args, &world, "first.err");
+    first.ok("bb.init", json!({}));
+    let session = sidecar_session(&mut first);
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "Create a Makefile"}));
+    first.session_events_until(&session, "permission_request", WAIT);
+    let want = vec![(session.clone(), "permission_1".to_owned())];
+    let state_dir = world.path("state");
+    eventually(WAIT, "the pending request saved", || saved_prompts(&state_dir) == want);
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+
+    let mut second = spawn(&args, &world, "second.err");
+    second.ok("bb.init", json!({"receive": "updates"}));
+    let card = wait_card(&mut second, "permission_1", |c| c["resolved"] == true);
+    assert!(
+        card["decision"].as_str().unwrap().starts_with("no longer known to the engine"),
+        "{card}"
+    );
+    let late = second.call(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "permission_1", "decision": "allow_once"}),
+    );
+    assert_eq!(late["error"]["code"], "permission_not_pending", "{late}");
+    assert!(late["error"]["message"].as_str().unwrap().contains("no longer known to the engine"));
+    eventually(WAIT, "nothing saved any more", || saved_prompts(&state_dir).is_empty());
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
 }

@@ -418,3 +418,22 @@ pub(crate) fn streamed_text(events: &[Value]) -> String {
         .filter_map(|e| e["payload"]["delta"].as_str())
         .collect()
 }
+
+/// The `permissionRequest` update of `request` in a `bb/events` message that satisfies
+/// `pred`, if any.
+fn card_in(message: &Value, request: &str, pred: &impl Fn(&Value) -> bool) -> Option<Value> {
+    (message["topic"] == "bb/events")
+        .then(|| message["payload"]["updates"].as_array())
+        .flatten()?
+        .iter()
+        .find(|u| u["kind"] == "permissionRequest" && u["permissionId"] == request && pred(u))
+        .cloned()
+}
+
+/// Waits for an update of `request`'s approval card (a webview that receives updates) that
+/// satisfies `pred`, and returns it.
+pub(crate) fn wait_card(peer: &mut Peer, request: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let what = format!("the card of {request}");
+    let message = peer.wait_event(LONG, &what, |m| card_in(m, request, &pred).is_some());
+    card_in(&message, request, &pred).unwrap()
+}

@@ -28,6 +28,7 @@ mod multi_root;
 mod ordering;
 mod prompts;
 mod protocol;
+mod restart_prompts;
 mod robustness;
 mod shared_prompt;
 mod trust;

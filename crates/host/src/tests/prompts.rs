@@ -783,3 +783,61 @@ fn the_first_answer_wins_and_every_window_is_told_who_answered() {
         .map(|(_, _, i)| serde_json::to_value(&i.event.payload).unwrap()["answeredBy"].clone());
     assert_eq!(by, Some(json!({"connection": 1, "tabId": "tab-b"})));
 }
+
+/// What outlives a restart: the open prompts are taken to be saved when they change (not
+/// otherwise), each with the event that showed it; a new host given them back shows them
+/// again with their original ids and lets them be answered; those the engine no longer
+/// knows close as stale, every view told so.
+#[test]
+fn open_prompts_are_saved_when_they_change_and_restored_after_a_restart() {
+    let c = clock();
+    let mut h = host(&c, HostConfig { trusted: true, ..HostConfig::default() });
+    assert_eq!(h.take_saved(), Some(Vec::new()), "the first take says what there is");
+    assert_eq!(h.take_saved(), None, "nothing changed");
+    raise(&mut h, &c, "s", "p1", PromptKind::Exec, "e1");
+    raise(&mut h, &c, "s", "p2", PromptKind::Write, "e2");
+    raise(&mut h, &c, "s", "p3", PromptKind::Read, "e3");
+    h.handle(
+        Input::PromptSettled { session_id: "s".into(), request_id: "p3".into(), event: None },
+        c.now(),
+    );
+    let saved = h.take_saved().expect("changed");
+    let ids: Vec<&str> = saved.iter().map(|s| s.prompt.request_id.as_str()).collect();
+    assert_eq!(ids, ["p1", "p2"], "the open ones");
+    assert_eq!(saved[0].event.as_ref().map(|(e, _)| e.id.as_str()), Some("e1"));
+    raise(&mut h, &c, "s", "p1", PromptKind::Exec, "e1-again");
+    assert_eq!(h.take_saved(), None, "a repeat changes nothing");
+
+    // The bridge restarts: a new host, a new window.
+    let c2 = clock();
+    let mut h2 = host(&c2, HostConfig { trusted: true, ..HostConfig::default() });
+    h2.handle(Input::PromptsRestored(saved.clone()), c2.now());
+    let out = run_to_idle(&mut h2, &c2);
+    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    assert_eq!(shown, ["e1", "e2"], "shown again as first shown");
+    assert_eq!(pending(&out), Some(2));
+    assert_eq!(h2.take_saved(), None, "what was read back is what is saved");
+    h2.handle(Input::PromptsRestored(saved), c2.now());
+    assert!(items(&run_to_idle(&mut h2, &c2)).is_empty(), "restored twice, shown once");
+
+    // The engine still knows p1: the answer goes to it under its original id.
+    let allowed = h2.begin_answer("s", "p1", Verdict::Allow).expect("pending again");
+    assert_eq!((allowed.request_id.as_str(), allowed.kind), ("p1", PromptKind::Exec));
+    // It no longer knows p2: stale, said so.
+    h2.handle(Input::PromptsForgotten(vec![("s".into(), "p2".into())]), c2.now());
+    let out = run_to_idle(&mut h2, &c2);
+    let closing = items(&out)
+        .into_iter()
+        .map(|(_, _, i)| i)
+        .find(|i| i.event.event_type == PROMPT_CLOSED_EVENT)
+        .expect("the card is closed");
+    assert_eq!(closing.event.payload["requestId"], "p2");
+    assert_eq!(closing.event.payload["decision"], "stale");
+    assert_eq!(pending(&out), Some(1), "p1 is still open (being answered)");
+    let late = h2.begin_answer("s", "p2", Verdict::Deny).unwrap_err();
+    assert_eq!(late.code(), "permission_not_pending");
+    assert!(late.to_string().contains("no longer known to the engine"), "{late}");
+    let saved = h2.take_saved().expect("p2 closed");
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0].prompt.request_id, "p1");
+}

@@ -42,8 +42,18 @@ pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Valu
         .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
         .mount(&server)
         .await;
+    mount_rebuild(&server, json!({}), permissions).await;
+    server
+}
+
+/// The routes a rebuild of `ses_a` reads: its `status` and pending `permissions`.
+async fn mount_rebuild(
+    server: &MockServer,
+    status: serde_json::Value,
+    permissions: serde_json::Value,
+) {
     for (route, body) in [
-        ("/session/status", json!({})),
+        ("/session/status", status),
         ("/question", json!([])),
         ("/permission", permissions),
         ("/session/ses_a/message", json!([])),
@@ -52,10 +62,9 @@ pub(super) async fn engine_with(sse: &'static str, permissions: serde_json::Valu
         Mock::given(method("GET"))
             .and(path(route))
             .respond_with(ResponseTemplate::new(200).set_body_json(body))
-            .mount(&server)
+            .mount(server)
             .await;
     }
-    server
 }
 
 async fn adapter(server: &MockServer, max_body: usize) -> (Arc<KiloAdapter>, InputReceiver) {
@@ -80,6 +89,10 @@ pub(super) struct Through {
     pub(super) counts: Vec<u64>,
     /// Gaps flagged on a session.
     pub(super) gaps: Vec<String>,
+    /// The status `bb/state` last gave session `ses_a`.
+    pub(super) status: Option<String>,
+    /// The messages of the transcript warnings the webview was sent.
+    pub(super) warnings: Vec<String>,
 }
 
 impl Through {
@@ -87,7 +100,15 @@ impl Through {
         let now = Clock::now(&bb_service::SystemClock);
         let mut host = Host::new(Engine::Kilo, HostConfig::default());
         host.handle(Input::ready(0), now);
-        Self { host, now, shown: Vec::new(), counts: Vec::new(), gaps: Vec::new() }
+        Self {
+            host,
+            now,
+            shown: Vec::new(),
+            counts: Vec::new(),
+            gaps: Vec::new(),
+            status: None,
+            warnings: Vec::new(),
+        }
     }
 
     /// One input, then everything the webview is sent for it.
@@ -100,14 +121,23 @@ impl Through {
         self.host.handle_timeout(self.now);
         while let Some((_, topic)) = self.host.poll_output() {
             match topic {
-                V1Topic::Events(p) => self.shown.extend(
-                    p.events
-                        .items()
-                        .iter()
-                        .filter(|i| i.event.event_type == "permission.asked")
-                        .map(|i| i.event.payload["id"].as_str().unwrap_or_default().to_owned()),
-                ),
-                V1Topic::State(s) => self.counts.extend(s.pending_permission_count),
+                V1Topic::Events(p) => {
+                    for item in p.events.items().iter() {
+                        let (kind, payload) = (&item.event.event_type, &item.event.payload);
+                        if kind == "permission.asked" {
+                            self.shown.push(payload["id"].as_str().unwrap_or_default().into());
+                        } else if kind == "warning" {
+                            self.warnings.push(payload["message"].as_str().unwrap_or("").into());
+                        }
+                    }
+                }
+                V1Topic::State(s) => {
+                    self.counts.extend(s.pending_permission_count);
+                    let ses = s.sessions.iter().find(|x| x.session_id == SES);
+                    if let Some(status) = ses.and_then(|x| x.status.clone()) {
+                        self.status = Some(status);
+                    }
+                }
                 _ => {}
             }
         }
@@ -363,4 +393,36 @@ async fn stream_events_no_webview_is_shown_are_counted() {
     let counters: std::collections::HashMap<_, _> = adapter.counters().into_iter().collect();
     assert!(counters["events.unrouted_count"] >= 2, "{counters:?}");
     assert!(counters["events.malformed_count"] >= 1, "{counters:?}");
+}
+
+/// A running turn whose stream then fails for good (the engine refuses the credentials on
+/// the reconnect): the session is marked not running and its transcript says why and what
+/// to do, so no window shows it busy forever.
+#[tokio::test]
+async fn a_stream_that_fails_for_good_ends_the_running_turn_with_a_warning() {
+    let server = MockServer::start().await;
+    let busy = "data: {\"type\":\"server.connected\",\"properties\":{}}\n\n\
+                data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\
+                \"status\":{\"type\":\"busy\"}}}\n\n";
+    Mock::given(method("GET"))
+        .and(path("/event"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(busy, "text/event-stream"))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/event"))
+        .respond_with(ResponseTemplate::new(401).set_body_string("{\"error\":\"unauthorized\"}"))
+        .mount(&server)
+        .await;
+    mount_rebuild(&server, json!({"ses_a": {"type": "busy"}}), json!([])).await;
+    let (_adapter, mut updates) = adapter(&server, 1 << 20).await;
+    let mut host = Through::new();
+    host.until(&mut updates, |h| h.status.as_deref() == Some("running")).await;
+    host.until(&mut updates, |h| !h.warnings.is_empty()).await;
+    assert_eq!(host.status.as_deref(), Some("idle"), "still shown running");
+    let [warning] = &host.warnings[..] else { panic!("one warning: {:?}", host.warnings) };
+    assert!(warning.contains("HTTP 401"), "{warning}");
+    assert!(warning.contains("credentials"), "{warning}");
 }

@@ -194,6 +194,10 @@ fn tool(b: &ToolBlock) -> WebviewUpdate<'_> {
     })
 }
 
+/// How a card the engine no longer knows reads.
+const STALE_WORDS: &str =
+    "no longer known to the engine (it restarted or forgot the request); nothing was decided";
+
 /// A decision as the card says it.
 fn decision_words(decision: &str) -> Cow<'_, str> {
     let d = decision.to_ascii_lowercase();
@@ -207,7 +211,10 @@ fn decision_words(decision: &str) -> Cow<'_, str> {
         _ if d.contains("always") || d.contains("rule") => "always allowed",
         _ if d.contains("reject") || d.contains("deny") || d.contains("denied") => "denied",
         _ if d.contains("cancel") => "cancelled",
-        _ if d.contains("stale") || d.contains("expire") => "expired",
+        // The host's word for a prompt the engine no longer knows (it restarted, the
+        // session is gone, its answer was refused): nothing was decided.
+        _ if d.contains("stale") => STALE_WORDS,
+        _ if d.contains("expire") => "expired",
         _ if d.contains("once") || d.contains("allow") || d == "selected" => "allowed once",
         _ => return Cow::Borrowed(decision),
     })
@@ -432,7 +439,7 @@ impl SessionView {
 
 #[cfg(test)]
 mod tests {
-    use super::{UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
+    use super::{STALE_WORDS, UPDATE_TEXT_CHUNK, chunks, decision_words, utf16_len};
 
     #[test]
     fn text_is_cut_at_character_boundaries() {
@@ -463,7 +470,8 @@ mod tests {
             ("answered", "answered"),
             ("settled", "answered"),
             ("reply", "answered"),
-            ("stale", "expired"),
+            ("stale", STALE_WORDS),
+            ("expired", "expired"),
             ("cancelled", "cancelled"),
             ("rejected", "dismissed"),
             ("withdrawn", "no longer needed"),

@@ -170,3 +170,11 @@ fn parse_errors_are_typed() {
     let ev = RawEvent::parse(Engine::BreadBoard, r#"{"type":"x"}"#, Some("7")).unwrap();
     assert_eq!(ev.id.as_deref(), Some("7"));
 }
+
+#[test]
+fn every_class_is_read_back_by_its_name() {
+    for class in C::ALL {
+        assert_eq!(C::from_name(class.as_str()), Some(class), "{}", class.as_str());
+    }
+    assert_eq!(C::from_name("no.such.class"), None);
+}

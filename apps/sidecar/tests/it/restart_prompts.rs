@@ -1,0 +1,200 @@
+//! What a person was asked outlives a bridge restart, on the real engines: a Kilo turn
+//! waiting on an approval while `bb-sidecar` is SIGKILLed and started again attached to the
+//! same `kilo serve` with the same state directory (the approval shown again with its id,
+//! answered, the turn finishes); an ACP agent's approval, which died with its sidecar, closed
+//! as stale after a restart. The BreadBoard cases are in `breadboard_engine.rs`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use crate::acp::{Acp, last_request_id};
+use crate::harness::{
+    LONG, Sidecar, World, asked, eventually, kilo_bin_or_skip, streamed_text, wait_card,
+};
+
+/// A `kilo serve` the test started (attach mode: no sidecar owns it); killed on drop.
+struct KiloServer {
+    child: Child,
+    url: String,
+}
+
+impl KiloServer {
+    fn start(world: &World, bin: &std::path::Path, password: &str) -> Self {
+        let mut child = Command::new(bin)
+            .args(["serve", "--port", "0", "--hostname", "127.0.0.1"])
+            .env_clear()
+            .envs(world.env())
+            .env("KILO_SERVER_USERNAME", "kilo")
+            .env("KILO_SERVER_PASSWORD", password)
+            .current_dir(world.path("project"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(world.path("kilo.err")).unwrap())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some((_, url)) = line.rsplit_once("listening on ") {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+            }
+        });
+        let url = rx.recv_timeout(LONG).expect("kilo serve says where it listens");
+        Self { child, url }
+    }
+}
+
+impl Drop for KiloServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn saved_requests(world: &World) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(world.path("state/prompts.json")) else {
+        return Vec::new();
+    };
+    let Ok(file) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
+    file["prompts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["requestId"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A Kilo turn waits on a bash approval, a prompt queued behind it; the sidecar is
+/// SIGKILLed; a new one attached to the same server with the same state directory shows the
+/// approval again with its id (the count in `bb/state`, the event on the reattached tab), the
+/// answer reaches the engine, the turn finishes and the queued prompt (kept by the engine)
+/// runs after it.
+#[test]
+fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
+    let Some(bin) = kilo_bin_or_skip() else { return };
+    let world = World::new();
+    let _mock = world.start_mock_llm("ask", "ask");
+    let password = "restart-attach-secret-5150";
+    let server = KiloServer::start(&world, &bin, password);
+    let state = world.path("state").display().to_string();
+    let project = world.path("project").display().to_string();
+    let args = [
+        "--trusted",
+        "--workspace",
+        &project,
+        "--engine",
+        "kilo",
+        "--engine-url",
+        &server.url,
+        "--engine-password-env",
+        "BB_TEST_KILO_PASSWORD",
+        "--state-dir",
+        &state,
+    ];
+    let mut env = world.env();
+    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+
+    let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
+    first.ok("bb.init", json!({}));
+    let session = first.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.ok(
+        "bb.sendMessage",
+        json!({"sessionId": session, "text": "Run it MOCK:bash:echo%20restart42", "tabId": "tab-1"}),
+    );
+    let request = asked(&mut first, &session, "permission.asked");
+    first.state(LONG, "the approval pending", |s| s["pendingPermissionCount"] == 1);
+    // A prompt queued behind the waiting turn: the engine keeps it.
+    first.ok(
+        "bb.sendMessage",
+        json!({"sessionId": session, "text": "Then MOCK:text:queued77", "tabId": "tab-1"}),
+    );
+    first.wait_event(LONG, "the prompt queued", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["events"].as_array().unwrap().iter().any(|e| {
+                e["type"] == "session.queue.changed"
+                    && e["payload"]["queued"].as_array().is_some_and(|q| !q.is_empty())
+            })
+    });
+    eventually(LONG, "the approval saved", || saved_requests(&world) == [request.clone()]);
+    first.child.kill().unwrap();
+    first.wait_exit(LONG);
+
+    let mut second = Sidecar::spawn(&args, &env, world.path("second.err"));
+    second.ok("bb.init", json!({"receive": "both", "lastSeen": {"tab-1": 1}}));
+    second.state(LONG, "the approval pending again", |s| s["pendingPermissionCount"] == 1);
+    second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    assert_eq!(asked(&mut second, &session, "permission.asked"), request, "its original id");
+    let answered = second.ok(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": request, "decision": "allow_once"}),
+    );
+    assert_eq!(answered["sessionId"], session.as_str(), "{answered}");
+    let events = second.session_events_until(&session, "session.turn.close", LONG);
+    let ran = events.iter().any(|e| e.to_string().contains("restart42"));
+    assert!(ran, "the command ran after the answer: {events:?}");
+    // The queued prompt runs once the session is idle again.
+    let mut text = streamed_text(&events);
+    while !text.contains("queued77") {
+        text.push_str(&streamed_text(&second.session_events_until(
+            &session,
+            "session.turn.close",
+            LONG,
+        )));
+    }
+    second.state(LONG, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+    eventually(LONG, "nothing saved any more", || saved_requests(&world).is_empty());
+    second.close_stdin();
+    assert!(second.wait_exit(LONG).success(), "{}", second.stderr());
+    for line in first.seen.iter().chain(&second.seen) {
+        assert!(!line.contains(password), "the password reached the webview");
+    }
+}
+
+/// An ACP agent is the sidecar's child: a SIGKILLed sidecar takes it along, with the
+/// approval it was waiting on. The next sidecar shows the saved card again and closes it as
+/// stale, saying the engine no longer knows it; an answer is refused, not sent to a new
+/// agent that never asked.
+#[test]
+fn an_acp_approval_that_died_with_its_sidecar_is_closed_as_stale() {
+    let Some(bin) = kilo_bin_or_skip() else { return };
+    let world = World::new();
+    let mock = world.start_mock_llm("ask", "ask");
+    let mut a = Acp::with_agent(world, Some(mock), true, &[bin.to_str().unwrap(), "acp"]);
+    let s = a.session();
+    a.send(&s, "Run it MOCK:bash:echo%20stale61");
+    let events = a.sidecar.session_events_until(&s, "request_permission", LONG);
+    let id = last_request_id(&events);
+    let saved = a.world.path("project/.bb-bridge/state/prompts.json");
+    eventually(LONG, "the approval saved", || {
+        std::fs::read_to_string(&saved).is_ok_and(|t| t.contains(&format!("\"{id}\"")))
+    });
+    a.sidecar.child.kill().unwrap();
+    a.sidecar.wait_exit(LONG);
+    let old = a.agent;
+    eventually(LONG, "the agent gone with its sidecar", || crate::harness::is_dead(old));
+
+    a.restart_killed();
+    a.sidecar.ok("bb.init", json!({"receive": "updates"}));
+    let card = wait_card(&mut a.sidecar, &id, |c| c["resolved"] == true);
+    let words = card["decision"].as_str().unwrap();
+    assert!(words.starts_with("no longer known to the engine"), "{card}");
+    let late = a.sidecar.call(
+        "bb.approvePermission",
+        json!({"sessionId": s, "requestId": id, "decision": "allow_once"}),
+    );
+    assert_eq!(late["error"]["code"], "permission_not_pending", "{late}");
+    a.sidecar.state(LONG, "nothing pending", |st| st["pendingPermissionCount"] == 0);
+    eventually(LONG, "nothing saved any more", || {
+        std::fs::read_to_string(&saved).is_ok_and(|t| !t.contains(&format!("\"{id}\"")))
+    });
+    a.finish();
+}
