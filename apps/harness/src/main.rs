@@ -12,6 +12,7 @@ mod floor_relay;
 mod ingest;
 mod normalize;
 mod redact;
+mod soak;
 mod sse_parse;
 mod sse_test_service;
 
@@ -107,6 +108,13 @@ enum Command {
         #[arg(required = true, allow_hyphen_values = true)]
         paths: Vec<String>,
     },
+    /// Soak the bridges: sessions streaming through `bb-sidecar` (stdio and `--listen`
+    /// clients) and `bb-gateway` from the fake BreadBoard engine for a set time under
+    /// scheduled faults (engine and sidecar SIGKILL and restart, stream stalls and cuts,
+    /// window detach/reattach, slow readers); checks every window against what the engine
+    /// sent and prints one JSON summary. Exits 1 when an event was lost or duplicated
+    /// silently or an approval reached the engine twice.
+    Soak(soak::SoakArgs),
     /// Serve a fake engine on loopback; prints its URL on stdout once listening.
     FakeEngine(fake_engine::FakeEngineArgs),
     /// Serve LaunchDarkly's sse-contract-tests test-service API around the bridge's SSE
@@ -152,6 +160,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)
+        }
+        Command::Soak(args) => {
+            if tokio::runtime::Runtime::new()?.block_on(soak::run(args))? {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
         }
         Command::FakeEngine(args) => {
             tokio::runtime::Runtime::new()?.block_on(fake_engine::run(args))

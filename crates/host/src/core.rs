@@ -356,6 +356,7 @@ impl Host {
                 for (tab, seen) in last_seen {
                     self.tabs.resume(conn, &tab, seen);
                 }
+                self.tabs.drop_unsent_implicit(conn);
                 let c = self.conn_mut(conn);
                 c.ready = true;
                 // A (re)initialised webview gets the full picture again.
@@ -646,12 +647,16 @@ impl Host {
             Some(tab) => self.tabs.bind(conn, tab, session),
             None => self.tabs.bind_implicit(conn, session),
         }
+        // Whether another tab was sent the session's messages (its early ones went there).
+        let shown_elsewhere = self.tabs.seen_by_any(session);
         self.claims.bound(session);
-        // A tab receiving updates that starts showing a session another tab showed first
-        // (its early messages went there) gets the session's view as updates.
+        // A tab that starts showing a session another tab showed first gets the session's
+        // view: as updates when it receives them, else as a declared resync (the events it
+        // was not sent are not replayed one by one: a second window, or a window re-selecting
+        // after a bridge restart after another did, would otherwise miss them silently).
         let tab = tab.map_or_else(|| implicit_tab(conn), str::to_owned);
         if let Some(t) = self.tabs.get(&tab)
-            && t.receive.updates()
+            && (t.receive.updates() || shown_elsewhere)
             && !t.has_seen(session)
             && self.tabs.shows(&tab, session)
         {

@@ -65,7 +65,10 @@
 //!   tab to the connection (a recreated webview reattaching, also over a new connection) and
 //!   replays what came after `seq`, or resyncs. A tab the bridge does not know (the bridge
 //!   restarted) continues numbering after `seq`, so the webview's de-duplication never drops
-//!   new messages; its sessions are bound again when the webview selects them. Without
+//!   new messages; its sessions are bound again when the webview selects them (and the
+//!   connection's implicit tab, which recorded what the restarted bridge resumed before the
+//!   webview was ready, is dropped: the named tab that selects a session gets those messages
+//!   once, from the early store). Without
 //!   `lastSeen` a re-`bb.init` gets what was not yet handed to the connection, plus the
 //!   connection and state again. Tabs of closed connections are kept (at most
 //!   `max_detached_tabs`, oldest forgotten) and keep recording.
@@ -105,7 +108,9 @@
 //!   declared resync for such a tab is the updates that rebuild the session's view (its
 //!   snapshot), and a tab receiving updates that binds a session another tab showed first
 //!   (so the session's early messages went there) is sent that snapshot at once: a second
-//!   window opening a session sees it. The snapshot is **paged**: the transcript's last
+//!   window opening a session sees it; a tab receiving events gets a declared resync (the
+//!   view) in that case, rather than starting silently in the middle of the session's
+//!   events. The snapshot is **paged**: the transcript's last
 //!   `HostConfig::recent_turns` turns (50; a turn starts at a user message), fewer when
 //!   they pass [`HISTORY_PAGE_BYTES`] (512 KiB; one turn larger than that is cut to its
 //!   newest blocks), then every approval or question still pending in the turns left out

@@ -523,6 +523,25 @@ impl Tabs {
         tab.delivered = seen.min(tab.next_seq - 1);
     }
 
+    /// A connection that names its tabs before anything reached it (`bb.init({lastSeen})` to
+    /// a restarted bridge) loses its implicit tab: that tab only recorded, while the webview
+    /// was not ready, sessions no tab showed — a restarted bridge resumes saved streams on its
+    /// own — and the early store still holds them for the named tab that selects each, so
+    /// sending both would show every such event twice.
+    pub(crate) fn drop_unsent_implicit(&mut self, conn: ConnId) {
+        let id = implicit_tab(conn);
+        let unsent = self.tabs.get(&id).is_some_and(|t| t.conn == Some(conn) && t.delivered == 0);
+        let named = self.tabs.values().any(|t| t.explicit && t.conn == Some(conn));
+        if !(unsent && named) {
+            return;
+        }
+        if let Some(tab) = self.tabs.remove(&id) {
+            for s in tab.sessions {
+                self.unbind(&id, &s);
+            }
+        }
+    }
+
     /// What `tab_id` missed: the ring's messages after its `delivered`, or — when the ring
     /// no longer holds them all — one declared resync per session it showed, built by
     /// `resync` (recorded under new `seq`s). Marks everything delivered.

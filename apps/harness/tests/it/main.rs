@@ -7,6 +7,7 @@ mod ingest;
 mod normalize;
 mod redact;
 mod run;
+mod soak;
 mod sse_conformance;
 mod sse_parse;
 mod sse_test_service;

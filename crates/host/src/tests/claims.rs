@@ -229,3 +229,54 @@ fn a_webview_connecting_after_the_early_store_overflowed_gets_a_resync() {
     assert_eq!(events.first().and_then(|p| p.resync), Some(true), "{events:?}");
     assert!(!ids(&out, 0).contains(&"e0".to_owned()), "{out:?}");
 }
+
+/// A restarted bridge resumes a saved stream on its own, before a reconnecting webview's
+/// `bb.init({lastSeen})` names its tabs: what was recorded meanwhile for the connection's
+/// implicit tab (it never reached the webview) is not sent besides what the named tab gets
+/// when it selects the session again. Each event once, on the named tab, numbered after
+/// `lastSeen`.
+#[test]
+fn a_webview_reattaching_named_tabs_to_a_restarted_bridge_gets_each_event_once() {
+    let c = clock();
+    let config = HostConfig { max_batch: 4, ..HostConfig::default() };
+    let mut h = Host::new(crate::Engine::Kilo, config);
+    h.handle(Input::Opened(0), c.now());
+    push(&mut h, &c, "x", &["x1", "x2"]);
+    settle(&mut h, &c);
+    let last_seen = [("tab-a".to_owned(), 7)].into_iter().collect();
+    h.handle(Input::WebviewReady { conn: 0, last_seen }, c.now());
+    let before_select = settle(&mut h, &c);
+    let select = Input::Claimed { conn: 0, request_id: "s".into(), session_id: Some("x".into()) };
+    h.handle(select, c.now());
+    h.handle(used(0, "x", Some("tab-a")), c.now());
+    h.handle(answered(0, "s"), c.now());
+    push(&mut h, &c, "x", &["x3"]);
+    let out = [before_select, settle(&mut h, &c)].concat();
+    assert_eq!(ids(&out, 0), ["x1", "x2", "x3"], "each event once");
+    let tabs: Vec<_> = events_of(&out, 0).iter().map(|p| p.tab_id.clone()).collect();
+    assert!(tabs.iter().all(|t| t.as_deref() == Some("tab-a")), "{tabs:?}");
+    let seqs: Vec<u64> = events_of(&out, 0).iter().filter_map(|p| p.seq).collect();
+    assert_eq!(seqs.first(), Some(&8), "numbered after lastSeen: {seqs:?}");
+}
+
+/// A tab that starts showing a session another tab was already sent messages of (a second
+/// window, or windows re-selecting their sessions one after the other on a restarted
+/// bridge) gets a declared resync with the session's view, then the live events: never a
+/// silent start in the middle.
+#[test]
+fn a_tab_binding_a_session_another_tab_shows_gets_a_declared_resync_first() {
+    let c = clock();
+    let mut h = two(&c);
+    h.handle(used(0, "x", Some("tab-a")), c.now());
+    push(&mut h, &c, "x", &["x1", "x2"]);
+    let out = settle(&mut h, &c);
+    assert_eq!(ids(&out, 0), ["x1", "x2"]);
+    h.handle(used(1, "x", Some("tab-b")), c.now());
+    push(&mut h, &c, "x", &["x3"]);
+    let out = settle(&mut h, &c);
+    let b = events_of(&out, 1);
+    assert_eq!(b[0].resync, Some(true), "{b:?}");
+    assert!(b[0].view.is_some() && b[0].events.is_empty(), "{b:?}");
+    assert_eq!(ids(&out, 1), ["x3"], "then the live events");
+    assert_eq!(ids(&out, 0), ["x3"], "the first tab goes on as before");
+}

@@ -1,0 +1,240 @@
+//! One session's driver: creates the session through its bridge's first window (the others
+//! select it, each with its own tab), then sends prompts one turn at a time until the soak
+//! stops, answering each permission request from one or two of the bridge's windows at once.
+//! A session whose engine was restarted (it is gone with it) or whose turn never ends is
+//! replaced by a new one.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::window::Window;
+use super::{Bridge, Rig, lock};
+
+/// Bound on one turn, faults included (a 25 s stall, a bridge restart).
+const TURN_WAIT: Duration = Duration::from_secs(120);
+
+/// Bound on a turn once the soak stops.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// A session the soak created.
+#[derive(Debug, Clone)]
+pub(crate) struct Created {
+    pub(crate) id: String,
+    pub(crate) bridge: &'static str,
+}
+
+/// What the drivers did.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) sessions: Mutex<Vec<Created>>,
+    pub(crate) turns: AtomicU64,
+    /// Turns that did not end within [`TURN_WAIT`].
+    pub(crate) stuck: AtomicU64,
+    /// Answers sent by windows.
+    pub(crate) answers: AtomicU64,
+    /// Answers refused because another window's answer won.
+    pub(crate) refused: AtomicU64,
+    /// Requests that more than one window's answer was accepted for.
+    pub(crate) double_ok: AtomicU64,
+}
+
+/// A small deterministic generator (splitmix64) for the windows' choices.
+#[derive(Debug, Clone)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+pub(crate) async fn drive(
+    rig: Arc<Rig>,
+    bridges: Arc<Vec<Bridge>>,
+    (bridge, slot): (usize, usize),
+    seed: u64,
+    stats: Arc<Stats>,
+) {
+    let bridge = &bridges[bridge];
+    let mut rng = Rng::new(seed);
+    let mut session: Option<(String, u64)> = None;
+    let mut turn = 0u64;
+    // The permission requests answered (by event id): a window may see one again.
+    let mut answered = std::collections::HashSet::new();
+    while !rig.stopping.load(Ordering::SeqCst) {
+        let epoch = rig.engine_epoch.load(Ordering::SeqCst);
+        let (id, born) = match session.take() {
+            Some((id, born)) if born == epoch => (id, born),
+            _ => match create(bridge, slot, &stats).await {
+                Some(id) => (id, epoch),
+                None => {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            },
+        };
+        turn += 1;
+        match one_turn(&rig, bridge, (&id, born), turn, &mut answered, &mut rng, &stats).await {
+            TurnEnd::Done => {
+                stats.turns.fetch_add(1, Ordering::SeqCst);
+                session = Some((id, born));
+            }
+            TurnEnd::EngineGone => {}
+            TurnEnd::Stuck => {
+                stats.stuck.fetch_add(1, Ordering::SeqCst);
+                let _ = bridge.windows[0].call("bb.deleteSession", json!({"sessionId": id})).await;
+            }
+            TurnEnd::NotSent => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                session = Some((id, born));
+            }
+        }
+    }
+}
+
+/// The tab a window shows the driver `slot`'s session in (a tab shows one session).
+fn tab(w: &Window, slot: usize) -> String {
+    format!("tab-{}-{slot}", w.name)
+}
+
+/// Creates a session on the first window and selects it on the others.
+async fn create(bridge: &Bridge, slot: usize, stats: &Stats) -> Option<String> {
+    let first = &bridge.windows[0];
+    let created = first.call("bb.createSession", json!({"tabId": tab(first, slot)})).await;
+    let Some(id) = created["result"]["sessionId"].as_str().map(str::to_owned) else {
+        tracing::warn!(bridge = bridge.name, "soak: createSession: {created}");
+        eprintln!("soak: {}: createSession: {created}", bridge.name);
+        return None;
+    };
+    lock(&stats.sessions).push(Created { id: id.clone(), bridge: bridge.name });
+    for w in &bridge.windows[1..] {
+        // A window that is away selects it when it comes back (a failed call is retried).
+        for _ in 0..20 {
+            let selected =
+                w.call("bb.selectSession", json!({"sessionId": id, "tabId": tab(w, slot)})).await;
+            if selected["ok"] == true {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    Some(id)
+}
+
+enum TurnEnd {
+    Done,
+    EngineGone,
+    Stuck,
+    NotSent,
+}
+
+async fn one_turn(
+    rig: &Rig,
+    bridge: &Bridge,
+    (session, born): (&str, u64),
+    turn: u64,
+    answered: &mut std::collections::HashSet<String>,
+    rng: &mut Rng,
+    stats: &Stats,
+) -> TurnEnd {
+    let owner = &bridge.windows[0];
+    let from = owner.log(session).items.len();
+    let text = format!("turn {turn}");
+    let sent = owner.call("bb.sendMessage", json!({"sessionId": session, "text": text})).await;
+    if sent["ok"] != true {
+        return if rig.engine_epoch.load(Ordering::SeqCst) != born {
+            TurnEnd::EngineGone
+        } else {
+            TurnEnd::NotSent
+        };
+    }
+    let mut deadline = super::now() + TURN_WAIT;
+    let mut stop_seen = false;
+    loop {
+        if rig.engine_epoch.load(Ordering::SeqCst) != born {
+            return TurnEnd::EngineGone;
+        }
+        // Any window of the bridge may see the card first.
+        let mut ended = false;
+        let mut asks = Vec::new();
+        for (n, w) in bridge.windows.iter().enumerate() {
+            let log = w.log(session);
+            let skip = if n == 0 { from } else { 0 };
+            for got in log.items.iter().skip(skip) {
+                if n == 0 && got.kind == "run_finished" {
+                    ended = true;
+                }
+                if let Some(request) = &got.request
+                    && !answered.contains(&got.id)
+                    && !asks.iter().any(|(id, _): &(String, String)| id == &got.id)
+                {
+                    asks.push((got.id.clone(), request.clone()));
+                }
+            }
+        }
+        if ended {
+            return TurnEnd::Done;
+        }
+        for (event, request) in asks {
+            if answer(bridge, session, &request, rng, stats).await {
+                answered.insert(event);
+            } else {
+                // No window could answer (away, or the bridge restarting): again shortly.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        if !stop_seen && rig.stopping.load(Ordering::SeqCst) {
+            // The soak ends: the turn has a little longer to finish.
+            stop_seen = true;
+            deadline = deadline.min(super::now() + STOP_WAIT);
+        }
+        if super::now() >= deadline {
+            return TurnEnd::Stuck;
+        }
+        let wait = owner.changed.notified();
+        let _ = tokio::time::timeout(Duration::from_millis(250), wait).await;
+    }
+}
+
+/// One or two windows answer at once; at most one answer may be accepted. True when the
+/// request is settled (an answer was accepted, or refused as no longer pending).
+async fn answer(
+    bridge: &Bridge,
+    session: &str,
+    request: &str,
+    rng: &mut Rng,
+    stats: &Stats,
+) -> bool {
+    let decision = if rng.below(4) == 0 { "deny" } else { "allow_once" };
+    let count = if bridge.windows.len() > 1 && rng.below(2) == 0 { 2 } else { 1 };
+    let first = rng.below(bridge.windows.len() as u64) as usize;
+    let chosen: Vec<&Window> =
+        (0..count).map(|k| &bridge.windows[(first + k) % bridge.windows.len()]).collect();
+    let params = json!({"sessionId": session, "requestId": request, "decision": decision});
+    let calls = chosen.iter().map(|w| w.call("bb.approvePermission", params.clone()));
+    let results: Vec<Value> = futures_util::future::join_all(calls).await;
+    stats.answers.fetch_add(results.len() as u64, Ordering::SeqCst);
+    let accepted = results.iter().filter(|r| r["ok"] == true).count();
+    let refused = results.iter().filter(|r| r["error"]["code"] == "permission_not_pending").count();
+    stats.refused.fetch_add(refused as u64, Ordering::SeqCst);
+    if accepted > 1 {
+        stats.double_ok.fetch_add(1, Ordering::SeqCst);
+    }
+    accepted + refused > 0
+}

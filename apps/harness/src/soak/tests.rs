@@ -1,0 +1,100 @@
+//! The verdict on small hand-made records: what counts as delivered, merged, declared, lost,
+//! duplicated or redelivered, and how approvals are counted.
+
+use super::check::{Approvals, Tally, approvals, verdict};
+use super::proxy::{Sent, SessionTruth};
+use super::window::{Got, SessionLog};
+
+/// The engine's events: `user_message` then `kinds`, ids 1, 2, …; `d:TEXT` is a delta of
+/// message `m` with that text.
+fn truth(kinds: &[&str]) -> SessionTruth {
+    let mut t = SessionTruth::default();
+    for (n, k) in std::iter::once(&"user_message").chain(kinds).enumerate() {
+        let data = match k.strip_prefix("d:") {
+            Some(text) => serde_json::json!({"session_id": "s", "type": "assistant.message.delta",
+                "turn": 1, "payload": {"item_id": "m", "delta": text}}),
+            None => serde_json::json!({"session_id": "s", "type": k, "payload": {}}),
+        };
+        let (_, sent) = Sent::parse(&(n + 1).to_string(), &data.to_string()).unwrap();
+        t.record(sent);
+    }
+    t
+}
+
+/// A window's record: `id` or `id:TEXT` (a delta's text), `!` a declared resync, `|` the
+/// bridge restarted.
+fn log(items: &[&str]) -> SessionLog {
+    let mut log = SessionLog::default();
+    let mut life = 0;
+    for item in items {
+        match *item {
+            "!" => log.resyncs.push(log.items.len()),
+            "|" => life += 1,
+            _ => {
+                let (id, text) = item.split_once(':').unwrap_or((item, ""));
+                log.items.push(Got {
+                    id: id.to_owned(),
+                    kind: String::new(),
+                    text: text.to_owned(),
+                    life,
+                    request: None,
+                });
+            }
+        }
+    }
+    log
+}
+
+fn check(kinds: &[&str], got: &[&str]) -> Tally {
+    verdict(&truth(kinds), &log(got)).0
+}
+
+#[test]
+fn every_event_once_is_clean() {
+    let t = check(&["turn_start", "completion"], &["1", "2", "3"]);
+    assert_eq!((t.checked, t.delivered, t.lost, t.duplicated), (3, 3, 0, 0));
+}
+
+#[test]
+fn a_missing_event_is_lost() {
+    let (t, lost, _) = verdict(&truth(&["turn_start", "completion"]), &log(&["1", "3"]));
+    assert_eq!(t.lost, 1);
+    assert_eq!(lost, ["2:turn_start"]);
+}
+
+#[test]
+fn a_coalesced_delta_covers_the_deltas_merged_into_it_and_no_others() {
+    let t = check(&["d:a", "d:b", "d:c", "completion"], &["1", "4:abc", "5"]);
+    assert_eq!((t.delivered, t.merged, t.lost, t.garbled), (3, 2, 0, 0));
+    let t = check(&["d:a", "d:b", "d:c", "completion"], &["1", "4:bc", "5"]);
+    assert_eq!((t.merged, t.lost), (1, 1), "the first delta's text is missing");
+    let t = check(&["d:a", "d:b"], &["1", "3:xb"]);
+    assert_eq!(t.garbled, 1, "text not made of the merged deltas");
+}
+
+#[test]
+fn a_declared_resync_covers_what_came_before_the_next_event() {
+    let t = check(&["turn_start", "tool_call", "completion"], &["1", "!", "4"]);
+    assert_eq!((t.declared, t.lost, t.resyncs), (2, 0, 1));
+}
+
+#[test]
+fn twice_in_one_life_is_duplicated_and_again_after_a_restart_is_redelivered() {
+    let t = check(&["completion"], &["1", "2", "2"]);
+    assert_eq!((t.duplicated, t.redelivered), (1, 0));
+    let t = check(&["completion"], &["1", "2", "|", "2"]);
+    assert_eq!((t.duplicated, t.redelivered), (0, 1));
+}
+
+#[test]
+fn approvals_count_the_decisions_between_two_requests() {
+    let mut t = truth(&["permission_request", "tool_result", "permission_request", "completion"]);
+    // The first request (index 1) told twice, the second (index 3) never.
+    t.decisions = vec![2, 3];
+    assert_eq!(
+        approvals(&t),
+        Approvals { raised: 2, answered_once: 0, answered_twice: 1, unanswered: 1 }
+    );
+    t.decisions = vec![2, 4];
+    assert_eq!(approvals(&t).answered_once, 2);
+}
