@@ -172,10 +172,14 @@ pub(crate) struct Approvals {
     pub(crate) answered_twice: u64,
     /// Never answered (the engine died first, or the run ended).
     pub(crate) unanswered: u64,
+    /// Decisions the engine refused as answering no active request (409): an answer given
+    /// again after the bridge was killed with the first on its way (the restarted bridge
+    /// showed the card again). The engine took nothing from them.
+    pub(crate) repeats_refused: u64,
 }
 
 /// Counts, for each `permission_request` the engine sent, the decisions it was told before
-/// its next one.
+/// its next one (those it refused as answering nothing active apart).
 pub(crate) fn approvals(truth: &SessionTruth) -> Approvals {
     let asks: Vec<usize> = truth
         .events
@@ -188,6 +192,8 @@ pub(crate) fn approvals(truth: &SessionTruth) -> Approvals {
     for (n, &ask) in asks.iter().enumerate() {
         let next = asks.get(n + 1).copied().unwrap_or(usize::MAX);
         let told = truth.decisions.iter().filter(|&&d| d > ask && d <= next).count();
+        let refused = truth.refused.iter().filter(|&&d| d > ask && d <= next).count();
+        out.repeats_refused += refused as u64;
         match told {
             0 => out.unanswered += 1,
             1 => out.answered_once += 1,

@@ -102,6 +102,7 @@ pub(crate) async fn drive(
             TurnEnd::EngineGone => {}
             TurnEnd::Stuck => {
                 stats.stuck.fetch_add(1, Ordering::SeqCst);
+                report_stuck(&rig, bridge, &id, turn);
                 let sent = rig.proxy.with_truth(|t| t.get(&id).map_or(0, |s| s.events.len()));
                 if let Some(c) = lock(&stats.sessions).iter_mut().find(|c| c.id == id) {
                     c.deleted_after = Some(sent);
@@ -114,6 +115,29 @@ pub(crate) async fn drive(
             }
         }
     }
+}
+
+/// Says what a stuck turn's windows last saw and what the engine last sent, so a stuck
+/// turn can be looked into (`--trace` has every line).
+fn report_stuck(rig: &Rig, bridge: &Bridge, session: &str, turn: u64) {
+    let tail = |kinds: Vec<String>| kinds[kinds.len().saturating_sub(6)..].join(" ");
+    let sent = rig.proxy.with_truth(|t| {
+        t.get(session).map_or_else(Vec::new, |s| {
+            s.events.iter().map(|e| format!("{}:{}", e.id, e.kind)).collect()
+        })
+    });
+    let mut seen = String::new();
+    for w in &bridge.windows {
+        let log = w.log(session);
+        let items = log.items.iter().map(|g| format!("{}:{}", g.id, g.kind)).collect();
+        seen.push_str(&format!(" {}=[{}]", w.name, tail(items)));
+    }
+    eprintln!(
+        "soak: {}: turn {turn} of {session} stuck; the engine sent [{}];{seen}",
+        bridge.name,
+        tail(sent)
+    );
+    tracing::warn!(bridge = bridge.name, session, turn, "soak: a stuck turn");
 }
 
 /// The tab a window shows the driver `slot`'s session in (a tab shows one session).

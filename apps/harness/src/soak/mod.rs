@@ -304,6 +304,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
             approvals.answered_once += a.answered_once;
             approvals.answered_twice += a.answered_twice;
             approvals.unanswered += a.unanswered;
+            approvals.repeats_refused += a.repeats_refused;
         }
     });
     let (mut seq_gaps, mut replayed, mut reconnects) = (0, 0, 0);
@@ -352,6 +353,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
             "answeredOnce": approvals.answered_once,
             "answeredTwice": approvals.answered_twice,
             "unanswered": approvals.unanswered,
+            "repeatsRefused": approvals.repeats_refused,
             "windowAnswers": stats.answers.load(Ordering::SeqCst),
             "refusedLateAnswers": stats.refused.load(Ordering::SeqCst),
             "acceptedTwice": double_ok,

@@ -70,9 +70,13 @@ pub(crate) struct SessionTruth {
     /// Every event the engine sent, once, in the order first sent.
     pub(crate) events: Vec<Sent>,
     ids: HashSet<String>,
-    /// For each permission decision the engine was told: how many events it had sent by
-    /// then (the decision answers the last `permission_request` before that point).
+    /// For each permission decision the engine took: how many events it had sent by the
+    /// time it was sent (the decision answers the last `permission_request` before that
+    /// point). Recorded from the engine's reply, even when the bridge hung up meanwhile.
     pub(crate) decisions: Vec<usize>,
+    /// The same for the decisions the engine refused as answering no active request (409):
+    /// it took nothing from them.
+    pub(crate) refused: Vec<usize>,
 }
 
 impl SessionTruth {
@@ -162,13 +166,12 @@ async fn forward_inner(shared: &Arc<Shared>, request: Request) -> anyhow::Result
     let body = axum::body::to_bytes(body, 16 << 20).await?;
     let session = session_of(parts.uri.path()).map(str::to_owned);
     let is_stream = parts.uri.path().ends_with("/events") && parts.method == "GET";
+    let mut decision = None;
     if let Some(session) = &session {
         let text = String::from_utf8_lossy(&body);
         if parts.uri.path().ends_with("/command") && text.contains("\"permission_decision\"") {
-            let mut truth = lock(&shared.truth);
-            let entry = truth.entry(session.clone()).or_default();
-            let at = entry.events.len();
-            entry.decisions.push(at);
+            let at = lock(&shared.truth).get(session).map_or(0, |t| t.events.len());
+            decision = Some((session.clone(), at));
         }
     }
     let upstream = *lock(&shared.upstream);
@@ -178,13 +181,34 @@ async fn forward_inner(shared: &Arc<Shared>, request: Request) -> anyhow::Result
             headers.append(name, value.clone());
         }
     }
-    let out = shared
+    let send = shared
         .client
         .request(parts.method.clone(), format!("http://{upstream}{path}"))
         .headers(headers)
         .body(body)
-        .send()
-        .await?;
+        .send();
+    let out = match decision {
+        // A decision is forwarded on a task of its own, so what the engine answered is
+        // recorded even when the bridge is killed while it waits.
+        Some((session, at)) => {
+            let shared = Arc::clone(shared);
+            tokio::spawn(async move {
+                let out = send.await;
+                if let Ok(reply) = &out {
+                    let mut truth = lock(&shared.truth);
+                    let entry = truth.entry(session).or_default();
+                    if reply.status() == StatusCode::CONFLICT {
+                        entry.refused.push(at);
+                    } else {
+                        entry.decisions.push(at);
+                    }
+                }
+                out
+            })
+            .await??
+        }
+        None => send.await?,
+    };
     let status = out.status();
     let mut response_headers = HeaderMap::new();
     for (name, value) in out.headers() {

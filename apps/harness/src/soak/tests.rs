@@ -93,10 +93,20 @@ fn approvals_count_the_decisions_between_two_requests() {
     t.decisions = vec![2, 3];
     assert_eq!(
         approvals(&t),
-        Approvals { raised: 2, answered_once: 0, answered_twice: 1, unanswered: 1 }
+        Approvals {
+            raised: 2,
+            answered_once: 0,
+            answered_twice: 1,
+            unanswered: 1,
+            repeats_refused: 0
+        }
     );
     t.decisions = vec![2, 4];
     assert_eq!(approvals(&t).answered_once, 2);
+    // A repeat the engine refused (409) is not a second decision taken.
+    t.refused = vec![2];
+    let a = approvals(&t);
+    assert_eq!((a.answered_once, a.answered_twice, a.repeats_refused), (2, 0, 1));
 }
 
 #[test]
