@@ -271,6 +271,11 @@ async fn answer(
     stats.refused.fetch_add(refused as u64, Ordering::SeqCst);
     if accepted > 1 {
         stats.double_ok.fetch_add(1, Ordering::SeqCst);
+        let names: Vec<&str> = chosen.iter().map(|w| w.name.as_str()).collect();
+        eprintln!(
+            "soak: {}: {request} of {session} accepted from {names:?}: {results:?}",
+            bridge.name
+        );
     }
     accepted + refused > 0
 }
