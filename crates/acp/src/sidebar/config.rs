@@ -53,7 +53,7 @@ impl ConfigMemory {
         self.lock().clone()
     }
 
-    /// Remembers a choice and writes the file (temp file, then rename); a failed write is
+    /// Remembers a choice and writes the file (`bb_service::fs::write_atomic`); a failed write is
     /// logged: the choice still applies to this bridge's new sessions.
     pub(crate) fn remember(&self, config_id: &str, value: Value) {
         let values = {
