@@ -92,13 +92,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
 /// The service loop over the launcher's engine (not started yet).
 pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
     let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
-    Ok(Service::new(
-        launcher.service_config(),
-        adapter,
-        updates,
-        Arc::new(SystemClock),
-        supervision,
-    ))
+    let mut config = launcher.service_config();
+    config.trim = Some(launcher.memory_trim(release_free_memory));
+    Ok(Service::new(config, adapter, updates, Arc::new(SystemClock), supervision))
+}
+
+/// Returns the calling thread's free allocator pages to the system (after a burst).
+fn release_free_memory() {
+    // SAFETY: `mi_collect` takes no pointers and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 /// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.
