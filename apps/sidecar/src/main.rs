@@ -37,7 +37,8 @@ struct Args {
     /// Serve the v1 JSON Lines on this Unix socket instead of stdin/stdout: any number of
     /// clients (each its own webview connection), mode 0600. When another sidecar already
     /// serves the path, say so on stdout and exit 0 (connect to that one). Prints
-    /// `listening on PATH` on stdout once clients can connect.
+    /// `listening on PATH` on stdout once clients can connect and the engine set-up passed its
+    /// checks (a set-up error exits 1 before it, saying why on stderr).
     #[arg(long, value_name = "PATH")]
     listen: Option<PathBuf>,
 
