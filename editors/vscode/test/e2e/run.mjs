@@ -23,20 +23,22 @@ const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..
 const T = 60_000;
 mkdirSync(outDir, { recursive: true });
 const root = mkdtempSync(join(tmpdir(), 'bb-vscode-e2e-'));
-const dirs = Object.fromEntries(['home', 'data', 'ext', 'bin', 'xdg/config/kilo', 'xdg/data', 'xdg/state', 'xdg/cache', 'run', 'demo', 'kilo'].map((d) => {
+const dirs = Object.fromEntries(['home', 'data', 'ext', 'xdg/config/kilo', 'xdg/data', 'xdg/state', 'xdg/cache', 'run', 'demo', 'kilo'].map((d) => {
   mkdirSync(join(root, d), { recursive: true });
   return [d, join(root, d)];
 }));
 writeFileSync(join(dirs.demo, 'hello.c'), 'int main(void) { return 0; }\n');
 writeFileSync(join(dirs.kilo, 'hello.txt'), 'hello world\n');
-// The Kilo engine is on the PATH VS Code (and so the extension and its sidecar) starts
-// with, as a user installs it: the `bbBridge.engineBinary` setting is restricted (not used in
-// Restricted Mode, and VS Code applied it to an untrusted window in some runs only), and the
-// Kilo step starts in Restricted Mode.
+// The Kilo engine is on the user's PATH, as a user installs it (`~/.local/bin`, added by
+// `~/.profile`: VS Code gives the extension host its login shell's environment, so the PATH
+// code-server starts with does not reach it). Not the `bbBridge.engineBinary` setting: it is
+// restricted, and VS Code withheld it from the untrusted Kilo window in some runs.
 const kiloBin = process.env.BB_KILO_BIN;
-if (kiloBin && existsSync(kiloBin)) symlinkSync(kiloBin, join(dirs.bin, 'kilo'));
+mkdirSync(join(dirs.home, '.local/bin'), { recursive: true });
+if (kiloBin && existsSync(kiloBin)) symlinkSync(kiloBin, join(dirs.home, '.local/bin/kilo'));
+writeFileSync(join(dirs.home, '.profile'), 'PATH="$HOME/.local/bin:$PATH"\n');
 const env = {
-  PATH: `${nodeBin}:${dirs.bin}:${process.env.PATH}`,
+  PATH: `${nodeBin}:${process.env.PATH}`,
   HOME: dirs.home,
   XDG_CONFIG_HOME: join(root, 'xdg/config'),
   XDG_DATA_HOME: dirs['xdg/data'],
