@@ -19,6 +19,7 @@ pub(crate) async fn serve_connections(
 ) -> anyhow::Result<()> {
     let EngineParts { adapter, updates, supervision } = engine;
     let mut config = launcher.service_config();
+    config.trim = Some(launcher.memory_trim(release_free_memory));
     if let Some(ring) = ring {
         config.host.max_buffered_events = ring.max(1);
     }
@@ -29,4 +30,10 @@ pub(crate) async fn serve_connections(
     let service = Service::new(config, adapter, updates, Arc::new(SystemClock), supervision);
     service.run(connections).await?;
     Ok(())
+}
+
+/// Returns the calling thread's free allocator pages to the system (after a burst).
+fn release_free_memory() {
+    // SAFETY: `mi_collect` takes no pointers and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }

@@ -39,11 +39,15 @@ pub(crate) async fn run(args: Args, path: PathBuf) -> anyhow::Result<()> {
         let served = listener.serve(tx, Limits::default(), linger, crate::terminate_signal()).await;
         (listener, served)
     });
-    writeln!(std::io::stdout().lock(), "listening on {}", path.display())?;
-    tracing::info!(path = %path.display(), linger_secs = args.linger, "listening");
-
+    // The engine set-up is checked before `listening on` is said: a sidecar that cannot serve
+    // (a missing engine binary, a bad flag) exits before it, its error on stderr, so the
+    // caller reports that error instead of connecting to a socket that is about to close
+    // (and starting the same failing sidecar again). Clients may connect meanwhile: they are
+    // served once the loop runs.
     let launcher = Launcher::start(args.engine).await?;
     let service = crate::service(&launcher).await?;
+    writeln!(std::io::stdout().lock(), "listening on {}", path.display())?;
+    tracing::info!(path = %path.display(), linger_secs = args.linger, "listening");
     let result = service.run(connections).await;
     if !serving.is_finished() {
         serving.abort();

@@ -37,7 +37,8 @@ struct Args {
     /// Serve the v1 JSON Lines on this Unix socket instead of stdin/stdout: any number of
     /// clients (each its own webview connection), mode 0600. When another sidecar already
     /// serves the path, say so on stdout and exit 0 (connect to that one). Prints
-    /// `listening on PATH` on stdout once clients can connect.
+    /// `listening on PATH` on stdout once clients can connect and the engine set-up passed its
+    /// checks (a set-up error exits 1 before it, saying why on stderr).
     #[arg(long, value_name = "PATH")]
     listen: Option<PathBuf>,
 
@@ -92,13 +93,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
 /// The service loop over the launcher's engine (not started yet).
 pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
     let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
-    Ok(Service::new(
-        launcher.service_config(),
-        adapter,
-        updates,
-        Arc::new(SystemClock),
-        supervision,
-    ))
+    let mut config = launcher.service_config();
+    config.trim = Some(launcher.memory_trim(release_free_memory));
+    Ok(Service::new(config, adapter, updates, Arc::new(SystemClock), supervision))
+}
+
+/// Returns the calling thread's free allocator pages to the system (after a burst).
+fn release_free_memory() {
+    // SAFETY: `mi_collect` takes no pointers and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 /// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.

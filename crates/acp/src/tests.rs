@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::asks::{check_form, tool_call_paths, writes_files};
 use crate::caps::{check_option_value, select_values};
 use crate::fs::slice_lines;
-use crate::sidebar::config::remembered_changes;
+use crate::sidebar::config::{CONFIG_FILE, ConfigMemory, remembered_changes};
 use crate::terminal::Output;
 use crate::watch::StderrTail;
 
@@ -72,6 +72,32 @@ fn remembered_options_apply_only_where_they_are_offered_and_differ() {
     assert_eq!(remembered_changes(&options, &remembered), [("model".to_owned(), json!("b"))]);
     let gone = [("model".to_owned(), json!("z"))].into_iter().collect();
     assert!(remembered_changes(&options, &gone).is_empty());
+}
+
+#[test]
+fn remembered_options_are_kept_per_agent_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = || Some(dir.path().join("state"));
+    ConfigMemory::load(state(), "kilo").remember("model", json!("b"));
+    ConfigMemory::load(state(), "other").remember("mode", json!("plan"));
+    ConfigMemory::load(state(), "kilo").remember("mode", json!("build"));
+
+    let kilo = ConfigMemory::load(state(), "kilo").values();
+    assert_eq!(kilo.get("model"), Some(&json!("b")));
+    assert_eq!(kilo.get("mode"), Some(&json!("build")));
+    assert_eq!(ConfigMemory::load(state(), "other").values().get("mode"), Some(&json!("plan")));
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, [CONFIG_FILE], "only the file itself, no temporary one left");
+
+    // A broken file is replaced at the next change, nothing of it kept.
+    std::fs::write(dir.path().join("state").join(CONFIG_FILE), b"{not json").unwrap();
+    let fresh = ConfigMemory::load(state(), "kilo");
+    assert!(fresh.values().is_empty());
+    fresh.remember("model", json!("a"));
+    assert_eq!(ConfigMemory::load(state(), "kilo").values().get("model"), Some(&json!("a")));
 }
 
 #[test]

@@ -52,8 +52,11 @@
 //!   create (e.g. after a bridge restart) — at worst held until its own create answers.
 //! * **seq and rings.** Every `bb/events` message carries `tabId` and a per-tab `seq` (from
 //!   1, +1 per message, never reused). Each tab keeps a ring of what it was sent, bounded by
-//!   `max_buffered_events` messages and `max_buffered_bytes` serialized bytes (the newest
-//!   message is always kept). A connection that cannot receive (before `bb.init`, hidden,
+//!   `max_buffered_events` messages and `max_buffered_bytes` serialized bytes, and of the
+//!   messages already handed to its connection by `max_handed_bytes` (1 MiB: what a
+//!   reattaching webview may have lost in flight; older ones would be a second copy of what
+//!   the session's view holds, so a webview further behind gets a declared resync). The newest
+//!   message is always kept. A connection that cannot receive (before `bb.init`, hidden,
 //!   or stalled by the runtime because its outbound queue is full) is not handed events:
 //!   they wait in the rings, and when it can receive again each tab gets exactly the
 //!   messages after the last it was handed, in order — or, when the ring no longer holds

@@ -22,6 +22,9 @@ pub fn implicit_tab(conn: ConnId) -> String {
 pub(crate) struct RingLimits {
     pub(crate) messages: usize,
     pub(crate) bytes: usize,
+    /// Bytes of messages already handed to the connection a ring keeps (for a reattach that
+    /// lost what was in flight); older ones come back as a declared resync from the view.
+    pub(crate) handed_bytes: usize,
     pub(crate) detached_tabs: usize,
     /// The most one message may take (what a message is cut to fit).
     pub(crate) message_bytes: usize,
@@ -106,16 +109,45 @@ impl Tab {
             payload.seq = Some(seq);
             self.ring.push_back(Stored { seq, bytes, payload: payload.clone() });
             self.ring_bytes += bytes;
-            while self.ring.len() > limits.messages.max(1)
-                || (self.ring_bytes > limits.bytes && self.ring.len() > 1)
-            {
-                if let Some(old) = self.ring.pop_front() {
-                    self.ring_bytes -= old.bytes;
-                }
-            }
+            self.trim(limits);
             out.push(payload);
         }
         out
+    }
+
+    /// Keeps the ring within its bounds, dropping the oldest first: at most `messages` and
+    /// `bytes` in all, and of the messages already handed to the connection at most
+    /// `handed_bytes`. The newest message is always kept.
+    fn trim(&mut self, limits: RingLimits) {
+        while self.ring.len() > limits.messages.max(1)
+            || (self.ring_bytes > limits.bytes && self.ring.len() > 1)
+        {
+            self.pop_oldest();
+        }
+        if self.ring_bytes <= limits.handed_bytes {
+            return;
+        }
+        // What the connection was not handed yet stays (the ring's other bounds apply).
+        let pending: usize =
+            self.ring.iter().rev().take_while(|s| s.seq > self.delivered).map(|s| s.bytes).sum();
+        while self.ring.len() > 1
+            && self.ring.front().is_some_and(|s| s.seq <= self.delivered)
+            && self.ring_bytes - pending > limits.handed_bytes
+        {
+            self.pop_oldest();
+        }
+    }
+
+    fn pop_oldest(&mut self) {
+        if let Some(old) = self.ring.pop_front() {
+            self.ring_bytes -= old.bytes;
+        }
+    }
+
+    /// Forgets every kept message (what the tab missed comes as a declared resync).
+    fn clear_ring(&mut self) {
+        self.ring.clear();
+        self.ring_bytes = 0;
     }
 
     /// Whether it was sent anything of `session`.
@@ -210,8 +242,7 @@ impl Tabs {
         for (id, tab) in &mut self.tabs {
             if tab.conn == Some(conn) && tab.receive != receive {
                 tab.receive = receive;
-                tab.ring.clear();
-                tab.ring_bytes = 0;
+                tab.clear_ring();
                 changed.push(id.clone());
             }
         }
@@ -238,8 +269,7 @@ impl Tabs {
         if tab.receive != receive {
             // Its ring holds messages shaped for another webview: what it missed is resynced.
             tab.receive = receive;
-            tab.ring.clear();
-            tab.ring_bytes = 0;
+            tab.clear_ring();
         }
         tab
     }
@@ -384,8 +414,7 @@ impl Tabs {
             // A message stands for what was dropped: one the tab was never handed.
             tab.seen.insert(session.to_owned());
             tab.next_seq += 1;
-            tab.ring.clear();
-            tab.ring_bytes = 0;
+            tab.clear_ring();
             return Vec::new();
         }
         let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
@@ -553,6 +582,7 @@ impl Tabs {
         let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
         if let Some(missed) = tab.missed() {
             tab.delivered = tab.next_seq - 1;
+            tab.trim(self.limits);
             return missed;
         }
         let sessions: Vec<String> = tab.seen.iter().cloned().collect();
@@ -568,6 +598,7 @@ impl Tabs {
         }
         if let Some(tab) = self.tabs.get_mut(tab_id) {
             tab.delivered = tab.next_seq - 1;
+            tab.trim(self.limits);
         }
         out
     }

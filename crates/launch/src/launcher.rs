@@ -14,7 +14,7 @@ use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
     EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders, InputReceiver,
-    ServiceConfig, Supervision, SystemClock,
+    MemoryTrim, ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -202,6 +202,20 @@ impl Launcher {
             },
             ..defaults
         }
+    }
+
+    /// The service's [`MemoryTrim`]: `collect` (the binary's allocator call returning the
+    /// calling thread's free memory) on the service loop's thread and, for an engine whose
+    /// event path has a thread of its own, on that thread too (its read buffers and events
+    /// were made there).
+    pub fn memory_trim(&self, collect: fn()) -> MemoryTrim {
+        let events = self.events.as_ref().map(|e| e.handle().clone());
+        MemoryTrim::new(move || {
+            collect();
+            if let Some(events) = &events {
+                events.spawn(async move { collect() });
+            }
+        })
     }
 
     /// Builds an engine adapter for the configured engine (attaching to it when it runs

@@ -112,6 +112,7 @@ mod saved;
 mod service;
 pub mod sink;
 mod starter;
+mod trim;
 
 pub use clock::SystemClock;
 pub use endpoint::Endpoint;
@@ -126,6 +127,7 @@ pub use saved::PROMPTS_FILE;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};
 pub use starter::{EngineStarter, StartedEngine};
+pub use trim::MemoryTrim;
 
 #[cfg(test)]
 mod tests;

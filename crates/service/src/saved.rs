@@ -187,17 +187,8 @@ fn write_latest(path: &Path, latest: &Mutex<Latest>) {
     if latest.written >= latest.generation {
         return;
     }
-    if let Err(err) = write_atomically(path, &latest.text) {
+    if let Err(err) = crate::fs::write_atomic(path, &latest.text) {
         tracing::warn!(path = %path.display(), %err, "saving the open prompts failed");
     }
     latest.written = latest.generation;
-}
-
-fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut temp, text)?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

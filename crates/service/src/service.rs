@@ -26,6 +26,7 @@ use crate::order::Ticket;
 use crate::saved::PromptFile;
 use crate::sink::{Inbound, WebviewSink};
 use crate::starter::{EngineStarter, StartedEngine};
+use crate::trim::{MemoryTrim, Trimmer};
 
 mod requests;
 use requests::{CallNote, Order};
@@ -60,6 +61,9 @@ pub struct ServiceConfig {
     /// (`prompts.json`, see [`crate::PROMPTS_FILE`]) and shown again after a restart.
     /// `None`: they live as long as the bridge.
     pub state_dir: Option<PathBuf>,
+    /// Returns the allocator's free memory after a burst of engine inputs (the binary's
+    /// allocator hook); `None`: never.
+    pub trim: Option<MemoryTrim>,
 }
 
 impl Default for ServiceConfig {
@@ -77,6 +81,7 @@ impl Default for ServiceConfig {
             eof_grace: Duration::from_secs(10),
             folders: Vec::new(),
             state_dir: None,
+            trim: None,
         }
     }
 }
@@ -177,6 +182,8 @@ pub struct Service {
     /// Prompts shown again after a restart that the engine is still to be asked about (once
     /// it is bound).
     restored: Vec<Prompt>,
+    /// When the allocator's free memory goes back after a burst.
+    trimmer: Trimmer,
 }
 
 impl Service {
@@ -193,7 +200,9 @@ impl Service {
         adapter.trust_changed(config.host.trusted);
         let host = Host::new(normalize_engine(adapter.kind()), config.host);
         let saved = config.state_dir.as_deref().map(PromptFile::new);
+        let trimmer = Trimmer::new(config.trim.clone());
         Self {
+            trimmer,
             config,
             host,
             adapter,
@@ -237,10 +246,18 @@ impl Service {
             if !accepting && self.conns.is_empty() {
                 break;
             }
-            let deadline = [self.host.poll_timeout(), self.restart_at, self.closing_deadline()]
-                .into_iter()
-                .flatten()
-                .min();
+            if self.trimmer.poll(self.clock.now()) {
+                tracing::debug!("the engine went quiet after a burst; memory returned");
+            }
+            let deadline = [
+                self.host.poll_timeout(),
+                self.restart_at,
+                self.closing_deadline(),
+                self.trimmer.deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let event = tokio::select! {
                 biased;
                 sink = connections.recv(), if accepting => match sink {
@@ -284,12 +301,15 @@ impl Service {
                 // What the engine client queued behind it is handled before the host's
                 // output is drained: a burst's state changes leave as one `bb/state`. Bounded,
                 // so webview requests wait at most one round.
+                let mut handled = 1;
                 for _ in 1..INPUTS_PER_ROUND {
                     let Some(Ok(input)) = self.inputs.as_mut().map(|rx| rx.try_recv()) else {
                         break;
                     };
                     self.on_input(input, self.clock.now());
+                    handled += 1;
                 }
+                self.trimmer.inputs(handled, self.clock.now());
             }
             Event::Child(exit) => {
                 self.process = None;

@@ -9,6 +9,7 @@ mod order;
 mod prompts;
 mod reconnect;
 mod saved;
+mod trim;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -96,10 +96,13 @@ export class Sidecar implements Connector {
     return this.options.socketPath;
   }
 
-  /** Connects to the running sidecar, starting one when none answers. */
+  /** Connects to the running sidecar, starting one when none answers. A sidecar that said
+   * it listens but cannot be reached right after is not started again here: the caller's
+   * back-off paces the next try (no start loop), and the error carries its log's tail. */
   async connect(): Promise<BridgeLink> {
     const deadline = Date.now() + (this.options.startTimeoutMs ?? 30_000);
     let lastError = 'no sidecar answered';
+    let started = 0;
     for (;;) {
       try {
         const socket = await dial(this.options.socketPath);
@@ -107,7 +110,9 @@ export class Sidecar implements Connector {
       } catch (err) {
         lastError = (err as Error).message;
       }
+      if (started >= 2) throw new Error(`the bridge started but cannot be reached at ${this.options.socketPath} (${lastError}): ${logTail(this.options.logPath)}`);
       if (Date.now() > deadline) throw new Error(`cannot reach the bridge at ${this.options.socketPath}: ${lastError}`);
+      started += 1;
       this.starting ??= this.start().finally(() => {
         this.starting = null;
       });

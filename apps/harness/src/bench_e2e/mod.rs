@@ -20,9 +20,10 @@
 //!   new `tabId`, as a new window does): the time from writing that request to reading the
 //!   resync (the session's recent turns) and the response, the sidecar's CPU for it, the
 //!   bytes of that first page; then every older page (`bb.history`) to the start, which
-//!   sums the session's JSON as updates; and the sidecar's resident set before the session
-//!   streamed and after (`VmRSS`), beside the bytes its first tab was sent (what that tab's
-//!   replay ring holds, up to its bounds).
+//!   sums the session's JSON as updates; and the sidecar's resident set (`VmRSS`) before the
+//!   session streamed, 500 ms after it reached the first tab, 500 ms after the second tab's
+//!   resync and 500 ms after the last older page, beside the bytes the first tab was sent
+//!   (its replay ring keeps up to 1 MiB of them).
 //!
 //! Every streaming run reports the sidecar's CPU per event (the sum of its threads'
 //! `schedstat` time over the run, nanoseconds), its wake-ups per event (voluntary context
@@ -467,6 +468,8 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
         .as_array()
         .map_or(0, |u| u.iter().filter(|u| u["kind"] == "userMessage").count());
     let left_out = first["earlier"]["turns"].as_u64().unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_attached = procfs::status_bytes(pid, "VmRSS:");
     // Every older page, to the start: the session's JSON as updates.
     let mut session_bytes = first_bytes;
     let mut pages = 0usize;
@@ -485,7 +488,10 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
         session_bytes += json_bytes(&response["result"]["updates"]);
         before_cursor = response["result"]["earlier"]["before"].as_u64();
     }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_paged = procfs::status_bytes(pid, "VmRSS:");
     let grown = rss_after.saturating_sub(rss_before);
+    let per_json = |rss: u64| rss.saturating_sub(rss_before) as f64 / session_bytes.max(1) as f64;
     let line = json!({
         "measure": "attach",
         "engine": "kilo",
@@ -507,6 +513,10 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
         "rssAfterBytes": rss_after,
         "rssGrowthBytes": grown,
         "rssGrowthPerSessionJson": grown as f64 / session_bytes.max(1) as f64,
+        "rssAttachedBytes": rss_attached,
+        "rssAttachedPerSessionJson": per_json(rss_attached),
+        "rssPagedBytes": rss_paged,
+        "rssPagedPerSessionJson": per_json(rss_paged),
         "tabARingBytes": tab_a_bytes,
         "tabAMessages": tab_a_messages,
     });

@@ -57,6 +57,30 @@ fn event_ids(messages: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// An engine set-up that cannot work (here: a Kilo binary that does not exist) fails before
+/// the sidecar says it listens: it exits 1 with nothing on stdout and the reason on stderr,
+/// so the caller (the VS Code extension) reports it rather than connecting to a socket that
+/// is about to close and starting the same failing sidecar again.
+#[test]
+fn a_set_up_that_cannot_serve_exits_before_it_says_it_listens() {
+    let world = World::new();
+    let socket = short_socket_path(&world);
+    let workspace = world.path("project").display().to_string();
+    let missing = world.path("no-such-kilo").display().to_string();
+    let args = ["--engine", "kilo", "--engine-bin", &missing, "--workspace", &workspace];
+    let out = Command::new(env!("CARGO_BIN_EXE_bb-sidecar"))
+        .args(["--listen", socket.to_str().unwrap(), "--linger", "5"])
+        .args(args)
+        .envs(world.env())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "nothing said on stdout");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no-such-kilo") && stderr.contains("--engine-bin"), "{stderr}");
+}
+
 /// Demo engine: the socket is the owner's only (0600), a second sidecar on the path says who
 /// serves it and exits 0, two clients are served at once, a client that went away mid-turn
 /// is replaced within the linger by one that re-attaches the tab from `lastSeen` and finishes

@@ -53,7 +53,7 @@ impl ConfigMemory {
         self.lock().clone()
     }
 
-    /// Remembers a choice and writes the file (temp file, then rename); a failed write is
+    /// Remembers a choice and writes the file (`bb_service::fs::write_atomic`); a failed write is
     /// logged: the choice still applies to this bridge's new sessions.
     pub(crate) fn remember(&self, config_id: &str, value: Value) {
         let values = {
@@ -77,15 +77,8 @@ impl ConfigMemory {
                 Value::Object(values.into_iter().collect::<Map<_, _>>()),
             );
         }
-        let write = || -> std::io::Result<()> {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec_pretty(&doc).unwrap_or_default())?;
-            std::fs::rename(&tmp, path)
-        };
-        if let Err(err) = write() {
+        let bytes = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+        if let Err(err) = bb_service::fs::write_atomic(path, &bytes) {
             tracing::warn!(path = %path.display(), %err, "cannot remember the ACP config options");
         }
     }

@@ -3,7 +3,6 @@
 //! time passed in) and atomic (temp file, fsync, rename).
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -149,17 +148,9 @@ impl CursorStore {
     }
 }
 
-/// Writes `bytes` to `path` through a temp file in the same directory, fsynced, then renamed
-/// over `path`: readers see the old or the new file, never a torn one.
+/// [`bb_service::fs::write_atomic`] (readers see the old or the new file, never a torn one),
+/// its failure naming the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io { path: path.to_path_buf(), source };
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("cursors");
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&tmp).map_err(io)?;
-    file.write_all(bytes).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io)
+    bb_service::fs::write_atomic(path, bytes)
+        .map_err(|source| StoreError::Io { path: path.to_path_buf(), source })
 }

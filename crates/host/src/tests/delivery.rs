@@ -141,6 +141,58 @@ fn a_recreated_webview_gets_exactly_what_it_missed() {
 }
 
 #[test]
+fn a_ring_keeps_little_of_what_was_handed_and_all_that_was_not() {
+    // The size of one single-event message as the host counts it.
+    let c = clock();
+    let mut probe = host(&c, config());
+    bind(&mut probe, &c, 0, "t", "s");
+    push(&mut probe, &c, "s", &names("p", 1));
+    let sent = batches(&settle(&mut probe, &c), 0);
+    let one = EventsPayload { tab_id: None, seq: None, ..sent[0].clone() };
+    let size = serde_json::to_vec(&one).unwrap().len();
+    // Room for two handed messages; the ring's own bounds hold all twelve below.
+    let config =
+        HostConfig { max_buffered_events: 100, max_handed_bytes: size * 5 / 2, ..config() };
+    let run = |hidden: bool, last_seen: u64| {
+        let mut h = host(&c, config);
+        bind(&mut h, &c, 0, "t", "s");
+        settle(&mut h, &c);
+        if hidden {
+            h.handle(Input::visibility(0, false), c.now());
+        }
+        for id in names("e", 6) {
+            push(&mut h, &c, "s", &[id]);
+            c.advance(Duration::from_secs(1));
+            h.handle_timeout(c.now());
+        }
+        let live = batches(&settle(&mut h, &c), 0);
+        if hidden {
+            assert!(live.is_empty(), "nothing reaches a hidden webview");
+            h.handle(Input::visibility(0, true), c.now());
+            return batches(&all(&mut h), 0);
+        }
+        assert_eq!(seqs(&live), [1, 2, 3, 4, 5, 6]);
+        h.handle(Input::Closed(0), c.now());
+        let last_seen = BTreeMap::from([("t".to_owned(), last_seen)]);
+        h.handle(Input::WebviewReady { conn: 1, last_seen }, c.now());
+        batches(&all(&mut h), 1)
+    };
+    // A hidden webview's messages were not handed: all six wait, and are replayed exactly.
+    let shown = run(true, 0);
+    assert_eq!(seqs(&shown), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(event_ids(&shown), names("e", 6));
+    // Handed messages: the last two are kept for a webview that lost them in flight.
+    let replay = run(false, 4);
+    assert_eq!((seqs(&replay), event_ids(&replay)), (vec![5, 6], names("e", 6)[4..].to_vec()));
+    // Older ones are not kept twice (the view holds them): a declared resync stands for them.
+    let behind = run(false, 2);
+    assert_eq!(behind.len(), 1, "one declared resync: {behind:?}");
+    assert_eq!((behind[0].resync, behind[0].seq), (Some(true), Some(7)));
+    let view = behind[0].view.as_ref().expect("the view model");
+    assert_eq!(view["debug"]["lastEventId"], "e5", "the view holds every event");
+}
+
+#[test]
 fn a_webview_behind_the_ring_gets_a_declared_resync() {
     let c = clock();
     let mut h = host(&c, config());

@@ -7,7 +7,7 @@
 // end, also on failure.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,6 +29,14 @@ const dirs = Object.fromEntries(['home', 'data', 'ext', 'xdg/config/kilo', 'xdg/
 }));
 writeFileSync(join(dirs.demo, 'hello.c'), 'int main(void) { return 0; }\n');
 writeFileSync(join(dirs.kilo, 'hello.txt'), 'hello world\n');
+// The Kilo engine is on the user's PATH, as a user installs it (`~/.local/bin`, added by
+// `~/.profile`: VS Code gives the extension host its login shell's environment, so the PATH
+// code-server starts with does not reach it). Not the `bbBridge.engineBinary` setting: it is
+// restricted, and VS Code withheld it from the untrusted Kilo window in some runs.
+const kiloBin = process.env.BB_KILO_BIN;
+mkdirSync(join(dirs.home, '.local/bin'), { recursive: true });
+if (kiloBin && existsSync(kiloBin)) symlinkSync(kiloBin, join(dirs.home, '.local/bin/kilo'));
+writeFileSync(join(dirs.home, '.profile'), 'PATH="$HOME/.local/bin:$PATH"\n');
 const env = {
   PATH: `${nodeBin}:${process.env.PATH}`,
   HOME: dirs.home,
@@ -178,10 +186,68 @@ async function openView(page) {
   return chatFrame(page);
 }
 
+/** Waits for `pick(frame)` to be visible in the bb-bridge view; resolves the view's frame.
+ * VS Code restores the side bar's last view while a new window starts, which can hide the
+ * bb-bridge view after it was opened (the page keeps running, its elements hidden) or
+ * replace its webview: while the wait lasts, the view is shown again (and its frame found
+ * again) when that happened, and said. */
+async function waitInView(page, frame, pick, timeout) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    try {
+      await pick(frame).waitFor({ timeout: Math.max(1, Math.min(5000, deadline - Date.now())) });
+      return frame;
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+    }
+    const icon = page.locator('.activitybar .action-item').filter({ has: page.locator('[aria-label^="bb-bridge"]') }).first();
+    const shown = (await icon.evaluate((el) => el.classList.contains('checked')).catch(() => false)) && (await page.locator('.part.sidebar').first().isVisible());
+    if (!shown) {
+      console.log('the bb-bridge view was hidden (VS Code restored another view); showing it again');
+      await icon.click().catch(() => {});
+    }
+    if (frame.isDetached()) {
+      console.log('the bb-bridge view was recreated; finding its page again');
+      frame = await chatFrame(page, Math.max(1000, deadline - Date.now())).catch(() => frame);
+    }
+  }
+}
+
 async function openWorkbench(page, folder) {
   await page.goto(`http://127.0.0.1:${server.port}/?folder=${encodeURIComponent(folder)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: T });
   await page.locator('.activitybar [aria-label^="bb-bridge"]').first().waitFor({ timeout: T });
+}
+
+/** What a failure needs to be understood: the text of every bb-bridge page (its engine label,
+ * connection notices and transcript), the workbench's notifications, every sidecar that runs
+ * (its command line) and the tail of every sidecar log and extension host log. */
+async function diagnostics(page) {
+  const out = [];
+  for (const frame of page?.frames() ?? []) {
+    try {
+      if (!(await frame.locator('[data-testid=composer]').count())) continue;
+      const engine = await frame.getByTestId('engine').textContent({ timeout: 1000 }).catch(() => '(none)');
+      const text = await frame.locator('body').innerText({ timeout: 2000 });
+      out.push(`bb-bridge page ${frame.url().slice(0, 120)}: engine label ${JSON.stringify(engine)}\n${text.slice(-3000)}`);
+    } catch {}
+  }
+  try {
+    const notes = await page.locator('.notifications-toasts, .notification-list-item').allInnerTexts();
+    if (notes.length) out.push(`workbench notifications: ${JSON.stringify(notes)}`);
+  } catch {}
+  for (const pid of sidecarsNow()) {
+    try {
+      out.push(`sidecar ${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
+    } catch {}
+  }
+  const find = (name) => execFileSync('find', [root, '-name', name], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  for (const log of [...find('sidecar.log'), ...find('exthost.log')]) {
+    try {
+      out.push(`${log} (tail):\n${readFileSync(log, 'utf8').split('\n').slice(-40).join('\n')}`);
+    } catch {}
+  }
+  return out.join('\n\n');
 }
 
 const assistantTexts = (frame) => frame.getByTestId('msg-assistant').allTextContents();
@@ -308,8 +374,8 @@ try {
   expect(JSON.stringify(sidecarsNow()) === JSON.stringify(owner), 'the same sidecar serves the reloaded window');
   await step(page, 'session-went-on');
 
-  // 8. one session on the real Kilo server (a second workspace, trusted, engine = kilo)
-  const kiloBin = process.env.BB_KILO_BIN;
+  // 8. one session on the real Kilo server (a second workspace, engine = kilo, `kilo` found
+  // on PATH), opened in Restricted Mode and trusted below
   expect(kiloBin && existsSync(kiloBin), 'BB_KILO_BIN names the Kilo engine (scripts/engine.sh installs it)');
   const mock = spawn('python3', [join(repo, 'crates/kilo/mock_llm.py'), '--host', '127.0.0.1', '--port', '0', '--slow-seconds', '60', '--delay', '0.05', '--port-file', join(root, 'mock.port')], { stdio: 'ignore' });
   started.push(mock);
@@ -325,11 +391,15 @@ try {
       models: { 'mock-model': { name: 'Mock Model', tool_call: true, limit: { context: 128000, output: 4096 } } } } },
     permission: { bash: 'ask', edit: 'ask' }, enabled_providers: ['mock'], snapshot: false,
   }, null, 2));
-  userSettings({ 'bbBridge.engine': 'kilo', 'bbBridge.engineBinary': kiloBin });
+  userSettings({ 'bbBridge.engine': 'kilo' });
+  const kiloOpened = Date.now();
   await openWorkbench(page, dirs.kilo);
   await step(page, 'kilo-workspace-restricted');
   frame = await openView(page);
-  await frame.getByTestId('engine').filter({ hasText: 'kilo' }).waitFor({ timeout: 120_000 });
+  // The page shows the engine once the new workspace's sidecar answered `bb.init` (the
+  // engine itself may still be starting).
+  frame = await waitInView(page, frame, (f) => f.getByTestId('engine').filter({ hasText: 'kilo' }), 120_000);
+  console.log(`kilo engine label after ${Date.now() - kiloOpened} ms: ${JSON.stringify(await frame.getByTestId('engine').textContent())}`);
   await frame.getByTestId('new-session').click();
   await frame.locator('[data-testid=session][aria-current=true]').waitFor({ timeout: 120_000 });
   await frame.getByTestId('composer').fill('Say hello MOCK:text:hello%20from%20the%20real%20kilo%20server');
@@ -360,6 +430,7 @@ try {
 } catch (err) {
   console.error(`FAILED: ${err.stack ?? err}`);
   await page?.screenshot({ path: join(outDir, 'failure.png') }).then(() => console.error(`screenshot: ${join(outDir, 'failure.png')}`), () => {});
+  console.error(`diagnostics:\n${await diagnostics(page).catch((e) => `(diagnostics failed: ${e})`)}`);
   if (server) console.error(`code-server log tail:\n${server.log().slice(-3000)}`);
   console.error(`vscode e2e: ${shot} passed, 1 failed`);
   process.exitCode = 1;

@@ -10,7 +10,7 @@ import { diffSides } from '../../src/diff';
 import { pageHtml } from '../../src/html';
 import { containedPath, sameFolder } from '../../src/paths';
 import { SECRET_ENV, pageSettings, readSettings, sidecarArgs } from '../../src/settings';
-import { socketPathFor } from '../../src/sidecar';
+import { Sidecar, socketPathFor } from '../../src/sidecar';
 
 const settings = (values: Record<string, unknown>) => readSettings(<T>(k: string) => values[k] as T | undefined);
 
@@ -76,4 +76,32 @@ test('the socket path fits the platform limit, one per state directory', () => {
   assert.ok(Buffer.byteLength(a) <= 100, a);
   assert.equal(a, socketPathFor(long, { XDG_RUNTIME_DIR: '' }));
   assert.notEqual(a, socketPathFor(`${long}2`, { XDG_RUNTIME_DIR: '' }));
+});
+
+/** A stand-in sidecar: a shell script that counts its starts, says `said` on stdout and
+ * `why` on stderr, then exits 1 (never listening). */
+function failingSidecar(root: string, said: string, why: string): { binary: string; starts: () => number } {
+  const count = path.join(root, 'starts');
+  const binary = path.join(root, 'sidecar.sh');
+  fs.writeFileSync(binary, `#!/bin/sh\necho x >> '${count}'\n${said ? `echo '${said}'\n` : ''}echo '${why}' >&2\nexit 1\n`, { mode: 0o755 });
+  return { binary, starts: () => (fs.existsSync(count) ? fs.readFileSync(count, 'utf8').split('\n').filter(Boolean).length : 0) };
+}
+
+test('a sidecar that cannot start is reported with its error, not started again and again', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bb-sidecar-'));
+  try {
+    const options = (binary: string) => ({ binary, args: [], linger: 1, env: {}, cwd: root, socketPath: path.join(root, 'bridge.sock'), logPath: path.join(root, 'sidecar.log') });
+    // It exits before it listens (a set-up error): one start, its error in the rejection.
+    const early = failingSidecar(root, '', 'Error: the engine executable kilo was not found');
+    await assert.rejects(new Sidecar(options(early.binary)).connect(), /exited \(code 1\) before listening: .*kilo was not found/);
+    assert.equal(early.starts(), 1);
+    // It says it listens, then exits: at most two starts for one connect (the caller's
+    // back-off paces the next), the log's tail in the rejection.
+    fs.rmSync(path.join(root, 'starts'));
+    const late = failingSidecar(root, `listening on ${path.join(root, 'bridge.sock')}`, 'Error: gone at once');
+    await assert.rejects(new Sidecar(options(late.binary)).connect(), /cannot be reached .*gone at once/);
+    assert.equal(late.starts(), 2);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
