@@ -169,6 +169,7 @@ mod clock;
 mod conn;
 mod core;
 mod fit;
+mod floor;
 mod input;
 mod lane;
 mod prompting;
