@@ -685,9 +685,12 @@ impl Host {
         // was not sent are not replayed one by one: a second window, or a window re-selecting
         // after a bridge restart after another did, would otherwise miss them silently).
         let tab = tab.map_or_else(|| implicit_tab(conn), str::to_owned);
+        // A tab receiving updates that was handed events published while no webview wanted
+        // updates (a restarted bridge resumed the session, or showed its saved prompts,
+        // before any webview was there) lacks their updates: it gets the view too.
         if let Some(t) = self.tabs.get(&tab)
-            && (t.receive.updates() || shown_elsewhere)
-            && !t.has_seen(session)
+            && ((t.receive.updates() || shown_elsewhere) && !t.has_seen(session)
+                || t.needs_view(session))
             && self.tabs.shows(&tab, session)
         {
             self.record_resync(&tab, session);
@@ -864,7 +867,7 @@ impl Host {
         for (payload, bytes) in messages {
             let ordinal = self.floors.publish(&payload);
             if !claimed {
-                self.tabs.keep_early(&payload, bytes, ordinal);
+                self.tabs.keep_early(&payload, bytes, (ordinal, !self.updates_wanted));
             }
             // The last tab takes the payload itself: one deep copy fewer per message.
             let mut payload = Some(payload);
@@ -910,6 +913,11 @@ impl Host {
                 continue;
             }
             self.tabs.offer_early(&tabless, session);
+            for tab in &tabless {
+                if self.tabs.get(tab).is_some_and(|t| t.needs_view(session)) {
+                    self.record_resync(tab, session);
+                }
+            }
             offered = true;
         }
         if offered {

@@ -68,6 +68,10 @@ pub(crate) struct Tab {
     /// receiving updates shows): `(seq, ordinal)`, written as soon as everything recorded up
     /// to `seq` is.
     skipped: HashMap<String, (u64, u64)>,
+    /// Sessions whose events it was handed from the early store as published while no
+    /// webview wanted updates (a webview receiving both then lacks their updates): binding
+    /// one sends the session's view.
+    needs_view: BTreeSet<String>,
 }
 
 impl Tab {
@@ -87,6 +91,7 @@ impl Tab {
             confirmed: 0,
             written: HashMap::new(),
             skipped: HashMap::new(),
+            needs_view: BTreeSet::new(),
         }
     }
 
@@ -168,6 +173,9 @@ impl Tab {
         (limits, ordinal, moved): (RingLimits, u64, &mut HashSet<String>),
     ) -> Vec<EventsPayload> {
         let session = payload.session_id.clone();
+        if payload.resync == Some(true) {
+            self.needs_view.remove(&session);
+        }
         let shaped = shape(payload, bytes, self.receive, limits.message_bytes);
         if shaped.is_empty() {
             // Nothing to write: it counts as written once what was recorded before it is.
@@ -208,6 +216,12 @@ impl Tab {
         self.seen.contains(session)
     }
 
+    /// Whether its webview, receiving updates, lacks the updates of `session`'s events it
+    /// was handed (they were published while no webview wanted updates).
+    pub(crate) fn needs_view(&self, session: &str) -> bool {
+        self.needs_view.contains(session)
+    }
+
     /// The sessions it was sent anything of.
     pub(crate) fn seen(&self) -> impl Iterator<Item = &str> {
         self.seen.iter().map(String::as_str)
@@ -234,8 +248,9 @@ impl Tab {
 /// it, so a tab is handed the ones after what it has ([`Tab::early_got`]).
 #[derive(Debug)]
 struct Early {
-    /// Each message with its size and publish ordinal.
-    messages: VecDeque<(EventsPayload, usize, u64)>,
+    /// Each message with its size, publish ordinal, and whether it was published while no
+    /// webview wanted updates (its updates were not taken).
+    messages: VecDeque<(EventsPayload, usize, u64, bool)>,
     bytes: usize,
     /// The number of the first message this store kept.
     start: u64,
@@ -367,24 +382,29 @@ impl Tabs {
     /// bounded per session (a ring's bounds) and in total (one ring's bytes): beyond the
     /// total, the session holding the most gives up its oldest messages (a tab lacking
     /// those then gets a resync).
-    pub(crate) fn keep_early(&mut self, payload: &EventsPayload, bytes: usize, ordinal: u64) {
+    pub(crate) fn keep_early(
+        &mut self,
+        payload: &EventsPayload,
+        bytes: usize,
+        (ordinal, without_updates): (u64, bool),
+    ) {
         let limits = self.limits;
         let next = self.early_next.entry(payload.session_id.clone()).or_insert(0);
         let early =
             self.early.entry(payload.session_id.clone()).or_insert_with(|| Early::new(*next));
         *next += 1;
-        early.messages.push_back((payload.clone(), bytes, ordinal));
+        early.messages.push_back((payload.clone(), bytes, ordinal, without_updates));
         early.bytes += bytes;
         self.early_bytes += bytes;
         while early.messages.len() > limits.messages.max(1) || early.bytes > limits.bytes {
-            let Some((_, b, _)) = early.messages.pop_front() else { break };
+            let Some((_, b, _, _)) = early.messages.pop_front() else { break };
             early.bytes -= b;
             self.early_bytes -= b;
             early.first += 1;
         }
         while self.early_bytes > limits.bytes {
             let Some(largest) = self.early.values_mut().max_by_key(|e| e.bytes) else { break };
-            let Some((_, b, _)) = largest.messages.pop_front() else { break };
+            let Some((_, b, _, _)) = largest.messages.pop_front() else { break };
             largest.bytes -= b;
             self.early_bytes -= b;
             largest.first += 1;
@@ -480,11 +500,12 @@ impl Tabs {
             return Vec::new();
         }
         let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
-        early
-            .messages
-            .iter()
-            .skip(skip)
-            .flat_map(|(payload, bytes, ordinal)| {
+        let handed = early.messages.iter().skip(skip);
+        if tab.receive.updates() && handed.clone().any(|(_, _, _, without)| *without) {
+            tab.needs_view.insert(session.to_owned());
+        }
+        handed
+            .flat_map(|(payload, bytes, ordinal, _)| {
                 tab.record(payload.clone(), *bytes, tab_id, (limits, *ordinal, &mut self.moved))
             })
             .collect()

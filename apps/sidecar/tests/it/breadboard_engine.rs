@@ -447,6 +447,18 @@ fn saved_prompts(state: &std::path::Path) -> Vec<(String, String)> {
 /// behind it (kept by the engine) then runs.
 #[test]
 fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
+    pending_approval_survives_a_killed_sidecar("updates");
+}
+
+/// The same for a webview receiving both events and updates: its reattached tab gets the
+/// restored card as an update too (the request was shown again before any webview wanted
+/// updates, so binding the tab sends the session's view).
+#[test]
+fn a_restored_approval_reaches_a_webview_receiving_both_as_a_card() {
+    pending_approval_survives_a_killed_sidecar("both");
+}
+
+fn pending_approval_survives_a_killed_sidecar(receive: &str) {
     let world = World::new();
     let mut turn = messages(1..=2, 20);
     turn.push(line(
@@ -480,7 +492,7 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
 
     let mut second = spawn(&args, &world, "second.err");
     // The window reattaches its tab, as the page does after a reload: it gets the card.
-    second.ok("bb.init", json!({"receive": "updates", "lastSeen": {"tab-1": 40}}));
+    second.ok("bb.init", json!({"receive": receive, "lastSeen": {"tab-1": 40}}));
     second.state(WAIT, "the permission pending again", |s| s["pendingPermissionCount"] == 1);
     second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
     let card = wait_card(&mut second, "perm-7", |c| c["resolved"] != true);
