@@ -92,14 +92,7 @@ fn messages(range: std::ops::RangeInclusive<u32>, delay_ms: u64) -> Vec<String> 
 
 /// Every engine event (numeric id) of `session` the sidecar wrote, in order, from its lines.
 fn written_ids(sidecar: &Sidecar, session: &str) -> Vec<u64> {
-    sidecar
-        .seen
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["topic"] == "bb/events" && m["payload"]["sessionId"] == session)
-        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
-        .filter_map(|e| e["id"].as_str()?.parse().ok())
-        .collect()
+    ids_in(&sidecar.seen, session)
 }
 
 fn bridge_warnings(sidecar: &Sidecar) -> Vec<String> {
@@ -287,10 +280,7 @@ fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
     while !m3(&first.session_events_until(&session, "assistant_message", WAIT)) {}
     let last = *written_ids(&first, &session).last().unwrap();
     // The saved position follows what was written (within the save interval, no exit).
-    let cursor = || {
-        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
-    };
+    let cursor = || saved_position(&state, &session);
     eventually(WAIT, "the position saved", || cursor() == Some(last));
     first.child.kill().unwrap();
     first.wait_exit(WAIT);
@@ -480,10 +470,7 @@ fn pending_approval_survives_a_killed_sidecar(receive: &str) {
     // An input queued behind the waiting turn: the engine keeps it.
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
     let last = *written_ids(&first, &session).last().unwrap();
-    let cursor = || {
-        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
-    };
+    let cursor = || saved_position(&state, &session);
     eventually(WAIT, "the position saved past the request", || cursor() == Some(last));
     let want = vec![(session.clone(), "perm-7".to_owned())];
     eventually(WAIT, "the pending request saved", || saved_prompts(&state) == want);
@@ -572,7 +559,13 @@ fn listening(args: &[String], socket: &std::path::Path, world: &World, log: &str
     sidecar
 }
 
-/// Every engine event id (numeric) in `lines`, for `session`.
+/// The stream position of `session` saved in the state directory `state`.
+fn saved_position(state: &std::path::Path, session: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?["sessions"][session].as_u64()
+}
+
+/// Every engine event id (numeric) of `session` in `lines` (a webview's), in order.
 fn ids_in(lines: &[String], session: &str) -> Vec<u64> {
     lines
         .iter()
@@ -630,10 +623,7 @@ fn a_detached_windows_events_survive_a_bridge_restart() {
     let first_of_turn = *a_ids.iter().find(|id| !b_before.contains(id)).unwrap();
     // Past the positions' save interval: what is saved is what would be resumed from.
     std::thread::sleep(Duration::from_millis(2500));
-    let cursor = || {
-        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
-    };
+    let cursor = || saved_position(&state, &session);
     assert!(
         cursor().is_none_or(|at| at < first_of_turn),
         "the position passed what the detached window was written: {:?} (turn from {first_of_turn})",
