@@ -11,10 +11,11 @@
 //! its save, only with a longer window. Saving every move cost a create, write,
 //! `fsync` and rename of the whole file about every 18 events at 100 sessions streaming.
 //!
-//! A position moves only past events the bridge wrote to a webview
-//! ([`crate::EngineAdapter::delivered`]). A runtime that never confirms deliveries (no call
-//! to `delivered` yet) gets the older rule: an event counts once it is handed to the service.
-//! The first confirmation switches to the strict rule for good. Either way a position never
+//! A position moves only past events the bridge wrote to every webview showing the session
+//! ([`crate::EngineAdapter::delivered`]). The service says it reports deliveries when it is
+//! built (`reports_deliveries`), so that rule holds from the start; a caller that never
+//! confirms deliveries (no service, no call to `delivered` yet) gets the older rule: an event
+//! counts once it is handed over. The first confirmation switches to the strict rule for good. Either way a position never
 //! moves past the last event the stream task handed over, and never backwards.
 
 use std::collections::HashMap;
@@ -101,6 +102,11 @@ impl Cursors {
         if !self.confirmed.load(Ordering::Acquire) {
             self.record(session, seq);
         }
+    }
+
+    /// Moves positions only on confirmations from now on (the runtime reports them).
+    pub(crate) fn strict(&self) {
+        self.confirmed.store(true, Ordering::Release);
     }
 
     /// The runtime wrote the events of `session` up to `event_id` (the SSE id, a `seq`) to a

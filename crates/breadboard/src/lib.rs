@@ -548,6 +548,10 @@ impl EngineAdapter for BreadboardAdapter {
         self.shared.cursors.delivered(session_id, event_id);
     }
 
+    fn reports_deliveries(&self) {
+        self.shared.cursors.strict();
+    }
+
     async fn shutdown(&self) {
         if let Some(task) = lock(&self.monitor).take() {
             task.abort();

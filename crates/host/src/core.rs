@@ -13,6 +13,7 @@ use foldhash::{HashSet, HashSetExt as _};
 use crate::claims::Claims;
 use crate::conn::Conn;
 use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK, RECENT_TURNS};
+use crate::floor::Floors;
 use crate::input::Input;
 use crate::lane::Lane;
 use crate::prompting::{PromptCounters, Withdraw};
@@ -130,6 +131,8 @@ pub struct Host {
     fitter: Fitter,
     conns: BTreeMap<ConnId, Conn>,
     tabs: Tabs,
+    /// How far every tab showing each session was written (resume positions).
+    floors: Floors,
     claims: Claims,
     state_dirty: bool,
     /// Sessions whose `bb/state` entry changed since their lane last flushed: their pending
@@ -181,6 +184,7 @@ impl Host {
             fitter: Fitter::new(config.max_message_bytes, config.recent_turns),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
+            floors: Floors::new(config.max_buffered_events),
             claims: Claims::default(),
             state_dirty: false,
             changed: Some(HashSet::new()),
@@ -354,6 +358,9 @@ impl Host {
             Input::Closed(conn) => {
                 self.conns.remove(&conn);
                 self.tabs.detach(conn);
+                // Sessions no tab is bound to followed the tab-less connections' tabs.
+                let sessions: Vec<String> = self.floors.sessions().map(str::to_owned).collect();
+                self.tabs.mark_moved(sessions);
                 self.updates_wanted = self.wants_updates();
                 let freed = self.claims.closed(conn);
                 self.offer(&freed, now);
@@ -433,6 +440,7 @@ impl Host {
                 self.lanes.remove(&id);
                 self.views.remove(&id);
                 self.tabs.remove_session(&id);
+                self.floors.remove(&id);
                 self.claims.removed(&id);
                 if let Some(changed) = &mut self.changed {
                     changed.remove(&id);
@@ -494,6 +502,11 @@ impl Host {
             Input::PromptsRestored(saved) => self.prompts_restored(saved, now),
             Input::PromptsForgotten(forgotten) => self.prompts_forgotten(forgotten, now),
             Input::Trusted(trusted) => self.webview_trusted = trusted,
+            Input::Written(written) => {
+                for (tab, seq) in written {
+                    self.tabs.written(&tab, seq);
+                }
+            }
             Input::Gap { session_id } => {
                 let mut payload = self.connection.clone().unwrap_or_else(|| {
                     crate::input::connection_payload(
@@ -601,6 +614,23 @@ impl Host {
         })
     }
 
+    /// The next resume position: `(session, event id)` when every tab showing the session
+    /// (see `floor.rs`) has been written its events up to that one, past the last position
+    /// reported. The runtime hands it to the engine adapter
+    /// (`EngineAdapter::delivered`).
+    pub fn poll_resume(&mut self) -> Option<(String, String)> {
+        let moved = self.tabs.take_moved();
+        if !moved.is_empty() {
+            let open: Vec<ConnId> = self.conns.keys().copied().collect();
+            for session in moved {
+                if let Some(at) = self.tabs.floor(&session, &open) {
+                    self.floors.moved(&session, at);
+                }
+            }
+        }
+        self.floors.poll()
+    }
+
     /// Puts back a topic the runtime could not hand over (the connection's queue was full),
     /// ahead of the rest, and stalls the connection until [`Input::Stalled`] `false`.
     pub fn push_back_front(&mut self, conn: ConnId, topic: V1Topic) {
@@ -662,9 +692,12 @@ impl Host {
         // was not sent are not replayed one by one: a second window, or a window re-selecting
         // after a bridge restart after another did, would otherwise miss them silently).
         let tab = tab.map_or_else(|| implicit_tab(conn), str::to_owned);
+        // A tab receiving updates that was handed events published while no webview wanted
+        // updates (a restarted bridge resumed the session, or showed its saved prompts,
+        // before any webview was there) lacks their updates: it gets the view too.
         if let Some(t) = self.tabs.get(&tab)
-            && (t.receive.updates() || shown_elsewhere)
-            && !t.has_seen(session)
+            && ((t.receive.updates() || shown_elsewhere) && !t.has_seen(session)
+                || t.needs_view(session))
             && self.tabs.shows(&tab, session)
         {
             self.record_resync(&tab, session);
@@ -693,7 +726,8 @@ impl Host {
         let Some(receive) = self.tabs.get(tab).map(|t| t.receive) else { return };
         let Some(view) = self.views.get(session) else { return };
         let (payload, bytes) = self.fitter.resync(session, view, receive);
-        self.tabs.record(tab, payload, bytes);
+        let ordinal = self.floors.current(session);
+        self.tabs.record(tab, payload, (bytes, ordinal));
     }
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
@@ -838,8 +872,9 @@ impl Host {
             }
         }
         for (payload, bytes) in messages {
+            let ordinal = self.floors.publish(&payload);
             if !claimed {
-                self.tabs.keep_early(&payload, bytes);
+                self.tabs.keep_early(&payload, bytes, (ordinal, !self.updates_wanted));
             }
             // The last tab takes the payload itself: one deep copy fewer per message.
             let mut payload = Some(payload);
@@ -847,9 +882,9 @@ impl Host {
                 let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
                 let Some(this) = this else { continue };
                 let (earlier, this) = if claimed {
-                    (Vec::new(), self.tabs.record(tab, this, bytes))
+                    (Vec::new(), self.tabs.record(tab, this, (bytes, ordinal)))
                 } else {
-                    self.tabs.record_early(tab, this, bytes)
+                    self.tabs.record_early(tab, this, (bytes, ordinal))
                 };
                 let Some(t) = self.tabs.tab_mut(tab) else { continue };
                 let Some(conn) = t.conn else { continue };
@@ -885,6 +920,11 @@ impl Host {
                 continue;
             }
             self.tabs.offer_early(&tabless, session);
+            for tab in &tabless {
+                if self.tabs.get(tab).is_some_and(|t| t.needs_view(session)) {
+                    self.record_resync(tab, session);
+                }
+            }
             offered = true;
         }
         if offered {
@@ -968,9 +1008,11 @@ impl Host {
             for tab in lagging {
                 let views = &self.views;
                 let fitter = &mut self.fitter;
+                let floors = &self.floors;
                 messages.extend(self.tabs.catch_up(&tab, |session, receive| {
                     let view = views.get(session)?;
-                    Some(fitter.resync(session, view, receive))
+                    let (payload, bytes) = fitter.resync(session, view, receive);
+                    Some((payload, bytes, floors.current(session)))
                 }));
             }
             // Held state and connection updates are newer than what the tabs missed: the

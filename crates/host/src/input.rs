@@ -197,6 +197,10 @@ pub enum Input {
     /// The webview's word on workspace trust (`bb.init {workspaceTrusted}`); `--trusted`
     /// ([`crate::HostConfig::trusted`]) cannot be taken back by it.
     Trusted(bool),
+    /// The runtime wrote these `bb/events` messages to their webviews: `(tabId, seq)`, each
+    /// the last `seq` of that tab written. Moves the tabs' written positions, from which
+    /// [`crate::Host::poll_resume`] reports resume positions.
+    Written(Vec<(String, u64)>),
     /// Events of a session (or of every session, `None`) may have been lost: the current
     /// engine connection goes out again flagged with the gap.
     Gap {

@@ -172,6 +172,7 @@ mod clock;
 mod conn;
 mod core;
 mod fit;
+mod floor;
 mod input;
 mod lane;
 mod prompting;

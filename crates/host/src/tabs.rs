@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use foldhash::{HashMap, HashMapExt as _};
+use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
 use bb_protocol::v1::{EventsPayload, Receive};
 
@@ -35,6 +35,8 @@ struct Stored {
     seq: u64,
     bytes: usize,
     payload: EventsPayload,
+    /// The publish ordinal of the session's message it carries (`floor.rs`).
+    ordinal: u64,
 }
 
 /// One tab.
@@ -60,6 +62,19 @@ pub(crate) struct Tab {
     detached_at: u64,
     /// What its webview receives; its ring holds messages as shaped for it.
     pub(crate) receive: Receive,
+    /// Highest `seq` the runtime reported written to the webview.
+    confirmed: u64,
+    /// Per session, the publish ordinal of the last of its messages written to the webview
+    /// (what this tab holds a resume position to).
+    written: HashMap<String, u64>,
+    /// Per session, a message the webview was sent nothing of (it changed nothing a webview
+    /// receiving updates shows): `(seq, ordinal)`, written as soon as everything recorded up
+    /// to `seq` is.
+    skipped: HashMap<String, (u64, u64)>,
+    /// Sessions whose events it was handed from the early store as published while no
+    /// webview wanted updates (a webview receiving both then lacks their updates): binding
+    /// one sends the session's view.
+    needs_view: BTreeSet<String>,
 }
 
 impl Tab {
@@ -76,6 +91,72 @@ impl Tab {
             ring: VecDeque::new(),
             ring_bytes: 0,
             detached_at: 0,
+            confirmed: 0,
+            written: HashMap::new(),
+            skipped: HashMap::new(),
+            needs_view: BTreeSet::new(),
+        }
+    }
+
+    /// The publish ordinal of `session`'s last message written to the webview (0: none).
+    fn written(&self, session: &str) -> u64 {
+        self.written.get(session).copied().unwrap_or(0)
+    }
+
+    /// `session`'s messages up to `ordinal` count as written; whether that moved anything.
+    fn credit(&mut self, session: &str, ordinal: u64) -> bool {
+        match self.written.get_mut(session) {
+            Some(w) if *w >= ordinal => false,
+            Some(w) => {
+                *w = ordinal;
+                true
+            }
+            None => {
+                self.written.insert(session.to_owned(), ordinal);
+                true
+            }
+        }
+    }
+
+    /// The runtime wrote the messages up to `seq`: the sessions whose written ordinal moved
+    /// go into `moved`. Messages the ring no longer holds move nothing (a later one, or the
+    /// resync that replaces them, does).
+    fn confirm(&mut self, seq: u64, moved: &mut HashSet<String>) {
+        let seq = seq.min(self.next_seq.saturating_sub(1));
+        if seq <= self.confirmed {
+            return;
+        }
+        let from = self.confirmed;
+        self.confirmed = seq;
+        let start = self.ring.partition_point(|s| s.seq <= from);
+        for stored in self.ring.range(start..).take_while(|s| s.seq <= seq) {
+            let session = &stored.payload.session_id;
+            match self.written.get_mut(session) {
+                Some(w) if *w >= stored.ordinal => {}
+                Some(w) => {
+                    *w = stored.ordinal;
+                    moved.insert(session.clone());
+                }
+                None => {
+                    self.written.insert(session.clone(), stored.ordinal);
+                    moved.insert(session.clone());
+                }
+            }
+        }
+        if self.skipped.is_empty() {
+            return;
+        }
+        let due: Vec<(String, u64)> = self
+            .skipped
+            .iter()
+            .filter(|(_, (at, _))| *at <= seq)
+            .map(|(s, (_, ordinal))| (s.clone(), *ordinal))
+            .collect();
+        for (session, ordinal) in due {
+            self.skipped.remove(&session);
+            if self.credit(&session, ordinal) {
+                moved.insert(session);
+            }
         }
     }
 
@@ -92,10 +173,22 @@ impl Tab {
         payload: EventsPayload,
         bytes: usize,
         tab_id: &str,
-        limits: RingLimits,
+        (limits, ordinal, moved): (RingLimits, u64, &mut HashSet<String>),
     ) -> Vec<EventsPayload> {
         let session = payload.session_id.clone();
+        if payload.resync == Some(true) {
+            self.needs_view.remove(&session);
+        }
         let shaped = shape(payload, bytes, self.receive, limits.message_bytes);
+        if shaped.is_empty() {
+            // Nothing to write: it counts as written once what was recorded before it is.
+            let before = self.next_seq - 1;
+            if self.confirmed < before {
+                self.skipped.insert(session.clone(), (before, ordinal));
+            } else if self.credit(&session, ordinal) {
+                moved.insert(session.clone());
+            }
+        }
         // A webview receiving updates was sent nothing of a message that carried none: it
         // has not seen the session yet (binding it then sends the session's view).
         if !shaped.is_empty() || self.receive.events() {
@@ -107,7 +200,7 @@ impl Tab {
             self.next_seq += 1;
             payload.tab_id = Some(tab_id.to_owned());
             payload.seq = Some(seq);
-            self.ring.push_back(Stored { seq, bytes, payload: payload.clone() });
+            self.ring.push_back(Stored { seq, bytes, payload: payload.clone(), ordinal });
             self.ring_bytes += bytes;
             self.trim(limits);
             out.push(payload);
@@ -155,6 +248,12 @@ impl Tab {
         self.seen.contains(session)
     }
 
+    /// Whether its webview, receiving updates, lacks the updates of `session`'s events it
+    /// was handed (they were published while no webview wanted updates).
+    pub(crate) fn needs_view(&self, session: &str) -> bool {
+        self.needs_view.contains(session)
+    }
+
     /// The sessions it was sent anything of.
     pub(crate) fn seen(&self) -> impl Iterator<Item = &str> {
         self.seen.iter().map(String::as_str)
@@ -181,7 +280,9 @@ impl Tab {
 /// it, so a tab is handed the ones after what it has ([`Tab::early_got`]).
 #[derive(Debug)]
 struct Early {
-    messages: VecDeque<(EventsPayload, usize)>,
+    /// Each message with its size, publish ordinal, and whether it was published while no
+    /// webview wanted updates (its updates were not taken).
+    messages: VecDeque<(EventsPayload, usize, u64, bool)>,
     bytes: usize,
     /// The number of the first message this store kept.
     start: u64,
@@ -215,6 +316,9 @@ pub(crate) struct Tabs {
     detach_clock: u64,
     /// What each connection's webview receives (absent: events).
     receive: HashMap<ConnId, Receive>,
+    /// Sessions whose resume floor may have moved: a tab's written position moved, or a
+    /// tab stopped showing it.
+    moved: HashSet<String>,
 }
 
 /// What catching a tab up produced: messages to send (already recorded, in order).
@@ -231,6 +335,7 @@ impl Tabs {
             early_bytes: 0,
             detach_clock: 0,
             receive: HashMap::new(),
+            moved: HashSet::new(),
         }
     }
 
@@ -307,24 +412,29 @@ impl Tabs {
     /// bounded per session (a ring's bounds) and in total (one ring's bytes): beyond the
     /// total, the session holding the most gives up its oldest messages (a tab lacking
     /// those then gets a resync).
-    pub(crate) fn keep_early(&mut self, payload: &EventsPayload, bytes: usize) {
+    pub(crate) fn keep_early(
+        &mut self,
+        payload: &EventsPayload,
+        bytes: usize,
+        (ordinal, without_updates): (u64, bool),
+    ) {
         let limits = self.limits;
         let next = self.early_next.entry(payload.session_id.clone()).or_insert(0);
         let early =
             self.early.entry(payload.session_id.clone()).or_insert_with(|| Early::new(*next));
         *next += 1;
-        early.messages.push_back((payload.clone(), bytes));
+        early.messages.push_back((payload.clone(), bytes, ordinal, without_updates));
         early.bytes += bytes;
         self.early_bytes += bytes;
         while early.messages.len() > limits.messages.max(1) || early.bytes > limits.bytes {
-            let Some((_, b)) = early.messages.pop_front() else { break };
+            let Some((_, b, _, _)) = early.messages.pop_front() else { break };
             early.bytes -= b;
             self.early_bytes -= b;
             early.first += 1;
         }
         while self.early_bytes > limits.bytes {
             let Some(largest) = self.early.values_mut().max_by_key(|e| e.bytes) else { break };
-            let Some((_, b)) = largest.messages.pop_front() else { break };
+            let Some((_, b, _, _)) = largest.messages.pop_front() else { break };
             largest.bytes -= b;
             self.early_bytes -= b;
             largest.first += 1;
@@ -342,7 +452,7 @@ impl Tabs {
         &mut self,
         tab_id: &str,
         payload: EventsPayload,
-        bytes: usize,
+        (bytes, ordinal): (usize, u64),
     ) -> (Vec<EventsPayload>, Option<Vec<EventsPayload>>) {
         let limits = self.limits;
         let session = payload.session_id.as_str();
@@ -364,7 +474,8 @@ impl Tabs {
                 tab.early_got.insert(session.to_owned(), this + 1);
             }
         }
-        (Vec::new(), Some(tab.record(payload, bytes, tab_id, limits)))
+        let at = (limits, ordinal, &mut self.moved);
+        (Vec::new(), Some(tab.record(payload, bytes, tab_id, at)))
     }
 
     /// Takes a session's early messages out of the store.
@@ -418,11 +529,14 @@ impl Tabs {
             return Vec::new();
         }
         let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
-        early
-            .messages
-            .iter()
-            .skip(skip)
-            .flat_map(|(payload, bytes)| tab.record(payload.clone(), *bytes, tab_id, limits))
+        let handed = early.messages.iter().skip(skip);
+        if tab.receive.updates() && handed.clone().any(|(_, _, _, without)| *without) {
+            tab.needs_view.insert(session.to_owned());
+        }
+        handed
+            .flat_map(|(payload, bytes, ordinal, _)| {
+                tab.record(payload.clone(), *bytes, tab_id, (limits, *ordinal, &mut self.moved))
+            })
             .collect()
     }
 
@@ -463,6 +577,7 @@ impl Tabs {
         if let Some(tab) = self.tabs.get_mut(tab_id) {
             tab.sessions.remove(session);
         }
+        self.moved.insert(session.to_owned());
         if let Some(set) = self.by_session.get_mut(session) {
             set.remove(tab_id);
             if set.is_empty() {
@@ -473,6 +588,7 @@ impl Tabs {
 
     /// A session is gone: no tab shows it any more.
     pub(crate) fn remove_session(&mut self, session: &str) {
+        self.moved.remove(session);
         self.take_early(session);
         self.early_next.remove(session);
         for tab in self.by_session.remove(session).into_iter().flatten() {
@@ -483,6 +599,8 @@ impl Tabs {
         for tab in self.tabs.values_mut() {
             tab.seen.remove(session);
             tab.early_got.remove(session);
+            tab.written.remove(session);
+            tab.skipped.remove(session);
         }
     }
 
@@ -510,11 +628,11 @@ impl Tabs {
         &mut self,
         tab_id: &str,
         payload: EventsPayload,
-        bytes: usize,
+        (bytes, ordinal): (usize, u64),
     ) -> Option<Vec<EventsPayload>> {
         let limits = self.limits;
         let tab = self.tabs.get_mut(tab_id)?;
-        Some(tab.record(payload, bytes, tab_id, limits))
+        Some(tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved)))
     }
 
     pub(crate) fn tab_mut(&mut self, tab: &str) -> Option<&mut Tab> {
@@ -577,7 +695,7 @@ impl Tabs {
     pub(crate) fn catch_up(
         &mut self,
         tab_id: &str,
-        mut resync: impl FnMut(&str, Receive) -> Option<(EventsPayload, usize)>,
+        mut resync: impl FnMut(&str, Receive) -> Option<(EventsPayload, usize, u64)>,
     ) -> CatchUp {
         let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
         if let Some(missed) = tab.missed() {
@@ -589,10 +707,15 @@ impl Tabs {
         let receive = tab.receive;
         let mut out = Vec::new();
         for session in sessions {
-            if let Some((payload, bytes)) = resync(&session, receive) {
+            if let Some((payload, bytes, ordinal)) = resync(&session, receive) {
                 let limits = self.limits;
                 if let Some(tab) = self.tabs.get_mut(tab_id) {
-                    out.extend(tab.record(payload, bytes, tab_id, limits));
+                    out.extend(tab.record(
+                        payload,
+                        bytes,
+                        tab_id,
+                        (limits, ordinal, &mut self.moved),
+                    ));
                 }
             }
         }
@@ -634,6 +757,31 @@ impl Tabs {
     /// The most bytes any one tab's ring holds.
     pub(crate) fn max_ring_bytes(&self) -> usize {
         self.tabs.values().map(|t| t.ring_bytes).max().unwrap_or(0)
+    }
+
+    /// The runtime wrote `tab_id`'s messages up to `seq` to its webview.
+    pub(crate) fn written(&mut self, tab_id: &str, seq: u64) {
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.confirm(seq, &mut self.moved);
+        }
+    }
+
+    /// `sessions`' floors may have moved (the tabs they follow changed).
+    pub(crate) fn mark_moved(&mut self, sessions: Vec<String>) {
+        self.moved.extend(sessions);
+    }
+
+    /// The sessions whose floor may have moved since the last call.
+    pub(crate) fn take_moved(&mut self) -> Vec<String> {
+        self.moved.drain().collect()
+    }
+
+    /// The publish ordinal up to which every tab `session`'s events go to (see
+    /// [`Tabs::targets`]; detached tabs included) was written its messages; `None` when no
+    /// tab shows the session.
+    pub(crate) fn floor(&self, session: &str, open: &[ConnId]) -> Option<u64> {
+        let (targets, _) = self.targets(session, open);
+        targets.iter().filter_map(|t| self.tabs.get(t)).map(|t| t.written(session)).min()
     }
 
     /// Last `seq` sent per tab (for tests and diagnostics).

@@ -7,6 +7,7 @@ mod coalesce;
 mod delivery;
 mod history;
 mod prompts;
+mod resume;
 
 use std::time::{Duration, Instant};
 

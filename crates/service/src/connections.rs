@@ -10,11 +10,11 @@
 //! Closing a connection whose bridge acknowledges writes does not drop what it was handed:
 //! the acknowledgement task gets the marks still pending and waits (at most
 //! [`DRAIN_WAIT`]) for the writer to report them written, or to finish; it then reports
-//! [`ConnEvent::Drained`] with the marks of every envelope that was written, so the engine
-//! adapter hears of each delivery (a BreadBoard resume position never lags what the webview
-//! got). The runtime does not end while a closed connection drains.
+//! [`ConnEvent::Drained`] with the marks of every envelope that was written, so the host
+//! core hears of each write (a resume position never lags what every webview got). The
+//! runtime does not end while a closed connection drains.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use bb_host::ConnId;
@@ -55,8 +55,8 @@ pub(crate) enum Refused {
     Closed,
 }
 
-/// Events to report as delivered once message `index` is written: (session, last event id).
-pub(crate) type Marks = Vec<(String, String)>;
+/// `bb/events` messages to report written once envelope `index` is: (tab, `seq`).
+pub(crate) type Marks = Vec<(String, u64)>;
 
 /// Marks waiting for their message index to be written.
 type Pending = VecDeque<(u64, Marks)>;
@@ -71,8 +71,6 @@ struct Link {
     marks: Pending,
     /// Hands the pending marks to the acknowledgement task on close.
     drain: Option<oneshot::Sender<Pending>>,
-    /// Highest `seq` handed over per tab: a replayed message is not a new delivery.
-    max_seq: HashMap<String, u64>,
     waiting: bool,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -133,7 +131,6 @@ impl Connections {
             backlog: VecDeque::new(),
             marks: VecDeque::new(),
             drain,
-            max_seq: HashMap::new(),
             waiting: false,
             tasks,
         };
@@ -203,12 +200,12 @@ impl Connections {
         }
     }
 
-    /// Hands a topic over. Events carry marks: the delivery of their last event per
-    /// session is reported back through [`Connections::on_written`] (at once without acks).
+    /// Hands a topic over. Events carry marks: their tab and `seq`, reported back through
+    /// [`Connections::on_written`] once written (at once without acks).
     pub(crate) fn send_topic(&mut self, id: ConnId, topic: V1Topic) -> Result<Marks, Refused> {
         let Some(link) = self.links.get_mut(&id) else { return Err(Refused::Closed) };
         let marks = match &topic {
-            V1Topic::Events(p) => new_marks(link, p),
+            V1Topic::Events(p) => marks_of(p),
             _ => Vec::new(),
         };
         match link.outbound.try_send(V1Message::Event(V1Event::new(topic))) {
@@ -349,20 +346,10 @@ async fn acknowledge(
     let _ = events.send((id, ConnEvent::Drained(done))).await;
 }
 
-/// The (session, last event id) of a message the tab had not been sent before.
-fn new_marks(link: &mut Link, payload: &EventsPayload) -> Marks {
-    if let (Some(tab), Some(seq)) = (&payload.tab_id, payload.seq) {
-        let max = link.max_seq.entry(tab.clone()).or_default();
-        if seq <= *max {
-            return Vec::new();
-        }
-        *max = seq;
+/// The (tab, `seq`) of a message.
+fn marks_of(payload: &EventsPayload) -> Marks {
+    match (&payload.tab_id, payload.seq) {
+        (Some(tab), Some(seq)) => vec![(tab.clone(), seq)],
+        _ => Vec::new(),
     }
-    payload
-        .events
-        .ids()
-        .rev()
-        .find(|id| !id.is_empty())
-        .map(|id| vec![(payload.session_id.clone(), id.to_owned())])
-        .unwrap_or_default()
 }

@@ -285,7 +285,13 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// Stops background work (event streams) before the bridge exits.
     async fn shutdown(&self) {}
 
-    /// The bridge wrote the events of `session_id` up to and including `event_id` to a
-    /// webview; a resume position may move up to here, never further.
+    /// Every webview showing `session_id` has been written its events up to and including
+    /// `event_id` (the host core's resume floor: detached, hidden and slow windows
+    /// included); a resume position may move up to here, never further.
     fn delivered(&self, _session_id: &str, _event_id: &str) {}
+
+    /// The runtime reports deliveries ([`EngineAdapter::delivered`]) from now on: a resume
+    /// position moves only on them, also before the first one. Called once, when the
+    /// service is built.
+    fn reports_deliveries(&self) {}
 }

@@ -198,6 +198,7 @@ impl Service {
     ) -> Self {
         let supervision_absent = supervision.is_none();
         adapter.trust_changed(config.host.trusted);
+        adapter.reports_deliveries();
         let host = Host::new(normalize_engine(adapter.kind()), config.host);
         let saved = config.state_dir.as_deref().map(PromptFile::new);
         let trimmer = Trimmer::new(config.trim.clone());
@@ -454,14 +455,15 @@ impl Service {
             }
             ConnEvent::Closed => self.close_conn(conn, now),
             ConnEvent::Written(n) => {
-                for (session, event) in self.conns.on_written(conn, n) {
-                    self.adapter.delivered(&session, &event);
+                let written = self.conns.on_written(conn, n);
+                if !written.is_empty() {
+                    self.host.handle(Input::Written(written), now);
                 }
             }
             ConnEvent::Drained(marks) => {
                 self.conns.drained();
-                for (session, event) in marks {
-                    self.adapter.delivered(&session, &event);
+                if !marks.is_empty() {
+                    self.host.handle(Input::Written(marks), now);
                 }
             }
             ConnEvent::Writable => {
@@ -637,8 +639,8 @@ impl Service {
             }
             match sent {
                 Ok(marks) => {
-                    for (session, event) in marks {
-                        self.adapter.delivered(&session, &event);
+                    if !marks.is_empty() {
+                        self.host.handle(Input::Written(marks), self.clock.now());
                     }
                 }
                 Err(Refused::Full(topic)) => self.host.push_back_front(conn, *topic),
@@ -647,6 +649,10 @@ impl Service {
                     self.close_conn(conn, now);
                 }
             }
+        }
+        // How far every webview showing a session was written: where its stream may resume.
+        while let Some((session, event)) = self.host.poll_resume() {
+            self.adapter.delivered(&session, &event);
         }
     }
 

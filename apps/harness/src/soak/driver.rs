@@ -42,6 +42,14 @@ pub(crate) struct Stats {
     pub(crate) refused: AtomicU64,
     /// Requests that more than one window's answer was accepted for.
     pub(crate) double_ok: AtomicU64,
+    /// Permission requests that went stale: an answer was refused because the engine no
+    /// longer knew the request (it restarted, or its bridge did and the engine forgot it).
+    pub(crate) stale: AtomicU64,
+    /// Permission requests still open when their engine was killed (gone with it).
+    pub(crate) gone_with_engine: AtomicU64,
+    /// Permission requests a window was shown that were never resolved before their turn
+    /// was given up (neither answered, nor refused as answered elsewhere, nor stale).
+    pub(crate) stuck_approvals: AtomicU64,
 }
 
 /// A small deterministic generator (splitmix64) for the windows' choices.
@@ -202,8 +210,12 @@ async fn one_turn(
     }
     let mut deadline = super::now() + TURN_WAIT;
     let mut stop_seen = false;
+    // The requests shown and not resolved at the last try.
+    let mut unresolved: Vec<(String, String)> = Vec::new();
+    let open = |asks: &[(String, String)]| asks.len() as u64;
     loop {
         if rig.engine_epoch.load(Ordering::SeqCst) != born {
+            stats.gone_with_engine.fetch_add(open(&unresolved), Ordering::SeqCst);
             return TurnEnd::EngineGone;
         }
         // Any window of the bridge may see the card first.
@@ -227,12 +239,21 @@ async fn one_turn(
         if ended {
             return TurnEnd::Done;
         }
+        unresolved.clear();
         for (event, request) in asks {
-            if answer(bridge, session, &request, rng, stats).await {
-                answered.insert((session.to_owned(), event));
-            } else {
-                // No window could answer (away, or the bridge restarting): again shortly.
-                tokio::time::sleep(Duration::from_secs(1)).await;
+            match answer(bridge, session, &request, rng, stats).await {
+                Answered::Settled => {
+                    answered.insert((session.to_owned(), event));
+                }
+                Answered::Stale => {
+                    stats.stale.fetch_add(1, Ordering::SeqCst);
+                    answered.insert((session.to_owned(), event));
+                }
+                Answered::Retry => {
+                    // No window could answer (away, or the bridge restarting): again shortly.
+                    unresolved.push((event, request));
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
             }
         }
         if !stop_seen && rig.stopping.load(Ordering::SeqCst) {
@@ -241,6 +262,7 @@ async fn one_turn(
             deadline = deadline.min(super::now() + STOP_WAIT);
         }
         if super::now() >= deadline {
+            stats.stuck_approvals.fetch_add(open(&unresolved), Ordering::SeqCst);
             return TurnEnd::Stuck;
         }
         let wait = owner.changed.notified();
@@ -248,15 +270,33 @@ async fn one_turn(
     }
 }
 
-/// One or two windows answer at once; at most one answer may be accepted. True when the
-/// request is settled (an answer was accepted, or refused as no longer pending).
+/// How a permission request's answers came back.
+enum Answered {
+    /// An answer was accepted, or refused because another window's answer won.
+    Settled,
+    /// Refused because the engine no longer knows the request.
+    Stale,
+    /// No window could answer (away, or its bridge restarting).
+    Retry,
+}
+
+/// Whether a `permission_not_pending` refusal says the request went stale (the engine no
+/// longer knows it), rather than that another answer won.
+pub(super) fn refused_as_stale(result: &Value) -> bool {
+    let message = result["error"]["message"].as_str().unwrap_or_default();
+    result["error"]["code"] == "permission_not_pending"
+        && !message.contains("already answered")
+        && !message.contains("being answered")
+}
+
+/// One or two windows answer at once; at most one answer may be accepted.
 async fn answer(
     bridge: &Bridge,
     session: &str,
     request: &str,
     rng: &mut Rng,
     stats: &Stats,
-) -> bool {
+) -> Answered {
     let decision = if rng.below(4) == 0 { "deny" } else { "allow_once" };
     let count = if bridge.windows.len() > 1 && rng.below(2) == 0 { 2 } else { 1 };
     let first = rng.below(bridge.windows.len() as u64) as usize;
@@ -267,7 +307,9 @@ async fn answer(
     let results: Vec<Value> = futures_util::future::join_all(calls).await;
     stats.answers.fetch_add(results.len() as u64, Ordering::SeqCst);
     let accepted = results.iter().filter(|r| r["ok"] == true).count();
-    let refused = results.iter().filter(|r| r["error"]["code"] == "permission_not_pending").count();
+    let not_pending = |r: &&Value| r["error"]["code"] == "permission_not_pending";
+    let stale = results.iter().filter(not_pending).filter(|r| refused_as_stale(r)).count();
+    let refused = results.iter().filter(not_pending).count() - stale;
     stats.refused.fetch_add(refused as u64, Ordering::SeqCst);
     if accepted > 1 {
         stats.double_ok.fetch_add(1, Ordering::SeqCst);
@@ -277,5 +319,11 @@ async fn answer(
             bridge.name
         );
     }
-    accepted + refused > 0
+    if accepted + refused > 0 {
+        Answered::Settled
+    } else if stale > 0 {
+        Answered::Stale
+    } else {
+        Answered::Retry
+    }
 }

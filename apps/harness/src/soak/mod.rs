@@ -8,7 +8,10 @@
 //! end every window's record is checked against what the engine sent ([`check`]), the
 //! bridges' memory and descriptors are reported from `/proc` ([`procs`]), and one JSON
 //! summary is printed; the exit status is non-zero when anything was lost or duplicated
-//! silently or an approval reached the engine twice.
+//! silently, an approval reached the engine twice, or a window was shown an approval that
+//! was never resolved (`stuck`). Approvals that went stale (refused because the engine no
+//! longer knew them) and those open when their engine was killed are counted apart and
+//! reported, not failures.
 
 mod check;
 mod driver;
@@ -323,6 +326,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         .max()
         .unwrap_or(0);
     let double_ok = stats.double_ok.load(Ordering::SeqCst);
+    let stuck_approvals = stats.stuck_approvals.load(Ordering::SeqCst);
     // A run that checked nothing proves nothing.
     let ok = events.checked > 0
         && approvals.raised > 0
@@ -331,7 +335,8 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         && events.garbled == 0
         && approvals.answered_twice == 0
         && double_ok == 0
-        && stats.stuck.load(Ordering::SeqCst) == 0;
+        && stats.stuck.load(Ordering::SeqCst) == 0
+        && stuck_approvals == 0;
     let summary = json!({
         "ok": ok,
         "sessions": args.sessions,
@@ -357,6 +362,9 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
             "windowAnswers": stats.answers.load(Ordering::SeqCst),
             "refusedLateAnswers": stats.refused.load(Ordering::SeqCst),
             "acceptedTwice": double_ok,
+            "stale": stats.stale.load(Ordering::SeqCst),
+            "goneWithEngine": stats.gone_with_engine.load(Ordering::SeqCst),
+            "stuck": stuck_approvals,
         },
         "delivery": {"seqGaps": seq_gaps, "replayedDropped": replayed, "reconnects": reconnects},
         "peakRssBytes": peak_rss,

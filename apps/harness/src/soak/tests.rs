@@ -118,3 +118,19 @@ fn a_deleted_session_is_checked_up_to_its_delete() {
     let (t, lost, _) = verdict(&events, None, &log(&["1", "2", "3"]));
     assert_eq!((t.lost, lost), (1, vec!["4:completion".to_owned()]));
 }
+
+#[test]
+fn a_refusal_because_the_engine_forgot_the_request_is_stale_one_because_another_answer_won_is_not()
+{
+    use super::driver::refused_as_stale;
+    let refusal = |message: &str| serde_json::json!({"ok": false, "error": {"code": "permission_not_pending", "message": message}});
+    let won = refusal("request perm-1 is not pending (already answered: allow_once by tab-a)");
+    assert!(!refused_as_stale(&won));
+    assert!(!refused_as_stale(&refusal("request perm-1 is not pending (being answered)")));
+    assert!(refused_as_stale(&refusal(
+        "request perm-1 is not pending (no longer known to the engine)"
+    )));
+    assert!(refused_as_stale(&refusal("no permission request is active")));
+    let other = serde_json::json!({"ok": false, "error": {"code": "engine_unavailable"}});
+    assert!(!refused_as_stale(&other));
+}

@@ -79,6 +79,7 @@ fn a_short_soak_with_every_fault_loses_and_doubles_nothing() {
     assert!(approvals["answeredOnce"].as_u64() >= Some(3), "{summary}");
     assert_eq!(approvals["answeredTwice"], 0, "{summary}");
     assert_eq!(approvals["acceptedTwice"], 0, "{summary}");
+    assert_eq!(approvals["stuck"], 0, "an approval never resolved: {summary}");
     assert!(summary["fdGrowth"].as_u64() <= Some(16), "{summary}");
     assert_eq!(summary["ok"], true, "{summary}");
     assert!(out.status.success(), "{:?}: {summary}", out.status);

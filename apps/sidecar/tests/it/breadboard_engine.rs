@@ -1,8 +1,9 @@
 //! `bb-sidecar` against a fake BreadBoard engine that behaves like the real one (README §11):
 //! seq jumps refilled without a false loss, stop as a request, unknown sessions and bad ids,
 //! files without a workspace, replay-fed permissions, a restarted sidecar listing and resuming
-//! sessions on its own, a SIGKILL mid-stream with no event twice and none missing, and an
-//! ended stream re-selected without its history again.
+//! sessions on its own, a SIGKILL mid-stream with no event twice and none missing, an
+//! ended stream re-selected without its history again, and a detached second window of a
+//! `--listen` sidecar whose events survive a SIGKILL of the bridge.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -91,14 +92,7 @@ fn messages(range: std::ops::RangeInclusive<u32>, delay_ms: u64) -> Vec<String> 
 
 /// Every engine event (numeric id) of `session` the sidecar wrote, in order, from its lines.
 fn written_ids(sidecar: &Sidecar, session: &str) -> Vec<u64> {
-    sidecar
-        .seen
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["topic"] == "bb/events" && m["payload"]["sessionId"] == session)
-        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
-        .filter_map(|e| e["id"].as_str()?.parse().ok())
-        .collect()
+    ids_in(&sidecar.seen, session)
 }
 
 fn bridge_warnings(sidecar: &Sidecar) -> Vec<String> {
@@ -286,10 +280,7 @@ fn a_killed_sidecar_restarts_resuming_with_no_event_twice_and_none_missing() {
     while !m3(&first.session_events_until(&session, "assistant_message", WAIT)) {}
     let last = *written_ids(&first, &session).last().unwrap();
     // The saved position follows what was written (within the save interval, no exit).
-    let cursor = || {
-        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
-    };
+    let cursor = || saved_position(&state, &session);
     eventually(WAIT, "the position saved", || cursor() == Some(last));
     first.child.kill().unwrap();
     first.wait_exit(WAIT);
@@ -446,6 +437,18 @@ fn saved_prompts(state: &std::path::Path) -> Vec<(String, String)> {
 /// behind it (kept by the engine) then runs.
 #[test]
 fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
+    pending_approval_survives_a_killed_sidecar("updates");
+}
+
+/// The same for a webview receiving both events and updates: its reattached tab gets the
+/// restored card as an update too (the request was shown again before any webview wanted
+/// updates, so binding the tab sends the session's view).
+#[test]
+fn a_restored_approval_reaches_a_webview_receiving_both_as_a_card() {
+    pending_approval_survives_a_killed_sidecar("both");
+}
+
+fn pending_approval_survives_a_killed_sidecar(receive: &str) {
     let world = World::new();
     let mut turn = messages(1..=2, 20);
     turn.push(line(
@@ -467,10 +470,7 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
     // An input queued behind the waiting turn: the engine keeps it.
     first.ok("bb.sendMessage", json!({"sessionId": session, "text": "again"}));
     let last = *written_ids(&first, &session).last().unwrap();
-    let cursor = || {
-        let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
-        serde_json::from_str::<Value>(&text).ok()?["sessions"][&session].as_u64()
-    };
+    let cursor = || saved_position(&state, &session);
     eventually(WAIT, "the position saved past the request", || cursor() == Some(last));
     let want = vec![(session.clone(), "perm-7".to_owned())];
     eventually(WAIT, "the pending request saved", || saved_prompts(&state) == want);
@@ -479,7 +479,7 @@ fn a_pending_approval_survives_a_killed_sidecar_and_is_answered_after_it() {
 
     let mut second = spawn(&args, &world, "second.err");
     // The window reattaches its tab, as the page does after a reload: it gets the card.
-    second.ok("bb.init", json!({"receive": "updates", "lastSeen": {"tab-1": 40}}));
+    second.ok("bb.init", json!({"receive": receive, "lastSeen": {"tab-1": 40}}));
     second.state(WAIT, "the permission pending again", |s| s["pendingPermissionCount"] == 1);
     second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
     let card = wait_card(&mut second, "perm-7", |c| c["resolved"] != true);
@@ -547,4 +547,120 @@ fn a_saved_approval_the_engine_forgot_is_closed_as_stale() {
     eventually(WAIT, "nothing saved any more", || saved_prompts(&state_dir).is_empty());
     second.close_stdin();
     assert!(second.wait_exit(WAIT).success());
+}
+
+/// A `--listen` sidecar on `socket` with `args`, once it said it listens.
+fn listening(args: &[String], socket: &std::path::Path, world: &World, log: &str) -> Sidecar {
+    let mut all = vec!["--listen".to_owned(), socket.display().to_string()];
+    all.extend(args.iter().cloned());
+    let mut sidecar = spawn(&all, world, log);
+    let said = sidecar.raw_line(WAIT);
+    assert_eq!(said, format!("listening on {}", socket.display()), "{}", sidecar.stderr());
+    sidecar
+}
+
+/// The stream position of `session` saved in the state directory `state`.
+fn saved_position(state: &std::path::Path, session: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(state.join("breadboard-cursors.json")).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?["sessions"][session].as_u64()
+}
+
+/// Every engine event id (numeric) of `session` in `lines` (a webview's), in order.
+fn ids_in(lines: &[String], session: &str) -> Vec<u64> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["topic"] == "bb/events" && m["payload"]["sessionId"] == session)
+        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
+        .filter_map(|e| e["id"].as_str()?.parse().ok())
+        .collect()
+}
+
+/// Two windows on one session through a `--listen` sidecar; the second one goes away
+/// (detached: its tab is kept for a reattach) while the first is written a turn's first
+/// events. The saved stream position stays behind what the detached window was written, so
+/// after a SIGKILL of the sidecar the restarted one resumes early enough: the window that
+/// comes back gets every event of the turn, none missing (ids it was sent twice are
+/// dropped by id, as the page does).
+#[test]
+fn a_detached_windows_events_survive_a_bridge_restart() {
+    let world = World::new();
+    let mut turn = messages(1..=3, 50);
+    // A quiet spell mid-turn: the kill lands in it.
+    turn.push(line("assistant_message", &json!({"text": "m4"}), 6000));
+    turn.extend(messages(5..=6, 20));
+    let engine = Engine::scripted(&turn);
+    let state = world.path("state");
+    let args = args(&engine, &state.display().to_string(), None);
+    let dir = std::path::PathBuf::from(format!("/tmp/bb-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("bridge.sock");
+
+    let first = listening(&args, &socket, &world, "first.err");
+    let mut a = crate::harness::Peer::connect(&socket, world.path("first.err"));
+    let mut b = crate::harness::Peer::connect(&socket, world.path("first.err"));
+    a.ok("bb.init", json!({}));
+    b.ok("bb.init", json!({}));
+    let created = a.ok("bb.createSession", json!({"tabId": "tab-a"}));
+    let session = created["sessionId"].as_str().unwrap().to_owned();
+    b.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-b"}));
+    b.read_for(Duration::from_millis(300));
+    let b_seen = b
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| (m["payload"]["tabId"] == "tab-b").then(|| m["payload"]["seq"].as_u64()))
+        .flatten()
+        .max()
+        .unwrap_or(0);
+    let b_before = ids_in(&b.seen, &session);
+    b.disconnect();
+
+    a.ok("bb.sendMessage", json!({"sessionId": session, "text": "go", "tabId": "tab-a"}));
+    let m3 = |events: &[Value]| events.iter().any(|e| e["payload"]["text"] == "m3");
+    while !m3(&a.session_events_until(&session, "assistant_message", WAIT)) {}
+    // The turn's first event (its `user_message`): sent after the second window left.
+    let first_of_turn = a
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["topic"] == "bb/events" && m["payload"]["sessionId"] == session)
+        .flat_map(|m| m["payload"]["events"].as_array().cloned().unwrap_or_default())
+        .find(|e| e["type"] == "user_message")
+        .and_then(|e| e["id"].as_str()?.parse::<u64>().ok())
+        .expect("the turn's user_message");
+    // Past the positions' save interval: what is saved is what would be resumed from.
+    std::thread::sleep(Duration::from_millis(2500));
+    let cursor = || saved_position(&state, &session);
+    assert!(
+        cursor().is_none_or(|at| at < first_of_turn),
+        "the position passed what the detached window was written: {:?} (turn from {first_of_turn})",
+        cursor()
+    );
+    let mut first = first;
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+    drop(a);
+
+    // The bridge comes back on the same socket and state; the window comes back too.
+    let mut second = listening(&args, &socket, &world, "second.err");
+    let mut b = crate::harness::Peer::connect(&socket, world.path("second.err"));
+    b.ok("bb.init", json!({"lastSeen": {"tab-b": b_seen}}));
+    b.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-b"}));
+    b.session_events_until(&session, "run_finished", WAIT);
+    let mut got: Vec<u64> = b_before.clone();
+    got.extend(ids_in(&b.seen, &session));
+    let got: BTreeSet<u64> = got.into_iter().collect();
+    let last = engine.engine().last_seq(&session).unwrap();
+    // What the session streamed before the turn may or may not have reached the window
+    // before it left (it read for a moment only); the turn, sent after it left, must.
+    let missing: Vec<u64> = (first_of_turn..=last).filter(|id| !got.contains(id)).collect();
+    assert!(
+        missing.is_empty(),
+        "the detached window missed {missing:?} of {first_of_turn}..={last}"
+    );
+    b.disconnect();
+    let _ = second.child.kill();
+    second.wait_exit(WAIT);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -345,6 +345,14 @@ impl Peer {
         events
     }
 
+    /// Reads every line that arrives until none came for `quiet` (what a webview read before
+    /// it went away); kept in `seen`.
+    pub(crate) fn read_for(&mut self, quiet: Duration) {
+        while let Some(msg) = self.read(quiet) {
+            self.pending.push_back(msg);
+        }
+    }
+
     /// Waits until the current `bb/state` (the latest read, or a later one) satisfies `pred`.
     pub(crate) fn state(
         &mut self,

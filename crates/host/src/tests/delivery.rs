@@ -546,3 +546,30 @@ fn early_messages_are_bounded_in_total_and_the_largest_session_gives_way() {
     let view = out[0].view.as_ref().expect("the view model");
     assert_eq!(view["debug"]["lastEventId"], "a3", "the view holds every event");
 }
+
+/// Events published before any webview wanted updates (a restarted bridge resuming a session,
+/// or showing its saved prompts, before a webview is there) carry no updates: a tab receiving
+/// both events and updates that is handed them gets the session's view as well, as a tab
+/// receiving updates only does.
+#[test]
+fn a_tab_receiving_both_handed_events_published_without_updates_gets_the_view() {
+    let c = clock();
+    let mut h = Host::new(Engine::Kilo, config());
+    let text = |id: &str| super::event_of(id, "assistant.message.delta", json!({"delta": id}));
+    let input = events_in(&h, "s", vec![text("e1"), text("e2")]);
+    h.handle(input, c.now());
+    settle(&mut h, &c);
+    h.handle(Input::Receive { conn: 1, receive: bb_protocol::v1::Receive::Both }, c.now());
+    h.handle(Input::ready(1), c.now());
+    bind(&mut h, &c, 1, "tab-1", "s");
+    let got = batches(&settle(&mut h, &c), 1);
+    // The deltas, coalesced, once.
+    assert_eq!(event_ids(&got), ["e2"], "{got:?}");
+    let view = got.iter().find(|p| p.resync == Some(true)).expect("the view: {got:?}");
+    assert!(view.updates.as_ref().is_some_and(|u| !u.is_empty()), "{view:?}");
+    // Nothing is sent twice after it.
+    let input = events_in(&h, "s", vec![text("e3")]);
+    h.handle(input, c.now());
+    let more = batches(&settle(&mut h, &c), 1);
+    assert!(more.iter().all(|p| p.resync.is_none()), "{more:?}");
+}
