@@ -23,6 +23,7 @@ use crate::engine::{AnswerReason, EngineAdapter, EngineError, InputReceiver, Pro
 use crate::ingest::connection;
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
+use crate::pace::Pace;
 use crate::saved::PromptFile;
 use crate::sink::{Inbound, WebviewSink};
 use crate::starter::{EngineStarter, StartedEngine};
@@ -60,6 +61,9 @@ pub struct ServiceConfig {
     /// (`prompts.json`, see [`crate::PROMPTS_FILE`]) and shown again after a restart.
     /// `None`: they live as long as the bridge.
     pub state_dir: Option<PathBuf>,
+    /// Gathering while busy ([`crate::pace`]): the loop counts the engine events it is
+    /// handed and publishes its next deadline to the runtimes this paces. `None`: no pacing.
+    pub pace: Option<Pace>,
 }
 
 impl Default for ServiceConfig {
@@ -77,6 +81,7 @@ impl Default for ServiceConfig {
             eof_grace: Duration::from_secs(10),
             folders: Vec::new(),
             state_dir: None,
+            pace: None,
         }
     }
 }
@@ -241,6 +246,9 @@ impl Service {
                 .into_iter()
                 .flatten()
                 .min();
+            if let Some(pace) = &self.config.pace {
+                pace.set_due(deadline);
+            }
             let event = tokio::select! {
                 biased;
                 sink = connections.recv(), if accepting => match sink {
@@ -489,8 +497,11 @@ impl Service {
                 self.host.handle(Input::Connection(payload), now);
             }
             input => {
-                if matches!(input, Input::Events { .. }) {
+                if let Input::Events { events, .. } = &input {
                     self.life.events_arrived(now);
+                    if let Some(pace) = &self.config.pace {
+                        pace.counted(events.len());
+                    }
                 }
                 self.host.handle(input, now);
             }
