@@ -2,6 +2,8 @@
 //! parses it, and reconnects with back-off, `Last-Event-ID` and a read timeout.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,11 +92,24 @@ pub enum SseClientError {
     },
 }
 
+/// A connection being opened, its bound included: kept in the client's state, so a caller
+/// that drops [`SseClient::next`] (a `select!` that took another branch) resumes the same
+/// attempt at its next call instead of abandoning it and opening another connection.
+type Opening = Pin<
+    Box<
+        dyn Future<Output = Result<Result<ByteStream, TransportError>, tokio::time::error::Elapsed>>
+            + Send,
+    >,
+>;
+
 enum State {
-    /// Waiting `delay`, then opening a connection.
+    /// Waiting out the back-off before the next attempt (zero: none), until the deadline
+    /// it holds once the wait began.
     Connect {
         delay: Duration,
+        until: Option<Pin<Box<tokio::time::Sleep>>>,
     },
+    Opening(Opening),
     Streaming(ByteStream),
     Done,
 }
@@ -125,8 +140,8 @@ enum State {
 /// # }
 /// ```
 ///
-/// Cancel safety: dropping a `next()` future loses no item; a cancelled back-off wait
-/// restarts from its full delay.
+/// Cancel safety: dropping a `next()` future loses nothing: no item, and a back-off wait or a
+/// connection being opened carries on at the next call (it is not restarted).
 pub struct SseClient {
     transport: Arc<dyn EngineTransport>,
     request: EngineRequest,
@@ -177,7 +192,7 @@ impl SseClient {
             parser: SseParser::new(SseLimits::default()),
             resume_from: ResumeFrom::LastEventId,
             resume_id: None,
-            state: State::Connect { delay: Duration::ZERO },
+            state: State::Connect { delay: Duration::ZERO, until: None },
             pending: VecDeque::new(),
             failure: None,
             items: Vec::new(),
@@ -266,11 +281,15 @@ impl SseClient {
             }
             match &mut self.state {
                 State::Done => return None,
-                State::Connect { delay } => {
+                State::Connect { delay, until } => {
                     if !delay.is_zero() {
-                        tokio::time::sleep(*delay).await;
+                        until.get_or_insert_with(|| Box::pin(tokio::time::sleep(*delay))).await;
                     }
-                    self.connect().await;
+                    self.state = State::Opening(self.open());
+                }
+                State::Opening(opening) => {
+                    let opened = opening.as_mut().await;
+                    self.opened(opened);
                 }
                 State::Streaming(stream) => {
                     match tokio::time::timeout(self.policy.read_timeout, stream.next()).await {
@@ -309,8 +328,8 @@ impl SseClient {
         }
     }
 
-    /// Opens a connection, queueing what happened.
-    async fn connect(&mut self) {
+    /// A connection attempt, bounded by the read timeout.
+    fn open(&self) -> Opening {
         let mut request = self.request.clone();
         // Default headers of an event-stream client (WHATWG): no cache in between. The
         // transport adds `Accept: text/event-stream`; a caller's own value wins.
@@ -320,8 +339,17 @@ impl SseClient {
         if let Some(id) = self.resume_header() {
             request = request.with_header("last-event-id", id);
         }
-        let open = self.transport.open_stream(request);
-        match tokio::time::timeout(self.policy.read_timeout, open).await {
+        let transport = self.transport.clone();
+        let bound = self.policy.read_timeout;
+        Box::pin(async move { tokio::time::timeout(bound, transport.open_stream(request)).await })
+    }
+
+    /// What a connection attempt gave, queued.
+    fn opened(
+        &mut self,
+        opened: Result<Result<ByteStream, TransportError>, tokio::time::error::Elapsed>,
+    ) {
+        match opened {
             Ok(Ok(stream)) => {
                 self.parser.reset_stream();
                 self.state = State::Streaming(stream);
@@ -356,7 +384,7 @@ impl SseClient {
             return;
         }
         let delay = self.jitter.apply(self.policy.delay(self.attempt, self.server_retry));
-        self.state = State::Connect { delay };
+        self.state = State::Connect { delay, until: None };
         let attempt = self.attempt;
         self.pending.push_back(SseClientEvent::Disconnected { reason, attempt, delay });
     }

@@ -254,3 +254,58 @@ fn policy_delay_respects_server_retry_above_the_cap() {
         assert!(d >= ms(500) && d <= ms(1000), "{d:?}");
     }
 }
+
+/// A transport whose streams open only when the test lets them (each open waits for a
+/// permit), counting the attempts.
+#[derive(Debug, Clone)]
+struct Gated {
+    inner: FakeTransport,
+    gate: Arc<tokio::sync::Semaphore>,
+    opens: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl crate::transport::EngineTransport for Gated {
+    async fn request(
+        &self,
+        request: EngineRequest,
+    ) -> Result<crate::transport::EngineResponse, TransportError> {
+        self.inner.request(request).await
+    }
+
+    async fn open_stream(
+        &self,
+        request: EngineRequest,
+    ) -> Result<crate::transport::ByteStream, TransportError> {
+        self.opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _permit = self.gate.acquire().await;
+        self.inner.open_stream(request).await
+    }
+}
+
+/// A caller's `select!` may drop `next()` while a connection is being opened (a command
+/// arrived): the next call carries on with that connection, it does not open another one
+/// (the engine would see the first connection closed before its response was read).
+#[tokio::test]
+async fn a_dropped_next_keeps_the_connection_being_opened() {
+    use futures_util::FutureExt as _;
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["data: a\n\n"], FakeEnd::Stall));
+    let gated = Gated {
+        inner: fake.clone(),
+        gate: Arc::new(tokio::sync::Semaphore::new(0)),
+        opens: Arc::default(),
+    };
+    let mut c =
+        SseClient::new(Arc::new(gated.clone()), EngineRequest::get("/event")).with_jitter(NoJitter);
+    for _ in 0..3 {
+        assert!(c.next().now_or_never().is_none(), "still opening");
+    }
+    gated.gate.add_permits(1);
+    assert_eq!(
+        take(&mut c, 2).await,
+        [SseClientEvent::Connected { reconnects: 0 }, event("a", "")]
+    );
+    assert_eq!(gated.opens.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection opened");
+    assert_eq!(fake.requests().len(), 1);
+}
