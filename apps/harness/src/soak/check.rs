@@ -59,9 +59,16 @@ enum Fate {
 }
 
 /// Checks one window's log of a session against the engine's: the counts, and the lost
-/// and the duplicated events (`seq:type`, for the run's report).
-pub(crate) fn verdict(truth: &SessionTruth, log: &SessionLog) -> (Tally, Vec<String>, Vec<String>) {
-    let events = &truth.events;
+/// and the duplicated events (`seq:type`, for the run's report). `upto` bounds the events
+/// checked: a session the soak deleted is checked up to what the engine had sent when the
+/// bridge was told to delete it (what it sends after, ending the stopped turn, goes with the
+/// session).
+pub(crate) fn verdict(
+    truth: &SessionTruth,
+    upto: Option<usize>,
+    log: &SessionLog,
+) -> (Tally, Vec<String>, Vec<String>) {
+    let events = &truth.events[..upto.map_or(truth.events.len(), |n| n.min(truth.events.len()))];
     let index: HashMap<&str, usize> =
         events.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
     let start = events.iter().position(|e| e.kind == "user_message").unwrap_or(events.len());

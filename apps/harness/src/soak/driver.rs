@@ -24,6 +24,9 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 pub(crate) struct Created {
     pub(crate) id: String,
     pub(crate) bridge: &'static str,
+    /// Set when the soak deletes the session (its turn was stuck): how many events the
+    /// engine had sent by then, the ones a window must have.
+    pub(crate) deleted_after: Option<usize>,
 }
 
 /// What the drivers did.
@@ -75,7 +78,8 @@ pub(crate) async fn drive(
     let mut rng = Rng::new(seed);
     let mut session: Option<(String, u64)> = None;
     let mut turn = 0u64;
-    // The permission requests answered (by event id): a window may see one again.
+    // The permission requests answered (by session and event id: a new session's event ids
+    // start again): a window may see one again.
     let mut answered = std::collections::HashSet::new();
     while !rig.stopping.load(Ordering::SeqCst) {
         let epoch = rig.engine_epoch.load(Ordering::SeqCst);
@@ -98,6 +102,10 @@ pub(crate) async fn drive(
             TurnEnd::EngineGone => {}
             TurnEnd::Stuck => {
                 stats.stuck.fetch_add(1, Ordering::SeqCst);
+                let sent = rig.proxy.with_truth(|t| t.get(&id).map_or(0, |s| s.events.len()));
+                if let Some(c) = lock(&stats.sessions).iter_mut().find(|c| c.id == id) {
+                    c.deleted_after = Some(sent);
+                }
                 let _ = bridge.windows[0].call("bb.deleteSession", json!({"sessionId": id})).await;
             }
             TurnEnd::NotSent => {
@@ -122,7 +130,11 @@ async fn create(bridge: &Bridge, slot: usize, stats: &Stats) -> Option<String> {
         eprintln!("soak: {}: createSession: {created}", bridge.name);
         return None;
     };
-    lock(&stats.sessions).push(Created { id: id.clone(), bridge: bridge.name });
+    lock(&stats.sessions).push(Created {
+        id: id.clone(),
+        bridge: bridge.name,
+        deleted_after: None,
+    });
     for w in &bridge.windows[1..] {
         // A window that is away selects it when it comes back (a failed call is retried).
         for _ in 0..20 {
@@ -149,7 +161,7 @@ async fn one_turn(
     bridge: &Bridge,
     (session, born): (&str, u64),
     turn: u64,
-    answered: &mut std::collections::HashSet<String>,
+    answered: &mut std::collections::HashSet<(String, String)>,
     rng: &mut Rng,
     stats: &Stats,
 ) -> TurnEnd {
@@ -181,7 +193,7 @@ async fn one_turn(
                     ended = true;
                 }
                 if let Some(request) = &got.request
-                    && !answered.contains(&got.id)
+                    && !answered.contains(&(session.to_owned(), got.id.clone()))
                     && !asks.iter().any(|(id, _): &(String, String)| id == &got.id)
                 {
                     asks.push((got.id.clone(), request.clone()));
@@ -193,7 +205,7 @@ async fn one_turn(
         }
         for (event, request) in asks {
             if answer(bridge, session, &request, rng, stats).await {
-                answered.insert(event);
+                answered.insert((session.to_owned(), event));
             } else {
                 // No window could answer (away, or the bridge restarting): again shortly.
                 tokio::time::sleep(Duration::from_secs(1)).await;

@@ -329,7 +329,8 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         && events.duplicated == 0
         && events.garbled == 0
         && approvals.answered_twice == 0
-        && double_ok == 0;
+        && double_ok == 0
+        && stats.stuck.load(Ordering::SeqCst) == 0;
     let summary = json!({
         "ok": ok,
         "sessions": args.sessions,
@@ -410,7 +411,8 @@ fn verdict(rig: &Rig, bridges: &[Bridge], stats: &driver::Stats) -> (check::Tall
             for w in &bridge.windows {
                 for session in sessions.iter().filter(|s| s.bridge == bridge.name) {
                     let Some(t) = truth.get(&session.id) else { continue };
-                    let (tally, lost, doubled) = check::verdict(t, &w.log(&session.id));
+                    let (tally, lost, doubled) =
+                        check::verdict(t, session.deleted_after, &w.log(&session.id));
                     sum.add(tally);
                     let line = json!({"window": w.name, "session": session.id,
                                       "tally": tally, "lost": lost, "duplicated": doubled});

@@ -46,7 +46,7 @@ fn log(items: &[&str]) -> SessionLog {
 }
 
 fn check(kinds: &[&str], got: &[&str]) -> Tally {
-    verdict(&truth(kinds), &log(got)).0
+    verdict(&truth(kinds), None, &log(got)).0
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn every_event_once_is_clean() {
 
 #[test]
 fn a_missing_event_is_lost() {
-    let (t, lost, _) = verdict(&truth(&["turn_start", "completion"]), &log(&["1", "3"]));
+    let (t, lost, _) = verdict(&truth(&["turn_start", "completion"]), None, &log(&["1", "3"]));
     assert_eq!(t.lost, 1);
     assert_eq!(lost, ["2:turn_start"]);
 }
@@ -97,4 +97,14 @@ fn approvals_count_the_decisions_between_two_requests() {
     );
     t.decisions = vec![2, 4];
     assert_eq!(approvals(&t).answered_once, 2);
+}
+
+#[test]
+fn a_deleted_session_is_checked_up_to_its_delete() {
+    // Events 1..=3 sent before the delete; 4 (the stopped turn's end) after it.
+    let events = truth(&["turn_start", "tool_call", "completion"]);
+    let (t, lost, _) = verdict(&events, Some(3), &log(&["1", "2", "3"]));
+    assert_eq!((t.checked, t.lost), (3, 0), "{lost:?}");
+    let (t, lost, _) = verdict(&events, None, &log(&["1", "2", "3"]));
+    assert_eq!((t.lost, lost), (1, vec!["4:completion".to_owned()]));
 }
