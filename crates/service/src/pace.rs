@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bb_host::Clock as _;
+
+use crate::SystemClock;
+
 /// The longest pause before a busy thread parks.
 pub const GATHER: Duration = Duration::from_millis(10);
 
@@ -61,7 +65,7 @@ impl Pace {
     pub fn new(gather: Duration) -> Self {
         let shared = Shared {
             gather,
-            epoch: Instant::now(),
+            epoch: SystemClock.now(),
             events: AtomicU64::new(0),
             due: AtomicU64::new(0),
         };
@@ -117,7 +121,7 @@ impl Pace {
         let pace = self.clone();
         let meter = Mutex::new(Meter::default());
         move || {
-            let now = Instant::now();
+            let now = SystemClock.now();
             let count = pace.shared.events.load(Ordering::Relaxed);
             let pause = match meter.lock() {
                 Ok(mut meter) => meter.pause(now, count, pace.due(), pace.shared.gather),
@@ -183,7 +187,7 @@ mod tests {
 
     /// A meter that saw `rate` events a second over one window ending at the returned time.
     fn busy(rate: u64) -> (Meter, Instant, u64) {
-        let t0 = Instant::now();
+        let t0 = SystemClock.now();
         let mut m = Meter::default();
         assert_eq!(m.pause(t0, 0, None, GATHER), None, "no rate known yet");
         let count = rate / 10;
@@ -231,7 +235,7 @@ mod tests {
     fn the_deadline_round_trips_through_the_shared_state() {
         let pace = Pace::new(GATHER);
         assert_eq!(pace.due(), None);
-        let at = Instant::now() + 5 * MS;
+        let at = SystemClock.now() + 5 * MS;
         pace.set_due(Some(at));
         let back = pace.due().expect("set");
         assert!(back <= at && at - back < Duration::from_micros(1));
