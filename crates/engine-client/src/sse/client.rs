@@ -92,15 +92,10 @@ pub enum SseClientError {
     },
 }
 
-/// A connection being opened, its bound included: kept in the client's state, so a caller
-/// that drops [`SseClient::next`] (a `select!` that took another branch) resumes the same
-/// attempt at its next call instead of abandoning it and opening another connection.
-type Opening = Pin<
-    Box<
-        dyn Future<Output = Result<Result<ByteStream, TransportError>, tokio::time::error::Elapsed>>
-            + Send,
-    >,
->;
+/// A connection being opened: kept in the client's state, so a caller that drops
+/// [`SseClient::next`] (a `select!` that took another branch) resumes the same attempt at its
+/// next call instead of abandoning it and opening another connection.
+type Opening = Pin<Box<dyn Future<Output = Result<ByteStream, TransportError>> + Send>>;
 
 enum State {
     /// Waiting out the back-off before the next attempt (zero: none), until the deadline
@@ -109,7 +104,13 @@ enum State {
         delay: Duration,
         until: Option<Pin<Box<tokio::time::Sleep>>>,
     },
-    Opening(Opening),
+    /// Opening a connection, bounded by the read timeout from the attempt's start (`bound`,
+    /// set for `bound_for`; a read timeout changed meanwhile moves it).
+    Opening {
+        opening: Opening,
+        bound: Pin<Box<tokio::time::Sleep>>,
+        bound_for: Duration,
+    },
     Streaming(ByteStream),
     Done,
 }
@@ -285,10 +286,23 @@ impl SseClient {
                     if !delay.is_zero() {
                         until.get_or_insert_with(|| Box::pin(tokio::time::sleep(*delay))).await;
                     }
-                    self.state = State::Opening(self.open());
+                    let bound_for = self.policy.read_timeout;
+                    let bound = Box::pin(tokio::time::sleep(bound_for));
+                    self.state = State::Opening { opening: self.open(), bound, bound_for };
                 }
-                State::Opening(opening) => {
-                    let opened = opening.as_mut().await;
+                State::Opening { opening, bound, bound_for } => {
+                    let timeout = self.policy.read_timeout;
+                    if *bound_for != timeout {
+                        // Tightened or loosened since the attempt began: it counts from there.
+                        let began = bound.deadline() - *bound_for;
+                        bound.as_mut().reset(began + timeout);
+                        *bound_for = timeout;
+                    }
+                    let opened = tokio::select! {
+                        biased;
+                        opened = opening.as_mut() => Some(opened),
+                        () = bound.as_mut() => None,
+                    };
                     self.opened(opened);
                 }
                 State::Streaming(stream) => {
@@ -328,7 +342,7 @@ impl SseClient {
         }
     }
 
-    /// A connection attempt, bounded by the read timeout.
+    /// A connection attempt.
     fn open(&self) -> Opening {
         let mut request = self.request.clone();
         // Default headers of an event-stream client (WHATWG): no cache in between. The
@@ -340,17 +354,13 @@ impl SseClient {
             request = request.with_header("last-event-id", id);
         }
         let transport = self.transport.clone();
-        let bound = self.policy.read_timeout;
-        Box::pin(async move { tokio::time::timeout(bound, transport.open_stream(request)).await })
+        Box::pin(async move { transport.open_stream(request).await })
     }
 
-    /// What a connection attempt gave, queued.
-    fn opened(
-        &mut self,
-        opened: Result<Result<ByteStream, TransportError>, tokio::time::error::Elapsed>,
-    ) {
+    /// What a connection attempt gave (`None`: it took longer than the read timeout), queued.
+    fn opened(&mut self, opened: Option<Result<ByteStream, TransportError>>) {
         match opened {
-            Ok(Ok(stream)) => {
+            Some(Ok(stream)) => {
                 self.parser.reset_stream();
                 self.state = State::Streaming(stream);
                 self.healthy = false;
@@ -358,12 +368,12 @@ impl SseClient {
                 self.connections += 1;
                 self.pending.push_back(SseClientEvent::Connected { reconnects });
             }
-            Ok(Err(TransportError::Auth { status })) => {
+            Some(Err(TransportError::Auth { status })) => {
                 self.fail(SseClientError::Auth { status });
             }
-            Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
-            Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
-            Err(_) => {
+            Some(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
+            Some(Err(err)) => self.dropped(DropReason::Transport(err)),
+            None => {
                 let after = self.policy.read_timeout;
                 self.dropped(DropReason::Transport(TransportError::Timeout { after }));
             }

@@ -309,3 +309,37 @@ async fn a_dropped_next_keeps_the_connection_being_opened() {
     assert_eq!(gated.opens.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection opened");
     assert_eq!(fake.requests().len(), 1);
 }
+
+/// A read timeout changed while a connection is being opened bounds that attempt from its
+/// start (a caller tightens it when a turn starts): the attempt is not held to the bound it
+/// began with.
+#[tokio::test(start_paused = true)]
+async fn a_tightened_read_timeout_bounds_the_connection_being_opened() {
+    use futures_util::FutureExt as _;
+    let gated = Gated {
+        inner: FakeTransport::new(),
+        gate: Arc::new(tokio::sync::Semaphore::new(0)),
+        opens: Arc::default(),
+    };
+    let policy =
+        ReconnectPolicy { read_timeout: Duration::from_secs(60), ..ReconnectPolicy::default() };
+    let mut c = SseClient::new(Arc::new(gated.clone()), EngineRequest::get("/event"))
+        .with_jitter(NoJitter)
+        .with_policy(policy);
+    assert!(c.next().now_or_never().is_none(), "opening");
+    c.set_read_timeout(Duration::from_secs(20));
+    let item = tokio::time::timeout(Duration::from_secs(30), c.next())
+        .await
+        .expect("the attempt ends at the tightened bound, before the old one")
+        .expect("an item")
+        .expect("not a hard error");
+    let after = Duration::from_secs(20);
+    assert!(
+        matches!(
+            item,
+            SseClientEvent::Disconnected { reason: DropReason::Transport(TransportError::Timeout { after: a }), attempt: 1, .. } if a == after
+        ),
+        "{item:?}"
+    );
+    assert_eq!(gated.opens.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
