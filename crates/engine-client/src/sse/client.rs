@@ -2,8 +2,6 @@
 //! parses it, and reconnects with back-off, `Last-Event-ID` and a read timeout.
 
 use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,24 +90,10 @@ pub enum SseClientError {
     },
 }
 
-/// A connection being opened: kept in the client's state, so a caller that drops
-/// [`SseClient::next`] (a `select!` that took another branch) resumes the same attempt at its
-/// next call instead of abandoning it and opening another connection.
-type Opening = Pin<Box<dyn Future<Output = Result<ByteStream, TransportError>> + Send>>;
-
 enum State {
-    /// Waiting out the back-off before the next attempt (zero: none), until the deadline
-    /// it holds once the wait began.
+    /// Waiting `delay`, then opening a connection.
     Connect {
         delay: Duration,
-        until: Option<Pin<Box<tokio::time::Sleep>>>,
-    },
-    /// Opening a connection, bounded by the read timeout from the attempt's start (`bound`,
-    /// set for `bound_for`; a read timeout changed meanwhile moves it).
-    Opening {
-        opening: Opening,
-        bound: Pin<Box<tokio::time::Sleep>>,
-        bound_for: Duration,
     },
     Streaming(ByteStream),
     Done,
@@ -141,8 +125,8 @@ enum State {
 /// # }
 /// ```
 ///
-/// Cancel safety: dropping a `next()` future loses nothing: no item, and a back-off wait or a
-/// connection being opened carries on at the next call (it is not restarted).
+/// Cancel safety: dropping a `next()` future loses no item; a cancelled back-off wait
+/// restarts from its full delay.
 pub struct SseClient {
     transport: Arc<dyn EngineTransport>,
     request: EngineRequest,
@@ -193,7 +177,7 @@ impl SseClient {
             parser: SseParser::new(SseLimits::default()),
             resume_from: ResumeFrom::LastEventId,
             resume_id: None,
-            state: State::Connect { delay: Duration::ZERO, until: None },
+            state: State::Connect { delay: Duration::ZERO },
             pending: VecDeque::new(),
             failure: None,
             items: Vec::new(),
@@ -282,28 +266,11 @@ impl SseClient {
             }
             match &mut self.state {
                 State::Done => return None,
-                State::Connect { delay, until } => {
+                State::Connect { delay } => {
                     if !delay.is_zero() {
-                        until.get_or_insert_with(|| Box::pin(tokio::time::sleep(*delay))).await;
+                        tokio::time::sleep(*delay).await;
                     }
-                    let bound_for = self.policy.read_timeout;
-                    let bound = Box::pin(tokio::time::sleep(bound_for));
-                    self.state = State::Opening { opening: self.open(), bound, bound_for };
-                }
-                State::Opening { opening, bound, bound_for } => {
-                    let timeout = self.policy.read_timeout;
-                    if *bound_for != timeout {
-                        // Tightened or loosened since the attempt began: it counts from there.
-                        let began = bound.deadline() - *bound_for;
-                        bound.as_mut().reset(began + timeout);
-                        *bound_for = timeout;
-                    }
-                    let opened = tokio::select! {
-                        biased;
-                        opened = opening.as_mut() => Some(opened),
-                        () = bound.as_mut() => None,
-                    };
-                    self.opened(opened);
+                    self.connect().await;
                 }
                 State::Streaming(stream) => {
                     match tokio::time::timeout(self.policy.read_timeout, stream.next()).await {
@@ -342,8 +309,8 @@ impl SseClient {
         }
     }
 
-    /// A connection attempt.
-    fn open(&self) -> Opening {
+    /// Opens a connection, queueing what happened.
+    async fn connect(&mut self) {
         let mut request = self.request.clone();
         // Default headers of an event-stream client (WHATWG): no cache in between. The
         // transport adds `Accept: text/event-stream`; a caller's own value wins.
@@ -353,14 +320,9 @@ impl SseClient {
         if let Some(id) = self.resume_header() {
             request = request.with_header("last-event-id", id);
         }
-        let transport = self.transport.clone();
-        Box::pin(async move { transport.open_stream(request).await })
-    }
-
-    /// What a connection attempt gave (`None`: it took longer than the read timeout), queued.
-    fn opened(&mut self, opened: Option<Result<ByteStream, TransportError>>) {
-        match opened {
-            Some(Ok(stream)) => {
+        let open = self.transport.open_stream(request);
+        match tokio::time::timeout(self.policy.read_timeout, open).await {
+            Ok(Ok(stream)) => {
                 self.parser.reset_stream();
                 self.state = State::Streaming(stream);
                 self.healthy = false;
@@ -368,12 +330,12 @@ impl SseClient {
                 self.connections += 1;
                 self.pending.push_back(SseClientEvent::Connected { reconnects });
             }
-            Some(Err(TransportError::Auth { status })) => {
+            Ok(Err(TransportError::Auth { status })) => {
                 self.fail(SseClientError::Auth { status });
             }
-            Some(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
-            Some(Err(err)) => self.dropped(DropReason::Transport(err)),
-            None => {
+            Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
+            Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
+            Err(_) => {
                 let after = self.policy.read_timeout;
                 self.dropped(DropReason::Transport(TransportError::Timeout { after }));
             }
@@ -394,7 +356,7 @@ impl SseClient {
             return;
         }
         let delay = self.jitter.apply(self.policy.delay(self.attempt, self.server_retry));
-        self.state = State::Connect { delay, until: None };
+        self.state = State::Connect { delay };
         let attempt = self.attempt;
         self.pending.push_back(SseClientEvent::Disconnected { reason, attempt, delay });
     }
