@@ -147,9 +147,6 @@ pub struct Host {
     pub(crate) updates_wanted: bool,
     /// When the next heartbeat is due (armed by the first input, then every interval).
     next_heartbeat: Option<Instant>,
-    /// The time of the first input: the origin of the background lanes' flush grid
-    /// (`lane::BACKGROUND_GRID`).
-    epoch: Option<Instant>,
     /// The event that showed each prompt still open (what a restart shows again).
     pub(crate) shown_events: BTreeMap<(String, String), (EngineEvent, EventClass)>,
     /// The prompt table's change count when the open prompts were last taken to be saved.
@@ -192,7 +189,6 @@ impl Host {
             closings: 0,
             updates_wanted: false,
             next_heartbeat: None,
-            epoch: None,
             shown_events: BTreeMap::new(),
             saved_at: None,
         }
@@ -341,7 +337,6 @@ impl Host {
     /// [`Host::poll_output`]: inputs handled in a row before it yield one state message.
     pub fn handle(&mut self, input: Input, now: Instant) {
         self.now = Some(now);
-        self.epoch.get_or_insert(now);
         if self.next_heartbeat.is_none() {
             self.next_heartbeat = self.config.heartbeat.map(|every| now + every);
         }
@@ -521,21 +516,17 @@ impl Host {
     /// their deadline.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = Some(now);
-        let epoch = *self.epoch.get_or_insert(now);
         self.expire_prompts(now);
         self.heartbeat(now);
         let due: Vec<String> = self
             .batch_order
             .iter()
-            .filter(|id| {
-                self.lanes.get(*id).and_then(|l| l.poll_timeout(epoch)).is_some_and(|d| d <= now)
-            })
+            .filter(|id| self.lanes.get(*id).and_then(Lane::poll_timeout).is_some_and(|d| d <= now))
             .cloned()
             .collect();
         for id in due {
             let view = self.views.entry_ref(&id).or_default();
-            let lane = self.lanes.get_mut(&id);
-            if let Some(events) = lane.and_then(|l| l.poll_flush(now, epoch, view)) {
+            if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now, view)) {
                 self.batch_order.retain(|s| *s != id);
                 self.publish(&id, events, now);
             }
@@ -545,9 +536,7 @@ impl Host {
     /// The earliest time a pending batch is due, a prompt expires or a heartbeat is due, if
     /// any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let lanes = self
-            .epoch
-            .and_then(|epoch| self.lanes.values().filter_map(|l| l.poll_timeout(epoch)).min());
+        let lanes = self.lanes.values().filter_map(Lane::poll_timeout).min();
         [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
     }
 
@@ -798,7 +787,7 @@ impl Host {
         let flushed = if lane.pending_len() >= self.config.max_batch {
             lane.flush_now(now, view)
         } else {
-            lane.poll_flush(now, *self.epoch.get_or_insert(now), view)
+            lane.poll_flush(now, view)
         };
         if let Some(events) = flushed {
             self.batch_order.retain(|s| s != session_id);

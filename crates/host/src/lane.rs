@@ -2,7 +2,7 @@
 //! cadence by priority, immediate flushes) around the webview's [`EngineEvent`]s.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bb_normalize::{
     Batch, Batcher, Classified, Engine, EventClass, Priority, RawEvent, SessionView,
@@ -19,14 +19,6 @@ struct Envelope {
     /// The session the event belongs to when it is not the lane's.
     session_id: Option<String>,
 }
-
-/// The step of the grid every background lane's cadence flush falls on, counted from the
-/// host's first input: the lanes of the sessions no webview looks at flush together, on one
-/// wake-up of the bridge, instead of each on its own phase (100 sessions: ≤ 10 wake-ups a
-/// second instead of ~200). A background lane's batch waits at most this much longer than
-/// its cadence; the first event after a quiet spell and the immediate classes still leave at
-/// once.
-pub(crate) const BACKGROUND_GRID: Duration = Duration::from_millis(100);
 
 /// A session's pending events and its flush schedule.
 #[derive(Debug)]
@@ -74,29 +66,18 @@ impl Lane {
         self.batcher.handle_event(now, Classified::with_class(class, raw));
     }
 
-    /// When the pending events are due, if any are pending: the batcher's deadline, for a
-    /// background lane waiting out its cadence moved up to the next point of the
-    /// [`BACKGROUND_GRID`] counted from `epoch`.
-    pub(crate) fn poll_timeout(&self, epoch: Instant) -> Option<Instant> {
-        let due = self.batcher.poll_timeout()?;
-        let waits = self.batcher.pending_since().is_some_and(|since| due > since);
-        if !waits || self.batcher.priority() != Priority::Background {
-            return Some(due);
-        }
-        Some(on_grid(epoch, due, BACKGROUND_GRID))
+    /// When the pending events are due, if any are pending.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.batcher.poll_timeout()
     }
 
-    /// The events to publish now, if they are due (see [`Lane::poll_timeout`]).
+    /// The events to publish now, if they are due.
     pub(crate) fn poll_flush(
         &mut self,
         now: Instant,
-        epoch: Instant,
         view: &mut SessionView,
     ) -> Option<Vec<EventItem>> {
-        if self.poll_timeout(epoch)? > now {
-            return None;
-        }
-        let batch = self.batcher.flush_now(now)?;
+        let batch = self.batcher.poll_flush(now)?;
         Some(self.webview_events(batch, view))
     }
 
@@ -152,16 +133,4 @@ impl Lane {
             })
             .collect()
     }
-}
-
-/// The first point of the grid of `step` from `epoch` at or after `at` (`at` itself when it
-/// precedes `epoch`).
-fn on_grid(epoch: Instant, at: Instant, step: Duration) -> Instant {
-    let Some(since) = at.checked_duration_since(epoch) else {
-        return at;
-    };
-    let step_ns = step.as_nanos().max(1);
-    let steps = since.as_nanos().div_ceil(step_ns);
-    let offset = u64::try_from(steps * step_ns).map_or(since, Duration::from_nanos);
-    epoch + offset
 }

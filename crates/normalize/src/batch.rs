@@ -116,11 +116,6 @@ impl Batcher {
         self.pending.push(item);
     }
 
-    /// When the oldest pending event was queued, if any is pending.
-    pub fn pending_since(&self) -> Option<Instant> {
-        self.first_pending
-    }
-
     /// When the pending events become due, if any are pending.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let first = self.first_pending?;
