@@ -11,6 +11,7 @@ use anyhow::Context;
 use bb_bridge_stdio::socket::{Bound, Ended};
 use bb_launch::Launcher;
 use bb_protocol::Limits;
+use bb_service::Pace;
 use tokio::sync::mpsc;
 
 use crate::Args;
@@ -20,7 +21,7 @@ const WRITERS_GRACE: Duration = Duration::from_secs(2);
 
 /// Binds `path` (or reports its owner), then runs the service over its clients until the
 /// linger period passes with no client, or SIGTERM/SIGINT; then stops the engine.
-pub(crate) async fn run(args: Args, path: PathBuf) -> anyhow::Result<()> {
+pub(crate) async fn run(args: Args, path: PathBuf, pace: Pace) -> anyhow::Result<()> {
     let mut listener = match bb_bridge_stdio::socket::bind(&path)
         .with_context(|| format!("cannot listen on {}", path.display()))?
     {
@@ -44,7 +45,7 @@ pub(crate) async fn run(args: Args, path: PathBuf) -> anyhow::Result<()> {
     // caller reports that error instead of connecting to a socket that is about to close
     // (and starting the same failing sidecar again). Clients may connect meanwhile: they are
     // served once the loop runs.
-    let launcher = Launcher::start(args.engine).await?;
+    let launcher = Launcher::start_paced(args.engine, Some(pace)).await?;
     let service = crate::service(&launcher).await?;
     writeln!(std::io::stdout().lock(), "listening on {}", path.display())?;
     tracing::info!(path = %path.display(), linger_secs = args.linger, "listening");

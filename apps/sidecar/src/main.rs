@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bb_launch::{EngineArgs, EngineParts, Launcher};
 use bb_protocol::Limits;
-use bb_service::{Service, SystemClock};
+use bb_service::{Pace, Service, SystemClock};
 use clap::Parser;
 
 mod listen;
@@ -61,10 +61,15 @@ fn main() -> anyhow::Result<()> {
     // core's cache. Kilo's event path (router and pump) runs on a thread of its own
     // (`bb_service::EventsThread`, started by the launcher): under a busy stream each of the
     // two keeps a core, and only the pump's updates cross (BENCHMARKS.md, step 30).
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // Both threads gather while busy: many events share a wake-up (`bb_service::pace`).
+    let pace = Pace::from_env();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(pace.park_hook())
+        .build()?;
     let result = match args.listen.clone() {
-        Some(path) => runtime.block_on(listen::run(args, path)),
-        None => runtime.block_on(run(args)),
+        Some(path) => runtime.block_on(listen::run(args, path, pace)),
+        None => runtime.block_on(run(args, pace)),
     };
     // A stdin read may still block a runtime thread (after SIGTERM): don't wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -72,8 +77,8 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// Runs the service loop on stdio until the webview closes.
-async fn run(args: Args) -> anyhow::Result<()> {
-    let launcher = Launcher::start(args.engine).await?;
+async fn run(args: Args, pace: Pace) -> anyhow::Result<()> {
+    let launcher = Launcher::start_paced(args.engine, Some(pace)).await?;
     let service = service(&launcher).await?;
     let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
     let result = service.run(bb_service::sink::single(sink)).await;

@@ -14,7 +14,7 @@ use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
     EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders, InputReceiver,
-    MemoryTrim, ServiceConfig, Supervision, SystemClock,
+    MemoryTrim, Pace, ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -99,12 +99,20 @@ pub struct Launcher {
     _demo_state: Option<tempfile::TempDir>,
     /// Kilo's event router and pump run on this thread (`bb_service::EventsThread`).
     events: Option<EventsThread>,
+    /// Gathering while busy, for the service and the events thread.
+    pace: Option<Pace>,
 }
 
 impl Launcher {
     /// Resolves the workspace and state directory and, for `--engine demo`, starts the
     /// in-process demo engine on a loopback port.
     pub async fn start(args: EngineArgs) -> Result<Self, LaunchError> {
+        Self::start_paced(args, None).await
+    }
+
+    /// [`Launcher::start`] for a bridge whose runtime `pace` paces (`bb_service::pace`): the
+    /// events thread is paced by it too, and the service counts and publishes into it.
+    pub async fn start_paced(args: EngineArgs, pace: Option<Pace>) -> Result<Self, LaunchError> {
         let mut folders: Vec<PathBuf> = Vec::new();
         for given in args.workspace.iter().chain(&args.folders) {
             let folder = workspace_dir(given)?;
@@ -157,7 +165,10 @@ impl Launcher {
             EngineKind::Kilo | EngineKind::Acp => None,
         };
         let events = match args.engine {
-            EngineKind::Kilo => Some(EventsThread::start().map_err(LaunchError::EventsThread)?),
+            EngineKind::Kilo => {
+                let thread = EventsThread::start_paced(pace.as_ref());
+                Some(thread.map_err(LaunchError::EventsThread)?)
+            }
             _ => None,
         };
         Ok(Self {
@@ -169,6 +180,7 @@ impl Launcher {
             _demo: demo,
             _demo_state: demo_state,
             events,
+            pace,
         })
     }
 
@@ -195,6 +207,7 @@ impl Launcher {
             stop_grace: Duration::from_secs(self.args.stop_grace),
             folders: self.folders.iter().map(|f| f.display().to_string()).collect(),
             state_dir: Some(self.state_dir.clone()),
+            pace: self.pace.clone(),
             host: HostConfig {
                 trusted: self.args.trusted,
                 prompt_ttl: self.args.permission_timeout.map(Duration::from_secs),

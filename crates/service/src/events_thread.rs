@@ -13,6 +13,8 @@ use std::io;
 use tokio::runtime::{Builder, Handle};
 use tokio::sync::oneshot;
 
+use crate::pace::Pace;
+
 /// The thread and its runtime; dropping it stops the runtime and every task on it.
 #[derive(Debug)]
 pub struct EventsThread {
@@ -24,7 +26,17 @@ impl EventsThread {
     /// Starts the thread (`bb-engine-events`) with a single-threaded runtime, timers and IO
     /// enabled.
     pub fn start() -> io::Result<Self> {
-        let runtime = Builder::new_current_thread().enable_all().build()?;
+        Self::start_paced(None)
+    }
+
+    /// [`EventsThread::start`], the thread paced by `pace` when given (it gathers while
+    /// busy, [`crate::pace`]).
+    pub fn start_paced(pace: Option<&Pace>) -> io::Result<Self> {
+        let mut builder = Builder::new_current_thread();
+        if let Some(pace) = pace {
+            builder.on_thread_park(pace.park_hook());
+        }
+        let runtime = builder.enable_all().build()?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         std::thread::Builder::new().name("bb-engine-events".into()).spawn(move || {

@@ -108,6 +108,7 @@ mod ingest;
 mod lifecycle;
 mod metrics;
 mod order;
+pub mod pace;
 mod saved;
 mod service;
 pub mod sink;
@@ -123,6 +124,7 @@ pub use engine::{
 pub use events_thread::EventsThread;
 pub use folders::{FolderEngine, FolderFactory, Folders};
 pub use ingest::Ingest;
+pub use pace::Pace;
 pub use saved::PROMPTS_FILE;
 pub use service::{Service, ServiceConfig, ServiceError, Supervision};
 pub use sink::{Inbound, MemoryWebview, WebviewSink, WriteAck, memory};

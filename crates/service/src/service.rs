@@ -23,6 +23,7 @@ use crate::engine::{AnswerReason, EngineAdapter, EngineError, InputReceiver, Pro
 use crate::ingest::connection;
 use crate::lifecycle::EngineLife;
 use crate::order::Ticket;
+use crate::pace::Pace;
 use crate::saved::PromptFile;
 use crate::sink::{Inbound, WebviewSink};
 use crate::starter::{EngineStarter, StartedEngine};
@@ -64,6 +65,9 @@ pub struct ServiceConfig {
     /// Returns the allocator's free memory after a burst of engine inputs (the binary's
     /// allocator hook); `None`: never.
     pub trim: Option<MemoryTrim>,
+    /// Gathering while busy ([`crate::pace`]): the loop counts the engine events it is
+    /// handed and publishes its next deadline to the runtimes this paces. `None`: no pacing.
+    pub pace: Option<Pace>,
 }
 
 impl Default for ServiceConfig {
@@ -82,6 +86,7 @@ impl Default for ServiceConfig {
             folders: Vec::new(),
             state_dir: None,
             trim: None,
+            pace: None,
         }
     }
 }
@@ -259,6 +264,9 @@ impl Service {
             .into_iter()
             .flatten()
             .min();
+            if let Some(pace) = &self.config.pace {
+                pace.set_due(deadline);
+            }
             let event = tokio::select! {
                 biased;
                 sink = connections.recv(), if accepting => match sink {
@@ -511,8 +519,11 @@ impl Service {
                 self.host.handle(Input::Connection(payload), now);
             }
             input => {
-                if matches!(input, Input::Events { .. }) {
+                if let Input::Events { events, .. } = &input {
                     self.life.events_arrived(now);
+                    if let Some(pace) = &self.config.pace {
+                        pace.counted(events.len());
+                    }
                 }
                 self.host.handle(input, now);
             }
