@@ -107,13 +107,21 @@ await run(outDir, async ({ context, step, errors }) => {
   await step(pageA, 'reloaded');
 
   // A dropped connection: the banner says so; back, nothing is lost or doubled.
-  await pageA.evaluate(() => window.__bb.rpc.socket.close());
+  // The page's reconnect is held until released, so a slow machine cannot reconnect before the send.
+  await pageA.evaluate(() => {
+    const rpc = window.__bb.rpc;
+    let due = false;
+    rpc.connect = () => { due = true; };
+    window.__releaseReconnect = () => { delete rpc.connect; if (due) rpc.connect(); };
+    rpc.socket.close();
+  });
   await a.by('banner').filter({ hasText: 'reconnecting' }).waitFor({ timeout: T });
   // A message sent meanwhile is not lost: its bubble says it was not sent, the box has it back.
   await a.say('Kept when the send fails');
   await pageA.locator('[data-testid=msg-user].failed').filter({ hasText: 'Not sent' }).waitFor({ timeout: T });
   expect((await a.by('composer').inputValue()) === 'Kept when the send fails', 'the box keeps the text of a failed send');
   await step(pageA, 'reconnecting');
+  await pageA.evaluate(() => window.__releaseReconnect());
   await a.by('composer').fill('');
   await pageA.locator('[data-testid=msg-user].failed').waitFor({ state: 'detached', timeout: T });
   await a.by('banner').waitFor({ state: 'hidden', timeout: T });
@@ -149,11 +157,13 @@ await run(outDir, async ({ context, step, errors }) => {
   await a.by('session').filter({ hasText: 'Hello from B' }).waitFor({ timeout: T });
   const deleteB = pageA.locator('li', { has: pageA.locator('[data-testid=session]', { hasText: 'Hello from B' }) }).getByTestId('delete-session');
   await deleteB.click();
+  // Undone at once: a screenshot on a loaded machine can outlast the few seconds.
+  await a.by('undo-delete').click({ timeout: T });
+  await a.by('session').filter({ hasText: 'Hello from B' }).waitFor({ timeout: T });
+  expect(await a.by('undo-delete').count() === 0, 'undo leaves no pending delete');
+  await deleteB.click();
   await a.by('undo-delete').waitFor({ timeout: T });
   await step(pageA, 'delete-undo-offered');
-  await a.by('undo-delete').click();
-  await a.by('session').filter({ hasText: 'Hello from B' }).waitFor({ timeout: T });
-  await deleteB.click();
   await a.by('session').filter({ hasText: 'Hello from B' }).waitFor({ state: 'detached', timeout: T });
   await a.by('session-deleting').waitFor({ state: 'detached', timeout: T });
   await b.by('session').filter({ hasText: 'Hello from B' }).waitFor({ state: 'detached', timeout: T });
