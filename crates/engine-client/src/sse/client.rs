@@ -2,6 +2,8 @@
 //! parses it, and reconnects with back-off, `Last-Event-ID` and a read timeout.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,10 +92,26 @@ pub enum SseClientError {
     },
 }
 
+/// A connection being opened: kept in the client's state, so a caller that drops
+/// [`SseClient::next`] (a `select!` that took another branch) resumes the same attempt at its
+/// next call instead of abandoning it and opening another connection.
+type Opening = Pin<Box<dyn Future<Output = Result<ByteStream, TransportError>> + Send>>;
+
 enum State {
-    /// Waiting `delay`, then opening a connection.
+    /// Waiting out the back-off before the next attempt (zero: none), until the deadline
+    /// it holds once the wait began.
     Connect {
         delay: Duration,
+        until: Option<Pin<Box<tokio::time::Sleep>>>,
+    },
+    /// Opening a connection, bounded by the read timeout from the attempt's start (`bound`,
+    /// set for `bound_for`; a read timeout changed meanwhile moves it). `resume` is the
+    /// `Last-Event-ID` it was opened with: a resume id changed meanwhile makes a new attempt.
+    Opening {
+        opening: Opening,
+        bound: Pin<Box<tokio::time::Sleep>>,
+        bound_for: Duration,
+        resume: Option<String>,
     },
     Streaming(ByteStream),
     Done,
@@ -125,8 +143,9 @@ enum State {
 /// # }
 /// ```
 ///
-/// Cancel safety: dropping a `next()` future loses no item; a cancelled back-off wait
-/// restarts from its full delay.
+/// Cancel safety: dropping a `next()` future loses nothing: no item, and a back-off wait or a
+/// connection being opened carries on at the next call (it is not restarted), unless the
+/// resume id changed meanwhile: the attempt is then replaced by one sending the new id.
 pub struct SseClient {
     transport: Arc<dyn EngineTransport>,
     request: EngineRequest,
@@ -177,7 +196,7 @@ impl SseClient {
             parser: SseParser::new(SseLimits::default()),
             resume_from: ResumeFrom::LastEventId,
             resume_id: None,
-            state: State::Connect { delay: Duration::ZERO },
+            state: State::Connect { delay: Duration::ZERO, until: None },
             pending: VecDeque::new(),
             failure: None,
             items: Vec::new(),
@@ -247,11 +266,15 @@ impl SseClient {
     /// The id sent as `Last-Event-ID` on the next connection (and, right after
     /// [`SseClientEvent::Connected`], the one the open connection was made with).
     pub fn resume_header(&self) -> Option<String> {
+        self.resume_id().map(str::to_owned)
+    }
+
+    fn resume_id(&self) -> Option<&str> {
         let id = match self.resume_from {
             ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
             ResumeFrom::Caller => self.resume_id.as_deref(),
         };
-        id.filter(|id| !id.is_empty()).map(str::to_owned)
+        id.filter(|id| !id.is_empty())
     }
 
     /// The next item; `None` once closed, `Err` once the client has given up for good
@@ -264,13 +287,35 @@ impl SseClient {
             if let Some(err) = self.failure.take() {
                 return Some(Err(err));
             }
+            if matches!(&self.state, State::Opening { resume, .. } if resume.as_deref() != self.resume_id())
+            {
+                // The resume id moved while the attempt was opening (the caller set it between
+                // two calls): that attempt would resume from the old position, so it is
+                // dropped and one with the new id is opened.
+                self.state = self.open();
+            }
             match &mut self.state {
                 State::Done => return None,
-                State::Connect { delay } => {
+                State::Connect { delay, until } => {
                     if !delay.is_zero() {
-                        tokio::time::sleep(*delay).await;
+                        until.get_or_insert_with(|| Box::pin(tokio::time::sleep(*delay))).await;
                     }
-                    self.connect().await;
+                    self.state = self.open();
+                }
+                State::Opening { opening, bound, bound_for, .. } => {
+                    let timeout = self.policy.read_timeout;
+                    if *bound_for != timeout {
+                        // Tightened or loosened since the attempt began: it counts from there.
+                        let began = bound.deadline() - *bound_for;
+                        bound.as_mut().reset(began + timeout);
+                        *bound_for = timeout;
+                    }
+                    let opened = tokio::select! {
+                        biased;
+                        opened = opening.as_mut() => Some(opened),
+                        () = bound.as_mut() => None,
+                    };
+                    self.opened(opened);
                 }
                 State::Streaming(stream) => {
                     match tokio::time::timeout(self.policy.read_timeout, stream.next()).await {
@@ -309,20 +354,32 @@ impl SseClient {
         }
     }
 
-    /// Opens a connection, queueing what happened.
-    async fn connect(&mut self) {
+    /// A connection attempt, bounded by the read timeout from now.
+    fn open(&self) -> State {
         let mut request = self.request.clone();
         // Default headers of an event-stream client (WHATWG): no cache in between. The
         // transport adds `Accept: text/event-stream`; a caller's own value wins.
         if !request.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("cache-control")) {
             request = request.with_header("cache-control", "no-cache");
         }
-        if let Some(id) = self.resume_header() {
-            request = request.with_header("last-event-id", id);
+        let resume = self.resume_header();
+        if let Some(id) = &resume {
+            request = request.with_header("last-event-id", id.clone());
         }
-        let open = self.transport.open_stream(request);
-        match tokio::time::timeout(self.policy.read_timeout, open).await {
-            Ok(Ok(stream)) => {
+        let transport = self.transport.clone();
+        let bound_for = self.policy.read_timeout;
+        State::Opening {
+            opening: Box::pin(async move { transport.open_stream(request).await }),
+            bound: Box::pin(tokio::time::sleep(bound_for)),
+            bound_for,
+            resume,
+        }
+    }
+
+    /// What a connection attempt gave (`None`: it took longer than the read timeout), queued.
+    fn opened(&mut self, opened: Option<Result<ByteStream, TransportError>>) {
+        match opened {
+            Some(Ok(stream)) => {
                 self.parser.reset_stream();
                 self.state = State::Streaming(stream);
                 self.healthy = false;
@@ -330,12 +387,12 @@ impl SseClient {
                 self.connections += 1;
                 self.pending.push_back(SseClientEvent::Connected { reconnects });
             }
-            Ok(Err(TransportError::Auth { status })) => {
+            Some(Err(TransportError::Auth { status })) => {
                 self.fail(SseClientError::Auth { status });
             }
-            Ok(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
-            Ok(Err(err)) => self.dropped(DropReason::Transport(err)),
-            Err(_) => {
+            Some(Err(err)) if !err.is_retryable() => self.fail(SseClientError::Fatal(err)),
+            Some(Err(err)) => self.dropped(DropReason::Transport(err)),
+            None => {
                 let after = self.policy.read_timeout;
                 self.dropped(DropReason::Transport(TransportError::Timeout { after }));
             }
@@ -356,7 +413,7 @@ impl SseClient {
             return;
         }
         let delay = self.jitter.apply(self.policy.delay(self.attempt, self.server_retry));
-        self.state = State::Connect { delay };
+        self.state = State::Connect { delay, until: None };
         let attempt = self.attempt;
         self.pending.push_back(SseClientEvent::Disconnected { reason, attempt, delay });
     }

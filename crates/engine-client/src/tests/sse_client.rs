@@ -254,3 +254,181 @@ fn policy_delay_respects_server_retry_above_the_cap() {
         assert!(d >= ms(500) && d <= ms(1000), "{d:?}");
     }
 }
+
+/// A transport whose streams open only when the test lets them (each open waits for a
+/// permit), counting the attempts.
+#[derive(Debug, Clone)]
+struct Gated {
+    inner: FakeTransport,
+    gate: Arc<tokio::sync::Semaphore>,
+    opens: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl crate::transport::EngineTransport for Gated {
+    async fn request(
+        &self,
+        request: EngineRequest,
+    ) -> Result<crate::transport::EngineResponse, TransportError> {
+        self.inner.request(request).await
+    }
+
+    async fn open_stream(
+        &self,
+        request: EngineRequest,
+    ) -> Result<crate::transport::ByteStream, TransportError> {
+        self.opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _permit = self.gate.acquire().await;
+        self.inner.open_stream(request).await
+    }
+}
+
+impl Gated {
+    /// `inner`'s streams, each opened only once the test adds a permit.
+    fn new(inner: FakeTransport) -> Self {
+        Self { inner, gate: Arc::new(tokio::sync::Semaphore::new(0)), opens: Arc::default() }
+    }
+
+    /// Attempts to open a stream so far (a dropped attempt counts).
+    fn opens(&self) -> usize {
+        self.opens.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn client(&self) -> SseClient {
+        SseClient::new(Arc::new(self.clone()), EngineRequest::get("/event")).with_jitter(NoJitter)
+    }
+}
+
+/// Polls `next()` as a caller's `select!` does when its other branch keeps winning: every
+/// item that is ready is taken, and the call that would wait is dropped.
+fn poll_ready(c: &mut SseClient, seen: &mut Vec<SseClientEvent>) {
+    use futures_util::FutureExt as _;
+    while let Some(item) = c.next().now_or_never() {
+        seen.push(item.expect("not closed").expect("not a hard error"));
+    }
+}
+
+/// A `next()` dropped at every point (opening, mid-event, in the back-off wait, opening
+/// again) loses no event and repeats none; the back-off is not restarted by the drops, and
+/// the reconnect resumes from the last event delivered.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_next_loses_and_repeats_no_event() {
+    let fake = FakeTransport::new();
+    let first = fake.push_live_stream();
+    let second = fake.push_live_stream();
+    let gated = Gated::new(fake.clone());
+    let mut c = gated.client();
+    let mut seen = Vec::new();
+    let chunk = |s: &str| Ok(bytes::Bytes::from(s.to_owned()));
+
+    poll_ready(&mut c, &mut seen);
+    poll_ready(&mut c, &mut seen);
+    gated.gate.add_permits(1);
+    poll_ready(&mut c, &mut seen);
+    first.send(chunk("id: 1\ndata: a\n\nid: 2\nda")).unwrap();
+    poll_ready(&mut c, &mut seen);
+    poll_ready(&mut c, &mut seen);
+    first.send(chunk("ta: b\n\n")).unwrap();
+    poll_ready(&mut c, &mut seen);
+    drop(first);
+    poll_ready(&mut c, &mut seen);
+    tokio::time::advance(ms(200)).await;
+    poll_ready(&mut c, &mut seen);
+    assert_eq!(gated.opens(), 1, "still waiting out the back-off");
+    tokio::time::advance(ms(50)).await;
+    poll_ready(&mut c, &mut seen);
+    assert_eq!(gated.opens(), 2, "the back-off ran from its start, not from the last call");
+    poll_ready(&mut c, &mut seen);
+    gated.gate.add_permits(1);
+    poll_ready(&mut c, &mut seen);
+    second.send(chunk("id: 3\ndata: c\n\n")).unwrap();
+    poll_ready(&mut c, &mut seen);
+
+    assert_eq!(
+        seen,
+        [
+            SseClientEvent::Connected { reconnects: 0 },
+            event("a", "1"),
+            event("b", "2"),
+            SseClientEvent::Disconnected { reason: DropReason::Eof, attempt: 1, delay: ms(250) },
+            SseClientEvent::Connected { reconnects: 1 },
+            event("c", "3"),
+        ]
+    );
+    assert_eq!(gated.opens(), 2, "one attempt per connection");
+    assert_eq!(last_event_id_headers(&fake), [None, Some("2".into())]);
+}
+
+/// A resume id set while a kept attempt is opening (with the id before it) replaces that
+/// attempt: the connection made sends the new id, so the engine neither replays what was
+/// delivered nor skips what was not.
+#[tokio::test(start_paused = true)]
+async fn a_resume_id_changed_while_opening_is_sent_by_the_connection_made() {
+    use futures_util::FutureExt as _;
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["data: d\n\n"], FakeEnd::Stall));
+    let gated = Gated::new(fake.clone());
+    let mut c = gated.client().with_resume_from(ResumeFrom::Caller).with_resume_id("3");
+    assert!(c.next().now_or_never().is_none(), "opening with 3");
+    c.set_resume_id(Some("4".into()));
+    assert!(c.next().now_or_never().is_none(), "opening with 4");
+    assert!(c.next().now_or_never().is_none(), "the same attempt, 4 unchanged");
+    gated.gate.add_permits(1);
+    assert_eq!(
+        take(&mut c, 2).await,
+        [SseClientEvent::Connected { reconnects: 0 }, event("d", "3")]
+    );
+    assert_eq!(gated.opens(), 2, "the attempt with 3 was replaced, the one with 4 kept");
+    assert_eq!(last_event_id_headers(&fake), [Some("4".into())]);
+    assert_eq!(c.resume_header().as_deref(), Some("4"));
+}
+
+/// A caller's `select!` may drop `next()` while a connection is being opened (a command
+/// arrived): the next call carries on with that connection, it does not open another one
+/// (the engine would see the first connection closed before its response was read).
+#[tokio::test]
+async fn a_dropped_next_keeps_the_connection_being_opened() {
+    use futures_util::FutureExt as _;
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["data: a\n\n"], FakeEnd::Stall));
+    let gated = Gated::new(fake.clone());
+    let mut c = gated.client();
+    for _ in 0..3 {
+        assert!(c.next().now_or_never().is_none(), "still opening");
+    }
+    gated.gate.add_permits(1);
+    assert_eq!(
+        take(&mut c, 2).await,
+        [SseClientEvent::Connected { reconnects: 0 }, event("a", "")]
+    );
+    assert_eq!(gated.opens(), 1, "one connection opened");
+    assert_eq!(fake.requests().len(), 1);
+}
+
+/// A read timeout changed while a connection is being opened bounds that attempt from its
+/// start (a caller tightens it when a turn starts): the attempt is not held to the bound it
+/// began with.
+#[tokio::test(start_paused = true)]
+async fn a_tightened_read_timeout_bounds_the_connection_being_opened() {
+    use futures_util::FutureExt as _;
+    let gated = Gated::new(FakeTransport::new());
+    let policy =
+        ReconnectPolicy { read_timeout: Duration::from_secs(60), ..ReconnectPolicy::default() };
+    let mut c = gated.client().with_policy(policy);
+    assert!(c.next().now_or_never().is_none(), "opening");
+    c.set_read_timeout(Duration::from_secs(20));
+    let item = tokio::time::timeout(Duration::from_secs(30), c.next())
+        .await
+        .expect("the attempt ends at the tightened bound, before the old one")
+        .expect("an item")
+        .expect("not a hard error");
+    let after = Duration::from_secs(20);
+    assert!(
+        matches!(
+            item,
+            SseClientEvent::Disconnected { reason: DropReason::Transport(TransportError::Timeout { after: a }), attempt: 1, .. } if a == after
+        ),
+        "{item:?}"
+    );
+    assert_eq!(gated.opens(), 1);
+}
