@@ -211,7 +211,9 @@ async fn serve(
 fn kilo_answer(path: &str) -> Value {
     match path {
         "/global/health" => json!({"healthy": true, "version": "7.7.9"}),
-        "/session" | "/permission" => json!([]),
+        // Lists, as the real server answers them (`GET /question` is `QuestionRequest[]`
+        // in its OpenAPI document, `fixtures/openapi.json` of the engine peer).
+        "/session" | "/permission" | "/question" => json!([]),
         p if p.ends_with("/message") => json!([]),
         "/session/status" | "/config" => json!({}),
         p if p.starts_with("/session/") => {
