@@ -248,7 +248,7 @@ async fn one_turn(
         }
         unresolved.clear();
         for (event, request) in asks {
-            match answer(bridge, session, &request, rng, stats).await {
+            match answer(bridge, session, (&event, &request), rng, stats).await {
                 Answered::Settled => {
                     answered.insert((session.to_owned(), event));
                 }
@@ -288,19 +288,21 @@ enum Answered {
 }
 
 /// Whether a `permission_not_pending` refusal says the request went stale (the engine no
-/// longer knows it), rather than that another answer won.
+/// longer knows it), rather than that another answer won or that the card answered showed an
+/// earlier request of its id.
 pub(super) fn refused_as_stale(result: &Value) -> bool {
     let message = result["error"]["message"].as_str().unwrap_or_default();
     result["error"]["code"] == "permission_not_pending"
         && !message.contains("already answered")
         && !message.contains("being answered")
+        && !message.contains("an earlier request of this id")
 }
 
 /// One or two windows answer at once; at most one answer may be accepted.
 async fn answer(
     bridge: &Bridge,
     session: &str,
-    request: &str,
+    (event, request): (&str, &str),
     rng: &mut Rng,
     stats: &Stats,
 ) -> Answered {
@@ -309,7 +311,8 @@ async fn answer(
     let first = rng.below(bridge.windows.len() as u64) as usize;
     let chosen: Vec<&Window> =
         (0..count).map(|k| &bridge.windows[(first + k) % bridge.windows.len()]).collect();
-    let params = json!({"sessionId": session, "requestId": request, "decision": decision});
+    let params = json!({"sessionId": session, "requestId": request, "decision": decision,
+                        "eventId": event});
     let calls = chosen.iter().map(|w| w.call("bb.approvePermission", params.clone()));
     let results: Vec<Value> = futures_util::future::join_all(calls).await;
     stats.answers.fetch_add(results.len() as u64, Ordering::SeqCst);
