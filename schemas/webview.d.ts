@@ -130,6 +130,7 @@ export type ApprovePermissionParams = {
   requestId: string;
   decision: PermissionDecision;
   ruleUpdate?: Record<string, unknown> | null;
+  eventId?: string | null;
 };
 
 /** The value a form field takes when it offers no options. */
@@ -526,6 +527,7 @@ export type PermissionRequest = {
   key: string;
   messageId?: string | null;
   permissionId?: string | null;
+  eventId?: string | null;
   sessionId?: string | null;
   ask: AskKind;
   prompt: string;

@@ -160,8 +160,10 @@ const actions = {
     block.local = { sent: decision };
     refresh();
     try {
-      // A sub-agent's prompt shown here names its own session: the answer goes there.
-      await rpc.request('bb.approvePermission', { sessionId: block.sessionId ?? sessionId, requestId: block.permissionId, decision });
+      // A sub-agent's prompt shown here names its own session: the answer goes there. The
+      // card's event names which request it shows (a later one may reuse the request id).
+      const card = block.eventId ? { eventId: block.eventId } : {};
+      await rpc.request('bb.approvePermission', { sessionId: block.sessionId ?? sessionId, requestId: block.permissionId, decision, ...card });
     } catch (err) {
       if (err.code === 'permission_not_pending') {
         // Another window answered first: the bridge's update resolves the card, saying how.

@@ -93,6 +93,35 @@ impl Host {
         Ok(prompt)
     }
 
+    /// Whether an answer to `request_id` in `session_id` that names the card it answers (the
+    /// id of the event that showed it, `bb.approvePermission`'s `eventId`) answers the open
+    /// request of that id: an engine may give a later request the id of an earlier one
+    /// (BreadBoard numbers them per run), and an answer given to the earlier card that
+    /// arrives once the later one is open must not be taken for it. `Err`
+    /// (`permission_not_pending`) when the open request was shown by another event; `Ok`
+    /// when no card is named, or the request is not open (then [`Host::begin_answer`] says
+    /// why) or was shown without an event.
+    pub fn answers_card(
+        &self,
+        session_id: &str,
+        request_id: &str,
+        event_id: Option<&str>,
+    ) -> Result<(), AnswerError> {
+        let Some(event_id) = event_id else { return Ok(()) };
+        let owner = self.prompt_owner(session_id, request_id);
+        let open = self.prompts.get(&owner, request_id).is_some_and(|e| e.state.is_open());
+        let key = (owner, request_id.to_owned());
+        match self.shown_events.get(&key) {
+            Some((shown, _)) if open && shown.id != event_id => Err(AnswerError::NotPending {
+                request: key.1,
+                why: "the card answered shows an earlier request of this id, closed since; a \
+                      newer request reuses the id",
+                answered: None,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// The next pending prompt to withdraw from the engine (deny), if any.
     pub fn poll_withdraw(&mut self) -> Option<Withdraw> {
         self.withdraws.pop_front()

@@ -2,6 +2,7 @@
 //! hidden-webview buffering; cadence and coalescing in `tests/`.
 
 mod cadence;
+mod cards;
 mod claims;
 mod coalesce;
 mod delivery;

@@ -93,6 +93,10 @@
 //! - The bridge's own `bb.prompt.closed` event (`PromptClosedPayload`) gains `answeredBy`
 //!   (`{connection, tabId}`) and the answer's `decision`, when the engine took a webview's
 //!   answer: every other window resolves the card with who answered and how.
+//! - `bb.approvePermission` takes `eventId`, the id of the event that showed the card (a
+//!   `permissionRequest` update carries it): an engine may give a later request the id of an
+//!   earlier one (BreadBoard numbers them per run), and an answer naming the earlier card is
+//!   then refused (`permission_not_pending`) instead of being taken for the later request.
 //! - Workspace folders (a multi-root workspace): `bb.init`'s result lists `folders` (canonical
 //!   paths, the default first); `bb.createSession` takes `folder` (one of them, as listed or
 //!   any path resolving to one; else `folder_not_in_workspace`, naming the folders), and a

@@ -58,6 +58,28 @@ enum Fate {
     Declared,
 }
 
+/// Whether the turn whose prompt the engine got after the session's first `sent_at` events
+/// ended for a window, from what it got from item `from` on: the turn's `run_finished` (the
+/// engine's first after `sent_at`) reached it, or a declared resync whose view covers it did
+/// (a window that binds a session another window showed first, after a bridge restart, is
+/// sent the view, not the events it missed). An earlier turn's `run_finished` sent again by a
+/// restarted bridge does not end it.
+pub(crate) fn turn_ended(
+    truth: Option<&SessionTruth>,
+    sent_at: usize,
+    log: &SessionLog,
+    from: usize,
+) -> bool {
+    let Some(truth) = truth else { return false };
+    let Some(end) = truth.events.iter().skip(sent_at).position(|e| e.kind == "run_finished") else {
+        return false;
+    };
+    let covers =
+        |id: &str| truth.events.iter().position(|e| e.id == id).is_some_and(|i| i >= end + sent_at);
+    log.items.iter().skip(from).any(|g| g.kind == "run_finished" && covers(&g.id))
+        || log.covered.iter().any(|(_, id)| covers(id))
+}
+
 /// Checks one window's log of a session against the engine's: the counts, and the lost
 /// and the duplicated events (`seq:type`, for the run's report). `upto` bounds the events
 /// checked: a session the soak deleted is checked up to what the engine had sent when the

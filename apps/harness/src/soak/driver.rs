@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::window::Window;
-use super::{Bridge, Rig, lock};
+use super::{Bridge, Rig, check, lock};
 
 /// Bound on one turn, faults included (a 25 s stall, a bridge restart).
 const TURN_WAIT: Duration = Duration::from_secs(120);
@@ -139,6 +139,9 @@ fn report_stuck(rig: &Rig, bridge: &Bridge, session: &str, turn: u64) {
         let log = w.log(session);
         let items = log.items.iter().map(|g| format!("{}:{}", g.id, g.kind)).collect();
         seen.push_str(&format!(" {}=[{}]", w.name, tail(items)));
+        if let Some((at, id)) = log.covered.last() {
+            seen.push_str(&format!(" (last resync at item {at}, its view up to {id})"));
+        }
     }
     eprintln!(
         "soak: {}: turn {turn} of {session} stuck; the engine sent [{}];{seen}",
@@ -199,6 +202,8 @@ async fn one_turn(
 ) -> TurnEnd {
     let owner = &bridge.windows[0];
     let from = owner.log(session).items.len();
+    // The events the engine sent before this turn's prompt: the turn's end comes after.
+    let sent_at = rig.proxy.with_truth(|t| t.get(session).map_or(0, |s| s.events.len()));
     let text = format!("turn {turn}");
     let sent = owner.call("bb.sendMessage", json!({"sessionId": session, "text": text})).await;
     if sent["ok"] != true {
@@ -224,10 +229,12 @@ async fn one_turn(
         for (n, w) in bridge.windows.iter().enumerate() {
             let log = w.log(session);
             let skip = if n == 0 { from } else { 0 };
+            if n == 0 {
+                ended = rig
+                    .proxy
+                    .with_truth(|t| check::turn_ended(t.get(session), sent_at, &log, from));
+            }
             for got in log.items.iter().skip(skip) {
-                if n == 0 && got.kind == "run_finished" {
-                    ended = true;
-                }
                 if let Some(request) = &got.request
                     && !answered.contains(&(session.to_owned(), got.id.clone()))
                     && !asks.iter().any(|(id, _): &(String, String)| id == &got.id)
@@ -241,7 +248,7 @@ async fn one_turn(
         }
         unresolved.clear();
         for (event, request) in asks {
-            match answer(bridge, session, &request, rng, stats).await {
+            match answer(bridge, session, (&event, &request), rng, stats).await {
                 Answered::Settled => {
                     answered.insert((session.to_owned(), event));
                 }
@@ -281,19 +288,21 @@ enum Answered {
 }
 
 /// Whether a `permission_not_pending` refusal says the request went stale (the engine no
-/// longer knows it), rather than that another answer won.
+/// longer knows it), rather than that another answer won or that the card answered showed an
+/// earlier request of its id.
 pub(super) fn refused_as_stale(result: &Value) -> bool {
     let message = result["error"]["message"].as_str().unwrap_or_default();
     result["error"]["code"] == "permission_not_pending"
         && !message.contains("already answered")
         && !message.contains("being answered")
+        && !message.contains("an earlier request of this id")
 }
 
 /// One or two windows answer at once; at most one answer may be accepted.
 async fn answer(
     bridge: &Bridge,
     session: &str,
-    request: &str,
+    (event, request): (&str, &str),
     rng: &mut Rng,
     stats: &Stats,
 ) -> Answered {
@@ -302,7 +311,8 @@ async fn answer(
     let first = rng.below(bridge.windows.len() as u64) as usize;
     let chosen: Vec<&Window> =
         (0..count).map(|k| &bridge.windows[(first + k) % bridge.windows.len()]).collect();
-    let params = json!({"sessionId": session, "requestId": request, "decision": decision});
+    let params = json!({"sessionId": session, "requestId": request, "decision": decision,
+                        "eventId": event});
     let calls = chosen.iter().map(|w| w.call("bb.approvePermission", params.clone()));
     let results: Vec<Value> = futures_util::future::join_all(calls).await;
     stats.answers.fetch_add(results.len() as u64, Ordering::SeqCst);

@@ -334,9 +334,9 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
         && events.duplicated == 0
         && events.garbled == 0
         && approvals.answered_twice == 0
-        && double_ok == 0;
-    // Stuck turns and approvals are reported, not failed (yet): a window has been seen to
-    // lag a session by more than 30 s and catch up later (RELIABILITY.md, known limits).
+        && double_ok == 0
+        && stats.stuck.load(Ordering::SeqCst) == 0
+        && stuck_approvals == 0;
     let summary = json!({
         "ok": ok,
         "sessions": args.sessions,

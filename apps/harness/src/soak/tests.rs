@@ -1,7 +1,7 @@
 //! The verdict on small hand-made records: what counts as delivered, merged, declared, lost,
 //! duplicated or redelivered, and how approvals are counted.
 
-use super::check::{Approvals, Tally, approvals, verdict};
+use super::check::{Approvals, Tally, approvals, turn_ended, verdict};
 use super::proxy::{Sent, SessionTruth};
 use super::window::{Got, SessionLog};
 
@@ -133,4 +133,33 @@ fn a_refusal_because_the_engine_forgot_the_request_is_stale_one_because_another_
     assert!(refused_as_stale(&refusal("no permission request is active")));
     let other = serde_json::json!({"ok": false, "error": {"code": "engine_unavailable"}});
     assert!(!refused_as_stale(&other));
+}
+
+#[test]
+fn a_turn_ends_for_a_window_with_its_run_finished_or_a_resync_whose_view_covers_it() {
+    // Ids 1-2 (a turn before the prompt), then this turn: 3 user_message … 6 run_finished.
+    let t = truth(&["run_finished", "user_message", "turn_start", "completion", "run_finished"]);
+    let ended = |items: &[&str], covered: &[&str]| {
+        let mut got = log(items);
+        for g in &mut got.items {
+            g.kind = t.events.iter().find(|e| e.id == g.id).unwrap().kind.clone();
+        }
+        got.covered = covered.iter().map(|id| (got.items.len(), (*id).to_owned())).collect();
+        turn_ended(Some(&t), 2, &got, 2)
+    };
+    assert!(
+        !ended(&["1", "2", "3", "4"], &[]),
+        "the run_finished before the prompt is not this turn's"
+    );
+    assert!(ended(&["1", "2", "3", "4", "5", "6"], &[]));
+    // A restarted bridge sends again what its saved stream position lags: the turn before's
+    // run_finished after the prompt (the soak then sent the next prompt while this turn ran).
+    assert!(!ended(&["1", "2", "|", "2", "3"], &[]), "an earlier turn's run_finished again");
+    // After a bridge restart the window binding the session second is sent the view: the
+    // turn ended for it when that view covers the turn's run_finished (the soak used to
+    // wait for the event itself and gave such turns up as stuck).
+    assert!(ended(&["1", "2", "3"], &["6"]));
+    assert!(!ended(&["1", "2", "3"], &["5"]), "a view from before the run ended");
+    assert!(!ended(&["1", "2"], &["2"]), "a view of the turn before");
+    assert!(!turn_ended(None, 2, &log(&["1", "2"]), 2), "nothing known of the session");
 }

@@ -56,6 +56,9 @@ pub(crate) struct SessionLog {
     pub(crate) items: Vec<Got>,
     /// Positions in `items` where a declared resync replaced the view.
     pub(crate) resyncs: Vec<usize>,
+    /// For each declared resync, in order: its position in `items` and the id of the last
+    /// engine event its view covers (`view.debug.lastEventId`), when it names one.
+    pub(crate) covered: Vec<(usize, String)>,
 }
 
 /// Everything a window recorded.
@@ -456,6 +459,9 @@ impl Task {
         if payload["resync"] == true {
             let at = log.items.len();
             log.resyncs.push(at);
+            if let Some(id) = payload["view"]["debug"]["lastEventId"].as_str() {
+                log.covered.push((at, id.to_owned()));
+            }
         }
         for item in payload["events"].as_array().into_iter().flatten() {
             let kind = item["type"].as_str().unwrap_or_default().to_owned();

@@ -73,11 +73,13 @@ fn a_short_soak_with_every_fault_loses_and_doubles_nothing() {
     assert_eq!(summary["lost"], 0, "{summary}\n{}", logs());
     assert_eq!(summary["duplicated"], 0, "{summary}\n{}", logs());
     assert_eq!(summary["events"]["garbled"], 0, "{summary}");
+    assert_eq!(summary["stuckTurns"], 0, "a turn never ended: {summary}\n{}", logs());
     assert!(summary["events"]["checked"].as_u64() > Some(500), "{summary}");
     let approvals = &summary["approvals"];
     assert!(approvals["answeredOnce"].as_u64() >= Some(3), "{summary}");
     assert_eq!(approvals["answeredTwice"], 0, "{summary}");
     assert_eq!(approvals["acceptedTwice"], 0, "{summary}");
+    assert_eq!(approvals["stuck"], 0, "an approval never resolved: {summary}");
     assert!(summary["fdGrowth"].as_u64() <= Some(16), "{summary}");
     assert_eq!(summary["ok"], true, "{summary}");
     assert!(out.status.success(), "{:?}: {summary}", out.status);

@@ -236,6 +236,10 @@ pub struct ApprovalBlock {
     pub block_id: BlockId,
     /// The request id the response must name.
     pub request_id: Option<String>,
+    /// The id of the event that showed it (an answer names it: a later request may reuse
+    /// the request id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
     /// The session that asks, when it is not the view's own: a sub-agent's prompt shown on
     /// an ancestor's tab (the answer names it).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -279,6 +279,7 @@ fn approval(b: &ApprovalBlock) -> WebviewUpdate<'_> {
         key: Cow::Owned(b.block_id.to_string()),
         message_id: borrowed(&b.prompt_id),
         permission_id: borrowed(&b.request_id),
+        event_id: borrowed(&b.event_id),
         session_id: borrowed(&b.session_id),
         ask,
         prompt: Cow::Borrowed(b.prompt.as_str()),

@@ -154,6 +154,13 @@ pub struct ApprovePermissionParams {
     /// Rule change to record with `allow_rule`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_update: Option<Map<String, Value>>,
+    /// The `id` of the event that showed the card answered (its `permission_request`; a
+    /// `permissionRequest` update's `eventId`). An engine may give a later request the id of
+    /// an earlier one (BreadBoard numbers them per run): naming the card, an answer to the
+    /// earlier request is refused (`permission_not_pending`) rather than taken for the later
+    /// one. Without it the answer goes to the open request of that id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
 }
 
 /// `bb.listFiles`.

@@ -328,6 +328,10 @@ pub struct PermissionRequest<'a> {
     /// The request id an answer names (`requestId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_id: Option<Cow<'a, str>>,
+    /// The id of the event that showed it, which an answer names (`eventId`) so that it
+    /// cannot be taken for a later request reusing the id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<Cow<'a, str>>,
     /// The session that asks, when it is not the message's: a sub-agent's prompt shown on
     /// an ancestor session's tab. An answer names it (`sessionId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

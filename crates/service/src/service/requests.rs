@@ -333,6 +333,10 @@ impl Service {
         }
         let (session, request, verdict, decision) = match &req.call {
             V1Call::ApprovePermission(p) => {
+                // An answer to an earlier card is not taken for a later request of its id.
+                self.host
+                    .answers_card(&p.session_id, &p.request_id, p.event_id.as_deref())
+                    .map_err(refused)?;
                 let decision = serde_json::to_value(p.decision)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))

@@ -65,6 +65,7 @@ impl Loop {
 
     async fn approve(&mut self, request: &str, decision: PermissionDecision) -> Value {
         let params = ApprovePermissionParams {
+            event_id: None,
             session_id: "s".into(),
             request_id: request.into(),
             decision,

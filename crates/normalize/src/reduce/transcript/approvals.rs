@@ -95,6 +95,7 @@ impl Transcript {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
                 request_id,
+                event_id: ev.id.clone(),
                 session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool,
@@ -159,6 +160,7 @@ impl Transcript {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
                 request_id,
+                event_id: None,
                 session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool: None,
