@@ -158,6 +158,8 @@ pub struct Host {
     next_heartbeat: Option<Instant>,
     /// The event that showed each prompt still open (what a restart shows again).
     pub(crate) shown_events: BTreeMap<(String, String), (EngineEvent, EventClass)>,
+    /// The call carrying each answer on its way (saved with it, sent again after a restart).
+    pub(crate) answer_calls: BTreeMap<(String, String), serde_json::Value>,
     /// The prompt table's change count when the open prompts were last taken to be saved.
     pub(crate) saved_at: Option<u64>,
 }
@@ -201,6 +203,7 @@ impl Host {
             updates_wanted: false,
             next_heartbeat: None,
             shown_events: BTreeMap::new(),
+            answer_calls: BTreeMap::new(),
             saved_at: None,
         }
     }
@@ -497,6 +500,9 @@ impl Host {
             Input::PromptsCancelled { session_id } => self.prompts_cancelled(&session_id),
             Input::PromptAnswered { session_id, request_id, outcome } => {
                 self.prompt_answered(&session_id, &request_id, outcome, now);
+            }
+            Input::PromptResent { session_id, request_id, outcome } => {
+                self.prompt_resent(&session_id, &request_id, outcome, now);
             }
             Input::EngineRestarted => self.engine_restarted(now),
             Input::PromptsRestored(saved) => self.prompts_restored(saved, now),

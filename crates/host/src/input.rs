@@ -185,6 +185,18 @@ pub enum Input {
         /// How the engine took it.
         outcome: AnswerOutcome,
     },
+    /// An answer a previous run of the bridge saved on its way
+    /// ([`crate::SavedAnswer`]) was sent again with this outcome: accepted, or refused as not
+    /// pending ([`AnswerOutcome::Unknown`]: the engine took the first sending), settles it;
+    /// a failure asks the user again.
+    PromptResent {
+        /// The session that asked.
+        session_id: String,
+        /// The request id.
+        request_id: String,
+        /// How the engine took it.
+        outcome: AnswerOutcome,
+    },
     /// The engine restarted: every open prompt died with it.
     EngineRestarted,
     /// The open prompts a previous run of the bridge saved ([`crate::Host::take_saved`]):

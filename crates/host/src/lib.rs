@@ -188,7 +188,7 @@ pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
 pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
-pub use saved::SavedPrompt;
+pub use saved::{SavedAnswer, SavedPrompt};
 pub use tabs::{ConnId, implicit_tab};
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use bb_breadboard::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
+use bb_fake_engine::{
+    DecisionFault, EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{Sidecar, World, eventually, wait_card};
@@ -502,6 +504,111 @@ fn pending_approval_survives_a_killed_sidecar(receive: &str) {
         !engine.engine().has_pending_permission(&session)
             && engine.engine().last_seq(&session) > Some(last + 8)
     });
+    eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
+}
+
+/// An answer on its way when the sidecar is SIGKILLed (the engine holds the decision's
+/// request, nothing decided, and loses it with its sender) was saved before it was sent: the
+/// restarted sidecar does not ask again. The reattaching window's card is resolved with that
+/// answer and who gave it, never pending; the sidecar delivers the answer itself and the
+/// turn goes on; nothing stays saved.
+#[test]
+fn an_answer_in_flight_at_a_kill_is_delivered_by_the_restarted_sidecar_not_asked_again() {
+    answer_in_flight_at_a_kill(false);
+}
+
+/// The same when the engine took the first sending before the kill (here the decision
+/// reaches it directly while the sidecar is down): the restarted sidecar's sending again is
+/// refused as not pending, which settles it; the window sees the same resolved card, no
+/// error, and the engine took one decision.
+#[test]
+fn an_answer_the_engine_took_before_a_kill_is_not_asked_again() {
+    answer_in_flight_at_a_kill(true);
+}
+
+fn answer_in_flight_at_a_kill(taken_before_restart: bool) {
+    let world = World::new();
+    let mut turn = messages(1..=2, 20);
+    turn.push(line(
+        "permission_request",
+        &json!({"request_id": "perm-9", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
+        20,
+    ));
+    turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
+    let engine = Engine::scripted(&turn);
+    let state = world.path("state");
+    let args = args(&engine, &state.display().to_string(), None);
+
+    let mut first = spawn(&args, &world, "first.err");
+    first.ok("bb.init", json!({"receive": "both"}));
+    let session = sidecar_session(&mut first);
+    first.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    wait_card(&mut first, "perm-9", |c| c["resolved"] != true);
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::Hold);
+    let approve = json!({"v": 1, "kind": "req", "id": "approve", "method": "bb.approvePermission",
+        "params": {"sessionId": session, "requestId": "perm-9", "decision": "allow_once"}});
+    first.send_line(&approve.to_string());
+    eventually(WAIT, "the answer held by the engine", || engine.engine().held_decisions() == 1);
+    let saved = std::fs::read_to_string(state.join("prompts.json")).unwrap();
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved["prompts"][0]["answer"]["decision"], "allow_once", "{saved}");
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+    // The answer on its way is lost with its sender: nothing decided.
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::Lose);
+    eventually(WAIT, "the held answer gone", || engine.engine().held_decisions() == 0);
+    assert!(engine.engine().has_pending_permission(&session), "nothing was decided");
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::None);
+    if taken_before_restart {
+        let decided = engine.runtime.block_on(engine.client.permission_decision(
+            &session,
+            "perm-9",
+            bb_breadboard::client::PermissionDecision::AllowOnce,
+            None,
+        ));
+        decided.expect("the engine takes the first answer");
+    }
+
+    let mut second = spawn(&args, &world, "second.err");
+    second.ok("bb.init", json!({"receive": "both", "lastSeen": {"tab-1": 1}}));
+    second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    let card = wait_card(&mut second, "perm-9", |_| true);
+    assert_eq!(card["resolved"], true, "not asked again: {card}");
+    assert_eq!(card["decision"], "allowed once", "{card}");
+    assert!(card["answeredBy"].is_object(), "who answered: {card}");
+    second.wait_event(WAIT, "the turn going on", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["events"].as_array().is_some_and(|all| {
+                all.iter().any(|e| e["payload"]["text"] == "after the approval")
+            })
+    });
+    second.state(WAIT, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+    assert!(!engine.engine().has_pending_permission(&session));
+    let late = second.call(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "perm-9", "decision": "deny"}),
+    );
+    assert_eq!(late["error"]["code"], "permission_not_pending", "{late}");
+    let messages: Vec<Value> =
+        second.seen.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let cards: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["updates"].as_array().into_iter().flatten())
+        .filter(|u| u["kind"] == "permissionRequest" && u["permissionId"] == "perm-9")
+        .collect();
+    assert!(cards.iter().all(|c| c["resolved"] == true), "never shown pending: {cards:?}");
+    let decisions: BTreeSet<&str> = messages
+        .iter()
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["events"].as_array().into_iter().flatten())
+        .filter(|e| e["type"] == "permission_response")
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert!(decisions.len() <= 1, "the engine took one decision: {decisions:?}");
     eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
     second.close_stdin();
     assert!(second.wait_exit(WAIT).success());

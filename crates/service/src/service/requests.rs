@@ -12,7 +12,7 @@ use bb_protocol::v1::{
     CommandResult, ConnectionPayload, V1Call, V1Error, V1Method, V1Request, V1Response,
 };
 use bb_supervisor::CrashHistory;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Completion, MAX_HELD, Service, Task};
 use crate::engine::EngineError;
@@ -382,6 +382,10 @@ impl Service {
             .host
             .begin_answer_from(conn, session, &request, verdict, &decision)
             .map_err(refused)?;
+        // Saved with the answer (before it is sent): what a restarted bridge sends again.
+        if let Some(call) = resendable(&req.call) {
+            self.host.keep_answer_call(&prompt, call);
+        }
         Ok(CallNote::Prompt(prompt))
     }
 
@@ -390,6 +394,22 @@ impl Service {
         self.life.decorate(payload, self.conns.queue_depth(), self.adapter.diagnostics())
     }
 }
+
+/// The call carrying an answer, as it is saved to be sent again after a restart
+/// (`{"method", "params"}`, read back by `resend`).
+fn resendable(call: &V1Call) -> Option<Value> {
+    let (method, params) = match call {
+        V1Call::ApprovePermission(p) => (RESEND_APPROVE, serde_json::to_value(p).ok()?),
+        V1Call::Command(p) => (RESEND_COMMAND, serde_json::to_value(p).ok()?),
+        _ => return None,
+    };
+    Some(json!({"method": method, "params": params}))
+}
+
+/// The saved call of an answer given with `bb.approvePermission`.
+pub(super) const RESEND_APPROVE: &str = "bb.approvePermission";
+/// The saved call of an answer given with a `bb.command` (a question's reply).
+pub(super) const RESEND_COMMAND: &str = "bb.command";
 
 /// The `permissionMode` that lets an engine write without asking: it needs trust.
 const WRITES_WITHOUT_ASKING: &str = "acceptEdits";
