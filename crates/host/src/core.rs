@@ -112,7 +112,17 @@ pub(crate) struct SessionState {
     engine_counts_queue: bool,
     /// The `messageId` of the reply in progress.
     message_id: Option<String>,
+    /// The engine no longer holds it (a select found it gone): shown read-only, said once.
+    lost: bool,
 }
+
+/// The `bb/state` status of a session the engine no longer holds.
+pub const LOST_STATUS: &str = "ended";
+
+/// The notice a session the engine no longer holds gets in its transcript, once.
+pub const LOST_NOTICE: &str = "The engine no longer holds this session (it restarted without \
+     it, or it was deleted elsewhere). What is shown is what the bridge kept, read-only: start \
+     a new session to go on.";
 
 /// The host core. Feed it with [`Host::handle`] and [`Host::handle_timeout`]; drain
 /// [`Host::poll_output`]; sleep until [`Host::poll_timeout`].
@@ -436,6 +446,7 @@ impl Host {
                 entry.summary = Some(summary);
                 self.touch(&id);
             }
+            Input::SessionLost { session_id } => self.session_lost(&session_id, now),
             Input::SessionRemoved(id) => {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
@@ -653,6 +664,48 @@ impl Host {
             tabs.attach(&implicit_tab(conn), conn, false);
             Conn::new()
         })
+    }
+
+    /// The engine no longer holds `id` (it restarted without it): the view the bridge kept
+    /// stays showable, read-only, ended, with one notice saying so and how to go on.
+    fn session_lost(&mut self, id: &str, now: Instant) {
+        if !self.kept_view(id) {
+            return;
+        }
+        let state = self.entry(id);
+        if std::mem::replace(&mut state.lost, true) {
+            return;
+        }
+        state.running = false;
+        let summary = state.summary.get_or_insert_with(|| SessionSummary {
+            session_id: id.to_owned(),
+            ..SessionSummary::default()
+        });
+        summary.status = Some(LOST_STATUS.to_owned());
+        self.closings += 1;
+        let mut payload = serde_json::Map::new();
+        payload.insert("message".into(), LOST_NOTICE.into());
+        payload.insert("source".into(), "bridge".into());
+        let event = EngineEvent {
+            id: format!("bb-session-lost-{}", self.closings),
+            event_type: "warning".to_owned(),
+            turn: None,
+            ts: None,
+            payload: payload.into(),
+        };
+        self.engine_events(id.to_owned(), std::iter::once((event, EventClass::RunErrorOrGap)), now);
+        self.touch(id);
+    }
+
+    /// Whether the bridge keeps something of `id` to show: it knows the session, or still
+    /// holds its reduced view.
+    pub fn kept_view(&self, id: &str) -> bool {
+        self.sessions.contains_key(id) || self.views.contains_key(id)
+    }
+
+    /// Whether the engine was found no longer holding `id` ([`Input::SessionLost`]).
+    pub fn session_is_lost(&self, id: &str) -> bool {
+        self.sessions.get(id).is_some_and(|s| s.lost)
     }
 
     pub(crate) fn entry(&mut self, id: &str) -> &mut SessionState {

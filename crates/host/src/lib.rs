@@ -183,7 +183,10 @@ mod tabs;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
-pub use core::{HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig};
+pub use core::{
+    HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig, LOST_NOTICE,
+    LOST_STATUS,
+};
 pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};

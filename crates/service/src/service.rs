@@ -349,6 +349,7 @@ impl Service {
                     };
                     self.host.handle(answered, now);
                 }
+                let outcome = self.lost_session(conn, &note, outcome);
                 let response = match outcome {
                     Ok((result, inputs)) => {
                         let asked = result.get("sessionId").and_then(Value::as_str);

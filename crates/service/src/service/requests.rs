@@ -376,6 +376,7 @@ impl Service {
                 return Ok(CallNote::Turn(self.host.turns(&p.session_id).0));
             }
             V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
+            V1Call::SelectSession(p) => return Ok(CallNote::Select { tab_id: p.tab_id.clone() }),
             _ => return Ok(CallNote::None),
         };
         let prompt = self
@@ -392,6 +393,38 @@ impl Service {
     /// The `bb/connection` payload with diagnostics.
     pub(super) fn decorated(&self, payload: ConnectionPayload) -> ConnectionPayload {
         self.life.decorate(payload, self.conns.queue_depth(), self.adapter.diagnostics())
+    }
+}
+
+impl Service {
+    /// A `session_not_found` of a session the bridge kept the view of (the engine restarted
+    /// without it): a select shows that view, read-only, with a notice saying so
+    /// ([`Input::SessionLost`]); any other call says the session is read-only and how to go
+    /// on. Other outcomes pass unchanged.
+    pub(super) fn lost_session(
+        &self,
+        conn: ConnId,
+        note: &CallNote,
+        outcome: Result<(Value, Vec<Input>), EngineError>,
+    ) -> Result<(Value, Vec<Input>), EngineError> {
+        let Err(EngineError::SessionNotFound(id)) = &outcome else { return outcome };
+        if !self.host.kept_view(id) {
+            return outcome;
+        }
+        if let CallNote::Select { tab_id } = note {
+            let lost = Input::SessionLost { session_id: id.clone() };
+            let tab_id = tab_id.clone();
+            let selected = Input::SessionSelected { conn, session_id: id.clone(), tab_id };
+            return Ok((json!({"sessionId": id}), vec![lost, selected]));
+        }
+        Err(EngineError::refused(
+            "session_not_found",
+            format!(
+                "the engine no longer holds session {id} (it restarted without it, or it was \
+                 deleted elsewhere); what the bridge kept of it is shown read-only: start a new \
+                 session (bb.createSession) to go on"
+            ),
+        ))
     }
 }
 
@@ -424,6 +457,9 @@ pub(super) enum CallNote {
     /// It starts a turn (a message, a session created with a task) of a session that had
     /// started this many before.
     Turn(u64),
+    /// It selects a session for this tab: one the engine no longer holds is shown from what
+    /// the bridge kept, read-only.
+    Select { tab_id: Option<String> },
 }
 
 /// How a request whose turn came was started.
