@@ -180,12 +180,13 @@ pub mod prompts;
 mod saved;
 mod shape;
 mod tabs;
+mod unshown;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
 pub use core::{
     HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig, LOST_NOTICE,
-    LOST_STATUS,
+    LOST_STATUS, MAX_UNSHOWN_VIEWS,
 };
 pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
 pub use input::{Input, connection_payload, push_merged};
@@ -193,6 +194,7 @@ pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
 pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
 pub use saved::{SavedAnswer, SavedPrompt};
 pub use tabs::{ConnId, implicit_tab};
+pub use unshown::VIEW_DROPPED_NOTICE;
 
 #[cfg(test)]
 mod tests;
