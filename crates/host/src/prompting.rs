@@ -169,7 +169,12 @@ impl Host {
 
     /// The event that shows a new prompt: in its session's lane, and copied to the nearest
     /// showing ancestor's when no tab shows the session.
-    pub(crate) fn show_raised(&mut self, prompt: &Prompt, event: (EngineEvent, EventClass), now: Instant) {
+    pub(crate) fn show_raised(
+        &mut self,
+        prompt: &Prompt,
+        event: (EngineEvent, EventClass),
+        now: Instant,
+    ) {
         let session = prompt.session_id.as_str();
         if let Some(ancestor) = self.showing_ancestor(session) {
             self.prompts.show_on(session, &prompt.request_id, ancestor.clone());

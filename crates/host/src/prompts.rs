@@ -487,7 +487,11 @@ impl Prompts {
     /// The recorded answer of an open request that is being answered.
     pub fn answering(&self, session: &str, request: &str) -> Option<&(String, AnsweredBy)> {
         let entry = self.get(session, request)?;
-        if matches!(entry.state, PromptState::Answering { .. }) { entry.answer.as_ref() } else { None }
+        if matches!(entry.state, PromptState::Answering { .. }) {
+            entry.answer.as_ref()
+        } else {
+            None
+        }
     }
 
     /// The recorded answer of a prompt whose engine closed it or took the answer, the first

@@ -61,13 +61,12 @@ impl Host {
                 .map(|prompt| {
                     let k = key(&prompt);
                     let event = self.shown_events.get(&k).cloned();
-                    let answer = self.prompts.answering(&k.0, &k.1).map(|(decision, by)| {
-                        SavedAnswer {
+                    let answer =
+                        self.prompts.answering(&k.0, &k.1).map(|(decision, by)| SavedAnswer {
                             decision: decision.clone(),
                             by: by.clone(),
                             call: self.answer_calls.get(&k).cloned(),
-                        }
-                    });
+                        });
                     SavedPrompt { prompt, event, answer }
                 })
                 .collect(),

@@ -82,7 +82,8 @@ impl Host {
 
     /// Tells the tab binding `id` that its earlier history was dropped, once.
     pub(crate) fn view_was_dropped(&mut self, id: &str, now: Instant) {
-        let dropped = self.sessions.get_mut(id).is_some_and(|s| std::mem::take(&mut s.view_dropped));
+        let dropped =
+            self.sessions.get_mut(id).is_some_and(|s| std::mem::take(&mut s.view_dropped));
         if dropped {
             self.bridge_notice(id, "bb-view-dropped", VIEW_DROPPED_NOTICE, now);
         }

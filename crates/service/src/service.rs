@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use bb_host::{AnswerOutcome, Clock, ConnId, Engine, Host, HostConfig, Input, Prompt, Withdraw};
 use bb_protocol::v1::{
-    ApprovePermissionParams, ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision, SessionAck, V1Call,
-    V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
+    ApprovePermissionParams, ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision,
+    SessionAck, V1Call, V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
 };
 use bb_supervisor::{CrashHistory, EngineProcess, ExitInfo, RestartDecision};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -842,7 +842,11 @@ fn user_answer(prompt: Prompt, p: ApprovePermissionParams) -> PromptAnswer {
 /// Sends again an answer a previous run saved on its way (`call`, as `resendable` kept it):
 /// accepted, or refused as not pending (the first sending was taken), or failed. A call that
 /// cannot be read back is a failure (the user is asked again).
-async fn resend(adapter: &dyn EngineAdapter, prompt: &Prompt, call: Option<Value>) -> AnswerOutcome {
+async fn resend(
+    adapter: &dyn EngineAdapter,
+    prompt: &Prompt,
+    call: Option<Value>,
+) -> AnswerOutcome {
     let Some(mut call) = call else { return AnswerOutcome::Failed };
     let params = call["params"].take();
     let sent = match call["method"].as_str() {

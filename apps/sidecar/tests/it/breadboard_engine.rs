@@ -369,7 +369,7 @@ fn an_ended_stream_reselected_resumes_from_its_position() {
 
 #[test]
 fn after_an_engine_restart_lost_sessions_end_with_a_reason_stay_readable_and_the_connection_recovers()
-{
+ {
     let world = World::new();
     let mut engine = Engine::start(EngineConfig::default());
     let url = engine.url().to_owned();

@@ -80,10 +80,7 @@ fn past_the_bound_the_least_recently_active_unshown_views_go() {
     }
     select(&mut h, &c, "s2");
     let again = run_to_idle(&mut h, &c);
-    assert!(
-        !again.iter().any(|t| format!("{t:?}").contains("dropped its copy")),
-        "told once"
-    );
+    assert!(!again.iter().any(|t| format!("{t:?}").contains("dropped its copy")), "told once");
 }
 
 #[test]

@@ -459,7 +459,9 @@ pub(super) enum CallNote {
     Turn(u64),
     /// It selects a session for this tab: one the engine no longer holds is shown from what
     /// the bridge kept, read-only.
-    Select { tab_id: Option<String> },
+    Select {
+        tab_id: Option<String>,
+    },
 }
 
 /// How a request whose turn came was started.
