@@ -472,16 +472,21 @@ fn a_restored_approval_reaches_a_webview_receiving_both_as_a_card() {
     pending_approval_survives_a_killed_sidecar("both");
 }
 
-fn pending_approval_survives_a_killed_sidecar(receive: &str) {
-    let world = World::new();
+/// A turn of two messages, a command approval `request` (a bash run), then one more message.
+fn turn_asking(request: &str) -> Vec<String> {
     let mut turn = messages(1..=2, 20);
     turn.push(line(
         "permission_request",
-        &json!({"request_id": "perm-7", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
+        &json!({"request_id": request, "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
         20,
     ));
     turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
-    let engine = Engine::scripted(&turn);
+    turn
+}
+
+fn pending_approval_survives_a_killed_sidecar(receive: &str) {
+    let world = World::new();
+    let engine = Engine::scripted(&turn_asking("perm-7"));
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 
@@ -552,14 +557,7 @@ fn an_answer_the_engine_took_before_a_kill_is_not_asked_again() {
 
 fn answer_in_flight_at_a_kill(taken_before_restart: bool) {
     let world = World::new();
-    let mut turn = messages(1..=2, 20);
-    turn.push(line(
-        "permission_request",
-        &json!({"request_id": "perm-9", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
-        20,
-    ));
-    turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
-    let engine = Engine::scripted(&turn);
+    let engine = Engine::scripted(&turn_asking("perm-9"));
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 

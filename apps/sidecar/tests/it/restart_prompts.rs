@@ -57,6 +57,50 @@ impl Drop for KiloServer {
     }
 }
 
+/// A `kilo serve` of the test's own, and the arguments and environment of a trusted sidecar
+/// attached to it with the state directory `state`.
+fn attached(
+    world: &World,
+    bin: &std::path::Path,
+    password: &str,
+) -> (KiloServer, Vec<String>, Vec<(String, String)>) {
+    let server = KiloServer::start(world, bin, password);
+    let state = world.path("state").display().to_string();
+    let project = world.path("project").display().to_string();
+    let args = [
+        "--trusted",
+        "--workspace",
+        &project,
+        "--engine",
+        "kilo",
+        "--engine-url",
+        &server.url,
+        "--engine-password-env",
+        "BB_TEST_KILO_PASSWORD",
+        "--state-dir",
+        &state,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut env = world.env();
+    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+    (server, args, env)
+}
+
+/// On tab `tab-1` of a new session, a turn that runs `echo WORD` once approved: the session
+/// and the approval's request id, once asked.
+fn asking(sidecar: &mut Sidecar, word: &str) -> (String, String) {
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let text = format!("Run it MOCK:bash:echo%20{word}");
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": text, "tabId": "tab-1"}));
+    let request = asked(sidecar, &session, "permission.asked");
+    (session, request)
+}
+
 fn saved_requests(world: &World) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(world.path("state/prompts.json")) else {
         return Vec::new();
@@ -81,36 +125,11 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     let world = World::new();
     let _mock = world.start_mock_llm("ask", "ask");
     let password = "restart-attach-secret-5150";
-    let server = KiloServer::start(&world, &bin, password);
-    let state = world.path("state").display().to_string();
-    let project = world.path("project").display().to_string();
-    let args = [
-        "--trusted",
-        "--workspace",
-        &project,
-        "--engine",
-        "kilo",
-        "--engine-url",
-        &server.url,
-        "--engine-password-env",
-        "BB_TEST_KILO_PASSWORD",
-        "--state-dir",
-        &state,
-    ];
-    let mut env = world.env();
-    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+    let (_server, args, env) = attached(&world, &bin, password);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
-    first.ok("bb.init", json!({}));
-    let session = first.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    first.ok(
-        "bb.sendMessage",
-        json!({"sessionId": session, "text": "Run it MOCK:bash:echo%20restart42", "tabId": "tab-1"}),
-    );
-    let request = asked(&mut first, &session, "permission.asked");
+    let (session, request) = asking(&mut first, "restart42");
     first.state(LONG, "the approval pending", |s| s["pendingPermissionCount"] == 1);
     // A prompt queued behind the waiting turn: the engine keeps it.
     first.ok(
@@ -170,36 +189,11 @@ fn a_kilo_answer_in_flight_at_a_kill_is_not_asked_again() {
     let world = World::new();
     let _mock = world.start_mock_llm("ask", "ask");
     let password = "restart-inflight-secret-6262";
-    let server = KiloServer::start(&world, &bin, password);
-    let state = world.path("state").display().to_string();
-    let project = world.path("project").display().to_string();
-    let args = [
-        "--trusted",
-        "--workspace",
-        &project,
-        "--engine",
-        "kilo",
-        "--engine-url",
-        &server.url,
-        "--engine-password-env",
-        "BB_TEST_KILO_PASSWORD",
-        "--state-dir",
-        &state,
-    ];
-    let mut env = world.env();
-    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+    let (_server, args, env) = attached(&world, &bin, password);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
-    first.ok("bb.init", json!({}));
-    let session = first.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    first.ok(
-        "bb.sendMessage",
-        json!({"sessionId": session, "text": "Run it MOCK:bash:echo%20inflight73", "tabId": "tab-1"}),
-    );
-    let request = asked(&mut first, &session, "permission.asked");
+    let (session, request) = asking(&mut first, "inflight73");
     eventually(LONG, "the approval saved", || saved_requests(&world) == [request.clone()]);
     let approve = json!({"v": 1, "kind": "req", "id": "approve", "method": "bb.approvePermission",
         "params": {"sessionId": session, "requestId": request, "decision": "allow_once"}});
