@@ -64,6 +64,21 @@ pub struct Faults {
     /// When true (the engine's behaviour), DELETE waits while a permission is pending.
     /// When false, DELETE abandons the pending request.
     pub delete_waits_for_permission: bool,
+    /// What becomes of a permission decision the engine is sent.
+    pub decisions: DecisionFault,
+}
+
+/// A fault on permission decisions: an answer on its way when its sender dies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DecisionFault {
+    /// Decisions are taken at once (the engine's behaviour).
+    #[default]
+    None,
+    /// A decision's request is held open, nothing decided, while this is in force.
+    Hold,
+    /// A held (or new) decision is lost: answered 503 with nothing decided, as if it never
+    /// reached the engine.
+    Lose,
 }
 
 impl Default for Faults {
@@ -75,6 +90,7 @@ impl Default for Faults {
             cut_plan: VecDeque::new(),
             stall_after: None,
             delete_waits_for_permission: true,
+            decisions: DecisionFault::None,
         }
     }
 }

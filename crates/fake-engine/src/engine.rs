@@ -36,6 +36,8 @@ pub(crate) struct EngineState {
     pub(crate) started_at: Duration,
     script_cursor: AtomicUsize,
     streams: Mutex<Vec<StreamRequest>>,
+    /// Permission decisions held by [`crate::DecisionFault::Hold`] right now.
+    pub(crate) held_decisions: AtomicUsize,
 }
 
 /// One request of a session's event stream, as the engine saw it (for tests of resumes).
@@ -110,6 +112,7 @@ impl FakeEngine {
                 started_at: wall_now(),
                 script_cursor: AtomicUsize::new(0),
                 streams: Mutex::new(Vec::new()),
+                held_decisions: AtomicUsize::new(0),
             }),
         }
     }
@@ -132,6 +135,12 @@ impl FakeEngine {
     /// How many events a session's ring holds.
     pub fn ring_len(&self, session_id: &str) -> Option<usize> {
         self.state.session(session_id).map(|s| s.ring_len())
+    }
+
+    /// How many permission decisions [`crate::DecisionFault::Hold`] holds right now (their
+    /// senders waiting, nothing decided).
+    pub fn held_decisions(&self) -> usize {
+        self.state.held_decisions.load(Ordering::SeqCst)
     }
 
     /// Whether a session has a permission request waiting for an answer.

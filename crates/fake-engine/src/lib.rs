@@ -18,7 +18,7 @@ mod session;
 mod sse;
 mod util;
 
-pub use config::{EngineConfig, Faults, ScriptSource};
+pub use config::{DecisionFault, EngineConfig, Faults, ScriptSource};
 pub use engine::{FakeEngine, RunningEngine, StreamRequest};
 pub use files::{contain, snippet};
 pub use ring::{Ring, StoredEvent, WindowExceeded, ascii_escape};

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Json;
@@ -176,6 +177,32 @@ fn map_decision(decision: &str) -> Option<(&'static str, bool)> {
     }
 }
 
+/// Holds or loses a decision while [`crate::DecisionFault`] says so (counted while held: a
+/// sender gone meanwhile drops it, nothing decided).
+async fn decision_fault(state: &EngineState) -> Result<(), ApiError> {
+    struct Held<'a>(&'a AtomicUsize);
+    impl Drop for Held<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    state.held_decisions.fetch_add(1, Ordering::SeqCst);
+    let _held = Held(&state.held_decisions);
+    loop {
+        match state.faults().decisions {
+            crate::DecisionFault::None => return Ok(()),
+            crate::DecisionFault::Hold => tokio::time::sleep(Duration::from_millis(20)).await,
+            crate::DecisionFault::Lose => {
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    "the decision was lost (injected fault)",
+                ));
+            }
+        }
+    }
+}
+
 fn request_stop(session: &Session) {
     session.publish("task_event", crate_object(json!({"kind": "stop_requested"})), None);
     session.stop.send_replace(true);
@@ -217,6 +244,7 @@ pub(crate) async fn command(
             let raw = text("decision").or_else(|| text("response")).unwrap_or_default();
             let (response, stop) = map_decision(&raw)
                 .ok_or_else(|| ApiError::bad_request(format!("unsupported decision: {raw}")))?;
+            decision_fault(&state).await?;
             let waiter = session.take_permission(&request_id).ok_or_else(|| {
                 ApiError::new(StatusCode::CONFLICT, "conflict", "no permission request is active")
             })?;

@@ -61,7 +61,13 @@ pub struct HostConfig {
     pub recent_turns: usize,
     /// Turns of a [`Host::history`] page when the webview names no limit.
     pub history_turns: usize,
+    /// Reduced views of sessions no window shows kept at most (the least recently active
+    /// beyond it are dropped; see `unshown.rs`).
+    pub max_unshown_views: usize,
 }
+
+/// Reduced views of sessions no window shows a host keeps by default.
+pub const MAX_UNSHOWN_VIEWS: usize = 16;
 
 /// The heartbeat interval toward the webview the bridges use: a `bb/connection` at least
 /// every 5 s, so a webview shows "not responding" within 10 s of the bridge going silent.
@@ -78,7 +84,8 @@ impl Default for HostConfig {
     /// already handed to the connection; messages under 1 MiB less
     /// 4 KiB of envelope room; 32 detached tabs; untrusted; 8 prompts queued behind a turn
     /// at most; permission prompts without a deadline; no heartbeat (tests drive the clock
-    /// through every deadline; the runtime's default turns it on).
+    /// through every deadline; the runtime's default turns it on); the views of 16 sessions
+    /// no window shows.
     fn default() -> Self {
         Self {
             max_batch: 1024,
@@ -93,6 +100,7 @@ impl Default for HostConfig {
             heartbeat: None,
             recent_turns: RECENT_TURNS,
             history_turns: HISTORY_DEFAULT_TURNS,
+            max_unshown_views: MAX_UNSHOWN_VIEWS,
         }
     }
 }
@@ -102,7 +110,7 @@ pub(crate) struct SessionState {
     summary: Option<SessionSummary>,
     /// The session that started this one, when the engine said so.
     pub(crate) parent: Option<String>,
-    running: bool,
+    pub(crate) running: bool,
     /// Turns started so far (the run flag went up).
     turns: u64,
     /// Prompts queued behind the running turn: each send while a turn runs adds one; the
@@ -112,28 +120,43 @@ pub(crate) struct SessionState {
     engine_counts_queue: bool,
     /// The `messageId` of the reply in progress.
     message_id: Option<String>,
+    /// The engine no longer holds it (a select found it gone): shown read-only, said once.
+    lost: bool,
+    /// When it last had an event (the host's activity count): the least recent unshown
+    /// views go first.
+    pub(crate) active_at: u64,
+    /// Its view was dropped while no window showed it: the next tab binding it is told.
+    pub(crate) view_dropped: bool,
 }
+
+/// The `bb/state` status of a session the engine no longer holds.
+pub const LOST_STATUS: &str = "ended";
+
+/// The notice a session the engine no longer holds gets in its transcript, once.
+pub const LOST_NOTICE: &str = "The engine no longer holds this session (it restarted without \
+     it, or it was deleted elsewhere). What is shown is what the bridge kept, read-only: start \
+     a new session to go on.";
 
 /// The host core. Feed it with [`Host::handle`] and [`Host::handle_timeout`]; drain
 /// [`Host::poll_output`]; sleep until [`Host::poll_timeout`].
 #[derive(Debug)]
 pub struct Host {
-    config: HostConfig,
+    pub(crate) config: HostConfig,
     engine: Engine,
     /// Session ids in display order; `sessions` holds their state.
     order: Vec<String>,
-    sessions: Keyed<SessionState>,
+    pub(crate) sessions: Keyed<SessionState>,
     /// Event lanes per session, and the order sessions got their first pending event.
-    lanes: Keyed<Lane>,
-    batch_order: VecDeque<String>,
+    pub(crate) lanes: Keyed<Lane>,
+    pub(crate) batch_order: VecDeque<String>,
     /// Reduced view model per session (sent with a declared resync).
-    views: Keyed<SessionView>,
+    pub(crate) views: Keyed<SessionView>,
     fitter: Fitter,
-    conns: BTreeMap<ConnId, Conn>,
-    tabs: Tabs,
+    pub(crate) conns: BTreeMap<ConnId, Conn>,
+    pub(crate) tabs: Tabs,
     /// How far every tab showing each session was written (resume positions).
     floors: Floors,
-    claims: Claims,
+    pub(crate) claims: Claims,
     state_dirty: bool,
     /// Sessions whose `bb/state` entry changed since their lane last flushed: their pending
     /// events leave before the state that shows the change. `None`: every session (a
@@ -158,8 +181,14 @@ pub struct Host {
     next_heartbeat: Option<Instant>,
     /// The event that showed each prompt still open (what a restart shows again).
     pub(crate) shown_events: BTreeMap<(String, String), (EngineEvent, EventClass)>,
+    /// The call carrying each answer on its way (saved with it, sent again after a restart).
+    pub(crate) answer_calls: BTreeMap<(String, String), serde_json::Value>,
     /// The prompt table's change count when the open prompts were last taken to be saved.
     pub(crate) saved_at: Option<u64>,
+    /// Counts the event batches pushed (each session records the last: its activity).
+    pub(crate) activity: u64,
+    /// Views of sessions no window showed dropped so far.
+    pub(crate) views_dropped: u64,
 }
 
 impl Host {
@@ -201,6 +230,9 @@ impl Host {
             updates_wanted: false,
             next_heartbeat: None,
             shown_events: BTreeMap::new(),
+            answer_calls: BTreeMap::new(),
+            activity: 0,
+            views_dropped: 0,
             saved_at: None,
         }
     }
@@ -400,6 +432,7 @@ impl Host {
             }
             Input::SessionSelected { conn, session_id, tab_id } => {
                 self.entry(&session_id);
+                self.view_was_dropped(&session_id, now);
                 self.use_session(conn, &session_id, tab_id.as_deref(), now);
                 self.touch(&session_id);
                 self.conn_mut(conn).active = Some(session_id);
@@ -418,6 +451,7 @@ impl Host {
                 self.offer(&freed, now);
             }
             Input::SessionUsed { conn, session_id, tab_id } => {
+                self.view_was_dropped(&session_id, now);
                 self.use_session(conn, &session_id, tab_id.as_deref(), now);
             }
             Input::MessageSent { session_id, message_id } => {
@@ -433,6 +467,7 @@ impl Host {
                 entry.summary = Some(summary);
                 self.touch(&id);
             }
+            Input::SessionLost { session_id } => self.session_lost(&session_id, now),
             Input::SessionRemoved(id) => {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
@@ -497,6 +532,9 @@ impl Host {
             Input::PromptsCancelled { session_id } => self.prompts_cancelled(&session_id),
             Input::PromptAnswered { session_id, request_id, outcome } => {
                 self.prompt_answered(&session_id, &request_id, outcome, now);
+            }
+            Input::PromptResent { session_id, request_id, outcome } => {
+                self.prompt_resent(&session_id, &request_id, outcome, now);
             }
             Input::EngineRestarted => self.engine_restarted(now),
             Input::PromptsRestored(saved) => self.prompts_restored(saved, now),
@@ -647,6 +685,37 @@ impl Host {
             tabs.attach(&implicit_tab(conn), conn, false);
             Conn::new()
         })
+    }
+
+    /// The engine no longer holds `id` (it restarted without it): the view the bridge kept
+    /// stays showable, read-only, ended, with one notice saying so and how to go on.
+    fn session_lost(&mut self, id: &str, now: Instant) {
+        if !self.kept_view(id) {
+            return;
+        }
+        let state = self.entry(id);
+        if std::mem::replace(&mut state.lost, true) {
+            return;
+        }
+        state.running = false;
+        let summary = state.summary.get_or_insert_with(|| SessionSummary {
+            session_id: id.to_owned(),
+            ..SessionSummary::default()
+        });
+        summary.status = Some(LOST_STATUS.to_owned());
+        self.bridge_notice(id, "bb-session-lost", LOST_NOTICE, now);
+        self.touch(id);
+    }
+
+    /// Whether the bridge keeps something of `id` to show: it knows the session, or still
+    /// holds its reduced view.
+    pub fn kept_view(&self, id: &str) -> bool {
+        self.sessions.contains_key(id) || self.views.contains_key(id)
+    }
+
+    /// Whether the engine was found no longer holding `id` ([`Input::SessionLost`]).
+    pub fn session_is_lost(&self, id: &str) -> bool {
+        self.sessions.get(id).is_some_and(|s| s.lost)
     }
 
     pub(crate) fn entry(&mut self, id: &str) -> &mut SessionState {
@@ -811,7 +880,10 @@ impl Host {
     ) {
         let priority = self.priority_of(session_id);
         let engine = self.engine;
+        self.activity += 1;
+        let fresh_view = !self.views.contains_key(session_id);
         let state = self.sessions.entry_ref(session_id).or_default();
+        state.active_at = self.activity;
         let lane = self.lanes.entry_ref(session_id).or_insert_with(|| Lane::new(engine, priority));
         if lane.pending_len() == 0 {
             self.batch_order.push_back(session_id.to_owned());
@@ -833,6 +905,9 @@ impl Host {
         if let Some(events) = flushed {
             self.batch_order.retain(|s| s != session_id);
             self.publish(session_id, events, now);
+        }
+        if fresh_view {
+            self.bound_unshown_views();
         }
     }
 

@@ -185,6 +185,25 @@ pub enum Input {
         /// How the engine took it.
         outcome: AnswerOutcome,
     },
+    /// An answer a previous run of the bridge saved on its way
+    /// ([`crate::SavedAnswer`]) was sent again with this outcome: accepted, or refused as not
+    /// pending ([`AnswerOutcome::Unknown`]: the engine took the first sending), settles it;
+    /// a failure asks the user again.
+    PromptResent {
+        /// The session that asked.
+        session_id: String,
+        /// The request id.
+        request_id: String,
+        /// How the engine took it.
+        outcome: AnswerOutcome,
+    },
+    /// The engine no longer holds a session the host knows (a select found it gone): its
+    /// kept view stays showable, read-only, status `ended`, with one notice saying so and how
+    /// to go on (a new session). Nothing for a session the host does not know.
+    SessionLost {
+        /// The session.
+        session_id: String,
+    },
     /// The engine restarted: every open prompt died with it.
     EngineRestarted,
     /// The open prompts a previous run of the bridge saved ([`crate::Host::take_saved`]):

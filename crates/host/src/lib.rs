@@ -166,6 +166,18 @@
 //!   that waits (its `pendingPermissionCount`). A prompt that closes without the engine
 //!   saying so (stale after a re-list or a 404, or dead with a restarted engine) gets the
 //!   host's own [`PROMPT_CLOSED_EVENT`], so no card stays open.
+//! * **Answers across a restart.** An answer on its way is saved with its prompt
+//!   ([`Host::take_saved`], [`SavedAnswer`]) before the runtime sends it; a restarted host
+//!   given it back closes the card at once with that answer and who gave it, and settles it
+//!   when the answer sent again is taken or refused as not pending
+//!   ([`Input::PromptResent`]); only an answer that cannot be delivered asks again. The event
+//!   that showed a closed request, replayed by a resumed stream, shows nothing new.
+//! * **Sessions no window shows.** At most [`HostConfig::max_unshown_views`] of their views
+//!   are kept (least recently active dropped first, never one running, asking or with events
+//!   waiting); a tab binding a dropped one is told ([`VIEW_DROPPED_NOTICE`]).
+//! * **A session the engine lost.** [`Input::SessionLost`] (a select the engine answered
+//!   `session_not_found` for a session the host keeps) shows the kept view read-only: status
+//!   [`LOST_STATUS`], one notice ([`LOST_NOTICE`]).
 
 mod claims;
 mod clock;
@@ -180,16 +192,21 @@ pub mod prompts;
 mod saved;
 mod shape;
 mod tabs;
+mod unshown;
 
 pub use bb_normalize::Engine;
 pub use clock::{Clock, FakeClock};
-pub use core::{HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig};
+pub use core::{
+    HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig, LOST_NOTICE,
+    LOST_STATUS, MAX_UNSHOWN_VIEWS,
+};
 pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
 pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
-pub use saved::SavedPrompt;
+pub use saved::{SavedAnswer, SavedPrompt};
 pub use tabs::{ConnId, implicit_tab};
+pub use unshown::VIEW_DROPPED_NOTICE;
 
 #[cfg(test)]
 mod tests;

@@ -177,10 +177,18 @@ impl Host {
     ) {
         let session = prompt.session_id.clone();
         self.entry(&session);
+        // The event that showed a request closed since (a resumed stream replaying it after
+        // a restart closed the request): nothing new.
+        if let Some((e, _)) = &event
+            && self.prompts.closed_and_shown_by(&session, &prompt.request_id, &e.id)
+        {
+            return;
+        }
         // A repeat (the request is open and was shown) changes nothing.
         if self.prompts.raise(&prompt, now) == Raised::New {
             self.prompt_counters.shown += 1;
             if let Some(event) = event {
+                self.prompts.shown_by(&session, &prompt.request_id, &event.0.id);
                 self.keep_shown(&prompt, &event);
                 self.show_raised(&prompt, event, now);
             }
@@ -190,7 +198,12 @@ impl Host {
 
     /// The event that shows a new prompt: in its session's lane, and copied to the nearest
     /// showing ancestor's when no tab shows the session.
-    fn show_raised(&mut self, prompt: &Prompt, event: (EngineEvent, EventClass), now: Instant) {
+    pub(crate) fn show_raised(
+        &mut self,
+        prompt: &Prompt,
+        event: (EngineEvent, EventClass),
+        now: Instant,
+    ) {
         let session = prompt.session_id.as_str();
         if let Some(ancestor) = self.showing_ancestor(session) {
             self.prompts.show_on(session, &prompt.request_id, ancestor.clone());
@@ -321,7 +334,7 @@ impl Host {
     }
 
     /// Sends [`PROMPT_CLOSED_EVENT`] for `change`'s prompt, where it was shown.
-    fn close_card(
+    pub(crate) fn close_card(
         &mut self,
         change: &Change,
         decision: String,

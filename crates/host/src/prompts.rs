@@ -10,7 +10,9 @@
 //!   repeat is not shown again.
 //! * **A reused id is a new prompt.** An engine that numbers its requests per turn
 //!   (BreadBoard's `permission_1`) raises an id whose earlier request has closed: that is a
-//!   new prompt, shown, answered and counted on its own.
+//!   new prompt, shown, answered and counted on its own; unless it comes with the very event
+//!   that showed the closed one (a stream resumed after a restart replaying it): the same
+//!   request again, not shown.
 //! * **Answered at most once.** [`Prompts::begin`] moves `pending → answering` and hands out
 //!   the one right to tell the engine; anything not `pending` is
 //!   [`AnswerError::NotPending`] (`permission_not_pending`), naming what it is instead.
@@ -289,6 +291,8 @@ pub struct Entry {
     pub answer: Option<(String, AnsweredBy)>,
     /// Every window was told who answered (once).
     pub announced: bool,
+    /// The id of the engine event that showed it, when it had one.
+    pub shown_by: Option<String>,
 }
 
 /// Whether a raise is a new prompt.
@@ -347,11 +351,16 @@ impl Prompts {
     }
 
     /// The engine no longer knows an open request (it restarted, or its session is gone):
-    /// `stale`; `None` when it was not open.
+    /// a `pending` one is `stale`, one being answered `settled` (as in a re-list: the engine
+    /// took an answer, or lost the request with its session); `None` when it was not open.
     pub fn forget(&mut self, session: &str, request: &str) -> Option<Change> {
         let key = (session.to_owned(), request.to_owned());
-        self.entries.get(&key).filter(|e| e.state.is_open())?;
-        Some(self.set(&key, PromptState::Stale))
+        let state = self.entries.get(&key).filter(|e| e.state.is_open())?.state;
+        let to = match state {
+            PromptState::Answering { .. } => PromptState::Settled,
+            _ => PromptState::Stale,
+        };
+        Some(self.set(&key, to))
     }
 
     /// The entry of a request.
@@ -373,12 +382,27 @@ impl Prompts {
             shown_on: None,
             answer: None,
             announced: false,
+            shown_by: None,
         };
         // A closed entry of the same id is replaced: its place in `finished` no longer
         // names a closed entry, which `set` checks before it forgets one.
         self.entries.insert(key, entry);
         self.changes += 1;
         Raised::New
+    }
+
+    /// Records the id of the engine event that showed a request.
+    pub fn shown_by(&mut self, session: &str, request: &str, event_id: &str) {
+        if let Some(e) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
+            e.shown_by = Some(event_id.to_owned());
+        }
+    }
+
+    /// Whether `event_id` is the event that showed a request now closed: the same request
+    /// again (a resumed stream replaying it), not a new one of a reused id.
+    pub fn closed_and_shown_by(&self, session: &str, request: &str, event_id: &str) -> bool {
+        self.get(session, request)
+            .is_some_and(|e| !e.state.is_open() && e.shown_by.as_deref() == Some(event_id))
     }
 
     /// Records the ancestor session whose tab shows an open request.
@@ -416,6 +440,7 @@ impl Prompts {
             _ => {}
         }
         entry.state = PromptState::Answering { approve: verdict.goes_on() };
+        self.changes += 1;
         Ok(entry)
     }
 
@@ -423,6 +448,49 @@ impl Prompts {
     pub fn record_answer(&mut self, session: &str, request: &str, answer: (String, AnsweredBy)) {
         if let Some(entry) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
             entry.answer = Some(answer);
+            self.changes += 1;
+        }
+    }
+
+    /// An open request a previous run of the bridge had an answer on its way for (saved
+    /// before it was sent): `answering` again, with that answer recorded, for the bridge to
+    /// deliver; `None` when it is not open.
+    pub fn resume_answer(
+        &mut self,
+        session: &str,
+        request: &str,
+        answer: (String, AnsweredBy),
+    ) -> Option<Change> {
+        let key = (session.to_owned(), request.to_owned());
+        self.entries.get(&key).filter(|e| e.state.is_open())?;
+        let approve = answer.0 != "deny";
+        let change = self.set(&key, PromptState::Answering { approve });
+        if let Some(entry) = self.entries.get_mut(&key) {
+            entry.answer = Some(answer);
+            entry.announced = false;
+        }
+        Some(change)
+    }
+
+    /// An answer the bridge could not deliver after a restart: `pending` again, to be asked
+    /// anew (its recorded answer and announcement dropped); `None` when it was not being
+    /// answered.
+    pub fn undeliverable(&mut self, session: &str, request: &str) -> Option<Change> {
+        let change = self.answered(session, request, AnswerOutcome::Failed)?;
+        if let Some(entry) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
+            entry.answer = None;
+            entry.announced = false;
+        }
+        Some(change)
+    }
+
+    /// The recorded answer of an open request that is being answered.
+    pub fn answering(&self, session: &str, request: &str) -> Option<&(String, AnsweredBy)> {
+        let entry = self.get(session, request)?;
+        if matches!(entry.state, PromptState::Answering { .. }) {
+            entry.answer.as_ref()
+        } else {
+            None
         }
     }
 

@@ -9,6 +9,7 @@ mod delivery;
 mod history;
 mod prompts;
 mod resume;
+mod unshown;
 
 use std::time::{Duration, Instant};
 

@@ -11,15 +11,20 @@
 //!   "event": {"id": "17", "type": "permission_request", "payload": {…}}}]}
 //! ```
 //!
+//! A prompt being answered carries the answer on its way, written before it is sent to the
+//! engine (write-ahead), so a bridge killed in between delivers it after its restart instead
+//! of asking again: `"answer": {"decision": "allow_once", "answeredBy": {"connection": 0,
+//! "tabId": "t1"}, "call": {"method": "bb.approvePermission", "params": {…}}}`.
+//!
 //! A missing file is nothing saved; an unreadable one is logged and replaced at the next
 //! write; an entry of an unknown `kind` is read as `unknown` (needs trust, fails closed).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use bb_host::{Prompt, PromptKind, SavedPrompt};
+use bb_host::{Prompt, PromptKind, SavedAnswer, SavedPrompt};
 use bb_normalize::EventClass;
-use bb_protocol::v1::EngineEvent;
+use bb_protocol::v1::{AnsweredBy, EngineEvent};
 use serde::{Deserialize, Serialize};
 
 /// The file's name under the state directory.
@@ -45,6 +50,18 @@ struct Entry {
     class: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     event: Option<EngineEvent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answer: Option<AnswerEntry>,
+}
+
+/// The answer on its way when the entry was saved.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerEntry {
+    decision: String,
+    answered_by: AnsweredBy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    call: Option<serde_json::Value>,
 }
 
 const KINDS: [(PromptKind, &str); 6] = [
@@ -74,6 +91,11 @@ impl From<&SavedPrompt> for Entry {
             paths: p.paths.clone(),
             class: saved.event.as_ref().map(|(_, c)| c.as_str().to_owned()),
             event: saved.event.as_ref().map(|(e, _)| e.clone()),
+            answer: saved.answer.as_ref().map(|a| AnswerEntry {
+                decision: a.decision.clone(),
+                answered_by: a.by.clone(),
+                call: a.call.clone(),
+            }),
         }
     }
 }
@@ -88,7 +110,12 @@ impl From<Entry> for SavedPrompt {
             paths: entry.paths,
         };
         let event = entry.event.map(|e| (e, class.unwrap_or(EventClass::PermissionRequest)));
-        Self { prompt, event }
+        let answer = entry.answer.map(|a| SavedAnswer {
+            decision: a.decision,
+            by: a.answered_by,
+            call: a.call,
+        });
+        Self { prompt, event, answer }
     }
 }
 
@@ -173,7 +200,8 @@ impl PromptFile {
         tokio::task::spawn_blocking(move || write_latest(&path, &latest));
     }
 
-    /// Writes what is still to be written, and returns once it is on disk (or failed).
+    /// Writes what is still to be written, and returns once it is on disk (or failed): what
+    /// an answer awaits before it is sent to the engine.
     pub(crate) async fn flush(&self) {
         let (path, latest) = (self.path.clone(), self.latest.clone());
         let _ = tokio::task::spawn_blocking(move || write_latest(&path, &latest)).await;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use bb_host::{AnswerOutcome, Clock, ConnId, Engine, Host, HostConfig, Input, Prompt, Withdraw};
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision, SessionAck, V1Call,
-    V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
+    ApprovePermissionParams, ConnectionPayload, ConnectionStatus, EngineKind, PermissionDecision,
+    SessionAck, V1Call, V1Method, V1Request, V1Response, V1Topic, VisibilityResult,
 };
 use bb_supervisor::{CrashHistory, EngineProcess, ExitInfo, RestartDecision};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -137,8 +137,10 @@ enum Completion {
     Bound(Result<(), EngineError>),
     /// The engine was told to deny a prompt nobody answered in time or whose turn stopped.
     Withdrawn(Withdraw, Result<(), EngineError>),
-    /// The engine said which of the prompts shown again after a restart it no longer knows.
-    Forgotten(Vec<Prompt>),
+    /// The engine said which of the prompts shown again after a restart it no longer knows;
+    /// the answers saved on their way that it still waited for were sent again, with these
+    /// outcomes.
+    Forgotten(Vec<Prompt>, Vec<(Prompt, AnswerOutcome)>),
 }
 
 /// Everything the loop reacts to, in the order it happens.
@@ -185,8 +187,8 @@ pub struct Service {
     /// Where the open prompts are kept, with a state directory.
     saved: Option<PromptFile>,
     /// Prompts shown again after a restart that the engine is still to be asked about (once
-    /// it is bound).
-    restored: Vec<Prompt>,
+    /// it is bound), each with the saved call of the answer that was on its way, if any.
+    restored: Vec<(Prompt, Option<Option<Value>>)>,
     /// When the allocator's free memory goes back after a burst.
     trimmer: Trimmer,
 }
@@ -347,6 +349,7 @@ impl Service {
                     };
                     self.host.handle(answered, now);
                 }
+                let outcome = self.lost_session(conn, &note, outcome);
                 let response = match outcome {
                     Ok((result, inputs)) => {
                         let asked = result.get("sessionId").and_then(Value::as_str);
@@ -409,7 +412,7 @@ impl Service {
                 tasks.extend(self.release_held(now));
                 return tasks;
             }
-            Event::Completed(Completion::Forgotten(prompts)) => {
+            Event::Completed(Completion::Forgotten(prompts, resent)) => {
                 if !prompts.is_empty() {
                     tracing::info!(
                         count = prompts.len(),
@@ -418,6 +421,11 @@ impl Service {
                 }
                 let forgotten = prompts.into_iter().map(|p| (p.session_id, p.request_id)).collect();
                 self.host.handle(Input::PromptsForgotten(forgotten), now);
+                for (prompt, outcome) in resent {
+                    tracing::info!(request = %prompt.request_id, ?outcome, "an answer saved on its way at the last exit was sent again");
+                    let Prompt { session_id, request_id, .. } = prompt;
+                    self.host.handle(Input::PromptResent { session_id, request_id, outcome }, now);
+                }
             }
             Event::Completed(Completion::Withdrawn(withdraw, result)) => {
                 let request = withdraw.prompt.request_id;
@@ -483,13 +491,23 @@ impl Service {
         Vec::new()
     }
 
-    fn call(&self, conn: ConnId, ticket: Ticket, req: V1Request, note: CallNote) -> Task {
+    fn call(&mut self, conn: ConnId, ticket: Ticket, req: V1Request, note: CallNote) -> Task {
         let timeout = self.config.call_timeout;
         let folders = match &req.call {
             V1Call::Init(_) if !self.config.folders.is_empty() => Some(self.config.folders.clone()),
             _ => None,
         };
-        call_task(self.adapter.clone(), conn, ticket, (req.id, req.call, note), (timeout, folders))
+        // Write-ahead: an answer is saved (with the prompt, in the state directory) before
+        // the call that carries it runs.
+        let ahead = match note {
+            CallNote::Prompt(_) => {
+                self.save_prompts();
+                self.saved.clone()
+            }
+            _ => None,
+        };
+        let call = (req.id, req.call, note);
+        call_task(self.adapter.clone(), conn, ticket, call, (timeout, folders, ahead))
     }
 
     /// Starts the held requests, in arrival order (dispatched, or answered at once when the
@@ -562,7 +580,10 @@ impl Service {
             count = restored.len(),
             "showing again the prompts left open at the last exit"
         );
-        self.restored = restored.iter().map(|s| s.prompt.clone()).collect();
+        self.restored = restored
+            .iter()
+            .map(|s| (s.prompt.clone(), s.answer.as_ref().map(|a| a.call.clone())))
+            .collect();
         self.host.handle(Input::PromptsRestored(restored), self.clock.now());
     }
 
@@ -571,12 +592,25 @@ impl Service {
         if !self.engine_bound || self.restored.is_empty() {
             return Vec::new();
         }
-        let prompts = std::mem::take(&mut self.restored);
+        let restored = std::mem::take(&mut self.restored);
         let adapter = self.adapter.clone();
         let timeout = self.config.call_timeout;
         vec![Box::pin(async move {
+            let prompts = restored.iter().map(|(p, _)| p.clone()).collect();
             let asked = tokio::time::timeout(timeout, adapter.forgotten(prompts)).await;
-            Completion::Forgotten(asked.unwrap_or_default())
+            let forgotten = asked.unwrap_or_default();
+            // An answer saved on its way whose request the engine still knows is delivered
+            // now, not asked again; sending it twice is harmless (refused as not pending).
+            let mut resent = Vec::new();
+            for (prompt, answer) in restored {
+                let Some(call) = answer else { continue };
+                if forgotten.contains(&prompt) {
+                    continue;
+                }
+                let sent = tokio::time::timeout(timeout, resend(&*adapter, &prompt, call)).await;
+                resent.push((prompt, sent.unwrap_or(AnswerOutcome::Failed)));
+            }
+            Completion::Forgotten(forgotten, resent)
         })]
     }
 
@@ -710,18 +744,22 @@ fn to_value<T: Serialize>(value: &T) -> Result<Value, EngineError> {
 
 /// One engine call as a task: dispatch, bound in time, and the host inputs its result implies.
 /// `note` is what the host decided of the call before (the prompt it answers); `folders`, the
-/// workspace folders a `bb.init` lists.
+/// workspace folders a `bb.init` lists; `ahead`, the prompts file to have on disk before the
+/// call goes to the engine (an answer saved first).
 fn call_task(
     adapter: Arc<dyn EngineAdapter>,
     conn: ConnId,
     ticket: Ticket,
     (id, call, note): (String, V1Call, CallNote),
-    (timeout, folders): (Duration, Option<Vec<String>>),
+    (timeout, folders, ahead): (Duration, Option<Vec<String>>, Option<PromptFile>),
 ) -> Task {
     let method = call.method();
     let after = crate::delivery::after_response(conn, &call);
     Box::pin(async move {
         let work = async {
+            if let Some(file) = ahead {
+                file.flush().await;
+            }
             let done: (Value, Vec<Input>) = match call {
                 V1Call::Init(_) => {
                     let mut init = adapter.init().await?;
@@ -761,15 +799,9 @@ fn call_task(
                     let CallNote::Prompt(prompt) = &note else {
                         return Err(EngineError::Engine("an answer the host did not allow".into()));
                     };
-                    let answer = PromptAnswer {
-                        prompt: prompt.clone(),
-                        verdict: verdict_of(p.decision),
-                        remember: p.decision == PermissionDecision::AllowRule,
-                        rule_update: p.rule_update,
-                        reason: AnswerReason::User,
-                    };
-                    adapter.answer(answer).await?;
-                    (to_value(&SessionAck { session_id: p.session_id })?, Vec::new())
+                    let session_id = p.session_id.clone();
+                    adapter.answer(user_answer(prompt.clone(), p)).await?;
+                    (to_value(&SessionAck { session_id })?, Vec::new())
                 }
                 V1Call::ListFiles(p) => (to_value(&adapter.list_files(p).await?)?, Vec::new()),
                 V1Call::ReadFileSnippet(p) => {
@@ -794,6 +826,41 @@ fn call_task(
             tokio::time::timeout(timeout, work).await.unwrap_or(Err(EngineError::Timeout(timeout)));
         Completion::Call { conn, ticket, note, id, method, outcome, after }
     })
+}
+
+/// The user's answer a `bb.approvePermission` carries to the engine.
+fn user_answer(prompt: Prompt, p: ApprovePermissionParams) -> PromptAnswer {
+    PromptAnswer {
+        prompt,
+        verdict: verdict_of(p.decision),
+        remember: p.decision == PermissionDecision::AllowRule,
+        rule_update: p.rule_update,
+        reason: AnswerReason::User,
+    }
+}
+
+/// Sends again an answer a previous run saved on its way (`call`, as `resendable` kept it):
+/// accepted, or refused as not pending (the first sending was taken), or failed. A call that
+/// cannot be read back is a failure (the user is asked again).
+async fn resend(
+    adapter: &dyn EngineAdapter,
+    prompt: &Prompt,
+    call: Option<Value>,
+) -> AnswerOutcome {
+    let Some(mut call) = call else { return AnswerOutcome::Failed };
+    let params = call["params"].take();
+    let sent = match call["method"].as_str() {
+        Some(requests::RESEND_APPROVE) => match serde_json::from_value(params) {
+            Ok(p) => adapter.answer(user_answer(prompt.clone(), p)).await,
+            Err(_) => return AnswerOutcome::Failed,
+        },
+        Some(requests::RESEND_COMMAND) => match serde_json::from_value(params) {
+            Ok(p) => adapter.command(p).await.map(drop),
+            Err(_) => return AnswerOutcome::Failed,
+        },
+        _ => return AnswerOutcome::Failed,
+    };
+    answer_outcome(&sent)
 }
 
 /// What a `bb.approvePermission` decision says.

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use bb_breadboard::client::BreadboardClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
-use bb_fake_engine::{EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource};
+use bb_fake_engine::{
+    DecisionFault, EngineConfig, FakeEngine, Faults, RunningEngine, ScriptSource,
+};
 use serde_json::{Value, json};
 
 use crate::harness::{Sidecar, World, eventually, wait_card};
@@ -366,7 +368,8 @@ fn an_ended_stream_reselected_resumes_from_its_position() {
 }
 
 #[test]
-fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_recovers() {
+fn after_an_engine_restart_lost_sessions_end_with_a_reason_stay_readable_and_the_connection_recovers()
+ {
     let world = World::new();
     let mut engine = Engine::start(EngineConfig::default());
     let url = engine.url().to_owned();
@@ -410,6 +413,27 @@ fn after_an_engine_restart_lost_sessions_end_with_a_reason_and_the_connection_re
     // The new engine works through the same sidecar.
     let fresh = sidecar_session(&mut sidecar);
     assert!(engine.engine().last_seq(&fresh).is_some(), "created on the new engine");
+
+    // The lost session can be selected again: what the bridge kept, read-only, ended, with
+    // a notice saying so; a message to it says how to go on instead of a bare not-found.
+    sidecar.ok("bb.selectSession", json!({"sessionId": session, "tabId": "lost"}));
+    sidecar.wait_event(WAIT, "the read-only notice", |m| {
+        m["topic"] == "bb/events"
+            && m["payload"]["tabId"] == "lost"
+            && m.to_string().contains("read-only: start a new session to go on")
+    });
+    sidecar.state(WAIT, "the lost session ended", |s| {
+        s["sessions"].as_array().is_some_and(|all| {
+            all.iter().any(|x| x["sessionId"] == session.as_str() && x["status"] == "ended")
+        })
+    });
+    let sent = sidecar.call("bb.sendMessage", json!({"sessionId": session, "text": "hello?"}));
+    assert_eq!(sent["error"]["code"], "session_not_found", "{sent}");
+    let said = sent["error"]["message"].as_str().unwrap();
+    assert!(said.contains("read-only") && said.contains("bb.createSession"), "{said}");
+    // A session id the bridge never knew is still simply not found.
+    let unknown = sidecar.call("bb.selectSession", json!({"sessionId": "no-such-session"}));
+    assert_eq!(unknown["error"]["code"], "session_not_found", "{unknown}");
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(WAIT).success());
 }
@@ -448,16 +472,21 @@ fn a_restored_approval_reaches_a_webview_receiving_both_as_a_card() {
     pending_approval_survives_a_killed_sidecar("both");
 }
 
-fn pending_approval_survives_a_killed_sidecar(receive: &str) {
-    let world = World::new();
+/// A turn of two messages, a command approval `request` (a bash run), then one more message.
+fn turn_asking(request: &str) -> Vec<String> {
     let mut turn = messages(1..=2, 20);
     turn.push(line(
         "permission_request",
-        &json!({"request_id": "perm-7", "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
+        &json!({"request_id": request, "tool": "bash", "kind": "run", "pattern": "make *", "default_scope": "project"}),
         20,
     ));
     turn.push(line("assistant_message", &json!({"text": "after the approval"}), 0));
-    let engine = Engine::scripted(&turn);
+    turn
+}
+
+fn pending_approval_survives_a_killed_sidecar(receive: &str) {
+    let world = World::new();
+    let engine = Engine::scripted(&turn_asking("perm-7"));
     let state = world.path("state");
     let args = args(&engine, &state.display().to_string(), None);
 
@@ -502,6 +531,104 @@ fn pending_approval_survives_a_killed_sidecar(receive: &str) {
         !engine.engine().has_pending_permission(&session)
             && engine.engine().last_seq(&session) > Some(last + 8)
     });
+    eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
+    second.close_stdin();
+    assert!(second.wait_exit(WAIT).success());
+}
+
+/// An answer on its way when the sidecar is SIGKILLed (the engine holds the decision's
+/// request, nothing decided, and loses it with its sender) was saved before it was sent: the
+/// restarted sidecar does not ask again. The reattaching window's card is resolved with that
+/// answer and who gave it, never pending; the sidecar delivers the answer itself and the
+/// turn goes on; nothing stays saved.
+#[test]
+fn an_answer_in_flight_at_a_kill_is_delivered_by_the_restarted_sidecar_not_asked_again() {
+    answer_in_flight_at_a_kill(false);
+}
+
+/// The same when the engine took the first sending before the kill (here the decision
+/// reaches it directly while the sidecar is down): the restarted sidecar's sending again is
+/// refused as not pending, which settles it; the window sees the same resolved card, no
+/// error, and the engine took one decision.
+#[test]
+fn an_answer_the_engine_took_before_a_kill_is_not_asked_again() {
+    answer_in_flight_at_a_kill(true);
+}
+
+fn answer_in_flight_at_a_kill(taken_before_restart: bool) {
+    let world = World::new();
+    let engine = Engine::scripted(&turn_asking("perm-9"));
+    let state = world.path("state");
+    let args = args(&engine, &state.display().to_string(), None);
+
+    let mut first = spawn(&args, &world, "first.err");
+    first.ok("bb.init", json!({"receive": "both"}));
+    let session = sidecar_session(&mut first);
+    first.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    first.ok("bb.sendMessage", json!({"sessionId": session, "text": "go"}));
+    wait_card(&mut first, "perm-9", |c| c["resolved"] != true);
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::Hold);
+    let approve = json!({"v": 1, "kind": "req", "id": "approve", "method": "bb.approvePermission",
+        "params": {"sessionId": session, "requestId": "perm-9", "decision": "allow_once"}});
+    first.send_line(&approve.to_string());
+    eventually(WAIT, "the answer held by the engine", || engine.engine().held_decisions() == 1);
+    let saved = std::fs::read_to_string(state.join("prompts.json")).unwrap();
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved["prompts"][0]["answer"]["decision"], "allow_once", "{saved}");
+    first.child.kill().unwrap();
+    first.wait_exit(WAIT);
+    // The answer on its way is lost with its sender: nothing decided.
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::Lose);
+    eventually(WAIT, "the held answer gone", || engine.engine().held_decisions() == 0);
+    assert!(engine.engine().has_pending_permission(&session), "nothing was decided");
+    engine.engine().update_faults(|f| f.decisions = DecisionFault::None);
+    if taken_before_restart {
+        let decided = engine.runtime.block_on(engine.client.permission_decision(
+            &session,
+            "perm-9",
+            bb_breadboard::client::PermissionDecision::AllowOnce,
+            None,
+        ));
+        decided.expect("the engine takes the first answer");
+    }
+
+    let mut second = spawn(&args, &world, "second.err");
+    second.ok("bb.init", json!({"receive": "both", "lastSeen": {"tab-1": 1}}));
+    second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    let card = wait_card(&mut second, "perm-9", |_| true);
+    assert_eq!(card["resolved"], true, "not asked again: {card}");
+    assert_eq!(card["decision"], "allowed once", "{card}");
+    assert!(card["answeredBy"].is_object(), "who answered: {card}");
+    // The turn goes on (read already, or still to come).
+    if !second.seen.iter().any(|l| l.contains("after the approval")) {
+        second.wait_event(WAIT, "the turn going on", |m| {
+            m["topic"] == "bb/events" && m.to_string().contains("after the approval")
+        });
+    }
+    second.state(WAIT, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+    assert!(!engine.engine().has_pending_permission(&session));
+    let late = second.call(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": "perm-9", "decision": "deny"}),
+    );
+    assert_eq!(late["error"]["code"], "permission_not_pending", "{late}");
+    let messages: Vec<Value> =
+        second.seen.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let cards: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["updates"].as_array().into_iter().flatten())
+        .filter(|u| u["kind"] == "permissionRequest" && u["permissionId"] == "perm-9")
+        .collect();
+    assert!(cards.iter().all(|c| c["resolved"] == true), "never shown pending: {cards:?}");
+    let decisions: BTreeSet<&str> = messages
+        .iter()
+        .filter(|m| m["topic"] == "bb/events")
+        .flat_map(|m| m["payload"]["events"].as_array().into_iter().flatten())
+        .filter(|e| e["type"] == "permission_response")
+        .filter_map(|e| e["id"].as_str())
+        .collect();
+    assert!(decisions.len() <= 1, "the engine took one decision: {decisions:?}");
     eventually(WAIT, "nothing saved any more", || saved_prompts(&state).is_empty());
     second.close_stdin();
     assert!(second.wait_exit(WAIT).success());

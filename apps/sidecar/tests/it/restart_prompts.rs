@@ -1,7 +1,7 @@
 //! What a person was asked outlives a bridge restart, on the real engines: a Kilo turn
 //! waiting on an approval while `bb-sidecar` is SIGKILLed and started again attached to the
 //! same `kilo serve` with the same state directory (the approval shown again with its id,
-//! answered, the turn finishes); an ACP agent's approval, which died with its sidecar, closed
+//! answered, the turn finishes; an answer on its way at the kill delivered, not asked again); an ACP agent's approval, which died with its sidecar, closed
 //! as stale after a restart. The BreadBoard cases are in `breadboard_engine.rs`.
 
 use std::io::{BufRead, BufReader};
@@ -57,6 +57,50 @@ impl Drop for KiloServer {
     }
 }
 
+/// A `kilo serve` of the test's own, and the arguments and environment of a trusted sidecar
+/// attached to it with the state directory `state`.
+fn attached(
+    world: &World,
+    bin: &std::path::Path,
+    password: &str,
+) -> (KiloServer, Vec<String>, Vec<(String, String)>) {
+    let server = KiloServer::start(world, bin, password);
+    let state = world.path("state").display().to_string();
+    let project = world.path("project").display().to_string();
+    let args = [
+        "--trusted",
+        "--workspace",
+        &project,
+        "--engine",
+        "kilo",
+        "--engine-url",
+        &server.url,
+        "--engine-password-env",
+        "BB_TEST_KILO_PASSWORD",
+        "--state-dir",
+        &state,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut env = world.env();
+    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+    (server, args, env)
+}
+
+/// On tab `tab-1` of a new session, a turn that runs `echo WORD` once approved: the session
+/// and the approval's request id, once asked.
+fn asking(sidecar: &mut Sidecar, word: &str) -> (String, String) {
+    sidecar.ok("bb.init", json!({}));
+    let session = sidecar.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let text = format!("Run it MOCK:bash:echo%20{word}");
+    sidecar.ok("bb.sendMessage", json!({"sessionId": session, "text": text, "tabId": "tab-1"}));
+    let request = asked(sidecar, &session, "permission.asked");
+    (session, request)
+}
+
 fn saved_requests(world: &World) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(world.path("state/prompts.json")) else {
         return Vec::new();
@@ -81,36 +125,11 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     let world = World::new();
     let _mock = world.start_mock_llm("ask", "ask");
     let password = "restart-attach-secret-5150";
-    let server = KiloServer::start(&world, &bin, password);
-    let state = world.path("state").display().to_string();
-    let project = world.path("project").display().to_string();
-    let args = [
-        "--trusted",
-        "--workspace",
-        &project,
-        "--engine",
-        "kilo",
-        "--engine-url",
-        &server.url,
-        "--engine-password-env",
-        "BB_TEST_KILO_PASSWORD",
-        "--state-dir",
-        &state,
-    ];
-    let mut env = world.env();
-    env.push(("BB_TEST_KILO_PASSWORD".into(), password.into()));
+    let (_server, args, env) = attached(&world, &bin, password);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
-    first.ok("bb.init", json!({}));
-    let session = first.ok("bb.createSession", json!({"tabId": "tab-1"}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    first.ok(
-        "bb.sendMessage",
-        json!({"sessionId": session, "text": "Run it MOCK:bash:echo%20restart42", "tabId": "tab-1"}),
-    );
-    let request = asked(&mut first, &session, "permission.asked");
+    let (session, request) = asking(&mut first, "restart42");
     first.state(LONG, "the approval pending", |s| s["pendingPermissionCount"] == 1);
     // A prompt queued behind the waiting turn: the engine keeps it.
     first.ok(
@@ -157,6 +176,58 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
     for line in first.seen.iter().chain(&second.seen) {
         assert!(!line.contains(password), "the password reached the webview");
     }
+}
+
+/// An answer on its way when the attached sidecar is SIGKILLed: the kill lands once the
+/// answer is saved (write-ahead, with who gave it), whether or not Kilo got it yet. The
+/// next sidecar does not ask again: the reattached tab's card is resolved with that answer,
+/// never pending; the sidecar sends it again itself if Kilo still lists the request (else
+/// Kilo took it), the command runs once and the turn finishes.
+#[test]
+fn a_kilo_answer_in_flight_at_a_kill_is_not_asked_again() {
+    let Some(bin) = kilo_bin_or_skip() else { return };
+    let world = World::new();
+    let _mock = world.start_mock_llm("ask", "ask");
+    let password = "restart-inflight-secret-6262";
+    let (_server, args, env) = attached(&world, &bin, password);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
+    let (session, request) = asking(&mut first, "inflight73");
+    eventually(LONG, "the approval saved", || saved_requests(&world) == [request.clone()]);
+    let approve = json!({"v": 1, "kind": "req", "id": "approve", "method": "bb.approvePermission",
+        "params": {"sessionId": session, "requestId": request, "decision": "allow_once"}});
+    first.send_line(&approve.to_string());
+    let saved_answer = || {
+        std::fs::read_to_string(world.path("state/prompts.json"))
+            .is_ok_and(|t| t.contains("\"answer\"") && t.contains("allow_once"))
+    };
+    eventually(LONG, "the answer saved before it is sent", saved_answer);
+    first.child.kill().unwrap();
+    first.wait_exit(LONG);
+
+    let mut second = Sidecar::spawn(&args, &env, world.path("second.err"));
+    second.ok("bb.init", json!({"receive": "both", "lastSeen": {"tab-1": 1}}));
+    second.ok("bb.selectSession", json!({"sessionId": session, "tabId": "tab-1"}));
+    let card = wait_card(&mut second, &request, |_| true);
+    assert_eq!(card["resolved"], true, "not asked again: {card}");
+    assert_eq!(card["decision"], "allowed once", "{card}");
+    let mut events = Vec::new();
+    while !events.iter().any(|e: &Value| e.to_string().contains("inflight73")) {
+        events.extend(second.session_events_until(&session, "session.turn.close", LONG));
+    }
+    second.state(LONG, "nothing pending", |s| s["pendingPermissionCount"] == 0);
+    eventually(LONG, "nothing saved any more", || saved_requests(&world).is_empty());
+    let pending_cards = second
+        .seen
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .flat_map(|m| m["payload"]["updates"].as_array().cloned().unwrap_or_default())
+        .filter(|u| u["permissionId"] == request.as_str() && u["resolved"] != true)
+        .count();
+    assert_eq!(pending_cards, 0, "never shown pending after the restart");
+    second.close_stdin();
+    assert!(second.wait_exit(LONG).success(), "{}", second.stderr());
 }
 
 /// An ACP agent is the sidecar's child: a SIGKILLed sidecar takes it along, with the

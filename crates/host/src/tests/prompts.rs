@@ -841,3 +841,105 @@ fn open_prompts_are_saved_when_they_change_and_restored_after_a_restart() {
     assert_eq!(saved.len(), 1);
     assert_eq!(saved[0].prompt.request_id, "p1");
 }
+
+/// An answer on its way is saved with its prompt (write-ahead), and a restarted host does not
+/// ask it again: the card is shown and closed at once with that answer and who gave it, a
+/// late answer is refused naming it, and the answer stays saved until the engine's word on
+/// the sending again settles it (accepted, or refused as not pending: it took the first).
+/// One the engine could not be given is asked again; one it no longer knows closes without
+/// a second closing.
+#[test]
+fn an_answer_saved_on_its_way_is_delivered_after_a_restart_not_asked_again() {
+    let c = clock();
+    let mut h = host(&c, HostConfig { trusted: true, ..HostConfig::default() });
+    for (request, event) in [("p1", "e1"), ("p2", "e2"), ("p3", "e3")] {
+        raise(&mut h, &c, "s", request, PromptKind::Exec, event);
+    }
+    h.take_saved();
+    for request in ["p1", "p2", "p3"] {
+        let prompt = h.begin_answer_from(0, "s", request, Verdict::Allow, "allow_once").unwrap();
+        h.keep_answer_call(&prompt, json!({"method": "bb.approvePermission", "n": request}));
+    }
+    let saved = h.take_saved().expect("the answers changed what is saved");
+    let answer = saved[0].answer.as_ref().expect("saved with its answer");
+    assert_eq!(answer.decision, "allow_once");
+    assert_eq!(answer.by.connection, 0);
+    assert_eq!(answer.call, Some(json!({"method": "bb.approvePermission", "n": "p1"})));
+
+    let c2 = clock();
+    let mut h2 = host(&c2, HostConfig { trusted: true, ..HostConfig::default() });
+    h2.handle(Input::PromptsRestored(saved), c2.now());
+    let out = run_to_idle(&mut h2, &c2);
+    let shown: Vec<(String, String)> = items(&out)
+        .into_iter()
+        .map(|(_, _, i)| {
+            let decision = i.event.payload["decision"].as_str().unwrap_or_default().to_owned();
+            (i.event.event_type.clone(), decision)
+        })
+        .collect();
+    let closed = |d: &str| (PROMPT_CLOSED_EVENT.to_owned(), d.to_owned());
+    let raised = || ("permission.asked".to_owned(), String::new());
+    assert_eq!(
+        shown,
+        [
+            raised(),
+            closed("allow_once"),
+            raised(),
+            closed("allow_once"),
+            raised(),
+            closed("allow_once")
+        ],
+        "each card closes with the answer given before the restart"
+    );
+    let late = h2.begin_answer("s", "p1", Verdict::Deny).unwrap_err();
+    assert_eq!(late.code(), "permission_not_pending");
+    assert!(late.to_string().contains("allow_once"), "{late}");
+    let again = h2.take_saved();
+    assert_eq!(again, None, "what was read back is what is saved");
+
+    // p1: the engine took the first sending (409 to the second); p2: it takes this one; p3:
+    // it could not be told: asked again, its card shown anew.
+    for (request, outcome) in [
+        ("p1", AnswerOutcome::Unknown),
+        ("p2", AnswerOutcome::Accepted),
+        ("p3", AnswerOutcome::Failed),
+    ] {
+        let resent =
+            Input::PromptResent { session_id: "s".into(), request_id: request.into(), outcome };
+        h2.handle(resent, c2.now());
+    }
+    let out = run_to_idle(&mut h2, &c2);
+    let ids: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    assert_eq!(ids, ["e3"], "only the undelivered one is asked again");
+    assert_eq!(pending(&out), Some(1));
+    let saved = h2.take_saved().expect("settled and pending again");
+    assert_eq!(saved.len(), 1);
+    assert_eq!((saved[0].prompt.request_id.as_str(), &saved[0].answer), ("p3", &None));
+    h2.begin_answer("s", "p3", Verdict::Deny).expect("answerable again");
+    // The resumed stream replays the event that showed p1: the same request, not a new
+    // card; p2 raised by another event is a new request of a reused id.
+    raise(&mut h2, &c2, "s", "p1", PromptKind::Exec, "e1");
+    raise(&mut h2, &c2, "s", "p2", PromptKind::Exec, "e9");
+    let out = run_to_idle(&mut h2, &c2);
+    let ids: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    assert_eq!(ids, ["e9"], "a replay is not a new card");
+
+    // Restored with its answer again, the engine then no longer knows it: settled, the card
+    // keeps the answer (no stale closing over it).
+    let mut h3 = host(&c2, HostConfig { trusted: true, ..HostConfig::default() });
+    let prompt = raised_and_denied(&mut h3, &c2);
+    let saved = h3.take_saved().unwrap();
+    let mut h4 = host(&c2, HostConfig { trusted: true, ..HostConfig::default() });
+    h4.handle(Input::PromptsRestored(saved), c2.now());
+    run_to_idle(&mut h4, &c2);
+    h4.handle(Input::PromptsForgotten(vec![("s".into(), prompt)]), c2.now());
+    let out = run_to_idle(&mut h4, &c2);
+    assert!(items(&out).is_empty(), "no second closing");
+    assert_eq!(pending(&out), Some(0));
+}
+
+fn raised_and_denied(h: &mut Host, c: &FakeClock) -> String {
+    raise(h, c, "s", "q1", PromptKind::Exec, "e1");
+    h.begin_answer_from(0, "s", "q1", Verdict::Deny, "deny").unwrap();
+    "q1".to_owned()
+}

@@ -12,7 +12,7 @@ use bb_protocol::v1::{
     CommandResult, ConnectionPayload, V1Call, V1Error, V1Method, V1Request, V1Response,
 };
 use bb_supervisor::CrashHistory;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Completion, MAX_HELD, Service, Task};
 use crate::engine::EngineError;
@@ -380,12 +380,17 @@ impl Service {
                 return Ok(CallNote::Turn(self.host.turns(&p.session_id).0));
             }
             V1Call::CreateSession(p) if p.task.is_some() => return Ok(CallNote::Turn(0)),
+            V1Call::SelectSession(p) => return Ok(CallNote::Select { tab_id: p.tab_id.clone() }),
             _ => return Ok(CallNote::None),
         };
         let prompt = self
             .host
             .begin_answer_from(conn, session, &request, verdict, &decision)
             .map_err(refused)?;
+        // Saved with the answer (before it is sent): what a restarted bridge sends again.
+        if let Some(call) = resendable(&req.call) {
+            self.host.keep_answer_call(&prompt, call);
+        }
         Ok(CallNote::Prompt(prompt))
     }
 
@@ -394,6 +399,54 @@ impl Service {
         self.life.decorate(payload, self.conns.queue_depth(), self.adapter.diagnostics())
     }
 }
+
+impl Service {
+    /// A `session_not_found` of a session the bridge kept the view of (the engine restarted
+    /// without it): a select shows that view, read-only, with a notice saying so
+    /// ([`Input::SessionLost`]); any other call says the session is read-only and how to go
+    /// on. Other outcomes pass unchanged.
+    pub(super) fn lost_session(
+        &self,
+        conn: ConnId,
+        note: &CallNote,
+        outcome: Result<(Value, Vec<Input>), EngineError>,
+    ) -> Result<(Value, Vec<Input>), EngineError> {
+        let Err(EngineError::SessionNotFound(id)) = &outcome else { return outcome };
+        if !self.host.kept_view(id) {
+            return outcome;
+        }
+        if let CallNote::Select { tab_id } = note {
+            let lost = Input::SessionLost { session_id: id.clone() };
+            let tab_id = tab_id.clone();
+            let selected = Input::SessionSelected { conn, session_id: id.clone(), tab_id };
+            return Ok((json!({"sessionId": id}), vec![lost, selected]));
+        }
+        Err(EngineError::refused(
+            "session_not_found",
+            format!(
+                "the engine no longer holds session {id} (it restarted without it, or it was \
+                 deleted elsewhere); what the bridge kept of it is shown read-only: start a new \
+                 session (bb.createSession) to go on"
+            ),
+        ))
+    }
+}
+
+/// The call carrying an answer, as it is saved to be sent again after a restart
+/// (`{"method", "params"}`, read back by `resend`).
+fn resendable(call: &V1Call) -> Option<Value> {
+    let (method, params) = match call {
+        V1Call::ApprovePermission(p) => (RESEND_APPROVE, serde_json::to_value(p).ok()?),
+        V1Call::Command(p) => (RESEND_COMMAND, serde_json::to_value(p).ok()?),
+        _ => return None,
+    };
+    Some(json!({"method": method, "params": params}))
+}
+
+/// The saved call of an answer given with `bb.approvePermission`.
+pub(super) const RESEND_APPROVE: &str = "bb.approvePermission";
+/// The saved call of an answer given with a `bb.command` (a question's reply).
+pub(super) const RESEND_COMMAND: &str = "bb.command";
 
 /// The `permissionMode` that lets an engine write without asking: it needs trust.
 const WRITES_WITHOUT_ASKING: &str = "acceptEdits";
@@ -408,6 +461,11 @@ pub(super) enum CallNote {
     /// It starts a turn (a message, a session created with a task) of a session that had
     /// started this many before.
     Turn(u64),
+    /// It selects a session for this tab: one the engine no longer holds is shown from what
+    /// the bridge kept, read-only.
+    Select {
+        tab_id: Option<String>,
+    },
 }
 
 /// How a request whose turn came was started.

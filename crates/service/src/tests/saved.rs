@@ -1,10 +1,10 @@
 //! The prompts file: what is saved is read back (kinds, paths, the showing event and its
-//! class), a later save wins over an earlier one, and a missing, corrupt or foreign file
+//! class, an answer on its way), a later save wins over an earlier one, and a missing, corrupt or foreign file
 //! reads as nothing.
 
-use bb_host::{Prompt, PromptKind, SavedPrompt};
+use bb_host::{Prompt, PromptKind, SavedAnswer, SavedPrompt};
 use bb_normalize::EventClass;
-use bb_protocol::v1::EngineEvent;
+use bb_protocol::v1::{AnsweredBy, EngineEvent};
 use serde_json::json;
 
 use crate::saved::{PROMPTS_FILE, PromptFile};
@@ -20,6 +20,7 @@ fn saved(request: &str, kind: PromptKind) -> SavedPrompt {
     SavedPrompt {
         prompt: Prompt { paths: vec!["a.txt".into()], ..Prompt::new("s", request, kind) },
         event: Some((event, EventClass::PermissionRequest)),
+        answer: None,
     }
 }
 
@@ -42,6 +43,13 @@ async fn what_is_saved_is_read_back_and_the_last_save_wins() {
     .into_iter()
     .map(|(r, k)| saved(r, k))
     .collect();
+    // An answer on its way is saved with its prompt (write-ahead).
+    let mut all = all;
+    all[1].answer = Some(SavedAnswer {
+        decision: "allow_once".into(),
+        by: AnsweredBy { connection: 2, tab_id: Some("t1".into()) },
+        call: Some(json!({"method": "bb.approvePermission", "params": {"decision": "allow_once"}})),
+    });
     file.save(&all);
     file.save(&all[..2]);
     file.flush().await;
