@@ -1,49 +1,47 @@
 #!/usr/bin/env python3
-"""Checks that the Node peer forwards what the bridge forwards: given the envelopes each wrote
-(`bb-harness ingest --out A`, `node peer.mjs --out B`), per session the same non-delta events
-(id and type, in order), the same delta text per message + part + field (coalescing may split
-it differently: the batches differ), and every envelope a `v: 1` `bb/events` event naming its
-session. `bb/state` and the bridge's own fields (tabId, seq, class, ts, messageId) are the
-bridge's extra work and are not compared. Exit status 1 on a difference.
+"""Checks that the Node peer sends the webview what the bridge sends it: given the envelopes
+each wrote (`bb-harness ingest --out A`, `node peer.mjs --out B`), the same messages in the
+same order, each equal as JSON (key order and number spelling aside: the bridge writes
+`1795306898933.0`, Node `1795306898933`). That covers every topic (`bb/events`, `bb/state`,
+`bb/connection`) and everything in them: per message the session, tab and `seq`; per item
+its id, type, `ts`, class and payload (coalesced deltas included, so both batch and coalesce
+alike); every `bb/state` with each session's title, status, `updatedAt`, queued prompts,
+parent and open prompts. Prints the envelope counts per topic and the last `bb/state` per
+session; on a difference, the first few with their index. Exit status 1 on a difference.
 Usage: check-peer.py BRIDGE.jsonl NODE.jsonl"""
-import json, sys
-from collections import defaultdict
+import json
+import sys
+from collections import Counter
 
 
 def read(path):
-    events, text, envelopes = defaultdict(list), defaultdict(str), 0
-    for line in open(path, encoding="utf-8"):
-        msg = json.loads(line)
-        if msg.get("topic") != "bb/events":
-            continue
-        assert msg["v"] == 1 and msg["kind"] == "evt", line[:200]
-        envelopes += 1
-        session = msg["payload"]["sessionId"]
-        for item in msg["payload"]["events"]:
-            p = item["payload"]
-            if item["type"] == "message.part.delta":
-                text[(session, p.get("messageID"), p.get("partID"), p.get("field"))] += p.get("delta", "")
-            else:
-                assert p.get("sessionID", session) == session, item["id"]
-                events[session].append((item["id"], item["type"]))
-    return events, text, envelopes
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def summary(messages):
+    topics = Counter(m.get("topic") for m in messages)
+    states = [m for m in messages if m.get("topic") == "bb/state"]
+    last = {s["sessionId"]: s for s in states[-1]["payload"]["sessions"]} if states else {}
+    items = sum(len(m["payload"]["events"]) for m in messages if m.get("topic") == "bb/events")
+    return topics, last, items
 
 
 bridge, node = read(sys.argv[1]), read(sys.argv[2])
 problems = []
-for session in sorted(set(bridge[0]) | set(node[0])):
-    a, b = bridge[0].get(session, []), node[0].get(session, [])
+for i, (a, b) in enumerate(zip(bridge, node)):
     if a != b:
-        only_a = [e for e in a if e not in b][:3]
-        only_b = [e for e in b if e not in a][:3]
-        problems.append(f"session {session}: {len(a)} events from the bridge, {len(b)} from Node; "
-                        f"only the bridge's: {only_a}; only Node's: {only_b}")
-for key in sorted(set(bridge[1]) | set(node[1]), key=str):
-    if bridge[1].get(key) != node[1].get(key):
-        problems.append(f"delta text of {key} differs")
-events = sum(len(v) for v in bridge[0].values())
-print(f"bridge: {bridge[2]} bb/events envelopes; Node: {node[2]}; "
-      f"{events} non-delta events and {len(bridge[1])} delta streams compared")
-for p in problems[:20]:
+        problems.append(f"message {i + 1}: bridge {json.dumps(a)[:300]}\n     Node   {json.dumps(b)[:300]}")
+if len(bridge) != len(node):
+    problems.append(f"the bridge wrote {len(bridge)} messages, Node {len(node)}")
+(bt, bs, bi), (nt, ns, ni) = summary(bridge), summary(node)
+print(f"bridge: {dict(sorted(bt.items()))}, {bi} items; Node: {dict(sorted(nt.items()))}, {ni} items")
+for session in sorted(set(bs) | set(ns)):
+    a, b = bs.get(session), ns.get(session)
+    mark = "" if a == b else "  DIFFERS: Node " + json.dumps(b)
+    print(f"  last bb/state of {session}: {json.dumps(a)}{mark}")
+for p in problems[:5]:
     print("DIFF", p)
+if problems:
+    print(f"{len(problems)} differences")
 sys.exit(1 if problems else 0)

@@ -2,7 +2,7 @@
 # Runs `bb-harness ingest` (the sidecar's stages as tasks, and `--serial`: the same stages on
 # one thread) and the Node peer side by side on the same 100,000-event Kilo capture (the
 # fixtures/engine/kilo/*.sse events cycled), ROUNDS times each, alternating; then the median
-# of each. First it checks that both forward the same events (`check-peer.py`).
+# of each. First it checks that both send the webview the same messages (`check-peer.py`).
 # Usage: benches/compare.sh [ROUNDS]   (from the repository root)
 set -euo pipefail
 rounds=${1:-3}

@@ -77,3 +77,46 @@ fn a_missing_capture_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("opening /nonexistent/capture.sse"), "{err}");
 }
+
+/// Runs `program args…` to completion; its stdout, or a failure naming what it said.
+#[allow(clippy::disallowed_methods)] // the benchmark's own tools, as `benches/compare.sh` runs them
+fn tool(program: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} could not be started ({e}): it must be installed"));
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{program} {args:?} failed:\n{stdout}\n{stderr}");
+    stdout.into_owned()
+}
+
+#[test]
+fn the_node_peer_sends_the_webview_what_the_bridge_sends() {
+    // `benches/compare.sh` measures the bridge against the Node peer; the figure is only
+    // worth something while both do the same work. Every Kilo capture cycled (sessions
+    // created, deleted and created again), both outputs compared message by message.
+    let root = fixtures().join("..");
+    let dir = tempfile::tempdir().unwrap();
+    let (capture, bridge, node) = (
+        dir.path().join("kilo.sse"),
+        dir.path().join("bridge.jsonl"),
+        dir.path().join("node.jsonl"),
+    );
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let benches = root.join("benches");
+    tool(
+        "python3",
+        &[&path(&benches.join("make-capture.py")), "--events", "8000", &path(&capture)],
+    );
+    let out = output(
+        &["ingest", "--engine", "kilo", "--serial", "--out", &path(&bridge), &path(&capture)],
+        b"",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let peer = benches.join("node-peer/peer.mjs");
+    tool("node", &[&path(&peer), "--out", &path(&node), &path(&capture)]);
+    let report =
+        tool("python3", &[&path(&benches.join("check-peer.py")), &path(&bridge), &path(&node)]);
+    assert!(report.contains("'bb/state'"), "{report}");
+}

@@ -203,15 +203,27 @@ impl SyncEcho {
 
     /// A `sync` echo of the event whose body was `last_body`, in the exact layout Kilo
     /// writes (`{"type":"sync","syncEvent":{"id","type","seq","aggregateID","data"},"id"}`,
-    /// no escapes in its strings), read without decoding its `data`: the repeat is compared
-    /// with `last_body` byte for byte, which was valid JSON when it was routed. `None` for
+    /// bare or in `/global/event`'s wrapper `{"directory","project","payload"}`, no escapes
+    /// in its strings), read without decoding its `data`: the repeat is compared with
+    /// `last_body` byte for byte, which was valid JSON when it was routed. `None` for
     /// anything else ([`SyncEcho::parse`] reads it then); where it reads an echo, it reads
     /// what [`SyncEcho::parse`] would.
     pub fn parse_echo(data: &str, last_body: &str) -> Option<Self> {
         if last_body.is_empty() {
             return None;
         }
-        let rest = data.strip_prefix(r#"{"type":"sync","syncEvent":{"id":"#)?;
+        let echo = match data.strip_prefix(r#"{"directory":"#) {
+            Some(rest) => {
+                let (_, rest) = plain_string(rest)?;
+                let rest = match rest.strip_prefix(r#","project":"#) {
+                    Some(project) => plain_string(project)?.1,
+                    None => rest,
+                };
+                rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')?
+            }
+            None => data,
+        };
+        let rest = echo.strip_prefix(r#"{"type":"sync","syncEvent":{"id":"#)?;
         let (_, rest) = plain_string(rest)?;
         let (_, rest) = plain_string(rest.strip_prefix(r#","type":"#)?)?;
         let (seq, rest) = count(rest.strip_prefix(r#","seq":"#)?)?;

@@ -89,7 +89,7 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
 
 /// Every capture, routed in order through one [`Routing`] (which reads a `sync` echo by
 /// comparing its repeat with the body before it), routes each event as [`route`] does
-/// alone; and the comparison is what reads the bare echoes.
+/// alone; and the comparison is what reads the echoes, bare and wrapped.
 #[test]
 fn routing_the_stream_routes_each_event_as_alone() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine/kilo");
@@ -103,7 +103,9 @@ fn routing_the_stream_routes_each_event_as_alone() {
         let mut routing = Routing::default();
         let mut last_body = String::new();
         for data in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
-            echoes += usize::from(data.starts_with(r#"{"type":"sync""#));
+            let wrapped = data.starts_with(r#"{"directory""#)
+                && data.contains(r#""payload":{"type":"sync","syncEvent""#);
+            echoes += usize::from(data.starts_with(r#"{"type":"sync""#) || wrapped);
             compared += usize::from(SyncEcho::parse_echo(data, &last_body).is_some());
             let alone = route(data.to_owned());
             if let KiloUpdate::Event { event, .. } = &alone {
@@ -112,8 +114,8 @@ fn routing_the_stream_routes_each_event_as_alone() {
             assert_eq!(routing.route(data.to_owned()), alone, "{}: {data}", path.display());
         }
     }
-    assert!(echoes > 50, "the captures hold bare sync echoes");
-    assert_eq!(compared, echoes, "every bare echo is read by comparison");
+    assert!(echoes > 50, "the captures hold sync echoes");
+    assert_eq!(compared, echoes, "every echo, bare or wrapped, is read by comparison");
 }
 
 /// An event's body as Kilo writes it, and a generated echo of it: mostly the exact layout,
@@ -145,8 +147,18 @@ fn echo_case() -> impl Strategy<Value = (String, String)> {
         Just(r#"{"sessionID":"ses_a","text":"q\"uote"}"#.to_owned()),
     ];
     let tail = prop_oneof![Just("}".to_owned()), Just(" }".to_owned()), Just("}\n".to_owned())];
-    (text.clone(), text.clone(), seq, text.clone(), body.clone(), body, text, tail, any::<bool>())
-        .prop_map(|(inner_id, kind, seq, session, body, repeat, id, tail, swap)| {
+    let wrapper = prop_oneof![
+        Just(None),
+        Just(Some(r#"{"directory":"/w","project":"global","payload":"#.to_owned())),
+        Just(Some(r#"{"directory":"/w","payload":"#.to_owned())),
+        Just(Some(r#"{"directory":"/\u0077","project":"global","payload":"#.to_owned())),
+        Just(Some(r#"{"directory":"/w","project":1,"payload":"#.to_owned())),
+        Just(Some(r#"{"directory":"/w","project":"global","payload": "#.to_owned())),
+        Just(Some(r#"{"directory":"/w","other":"x","payload":"#.to_owned())),
+    ];
+    let parts = (text.clone(), text.clone(), seq, text.clone(), body.clone(), body, text, tail);
+    (parts, any::<bool>(), wrapper)
+        .prop_map(|((inner_id, kind, seq, session, body, repeat, id, tail), swap, wrapper)| {
             let event = format!(r#"{{"type":"message.updated","properties":{body},"id":"e0"}}"#);
             let sync = if swap {
                 format!(
@@ -157,7 +169,13 @@ fn echo_case() -> impl Strategy<Value = (String, String)> {
                     r#"{{"type":"sync","syncEvent":{{"id":"{inner_id}","type":"{kind}","seq":{seq},"aggregateID":"{session}","data":{repeat}}},"id":"{id}"{tail}"#
                 )
             };
-            (event, sync)
+            match wrapper {
+                Some(head) => (
+                    format!(r#"{{"directory":"/w","project":"global","payload":{event}}}"#),
+                    format!("{head}{sync}}}"),
+                ),
+                None => (event, sync),
+            }
         })
 }
 
@@ -206,9 +224,25 @@ fn each_change_to_the_echo_layout_is_decoded() {
         echo("evt_1", "3", "ses_a", &body.replace("2.5", "3.5"), "evt_1", "}"),
         echo("evt_1", "3", "ses_a", &body.replace("null", "nul!"), "evt_1", "}"),
     ];
-    for (sync, by_comparison) in
-        read.iter().map(|s| (s, true)).chain(decoded.iter().map(|s| (s, false)))
-    {
+    let plain = echo("evt_1", "3", "ses_a", body, "evt_1", "}");
+    let wrap = |head: &str, tail: &str| format!("{head}{plain}{tail}");
+    let read_wrapped = [
+        wrap(r#"{"directory":"/w","project":"global","payload":"#, "}"),
+        wrap(r#"{"directory":"/w","payload":"#, "}"),
+    ];
+    let decoded_wrapped = [
+        wrap(r#"{"directory":"/\u0077","project":"global","payload":"#, "}"),
+        wrap(r#"{"directory":"/w","project":"g\"l","payload":"#, "}"),
+        wrap(r#"{"directory":"/w","project":7,"payload":"#, "}"),
+        wrap(r#"{"directory":"/w","other":"x","payload":"#, "}"),
+        wrap(r#"{"directory":"/w","payload": "#, "}"),
+        wrap(r#"{"directory":"/w","payload":"#, " }"),
+        wrap(r#"{"directory":"/w","payload":"#, r#","project":"p"}"#),
+        wrap(r#"{"payload":"#, "}"),
+    ];
+    let read = read.iter().chain(&read_wrapped);
+    let decoded = decoded.iter().chain(&decoded_wrapped);
+    for (sync, by_comparison) in read.map(|s| (s, true)).chain(decoded.map(|s| (s, false))) {
         assert_eq!(SyncEcho::parse_echo(sync, body).is_some(), by_comparison, "{sync}");
         let mut routing = Routing::default();
         routing.route(event.clone());
