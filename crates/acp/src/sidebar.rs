@@ -5,8 +5,11 @@
 //! options and the params' `model` / `permissionMode` through `session/set_config_option`);
 //! `bb.selectSession` of a session not open here → `session/resume` (preferred: no replay)
 //! or `session/load`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs
-//! in the background and streams); `bb.stop` → `session/cancel` (pending permissions and
-//! questions answered `cancelled`, terminals killed); `bb.deleteSession` → `session/close` +
+//! in the background and streams; a message sent while the session's turn runs waits in the
+//! bridge and is sent when that turn ends, as ACP runs one prompt per session at a time);
+//! `bb.stop` → `session/cancel` of the running turn (pending permissions and questions
+//! answered `cancelled`, terminals killed; the prompts queued behind it withdrawn, named in
+//! a `prompts_withdrawn` event); `bb.deleteSession` → `session/close` +
 //! `session/delete` when the agent offers delete, `not_supported` otherwise;
 //! `bb.approvePermission` → the answer to the agent's `session/request_permission` (or to the
 //! bridge's own question before an agent's write) once the host allowed it (the host owns
@@ -87,6 +90,10 @@ struct State {
     asked: HashMap<(String, String), Asked>,
     /// What [`events`] tracks of the agent's updates.
     tracked: events::Tracked,
+    /// Sessions with a turn on its way (`session/prompt` sent, not answered yet) → the
+    /// prompts queued behind it, sent one at a time as each turn ends (ACP runs one prompt
+    /// per session at a time).
+    turns: HashMap<String, std::collections::VecDeque<String>>,
 }
 
 /// What the adapter, its pump and its restarts share.
@@ -445,7 +452,15 @@ impl EngineAdapter for AcpAdapter {
             .await
             .map_err(engine_error)?;
         i.forget_prompts(&session).await;
-        lock(&i.state).sessions.retain(|s| s.session_id != session);
+        {
+            let mut st = lock(&i.state);
+            st.sessions.retain(|s| s.session_id != session);
+            // Prompts queued behind its turn go with it (the turn itself ends with the
+            // session).
+            if let Some(queue) = st.turns.get_mut(&session) {
+                queue.clear();
+            }
+        }
         i.send(Input::SessionRemoved(session.clone())).await;
         Ok(SessionAck { session_id: session })
     }
@@ -463,7 +478,7 @@ impl EngineAdapter for AcpAdapter {
         }
         self.known(&params.session_id)?;
         i.ensure_open(&params.session_id).await?;
-        commands::prompt(i, &params.session_id, params.text);
+        commands::prompt(&self.inner, &params.session_id, params.text);
         Ok(SendMessageResult { session_id: params.session_id, message_id: None })
     }
 
@@ -473,7 +488,9 @@ impl EngineAdapter for AcpAdapter {
         if let Some(err) = i.unavailable() {
             return Err(err);
         }
-        // The runtime withdraws the session's prompts (each answered `cancelled`).
+        // The runtime withdraws the session's prompts (each answered `cancelled`); the
+        // prompts queued behind the turn are withdrawn too, as Kilo drops its queue.
+        commands::withdraw_queued(i, &params.session_id, "bb.stop").await;
         i.hub
             .session_cancel(AcpSessionCancelParams {
                 connection_id: i.conn(),
