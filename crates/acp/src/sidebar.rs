@@ -40,6 +40,7 @@ mod commands;
 pub(crate) mod config;
 mod events;
 mod life;
+mod queue;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -68,6 +69,7 @@ use tokio::sync::mpsc;
 
 pub use config::CONFIG_FILE;
 pub use events::HELD_OUTPUT;
+pub use queue::QUEUE_FILE;
 
 use crate::asks::tool_call_paths;
 use crate::caps::Optional;
@@ -114,6 +116,8 @@ pub(crate) struct Inner {
     config: config::ConfigMemory,
     life: Mutex<life::Life>,
     seq: AtomicU64,
+    /// Where the prompts queued behind turns are kept.
+    queued: queue::QueueFile,
 }
 
 /// The ACP engine adapter.
@@ -195,6 +199,18 @@ impl Inner {
         st.tracked.questions.retain(|(s, _), _| s != session);
         drop(st);
         Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() }
+    }
+
+    /// Saves the prompts queued behind turns as they are now.
+    fn save_queues(&self) {
+        self.queued.save(|| {
+            let st = lock(&self.state);
+            st.turns
+                .iter()
+                .filter(|(_, q)| !q.is_empty())
+                .map(|(s, q)| (s.clone(), q.iter().cloned().collect()))
+                .collect()
+        });
     }
 
     async fn forget_prompts(&self, session: &str) {
@@ -285,6 +301,7 @@ impl AcpAdapter {
         tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
         let (updates, rx) = input_channel();
         let inner = Arc::new(Inner {
+            queued: queue::QueueFile::new(state_dir.as_deref()),
             config: config::ConfigMemory::load(state_dir, &info.agent_info.name),
             hub,
             conn: RwLock::new(info.id),
@@ -302,6 +319,11 @@ impl AcpAdapter {
         inner
             .send(Input::connection(bb_protocol::v1::ConnectionStatus::Connected, None, None))
             .await;
+        // What a killed run left queued is named, not sent (the turn it waited behind died
+        // with that run's agent).
+        for (session, prompts) in inner.queued.take() {
+            commands::withdrawn(&inner, &session, prompts, "a restart of the bridge").await;
+        }
         tokio::spawn(pump(events, inner.clone()));
         Ok((Arc::new(Self { inner }), rx))
     }
@@ -461,6 +483,7 @@ impl EngineAdapter for AcpAdapter {
                 queue.clear();
             }
         }
+        i.save_queues();
         i.send(Input::SessionRemoved(session.clone())).await;
         Ok(SessionAck { session_id: session })
     }

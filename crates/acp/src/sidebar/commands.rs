@@ -60,6 +60,8 @@ pub(crate) fn prompt(inner: &Arc<Inner>, session: &str, text: String) {
         let mut st = lock(&inner.state);
         if let Some(queue) = st.turns.get_mut(session) {
             queue.push_back(text);
+            drop(st);
+            inner.save_queues();
             return;
         }
         st.turns.insert(session.to_owned(), Default::default());
@@ -81,6 +83,7 @@ pub(crate) fn prompt(inner: &Arc<Inner>, session: &str, text: String) {
                 popped
             };
             let Some((text, count)) = popped else { break };
+            inner.save_queues();
             inner.send(Input::QueuedPrompts { session_id: session.clone(), count }).await;
             next = Some((text, true));
         }
@@ -88,26 +91,32 @@ pub(crate) fn prompt(inner: &Arc<Inner>, session: &str, text: String) {
 }
 
 /// Withdraws the prompts queued behind `session`'s turn (`bb.stop`, the tab closed): the
-/// count goes to 0 and one `prompts_withdrawn {count, prompts, message}` event names them,
-/// so nothing typed is lost without a word.
+/// count goes to 0 and they are named ([`withdrawn`]).
 pub(crate) async fn withdraw_queued(inner: &Inner, session: &str, why: &str) {
-    let withdrawn: Vec<String> = lock(&inner.state)
+    let prompts: Vec<String> = lock(&inner.state)
         .turns
         .get_mut(session)
         .map(|q| q.drain(..).collect())
         .unwrap_or_default();
-    if withdrawn.is_empty() {
+    if prompts.is_empty() {
         return;
     }
+    inner.save_queues();
     inner.send(Input::QueuedPrompts { session_id: session.to_owned(), count: 0 }).await;
-    let n = withdrawn.len();
+    withdrawn(inner, session, prompts, why).await;
+}
+
+/// One `prompts_withdrawn {count, prompts, message}` event naming prompts that were queued
+/// and will not be sent, so nothing typed is lost without a word.
+pub(crate) async fn withdrawn(inner: &Inner, session: &str, prompts: Vec<String>, why: &str) {
+    let n = prompts.len();
     let message = format!(
         "{why} withdrew the {n} prompt{} queued behind the turn; send again what should still run",
         if n == 1 { "" } else { "s" }
     );
     let payload = Map::from_iter([
         ("count".to_owned(), json!(n)),
-        ("prompts".to_owned(), json!(withdrawn)),
+        ("prompts".to_owned(), json!(prompts)),
         ("message".to_owned(), json!(message)),
     ]);
     inner.send(inner.event(session, "prompts_withdrawn", payload)).await;
