@@ -292,7 +292,8 @@ fn messages_sent_during_a_turn_wait_in_the_bridge_and_stop_withdraws_them() {
     let withdrawn = stopped.iter().find(|e| e["type"] == "prompts_withdrawn").expect("named");
     assert_eq!(withdrawn["payload"]["prompts"], json!(["Later MOCK:text:never%20sent"]));
     assert_eq!(withdrawn["class"], "run.error_or_gap", "{withdrawn}");
-    assert!(withdrawn["payload"]["message"].as_str().unwrap().contains("bb.stop"), "{withdrawn}");
+    let message = withdrawn["payload"]["message"].as_str().unwrap();
+    assert!(message.contains("bb.stop") && message.contains("never%20sent"), "{withdrawn}");
     let sid = session.clone();
     a.sidecar.state(LONG, "nothing queued after the stop", |s| {
         s["running"] == false && queued_of(s, &sid) == 0

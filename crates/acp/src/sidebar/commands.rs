@@ -110,9 +110,14 @@ pub(crate) async fn withdraw_queued(inner: &Inner, session: &str, why: &str) {
 /// and will not be sent, so nothing typed is lost without a word.
 pub(crate) async fn withdrawn(inner: &Inner, session: &str, prompts: Vec<String>, why: &str) {
     let n = prompts.len();
+    // The texts are in the message too: a webview receiving the reduced view shows the
+    // message, not the payload.
+    let quoted: Vec<String> = prompts.iter().map(|p| format!("{p:?}")).collect();
     let message = format!(
-        "{why} withdrew the {n} prompt{} queued behind the turn; send again what should still run",
-        if n == 1 { "" } else { "s" }
+        "{why} withdrew the {n} prompt{} queued behind the turn; send again what should still \
+         run: {}",
+        if n == 1 { "" } else { "s" },
+        quoted.join(", ")
     );
     let payload = Map::from_iter([
         ("count".to_owned(), json!(n)),
