@@ -184,6 +184,10 @@ impl Host {
         {
             return;
         }
+        // An open request raised by another event: an earlier request of its id replayed.
+        if let Some((e, _)) = &event {
+            self.prompts.raised_again(&session, &prompt.request_id, &e.id);
+        }
         // A repeat (the request is open and was shown) changes nothing.
         if self.prompts.raise(&prompt, now) == Raised::New {
             self.prompt_counters.shown += 1;
