@@ -523,6 +523,9 @@ impl Host {
                 self.engine_events(session_id, events.into_iter(), now);
             }
             Input::PromptRaised { prompt, event } => self.prompt_raised(prompt, event, now),
+            Input::PromptReplayed { prompt, event_id } => {
+                self.prompt_replayed(prompt, &event_id, now);
+            }
             Input::PromptsListed { session_id, prompts } => {
                 self.prompts_listed(&session_id, prompts, now);
             }

@@ -200,6 +200,15 @@ impl Host {
         self.touch(&session);
     }
 
+    pub(crate) fn prompt_replayed(&mut self, prompt: Prompt, event_id: &str, now: Instant) {
+        let session = prompt.session_id.clone();
+        if self.prompts.closed_and_shown_by(&session, &prompt.request_id, event_id) {
+            return;
+        }
+        self.prompts.raised_again(&session, &prompt.request_id, event_id);
+        self.prompt_raised(prompt, None, now);
+    }
+
     /// The event that shows a new prompt: in its session's lane, and copied to the nearest
     /// showing ancestor's when no tab shows the session.
     pub(crate) fn show_raised(

@@ -114,7 +114,7 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     h2.handle(Input::ready(0), c.now());
     let select = Input::SessionSelected { conn: 0, session_id: "s".into(), tab_id: None };
     h2.handle(select, c.now());
-    h2.handle(Input::PromptsRestored(saved), c.now());
+    h2.handle(Input::PromptsRestored(saved.clone()), c.now());
     raise(&mut h2, &c, "7");
     h2.handle(settle("8"), c.now());
     raise(&mut h2, &c, "12");
@@ -126,6 +126,25 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     h2.handle(settle("13"), c.now());
     let late = h2.begin_answer("s", "permission_1", Verdict::Deny).unwrap_err();
     assert!(late.to_string().contains("already answered"), "{late}");
+
+    // The same through a primed stream: the events at or before the resume position are read
+    // again to rebuild state, not shown (a request without its event, a settling without
+    // its event). The soak's stuck turns on the stdio sidecar were this case.
+    let mut h3 = Host::new(Engine::BreadBoard, config());
+    h3.handle(Input::SessionUpserted(summary("s")), c.now());
+    h3.handle(Input::PromptsRestored(saved.clone()), c.now());
+    let prompt = Prompt::new("s", "permission_1", PromptKind::Exec);
+    h3.handle(Input::PromptReplayed { prompt: prompt.clone(), event_id: "7".into() }, c.now());
+    let unshown = Input::PromptSettled {
+        session_id: "s".into(),
+        request_id: "permission_1".into(),
+        event: None,
+    };
+    h3.handle(unshown, c.now());
+    // The restored request's own event, replayed: the same request, still open.
+    h3.handle(Input::PromptReplayed { prompt, event_id: "12".into() }, c.now());
+    run_to_idle(&mut h3, &c);
+    h3.begin_answer("s", "permission_1", Verdict::Allow).expect("still pending after the replay");
 }
 
 /// The engine's `permission_response` to `permission_1`, as event `event_id`.
