@@ -539,7 +539,8 @@ impl Host {
             Input::PromptResent { session_id, request_id, outcome } => {
                 self.prompt_resent(&session_id, &request_id, outcome, now);
             }
-            Input::EngineRestarted => self.engine_restarted(now),
+            Input::EngineRestarted => self.engine_restarted(&[], now),
+            Input::EngineRestartedHolding { sessions } => self.engine_restarted(&sessions, now),
             Input::PromptsRestored(saved) => self.prompts_restored(saved, now),
             Input::PromptsForgotten(forgotten) => self.prompts_forgotten(forgotten, now),
             Input::Trusted(trusted) => self.webview_trusted = trusted,

@@ -217,6 +217,13 @@ pub enum Input {
     },
     /// The engine restarted: every open prompt died with it.
     EngineRestarted,
+    /// The engine restarted at the same address and the bridge noticed it late: it already
+    /// holds these sessions (created on it since), whose open prompts are its own and stay;
+    /// every other open prompt died with the engine.
+    EngineRestartedHolding {
+        /// The sessions the restarted engine lists.
+        sessions: Vec<String>,
+    },
     /// The open prompts a previous run of the bridge saved ([`crate::Host::take_saved`]):
     /// shown again with their original ids (each with the event that showed it), as if the
     /// engine had raised them; a prompt open already is not shown twice.

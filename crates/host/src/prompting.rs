@@ -320,8 +320,9 @@ impl Host {
         self.touch(session_id);
     }
 
-    pub(crate) fn engine_restarted(&mut self, now: Instant) {
-        for change in self.prompts.cancel_all() {
+    /// The engine restarted, holding the sessions `held` (created on it since).
+    pub(crate) fn engine_restarted(&mut self, held: &[String], now: Instant) {
+        for change in self.prompts.cancel_all_but(held) {
             self.closed_silently(&change, now);
             self.touch(&change.prompt.session_id);
         }

@@ -599,9 +599,10 @@ impl Prompts {
         }
     }
 
-    /// Withdraws every open request (the engine restarted: they died with it).
-    pub fn cancel_all(&mut self) -> Vec<Change> {
-        let keys: Vec<Key> = self.open_keys().collect();
+    /// Withdraws every open request (the engine restarted: they died with it) but those of
+    /// the sessions `held` (a restarted engine's own, created on it since).
+    pub fn cancel_all_but(&mut self, held: &[String]) -> Vec<Change> {
+        let keys: Vec<Key> = self.open_keys().filter(|(s, _)| !held.contains(s)).collect();
         keys.iter().map(|k| self.set(k, PromptState::Cancelled)).collect()
     }
 
