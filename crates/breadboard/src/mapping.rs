@@ -351,7 +351,12 @@ impl SessionState {
                     let mut prompt = Prompt::new(session, &id, prompt_kind(&event.payload));
                     prompt.paths = prompt_paths(&event.payload);
                     self.pending.insert(id, PendingRequest { pattern, scope });
-                    out.push(Input::PromptRaised { prompt, event: shown() });
+                    out.push(if show {
+                        Input::PromptRaised { prompt, event: shown() }
+                    } else {
+                        // Replayed: the host tells this request from a restored one of its id.
+                        Input::PromptReplayed { prompt, event_id: event.sse_id.clone() }
+                    });
                 }
                 None => out.extend(
                     shown()

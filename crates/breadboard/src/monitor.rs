@@ -32,8 +32,15 @@ pub(super) async fn run(shared: Arc<Shared>) {
                 if !healthy || restarted {
                     if restarted {
                         tracing::warn!("the BreadBoard engine restarted: its sessions are gone");
-                        // Its requests died with it.
-                        let _ = shared.updates.send(Input::EngineRestarted).await;
+                        // Its requests died with it; those of the sessions created on it since
+                        // (before this poll noticed it) are its own.
+                        let restarted = match shared.client.list_sessions().await {
+                            Ok(listed) => Input::EngineRestartedHolding {
+                                sessions: listed.into_iter().map(|s| s.session_id).collect(),
+                            },
+                            Err(_) => Input::EngineRestarted,
+                        };
+                        let _ = shared.updates.send(restarted).await;
                     }
                     if reconcile(&shared).await {
                         healthy = true;

@@ -523,6 +523,9 @@ impl Host {
                 self.engine_events(session_id, events.into_iter(), now);
             }
             Input::PromptRaised { prompt, event } => self.prompt_raised(prompt, event, now),
+            Input::PromptReplayed { prompt, event_id } => {
+                self.prompt_replayed(prompt, &event_id, now);
+            }
             Input::PromptsListed { session_id, prompts } => {
                 self.prompts_listed(&session_id, prompts, now);
             }
@@ -536,7 +539,8 @@ impl Host {
             Input::PromptResent { session_id, request_id, outcome } => {
                 self.prompt_resent(&session_id, &request_id, outcome, now);
             }
-            Input::EngineRestarted => self.engine_restarted(now),
+            Input::EngineRestarted => self.engine_restarted(&[], now),
+            Input::EngineRestartedHolding { sessions } => self.engine_restarted(&sessions, now),
             Input::PromptsRestored(saved) => self.prompts_restored(saved, now),
             Input::PromptsForgotten(forgotten) => self.prompts_forgotten(forgotten, now),
             Input::Trusted(trusted) => self.webview_trusted = trusted,

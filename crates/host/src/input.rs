@@ -151,6 +151,17 @@ pub enum Input {
         /// The event that shows it.
         event: Option<(EngineEvent, EventClass)>,
     },
+    /// A permission request or question read again to rebuild state (a resumed stream's
+    /// replay of what the webview was shown before): raised as [`Input::PromptRaised`] without
+    /// an event, knowing the event that showed it: that event raising a request now closed is
+    /// not a new prompt, and another event raising a restored open one is an earlier request
+    /// of its id, whose settling follows.
+    PromptReplayed {
+        /// The request as the adapter reads it.
+        prompt: Prompt,
+        /// The id of the engine event that raised it.
+        event_id: String,
+    },
     /// The engine's list of a session's open prompts (after a reconnect or a rebuild): new
     /// ones are raised (each with the event that shows it), open ones it no longer lists
     /// close.
@@ -206,6 +217,13 @@ pub enum Input {
     },
     /// The engine restarted: every open prompt died with it.
     EngineRestarted,
+    /// The engine restarted at the same address and the bridge noticed it late: it already
+    /// holds these sessions (created on it since), whose open prompts are its own and stay;
+    /// every other open prompt died with the engine.
+    EngineRestartedHolding {
+        /// The sessions the restarted engine lists.
+        sessions: Vec<String>,
+    },
     /// The open prompts a previous run of the bridge saved ([`crate::Host::take_saved`]):
     /// shown again with their original ids (each with the event that showed it), as if the
     /// engine had raised them; a prompt open already is not shown twice.

@@ -171,7 +171,9 @@
 //!   given it back closes the card at once with that answer and who gave it, and settles it
 //!   when the answer sent again is taken or refused as not pending
 //!   ([`Input::PromptResent`]); only an answer that cannot be delivered asks again. The event
-//!   that showed a closed request, replayed by a resumed stream, shows nothing new.
+//!   that showed a closed request, replayed by a resumed stream, shows nothing new; an
+//!   earlier request of a restored prompt's id, replayed by it, and its settling leave the
+//!   restored prompt open (the settling is the earlier request's).
 //! * **Sessions no window shows.** At most [`HostConfig::max_unshown_views`] of their views
 //!   are kept (least recently active dropped first, never one running, asking or with events
 //!   waiting); a tab binding a dropped one is told ([`VIEW_DROPPED_NOTICE`]).

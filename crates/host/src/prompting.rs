@@ -184,6 +184,10 @@ impl Host {
         {
             return;
         }
+        // An open request raised by another event: an earlier request of its id replayed.
+        if let Some((e, _)) = &event {
+            self.prompts.raised_again(&session, &prompt.request_id, &e.id);
+        }
         // A repeat (the request is open and was shown) changes nothing.
         if self.prompts.raise(&prompt, now) == Raised::New {
             self.prompt_counters.shown += 1;
@@ -194,6 +198,15 @@ impl Host {
             }
         }
         self.touch(&session);
+    }
+
+    pub(crate) fn prompt_replayed(&mut self, prompt: Prompt, event_id: &str, now: Instant) {
+        let session = prompt.session_id.clone();
+        if self.prompts.closed_and_shown_by(&session, &prompt.request_id, event_id) {
+            return;
+        }
+        self.prompts.raised_again(&session, &prompt.request_id, event_id);
+        self.prompt_raised(prompt, None, now);
     }
 
     /// The event that shows a new prompt: in its session's lane, and copied to the nearest
@@ -307,8 +320,9 @@ impl Host {
         self.touch(session_id);
     }
 
-    pub(crate) fn engine_restarted(&mut self, now: Instant) {
-        for change in self.prompts.cancel_all() {
+    /// The engine restarted, holding the sessions `held` (created on it since).
+    pub(crate) fn engine_restarted(&mut self, held: &[String], now: Instant) {
+        for change in self.prompts.cancel_all_but(held) {
             self.closed_silently(&change, now);
             self.touch(&change.prompt.session_id);
         }

@@ -235,6 +235,12 @@ fn paths_text(paths: &[String]) -> String {
 }
 
 impl AnswerError {
+    /// Refused because another answer to the request is on its way to the engine.
+    pub fn being_answered(&self) -> bool {
+        matches!(self, Self::NotPending { why, .. }
+            if *why == PromptState::Answering { approve: false }.name())
+    }
+
     /// The stable wire code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -293,6 +299,13 @@ pub struct Entry {
     pub announced: bool,
     /// The id of the engine event that showed it, when it had one.
     pub shown_by: Option<String>,
+    /// Restored from what a previous run of the bridge saved: the resumed stream may replay
+    /// what came before it.
+    pub restored: bool,
+    /// Another request of this id was raised (by another event) while this restored one is
+    /// open: the resumed stream replaying an earlier request of the id (BreadBoard numbers
+    /// requests per run). The next settling of the id is that request's.
+    pub shadowed: bool,
 }
 
 /// Whether a raise is a new prompt.
@@ -383,6 +396,8 @@ impl Prompts {
             answer: None,
             announced: false,
             shown_by: None,
+            restored: false,
+            shadowed: false,
         };
         // A closed entry of the same id is replaced: its place in `finished` no longer
         // names a closed entry, which `set` checks before it forgets one.
@@ -395,6 +410,27 @@ impl Prompts {
     pub fn shown_by(&mut self, session: &str, request: &str, event_id: &str) {
         if let Some(e) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
             e.shown_by = Some(event_id.to_owned());
+        }
+    }
+
+    /// Marks a request as restored from a previous run's save.
+    pub fn restored(&mut self, session: &str, request: &str) {
+        if let Some(e) = self.entries.get_mut(&(session.to_owned(), request.to_owned())) {
+            e.restored = true;
+        }
+    }
+
+    /// `event_id` raised `request` again: when the request is open, restored, and was shown
+    /// by another event, that is another request of its id (an earlier one the resumed stream
+    /// replays: an engine raises no second request of an open id), whose settling comes next
+    /// and is not this one's.
+    pub fn raised_again(&mut self, session: &str, request: &str, event_id: &str) {
+        if let Some(e) = self.entries.get_mut(&(session.to_owned(), request.to_owned()))
+            && e.state.is_open()
+            && e.restored
+            && e.shown_by.as_deref().is_some_and(|shown| shown != event_id)
+        {
+            e.shadowed = true;
         }
     }
 
@@ -527,10 +563,14 @@ impl Prompts {
     }
 
     /// The engine says the request was answered (its own event, whoever answered); `None`
-    /// when it was not open.
+    /// when it was not open, or when the settling is that of another request of its id
+    /// raised since ([`Prompts::raised_again`]).
     pub fn settled(&mut self, session: &str, request: &str) -> Option<Change> {
         let key = (session.to_owned(), request.to_owned());
-        self.entries.get(&key).filter(|e| e.state.is_open())?;
+        let entry = self.entries.get_mut(&key).filter(|e| e.state.is_open())?;
+        if std::mem::take(&mut entry.shadowed) {
+            return None;
+        }
         Some(self.set(&key, PromptState::Settled))
     }
 
@@ -559,9 +599,10 @@ impl Prompts {
         }
     }
 
-    /// Withdraws every open request (the engine restarted: they died with it).
-    pub fn cancel_all(&mut self) -> Vec<Change> {
-        let keys: Vec<Key> = self.open_keys().collect();
+    /// Withdraws every open request (the engine restarted: they died with it) but those of
+    /// the sessions `held` (a restarted engine's own, created on it since).
+    pub fn cancel_all_but(&mut self, held: &[String]) -> Vec<Change> {
+        let keys: Vec<Key> = self.open_keys().filter(|(s, _)| !held.contains(s)).collect();
         keys.iter().map(|k| self.set(k, PromptState::Cancelled)).collect()
     }
 

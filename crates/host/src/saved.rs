@@ -92,6 +92,7 @@ impl Host {
         for SavedPrompt { prompt, event, answer } in saved {
             let key = (prompt.session_id.clone(), prompt.request_id.clone());
             self.prompt_raised(prompt, event, now);
+            self.prompts.restored(&key.0, &key.1);
             let Some(SavedAnswer { decision, by, call }) = answer else { continue };
             if let Some(call) = call {
                 self.answer_calls.insert(key.clone(), call);

@@ -131,6 +131,8 @@ enum Completion {
         outcome: Result<(Value, Vec<Input>), EngineError>,
         after: Vec<Input>,
     },
+    /// A refusal that waited for the prompts file (an answer it names saved first).
+    Refused { conn: ConnId, ticket: Ticket, response: V1Response },
     /// A (re)start attempt of the supervised engine finished.
     Started(Result<StartedEngine, EngineError>),
     /// The adapter was pointed at a freshly started engine.
@@ -386,6 +388,9 @@ impl Service {
                 // state). A webview that called bb.init listens from then on, even if the
                 // call failed.
                 return self.respond(conn, ticket, response, after, now);
+            }
+            Event::Completed(Completion::Refused { conn, ticket, response }) => {
+                return self.respond(conn, ticket, response, Vec::new(), now);
             }
             Event::Completed(Completion::Started(Ok(engine))) => {
                 let endpoint = engine.endpoint;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::window::Window;
+use super::window::{Got, Window};
 use super::{Bridge, Rig, check, lock};
 
 /// Bound on one turn, faults included (a 25 s stall, a bridge restart).
@@ -86,8 +86,7 @@ pub(crate) async fn drive(
     let mut rng = Rng::new(seed);
     let mut session: Option<(String, u64)> = None;
     let mut turn = 0u64;
-    // The permission requests answered (by session and event id: a new session's event ids
-    // start again): a window may see one again.
+    // The cards answered: a window may see one again.
     let mut answered = std::collections::HashSet::new();
     while !rig.stopping.load(Ordering::SeqCst) {
         let epoch = rig.engine_epoch.load(Ordering::SeqCst);
@@ -196,7 +195,7 @@ async fn one_turn(
     bridge: &Bridge,
     (session, born): (&str, u64),
     turn: u64,
-    answered: &mut std::collections::HashSet<(String, String)>,
+    answered: &mut std::collections::HashSet<Card>,
     rng: &mut Rng,
     stats: &Stats,
 ) -> TurnEnd {
@@ -225,7 +224,7 @@ async fn one_turn(
         }
         // Any window of the bridge may see the card first.
         let mut ended = false;
-        let mut asks = Vec::new();
+        let mut asks: Vec<(Card, String)> = Vec::new();
         for (n, w) in bridge.windows.iter().enumerate() {
             let log = w.log(session);
             let skip = if n == 0 { from } else { 0 };
@@ -234,12 +233,9 @@ async fn one_turn(
                     .proxy
                     .with_truth(|t| check::turn_ended(t.get(session), sent_at, &log, from));
             }
-            for got in log.items.iter().skip(skip) {
-                if let Some(request) = &got.request
-                    && !answered.contains(&(session.to_owned(), got.id.clone()))
-                    && !asks.iter().any(|(id, _): &(String, String)| id == &got.id)
-                {
-                    asks.push((got.id.clone(), request.clone()));
+            for (card, request) in cards(session, &log.items[skip.min(log.items.len())..]) {
+                if !answered.contains(&card) && !asks.iter().any(|(c, _)| *c == card) {
+                    asks.push((card, request));
                 }
             }
         }
@@ -247,14 +243,15 @@ async fn one_turn(
             return TurnEnd::Done;
         }
         unresolved.clear();
-        for (event, request) in asks {
+        for (card, request) in asks {
+            let event = card.event.clone();
             match answer(bridge, session, (&event, &request), rng, stats).await {
                 Answered::Settled => {
-                    answered.insert((session.to_owned(), event));
+                    answered.insert(card);
                 }
                 Answered::Stale => {
                     stats.stale.fetch_add(1, Ordering::SeqCst);
-                    answered.insert((session.to_owned(), event));
+                    answered.insert(card);
                 }
                 Answered::Retry => {
                     // No window could answer (away, or the bridge restarting): again shortly.
@@ -275,6 +272,40 @@ async fn one_turn(
         let wait = owner.changed.notified();
         let _ = tokio::time::timeout(Duration::from_millis(250), wait).await;
     }
+}
+
+/// One showing of a permission card: a window answers each once. A card shown again — by
+/// a restarted bridge (a new life), or anew by the same one (its answer could not be
+/// delivered) — is answered again, as a person would answer the card in front of them: the
+/// bridge refuses the answer when it still holds the first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Card {
+    session: String,
+    /// The event that showed it (`bb.approvePermission`'s `eventId`).
+    event: String,
+    /// The life of the window's bridge that showed it.
+    life: u32,
+    /// How many times that life showed it before.
+    shown_before: usize,
+}
+
+/// The cards `items` (a window's record of `session`) show, with their request ids, in order.
+pub(crate) fn cards(session: &str, items: &[Got]) -> Vec<(Card, String)> {
+    let mut shown: std::collections::HashMap<(&str, u32), usize> = Default::default();
+    let mut out = Vec::new();
+    for got in items {
+        let Some(request) = &got.request else { continue };
+        let count = shown.entry((got.id.as_str(), got.life)).or_default();
+        let card = Card {
+            session: session.to_owned(),
+            event: got.id.clone(),
+            life: got.life,
+            shown_before: *count,
+        };
+        *count += 1;
+        out.push((card, request.clone()));
+    }
+    out
 }
 
 /// How a permission request's answers came back.

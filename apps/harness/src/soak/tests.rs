@@ -163,3 +163,31 @@ fn a_turn_ends_for_a_window_with_its_run_finished_or_a_resync_whose_view_covers_
     assert!(!ended(&["1", "2"], &["2"]), "a view of the turn before");
     assert!(!turn_ended(None, 2, &log(&["1", "2"]), 2), "nothing known of the session");
 }
+
+#[test]
+fn a_card_shown_again_by_a_restarted_bridge_or_anew_is_a_card_to_answer_again() {
+    use super::driver::cards;
+    let card = |id: &str, life: u32| Got {
+        id: id.to_owned(),
+        kind: "permission_request".to_owned(),
+        text: String::new(),
+        life,
+        request: Some("permission_1".to_owned()),
+    };
+    let other = Got { request: None, kind: "run_finished".to_owned(), ..card("9", 0) };
+    // Two windows of one bridge showing the card once: one card (answered once).
+    let a = cards("s", &[card("7", 0), other.clone()]);
+    let b = cards("s", &[card("7", 0)]);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0], b[0]);
+    // The bridge was killed with the answer not saved (or its refusal said before it was):
+    // the restarted bridge shows the card again, pending; the driver used to remember the
+    // card by its event id and never answered it again, and the turn was stuck.
+    let again = cards("s", &[card("7", 0), card("7", 1)]);
+    assert_eq!(again.len(), 2);
+    assert_ne!(again[0].0, again[1].0, "a new life's card is answered again");
+    // Shown anew by the same life (an answer it could not deliver): answered again too.
+    let anew = cards("s", &[card("7", 1), card("7", 1)]);
+    assert_ne!(anew[0].0, anew[1].0);
+    assert_eq!(anew[1].1, "permission_1");
+}

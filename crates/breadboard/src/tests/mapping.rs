@@ -113,8 +113,12 @@ fn replayed_events_rebuild_state_without_reaching_the_view() {
             json!({"request_id": "p9", "pattern": "src/**", "default_scope": "project"}),
         ),
     );
-    let raised =
-        Input::PromptRaised { prompt: Prompt::new("s", "p9", PromptKind::Unknown), event: None };
+    // Raised without its event (the webview saw it before), naming it: the host tells a
+    // replayed earlier request from a restored one of the same id.
+    let raised = Input::PromptReplayed {
+        prompt: Prompt::new("s", "p9", PromptKind::Unknown),
+        event_id: "3".into(),
+    };
     assert_eq!(out, [raised], "raised without its event: the webview saw it before");
     let pending = state.pending_request("p9").unwrap();
     assert_eq!(

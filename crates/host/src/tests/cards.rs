@@ -87,3 +87,73 @@ fn a_late_answer_to_an_earlier_card_is_not_taken_for_a_later_request_of_its_id()
     // A request no longer open: the card check leaves the refusal to `begin_answer`.
     assert!(h.answers_card("s", "permission_2", Some("7")).is_ok());
 }
+
+/// After a restart, the resumed stream replays from the saved position, which may lie before
+/// an earlier request of the id a restored prompt has (BreadBoard's `permission_1` of the turn
+/// before): that request and its answer come again. The answer is the earlier request's: the
+/// restored prompt stays open and its answer reaches the engine (it was taken for the
+/// restored prompt, which then refused the user's answer as already answered while the engine
+/// waited on it: a turn stuck for good).
+#[test]
+fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_prompt() {
+    let c = clock();
+    let config = || HostConfig { trusted: true, ..HostConfig::default() };
+    let mut h = Host::new(Engine::BreadBoard, config());
+    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    raise(&mut h, &c, "7");
+    h.handle(settle("8"), c.now());
+    raise(&mut h, &c, "12");
+    run_to_idle(&mut h, &c);
+    let saved = h.take_saved().expect("the open prompt");
+    assert_eq!(saved.len(), 1);
+
+    // The bridge is killed; the restarted one shows the prompt again, then its stream
+    // resumes from a position before event 7.
+    let mut h2 = Host::new(Engine::BreadBoard, config());
+    h2.handle(Input::SessionUpserted(summary("s")), c.now());
+    h2.handle(Input::ready(0), c.now());
+    let select = Input::SessionSelected { conn: 0, session_id: "s".into(), tab_id: None };
+    h2.handle(select, c.now());
+    h2.handle(Input::PromptsRestored(saved.clone()), c.now());
+    raise(&mut h2, &c, "7");
+    h2.handle(settle("8"), c.now());
+    raise(&mut h2, &c, "12");
+    run_to_idle(&mut h2, &c);
+    h2.answers_card("s", "permission_1", Some("12")).expect("the card on show");
+    h2.begin_answer_from(0, "s", "permission_1", Verdict::Allow, "allow_once")
+        .expect("still pending: the replayed answer was the earlier request's");
+    // Its own answer, when the engine sends it, settles it.
+    h2.handle(settle("13"), c.now());
+    let late = h2.begin_answer("s", "permission_1", Verdict::Deny).unwrap_err();
+    assert!(late.to_string().contains("already answered"), "{late}");
+
+    // The same through a primed stream: the events at or before the resume position are read
+    // again to rebuild state, not shown (a request without its event, a settling without
+    // its event). The soak's stuck turns on the stdio sidecar were this case.
+    let mut h3 = Host::new(Engine::BreadBoard, config());
+    h3.handle(Input::SessionUpserted(summary("s")), c.now());
+    h3.handle(Input::PromptsRestored(saved.clone()), c.now());
+    let prompt = Prompt::new("s", "permission_1", PromptKind::Exec);
+    h3.handle(Input::PromptReplayed { prompt: prompt.clone(), event_id: "7".into() }, c.now());
+    let unshown = Input::PromptSettled {
+        session_id: "s".into(),
+        request_id: "permission_1".into(),
+        event: None,
+    };
+    h3.handle(unshown, c.now());
+    // The restored request's own event, replayed: the same request, still open.
+    h3.handle(Input::PromptReplayed { prompt, event_id: "12".into() }, c.now());
+    run_to_idle(&mut h3, &c);
+    h3.begin_answer("s", "permission_1", Verdict::Allow).expect("still pending after the replay");
+}
+
+/// The engine's `permission_response` to `permission_1`, as event `event_id`.
+fn settle(event_id: &str) -> Input {
+    let payload = json!({"request_id": "permission_1", "decision": "allow_once"});
+    let event = event_of(event_id, "permission_response", payload);
+    Input::PromptSettled {
+        session_id: "s".into(),
+        request_id: "permission_1".into(),
+        event: Some((event, EventClass::PermissionResponse)),
+    }
+}

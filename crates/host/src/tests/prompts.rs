@@ -974,3 +974,27 @@ fn raised_and_denied(h: &mut Host, c: &FakeClock) -> String {
     h.begin_answer_from(0, "s", "q1", Verdict::Deny, "deny").unwrap();
     "q1".to_owned()
 }
+
+/// An engine restart the bridge noticed late (BreadBoard: a health poll finds a new engine at
+/// the same address) cancels the requests that died with the old engine, not those of the
+/// sessions the new one already holds: a session created on it before the poll, whose turn
+/// asks, kept its card open (it was closed `cancelled` while the engine waited on it: a turn
+/// stuck for good in a 10-minute soak).
+#[test]
+fn an_engine_restart_noticed_late_spares_the_prompts_of_the_sessions_the_new_engine_holds() {
+    let c = clock();
+    let mut h = host(&c, HostConfig { trusted: true, ..HostConfig::default() });
+    raise(&mut h, &c, "old", "p1", PromptKind::Exec, "e1");
+    raise(&mut h, &c, "new", "p1", PromptKind::Exec, "e1");
+    run_to_idle(&mut h, &c);
+    h.handle(Input::EngineRestartedHolding { sessions: vec!["new".into()] }, c.now());
+    let out = run_to_idle(&mut h, &c);
+    assert_eq!(pending(&out), Some(1), "the new engine's request is still open");
+    let gone = h.begin_answer("old", "p1", Verdict::Deny).unwrap_err();
+    assert!(gone.to_string().contains("cancelled"), "{gone}");
+    h.begin_answer("new", "p1", Verdict::Allow).expect("the new engine's request is answerable");
+    // Without the list (it could not be read), every open request died with the engine.
+    raise(&mut h, &c, "new", "p2", PromptKind::Exec, "e2");
+    h.handle(Input::EngineRestarted, c.now());
+    assert!(h.begin_answer("new", "p2", Verdict::Deny).is_err());
+}

@@ -130,8 +130,20 @@ impl Service {
         // allows reaches the engine.
         let note = match self.allow_answer(conn, &req) {
             Ok(note) => note,
-            Err(refused) => {
-                return Started::Answered(V1Response::failure(req.id, refused.to_wire()));
+            Err(Refusal { error, behind_answer }) => {
+                let response = V1Response::failure(req.id, error.to_wire());
+                // Refused because another window's answer is on its way: said once that
+                // answer is saved, so a bridge killed after saying it still delivers it.
+                return match self.saved.clone().filter(|_| behind_answer) {
+                    Some(file) => {
+                        self.save_prompts();
+                        Started::Task(Box::pin(async move {
+                            file.flush().await;
+                            Completion::Refused { conn, ticket, response }
+                        }))
+                    }
+                    None => Started::Answered(response),
+                };
             }
         };
         Started::Task(self.call(conn, ticket, req, note))
@@ -323,8 +335,11 @@ impl Service {
     /// when the host allows it (pending, once, trust); a `bb.createSession` whose
     /// `permissionMode` lets the engine write without asking needs trust too; a
     /// `bb.sendMessage` needs room in its session's prompt queue.
-    fn allow_answer(&mut self, conn: ConnId, req: &V1Request) -> Result<CallNote, EngineError> {
-        let refused = |err: bb_host::AnswerError| EngineError::refused(err.code(), err.to_string());
+    fn allow_answer(&mut self, conn: ConnId, req: &V1Request) -> Result<CallNote, Refusal> {
+        let refused = |err: bb_host::AnswerError| Refusal {
+            behind_answer: err.being_answered(),
+            error: EngineError::refused(err.code(), err.to_string()),
+        };
         if let V1Call::CreateSession(p) = &req.call
             && let Some(folder) = &p.folder
             && !self.config.folders.is_empty()
@@ -362,7 +377,8 @@ impl Service {
                          asking: trust the workspace first (bb.init {{\"workspaceTrusted\": \
                          true}}, or start the bridge with --trusted)"
                     ),
-                ));
+                )
+                .into());
             }
             // The turns the session started before: the one asked for is the next (a new
             // session has none).
@@ -375,7 +391,8 @@ impl Service {
                             "{queued} prompts are already queued behind the running turn (at \
                              most {max}); wait for the turn to end or bb.stop it"
                         ),
-                    ));
+                    )
+                    .into());
                 }
                 return Ok(CallNote::Turn(self.host.turns(&p.session_id).0));
             }
@@ -429,6 +446,19 @@ impl Service {
                  session (bb.createSession) to go on"
             ),
         ))
+    }
+}
+
+/// Why the host refused a request before it was dispatched.
+pub(super) struct Refusal {
+    error: EngineError,
+    /// Another answer to the prompt is on its way (the refusal says "being answered").
+    behind_answer: bool,
+}
+
+impl From<EngineError> for Refusal {
+    fn from(error: EngineError) -> Self {
+        Self { error, behind_answer: false }
     }
 }
 
