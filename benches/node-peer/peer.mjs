@@ -13,7 +13,8 @@
 //   and stamps its `ts` (the event's latest moment, as the bridge reads it);
 // - derives each session's `bb/state` entry: title and `updatedAt` from its `info`, parent,
 //   `running` from `session.status` / `session.idle`, queued prompts, open permission requests
-//   and questions (a repeat of an open one is dropped; a reply closes it), removal on
+//   and questions (a repeat of an open one is dropped; a reply closes it; the event that showed
+//   a closed one, sent again, is a replay and dropped), removal on
 //   `session.deleted`; an unknown event during an open permission or tool call fails the turn
 //   closed (the bridge's `bb.turn.failed` event);
 // - batches per session with the bridge's cadence (the selected session 33 ms, the others
@@ -72,7 +73,11 @@ class Session {
     this.running = false;
     this.queued = 0;
     this.engineCountsQueue = false;
-    this.prompts = new Set(); // open request ids
+    this.prompts = new Map(); // open request id -> the id of the event that showed it
+    // Closed request id -> the event that showed it: that event again is a replay (a resumed
+    // stream) and shows nothing; another event of the id is a new request. The bridge keeps
+    // the last 1,024 closed requests; the captures close far fewer.
+    this.closed = new Map();
   }
 }
 class Lane {
@@ -245,14 +250,25 @@ function gap(session) {
   emit(`{"v":1,"kind":"evt","topic":"bb/connection","payload":${json}}`);
 }
 
+// An open request closes; the event that showed it is remembered.
+function close(s, r) {
+  const shownBy = s.prompts.get(r);
+  if (shownBy === undefined) return;
+  s.prompts.delete(r);
+  s.closed.set(r, shownBy);
+}
+
 // One mapped input, as the host handles it.
 function handle(input) {
   switch (input.k) {
     case 0: engineEvents(input.s, input.items); break; // events
     case 1: { // a prompt raised, with its event
       const s = entry(input.s);
+      const shownBy = input.items[0].id;
+      if (s.closed.get(input.r) === shownBy) break;
       if (!s.prompts.has(input.r)) {
-        s.prompts.add(input.r);
+        s.prompts.set(input.r, shownBy);
+        s.closed.delete(input.r);
         engineEvents(input.s, input.items);
       }
       touch(input.s);
@@ -260,7 +276,7 @@ function handle(input) {
     }
     case 2: { // a prompt settled, with its event
       const s = sessions.get(input.s);
-      if (s !== undefined) s.prompts.delete(input.r);
+      if (s !== undefined) close(s, input.r);
       engineEvents(input.s, input.items);
       touch(input.s);
       break;
@@ -300,7 +316,7 @@ function handle(input) {
     }
     case 7: { // prompts withdrawn (a turn failed closed)
       const s = sessions.get(input.s);
-      if (s !== undefined) s.prompts.clear();
+      if (s !== undefined) for (const r of [...s.prompts.keys()]) close(s, r);
       touch(input.s);
       break;
     }

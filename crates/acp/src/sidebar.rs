@@ -5,8 +5,11 @@
 //! options and the params' `model` / `permissionMode` through `session/set_config_option`);
 //! `bb.selectSession` of a session not open here → `session/resume` (preferred: no replay)
 //! or `session/load`; `bb.sendMessage` → `session/prompt` (answered at once, the turn runs
-//! in the background and streams); `bb.stop` → `session/cancel` (pending permissions and
-//! questions answered `cancelled`, terminals killed); `bb.deleteSession` → `session/close` +
+//! in the background and streams; a message sent while the session's turn runs waits in the
+//! bridge and is sent when that turn ends, as ACP runs one prompt per session at a time);
+//! `bb.stop` → `session/cancel` of the running turn (pending permissions and questions
+//! answered `cancelled`, terminals killed; the prompts queued behind it withdrawn, named in
+//! a `prompts_withdrawn` event); `bb.deleteSession` → `session/close` +
 //! `session/delete` when the agent offers delete, `not_supported` otherwise;
 //! `bb.approvePermission` → the answer to the agent's `session/request_permission` (or to the
 //! bridge's own question before an agent's write) once the host allowed it (the host owns
@@ -37,6 +40,7 @@ mod commands;
 pub(crate) mod config;
 mod events;
 mod life;
+mod queue;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -65,6 +69,7 @@ use tokio::sync::mpsc;
 
 pub use config::CONFIG_FILE;
 pub use events::HELD_OUTPUT;
+pub use queue::QUEUE_FILE;
 
 use crate::asks::tool_call_paths;
 use crate::caps::Optional;
@@ -87,6 +92,10 @@ struct State {
     asked: HashMap<(String, String), Asked>,
     /// What [`events`] tracks of the agent's updates.
     tracked: events::Tracked,
+    /// Sessions with a turn on its way (`session/prompt` sent, not answered yet) → the
+    /// prompts queued behind it, sent one at a time as each turn ends (ACP runs one prompt
+    /// per session at a time).
+    turns: HashMap<String, std::collections::VecDeque<String>>,
 }
 
 /// What the adapter, its pump and its restarts share.
@@ -107,6 +116,8 @@ pub(crate) struct Inner {
     config: config::ConfigMemory,
     life: Mutex<life::Life>,
     seq: AtomicU64,
+    /// Where the prompts queued behind turns are kept.
+    queued: queue::QueueFile,
 }
 
 /// The ACP engine adapter.
@@ -188,6 +199,18 @@ impl Inner {
         st.tracked.questions.retain(|(s, _), _| s != session);
         drop(st);
         Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() }
+    }
+
+    /// Saves the prompts queued behind turns as they are now.
+    fn save_queues(&self) {
+        self.queued.save(|| {
+            let st = lock(&self.state);
+            st.turns
+                .iter()
+                .filter(|(_, q)| !q.is_empty())
+                .map(|(s, q)| (s.clone(), q.iter().cloned().collect()))
+                .collect()
+        });
     }
 
     async fn forget_prompts(&self, session: &str) {
@@ -278,6 +301,7 @@ impl AcpAdapter {
         tracing::info!(agent = %info.agent_info.name, version = %info.agent_info.version, "ACP agent ready");
         let (updates, rx) = input_channel();
         let inner = Arc::new(Inner {
+            queued: queue::QueueFile::new(state_dir.as_deref()),
             config: config::ConfigMemory::load(state_dir, &info.agent_info.name),
             hub,
             conn: RwLock::new(info.id),
@@ -295,6 +319,11 @@ impl AcpAdapter {
         inner
             .send(Input::connection(bb_protocol::v1::ConnectionStatus::Connected, None, None))
             .await;
+        // What a killed run left queued is named, not sent (the turn it waited behind died
+        // with that run's agent).
+        for (session, prompts) in inner.queued.take() {
+            commands::withdrawn(&inner, &session, prompts, "a restart of the bridge").await;
+        }
         tokio::spawn(pump(events, inner.clone()));
         Ok((Arc::new(Self { inner }), rx))
     }
@@ -445,7 +474,16 @@ impl EngineAdapter for AcpAdapter {
             .await
             .map_err(engine_error)?;
         i.forget_prompts(&session).await;
-        lock(&i.state).sessions.retain(|s| s.session_id != session);
+        {
+            let mut st = lock(&i.state);
+            st.sessions.retain(|s| s.session_id != session);
+            // Prompts queued behind its turn go with it (the turn itself ends with the
+            // session).
+            if let Some(queue) = st.turns.get_mut(&session) {
+                queue.clear();
+            }
+        }
+        i.save_queues();
         i.send(Input::SessionRemoved(session.clone())).await;
         Ok(SessionAck { session_id: session })
     }
@@ -463,7 +501,7 @@ impl EngineAdapter for AcpAdapter {
         }
         self.known(&params.session_id)?;
         i.ensure_open(&params.session_id).await?;
-        commands::prompt(i, &params.session_id, params.text);
+        commands::prompt(&self.inner, &params.session_id, params.text);
         Ok(SendMessageResult { session_id: params.session_id, message_id: None })
     }
 
@@ -473,7 +511,9 @@ impl EngineAdapter for AcpAdapter {
         if let Some(err) = i.unavailable() {
             return Err(err);
         }
-        // The runtime withdraws the session's prompts (each answered `cancelled`).
+        // The runtime withdraws the session's prompts (each answered `cancelled`); the
+        // prompts queued behind the turn are withdrawn too, as Kilo drops its queue.
+        commands::withdraw_queued(i, &params.session_id, "bb.stop").await;
         i.hub
             .session_cancel(AcpSessionCancelParams {
                 connection_id: i.conn(),

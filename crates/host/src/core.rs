@@ -471,7 +471,7 @@ impl Host {
             Input::SessionRemoved(id) => {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
-                self.prompts.cancel_session(&id);
+                self.prompts.remove_session(&id);
                 self.lanes.remove(&id);
                 self.views.remove(&id);
                 self.tabs.remove_session(&id);

@@ -547,6 +547,18 @@ impl Prompts {
         (withdraw, answering)
     }
 
+    /// Forgets every request of a session the engine removed, closed ones included: a
+    /// later session of the same id is a new session, and its requests are new prompts
+    /// (a closed entry kept would take the event that shows one for a replay).
+    pub fn remove_session(&mut self, session: &str) {
+        let before = self.entries.len();
+        self.entries.retain(|(s, _), _| s != session);
+        self.finished.retain(|(s, _)| s != session);
+        if self.entries.len() != before {
+            self.changes += 1;
+        }
+    }
+
     /// Withdraws every open request (the engine restarted: they died with it).
     pub fn cancel_all(&mut self) -> Vec<Change> {
         let keys: Vec<Key> = self.open_keys().collect();

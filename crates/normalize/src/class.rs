@@ -227,7 +227,8 @@ pub fn classify_acp(kind: &str, payload: &Value) -> EventClass {
         | "agent_restarting"
         | "session_resumed"
         | "session_resume_failed"
-        | "fs_refused" => C::RunErrorOrGap,
+        | "fs_refused"
+        | "prompts_withdrawn" => C::RunErrorOrGap,
         "terminal_output" => C::ToolOutput,
         "fs_write" => C::RunDiff,
         _ => C::Unknown,

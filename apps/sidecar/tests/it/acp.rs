@@ -237,6 +237,72 @@ fn a_reply_streams_permissions_are_answered_and_stop_cancels() {
     a.finish();
 }
 
+/// The session's `queuedPrompts` in a `bb/state` payload (0 when absent).
+fn queued_of(state: &Value, session: &str) -> u64 {
+    state["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["sessionId"] == session)
+        .map_or(0, |x| x.get("queuedPrompts").map_or(0, |n| n.as_u64().expect("a count")))
+}
+
+/// ACP runs one prompt per session at a time: a message sent while the session's turn runs
+/// waits in the bridge (counted in `bb/state`) and reaches the agent when that turn ends;
+/// `bb.stop` withdraws what waits and names it.
+#[test]
+fn messages_sent_during_a_turn_wait_in_the_bridge_and_stop_withdraws_them() {
+    let Some(mut a) = Acp::start(true) else { return };
+    let session = a.session();
+    a.send(&session, "Run it MOCK:bash:echo%20first31");
+    let mut seen = a.permission(&session);
+    let id = last_request_id(&seen);
+    a.send(&session, "Then MOCK:text:second%20reply");
+    // Every event read while waiting for the count is kept.
+    a.sidecar.wait_event(LONG, "one prompt queued behind the turn", |m| {
+        if m["topic"] == "bb/events" && m["payload"]["sessionId"] == session.as_str() {
+            seen.extend(m["payload"]["events"].as_array().unwrap().iter().cloned());
+        }
+        m["topic"] == "bb/state" && queued_of(&m["payload"], &session) == 1
+    });
+    a.sidecar.ok(
+        "bb.approvePermission",
+        json!({"sessionId": session, "requestId": id, "decision": "allow_once"}),
+    );
+    seen.extend(a.sidecar.session_events_until(&session, "turn_ended", LONG));
+    let ran =
+        seen.iter().any(|e| e["type"] == "tool_call_update" && e.to_string().contains("first31"));
+    assert!(ran, "the first turn ran its command: {seen:#?}");
+    let early: Vec<&Value> = seen.iter().filter(|e| e.to_string().contains("second")).collect();
+    assert!(early.is_empty(), "the queued prompt reached the agent during the turn: {early:#?}");
+    let second = a.sidecar.session_events_until(&session, "turn_ended", LONG);
+    assert_eq!(text_of(&second), "second reply");
+    let sid = session.clone();
+    a.sidecar
+        .state(LONG, "nothing queued, idle", |s| s["running"] == false && queued_of(s, &sid) == 0);
+
+    // A stop withdraws what waits behind the stopped turn, naming it.
+    a.send(&session, "Go MOCK:slow");
+    a.sidecar.session_events_until(&session, "agent_message_chunk", LONG);
+    a.send(&session, "Later MOCK:text:never%20sent");
+    let sid = session.clone();
+    a.sidecar.state(LONG, "one prompt queued", |s| queued_of(s, &sid) == 1);
+    a.sidecar.ok("bb.stop", json!({"sessionId": session}));
+    let stopped = a.sidecar.session_events_until(&session, "turn_ended", LONG);
+    let withdrawn = stopped.iter().find(|e| e["type"] == "prompts_withdrawn").expect("named");
+    assert_eq!(withdrawn["payload"]["prompts"], json!(["Later MOCK:text:never%20sent"]));
+    assert_eq!(withdrawn["class"], "run.error_or_gap", "{withdrawn}");
+    let message = withdrawn["payload"]["message"].as_str().unwrap();
+    assert!(message.contains("bb.stop") && message.contains("never%20sent"), "{withdrawn}");
+    let sid = session.clone();
+    a.sidecar.state(LONG, "nothing queued after the stop", |s| {
+        s["running"] == false && queued_of(s, &sid) == 0
+    });
+    let after = a.turn(&session, "Now MOCK:text:after%20the%20stop");
+    assert_eq!(text_of(&after), "after the stop", "the withdrawn prompt never ran: {after:#?}");
+    a.finish();
+}
+
 #[test]
 fn an_untrusted_workspace_refuses_to_approve_a_command() {
     let Some(mut a) = Acp::start(false) else { return };

@@ -1,8 +1,10 @@
 //! What a person was asked outlives a bridge restart, on the real engines: a Kilo turn
 //! waiting on an approval while `bb-sidecar` is SIGKILLed and started again attached to the
 //! same `kilo serve` with the same state directory (the approval shown again with its id,
-//! answered, the turn finishes; an answer on its way at the kill delivered, not asked again); an ACP agent's approval, which died with its sidecar, closed
-//! as stale after a restart. The BreadBoard cases are in `breadboard_engine.rs`.
+//! answered, the turn finishes; an answer on its way at the kill delivered, not asked
+//! again); an ACP agent's approval, which died with its sidecar, closed as stale after a
+//! restart, and the prompts queued behind its turn named, not lost. The BreadBoard cases
+//! are in `breadboard_engine.rs`.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -267,5 +269,49 @@ fn an_acp_approval_that_died_with_its_sidecar_is_closed_as_stale() {
     eventually(LONG, "nothing saved any more", || {
         std::fs::read_to_string(&saved).is_ok_and(|t| !t.contains(&format!("\"{id}\"")))
     });
+    a.finish();
+}
+
+/// Prompts queued behind an ACP turn are kept in the state directory: a SIGKILLed sidecar
+/// takes the agent and the turn they waited behind along, so the next one sends nothing on
+/// its own but names them (`prompts_withdrawn`), and the session goes on.
+#[test]
+fn acp_prompts_queued_behind_a_turn_are_named_after_a_sidecar_kill() {
+    let Some(bin) = kilo_bin_or_skip() else { return };
+    let world = World::new();
+    let mock = world.start_mock_llm("ask", "ask");
+    let mut a = Acp::with_agent(world, Some(mock), true, &[bin.to_str().unwrap(), "acp"]);
+    let s = a.session();
+    a.send(&s, "Run it MOCK:bash:echo%20queued62");
+    a.sidecar.session_events_until(&s, "request_permission", LONG);
+    a.send(&s, "Then MOCK:text:waiting%20one");
+    a.send(&s, "And MOCK:text:waiting%20two");
+    let saved = a.world.path("project/.bb-bridge/state/acp-queued.json");
+    eventually(LONG, "the queue saved", || {
+        std::fs::read_to_string(&saved).is_ok_and(|t| t.contains("waiting%20two"))
+    });
+    a.sidecar.child.kill().unwrap();
+    a.sidecar.wait_exit(LONG);
+    let old = a.agent;
+    eventually(LONG, "the agent gone with its sidecar", || crate::harness::is_dead(old));
+
+    a.restart_killed();
+    a.sidecar.ok("bb.init", json!({}));
+    a.sidecar.ok("bb.selectSession", json!({"sessionId": s}));
+    let events = a.sidecar.session_events_until(&s, "prompts_withdrawn", LONG);
+    let named = events.iter().find(|e| e["type"] == "prompts_withdrawn").unwrap();
+    assert_eq!(
+        named["payload"]["prompts"],
+        json!(["Then MOCK:text:waiting%20one", "And MOCK:text:waiting%20two"]),
+        "{named}"
+    );
+    let message = named["payload"]["message"].as_str().unwrap();
+    assert!(message.contains("restart") && message.contains("send again"), "{named}");
+    assert!(!saved.exists(), "forgotten once named");
+    a.sidecar.state(LONG, "nothing queued", |st| {
+        st["sessions"].as_array().unwrap().iter().all(|x| x.get("queuedPrompts").is_none())
+    });
+    let events = a.turn(&s, "Now MOCK:text:after%20the%20restart");
+    assert_eq!(crate::acp::text_of(&events), "after the restart");
     a.finish();
 }

@@ -2,9 +2,10 @@
 //!
 //! * `session.close`: the tab closed: the session's late updates are dropped (counted as
 //!   `acp.updates_dropped_after_close`), its open questions answered `cancelled`, its
-//!   terminals killed, then `session/close` when the agent offers it (`output.agentClosed`
-//!   says whether it did; without it a running turn is cancelled). The session stays
-//!   listed and reopens (resume or load) when selected again.
+//!   terminals killed, the prompts queued behind its turn withdrawn, then `session/close`
+//!   when the agent offers it (`output.agentClosed` says whether it did; without it a
+//!   running turn is cancelled). The session stays listed and reopens (resume or load) when
+//!   selected again.
 //! * `config.options`: the session's config options (`output.configOptions`) and what is
 //!   remembered for the workspace (`output.remembered`); `config.set {configId, value}`:
 //!   `session/set_config_option` (the value checked against the options first), then
@@ -46,19 +47,114 @@ const OWN: &[&str] = &[
     "agent.restart",
 ];
 
-/// Starts a turn in the background; its end arrives as `turn_ended` (or `turn_error`).
-pub(crate) fn prompt(inner: &Inner, session: &str, text: String) {
-    let hub = inner.hub.clone();
+/// Starts a turn in the background, or queues the prompt behind the session's turn on its
+/// way: ACP runs one prompt per session at a time (a `session/prompt` is answered when its
+/// turn ends), so the bridge holds the rest and sends each as the turn before it ends. The
+/// host counts a send while the session runs at once and bounds the queue (`queue_full`);
+/// the count left is reported as each queued prompt starts or the queue is withdrawn
+/// ([`withdraw_queued`]). Each turn's end arrives as `turn_ended` (or `turn_error`); a
+/// queued prompt that cannot be sent when its turn comes (the agent down, the session not
+/// reopened) is a `turn_error` naming its text.
+pub(crate) fn prompt(inner: &Arc<Inner>, session: &str, text: String) {
+    {
+        let mut st = lock(&inner.state);
+        if let Some(queue) = st.turns.get_mut(session) {
+            queue.push_back(text);
+            drop(st);
+            inner.save_queues();
+            return;
+        }
+        st.turns.insert(session.to_owned(), Default::default());
+    }
+    let (inner, session) = (Arc::clone(inner), session.to_owned());
+    tokio::spawn(async move {
+        let mut next = Some((text, false));
+        while let Some((text, queued)) = next {
+            run_turn(&inner, &session, text, queued).await;
+            let popped = {
+                let mut st = lock(&inner.state);
+                let popped = st
+                    .turns
+                    .get_mut(&session)
+                    .and_then(|q| q.pop_front().map(|text| (text, q.len() as u64)));
+                if popped.is_none() {
+                    st.turns.remove(&session);
+                }
+                popped
+            };
+            let Some((text, count)) = popped else { break };
+            inner.save_queues();
+            inner.send(Input::QueuedPrompts { session_id: session.clone(), count }).await;
+            next = Some((text, true));
+        }
+    });
+}
+
+/// Withdraws the prompts queued behind `session`'s turn (`bb.stop`, the tab closed): the
+/// count goes to 0 and they are named ([`withdrawn`]).
+pub(crate) async fn withdraw_queued(inner: &Inner, session: &str, why: &str) {
+    let prompts: Vec<String> = lock(&inner.state)
+        .turns
+        .get_mut(session)
+        .map(|q| q.drain(..).collect())
+        .unwrap_or_default();
+    if prompts.is_empty() {
+        return;
+    }
+    inner.save_queues();
+    inner.send(Input::QueuedPrompts { session_id: session.to_owned(), count: 0 }).await;
+    withdrawn(inner, session, prompts, why).await;
+}
+
+/// One `prompts_withdrawn {count, prompts, message}` event naming prompts that were queued
+/// and will not be sent, so nothing typed is lost without a word.
+pub(crate) async fn withdrawn(inner: &Inner, session: &str, prompts: Vec<String>, why: &str) {
+    let n = prompts.len();
+    // The texts are in the message too: a webview receiving the reduced view shows the
+    // message, not the payload.
+    let quoted: Vec<String> = prompts.iter().map(|p| format!("{p:?}")).collect();
+    let message = format!(
+        "{why} withdrew the {n} prompt{} queued behind the turn; send again what should still \
+         run: {}",
+        if n == 1 { "" } else { "s" },
+        quoted.join(", ")
+    );
+    let payload = Map::from_iter([
+        ("count".to_owned(), json!(n)),
+        ("prompts".to_owned(), json!(prompts)),
+        ("message".to_owned(), json!(message)),
+    ]);
+    inner.send(inner.event(session, "prompts_withdrawn", payload)).await;
+}
+
+/// One `session/prompt`, to its turn's end. A queued one reopens its session first (the
+/// agent may have been restarted since it was queued).
+async fn run_turn(inner: &Inner, session: &str, text: String, queued: bool) {
+    if queued && let Err(err) = inner.ensure_open(session).await {
+        let message = format!(
+            "the prompt queued behind the last turn was not sent ({err}); send it again: {text}"
+        );
+        let payload = Map::from_iter([
+            ("code".to_owned(), json!(err.code())),
+            ("message".to_owned(), json!(message)),
+            ("prompt".to_owned(), json!(text)),
+        ]);
+        // A turn that failed before it began: the host counts it started (one fewer
+        // queued) and over.
+        let running = |running| Input::SessionRunning { session_id: session.to_owned(), running };
+        inner.send(running(true)).await;
+        inner.send(inner.event(session, "turn_error", payload)).await;
+        inner.send(running(false)).await;
+        return;
+    }
     let params = AcpSessionPromptParams {
         connection_id: inner.conn(),
         session_id: session.to_owned(),
         prompt: vec![ContentBlock::Text { text, annotations: None }],
     };
-    tokio::spawn(async move {
-        if let Err(err) = hub.session_prompt(params).await {
-            tracing::info!(%err, "ACP prompt failed");
-        }
-    });
+    if let Err(err) = inner.hub.session_prompt(params).await {
+        tracing::info!(%err, "ACP prompt failed");
+    }
 }
 
 /// Applies to a new session what was remembered for the workspace, then the `model` and
@@ -207,6 +303,7 @@ pub(crate) async fn command(
             let payload = Map::from_iter([("agentClosed".to_owned(), json!(agent_closed))]);
             inner.send(inner.event(&session, "session_closed", payload)).await;
             inner.forget_prompts(&session).await;
+            withdraw_queued(inner, &session, "closing the tab").await;
             inner.send(Input::SessionRunning { session_id: session.clone(), running: false }).await;
             done(json!({"agentClosed": agent_closed}))
         }

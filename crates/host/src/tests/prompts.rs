@@ -427,6 +427,37 @@ fn a_repeat_is_not_shown_and_a_reused_id_is() {
 }
 
 #[test]
+fn a_session_removed_and_created_again_shows_its_requests_again() {
+    // A closed request's entry is kept to answer late replies, and the event that showed it
+    // repeated is a replay; once its session is removed, a session of the same id is new.
+    let c = clock();
+    let mut h = host(&c, HostConfig::default());
+    raise(&mut h, &c, "s", "per_1", PromptKind::Exec, "e1");
+    h.begin_answer_from(0, "s", "per_1", Verdict::Deny, "deny").unwrap();
+    let done = Input::PromptAnswered {
+        session_id: "s".into(),
+        request_id: "per_1".into(),
+        outcome: AnswerOutcome::Accepted,
+    };
+    h.handle(done, c.now());
+    run_to_idle(&mut h, &c);
+    raise(&mut h, &c, "s", "per_1", PromptKind::Exec, "e1");
+    let out = run_to_idle(&mut h, &c);
+    assert!(items(&out).iter().all(|(_, _, i)| i.event.id != "e1"), "a replay shows nothing");
+
+    h.handle(Input::SessionRemoved("s".into()), c.now());
+    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::select(0, "s"), c.now());
+    drain(&mut h);
+    raise(&mut h, &c, "s", "per_1", PromptKind::Exec, "e1");
+    let out = run_to_idle(&mut h, &c);
+    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    assert_eq!(shown, ["e1"], "the new session's request is shown");
+    assert_eq!(pending(&out), Some(1));
+    assert!(h.begin_answer("s", "per_1", Verdict::Deny).is_ok());
+}
+
+#[test]
 fn the_trust_gate_says_how_to_grant_trust_and_deny_always_works() {
     let c = clock();
     let mut h = host(&c, HostConfig::default());

@@ -122,7 +122,9 @@ pub(crate) fn notice_level(ev: &RawEvent) -> NoticeLevel {
             _ => NoticeLevel::Info,
         },
         "session_resumed" => NoticeLevel::Info,
-        "fs_refused" | "agent_restarting" | "session_resume_failed" => NoticeLevel::Warning,
+        "fs_refused" | "agent_restarting" | "session_resume_failed" | "prompts_withdrawn" => {
+            NoticeLevel::Warning
+        }
         _ => NoticeLevel::Error,
     }
 }

@@ -44,6 +44,7 @@ fn every_update_kind_has_its_class() {
         (json!({"type": "terminal_output"}), C::ToolOutput),
         (json!({"type": "fs_write"}), C::RunDiff),
         (json!({"type": "fs_refused"}), C::RunErrorOrGap),
+        (json!({"type": "prompts_withdrawn", "count": 1}), C::RunErrorOrGap),
         (json!({"sessionUpdate": "a_future_kind"}), C::Unknown),
     ];
     for (event, class) in table {
