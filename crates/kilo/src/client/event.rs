@@ -131,7 +131,14 @@ impl KiloEvent {
     /// The session the event belongs to, read from its body as the adapter's mapping reads
     /// it: `syncEvent.aggregateID` of a `sync`, else the first non-empty of
     /// `properties.sessionID`, `properties.info.sessionID` and `properties.part.sessionID`.
+    /// An unread body ([`KiloEvent::split`]) that the mapping's read refuses is read as the
+    /// mapping then reads it: the event's data whole.
     pub fn session(&self) -> Option<String> {
+        if let Some(data) = &self.unread
+            && !crate::facts::reads(self.body.text().unwrap_or_default())
+        {
+            return Self::parse(data).ok()?.session();
+        }
         crate::facts::session_of(&self.event_type, &self.body)
     }
 
@@ -235,7 +242,7 @@ where
 
 /// A `sync` event: Kilo's echo of the event before it under the same id, with the
 /// aggregate's (session's) sequence number. Only these fields are read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct SyncEcho {
     /// The event's `id`, when it has one.
     pub id: Option<String>,
@@ -246,6 +253,13 @@ pub struct SyncEcho {
     /// Read by comparing its repeat with the body of the event before it while that body
     /// was unread ([`KiloEvent::is_unread`]): the echo is JSON only if that body is.
     pub repeats_unread: bool,
+}
+
+impl PartialEq for SyncEcho {
+    /// The same id, session and `seq` (however it was read).
+    fn eq(&self, other: &Self) -> bool {
+        (&self.id, &self.session_id, self.seq) == (&other.id, &other.session_id, other.seq)
+    }
 }
 
 impl SyncEcho {
