@@ -38,6 +38,18 @@ pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
     (event, class)
 }
 
+/// What an event means, read from its body (see [`KiloEventState::apply`]).
+struct Read {
+    session_id: String,
+    class: EventClass,
+    fail_closed: bool,
+    raised: Option<Prompt>,
+    settled: Option<String>,
+    derived: Vec<Input>,
+    turn: Option<u64>,
+    ts: Option<f64>,
+}
+
 /// What the event mapping remembers between events.
 #[derive(Debug)]
 pub(crate) struct KiloEventState {
@@ -47,6 +59,9 @@ pub(crate) struct KiloEventState {
     /// Engine calls to make.
     actions: Vec<Action>,
     failures: u64,
+    /// The last event's body was handed on unread and is not JSON: a `sync` echo read by
+    /// comparison with it is not JSON either.
+    last_malformed: bool,
 }
 
 impl Default for KiloEventState {
@@ -57,7 +72,13 @@ impl Default for KiloEventState {
 
 impl KiloEventState {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared, seq: HashMap::new(), actions: Vec::new(), failures: 0 }
+        Self {
+            shared,
+            seq: HashMap::new(),
+            actions: Vec::new(),
+            failures: 0,
+            last_malformed: false,
+        }
     }
 
     /// The engine calls asked for since the last take.
@@ -76,8 +97,15 @@ impl KiloEventState {
     /// `sync` events repeat the preceding event under the same id: they are not forwarded
     /// (the webview would see a duplicate id); their per-session `seq` is checked instead and
     /// a jump reports a gap.
+    ///
+    /// An event whose body the router left unread ([`KiloEvent::is_unread`]) is validated by
+    /// this one typed read of it; should the read not pass (text that is not JSON, or JSON the
+    /// typed read refuses, such as duplicate keys), its data is read as the router reads
+    /// other events: the same event then, or data that is not a Kilo event, counted as
+    /// `events.malformed_count` exactly as the router's own.
     pub(crate) fn apply(&mut self, event: KiloEvent) -> Vec<Input> {
-        let KiloEvent { id, event_type, body: properties, .. } = event;
+        let KiloEvent { id, event_type, body: properties, unread } = event;
+        self.last_malformed = false;
         if event_type == "sync" {
             let sync: SyncFields<'_> = properties.read();
             return match (sync.session(), sync.seq.0) {
@@ -87,24 +115,27 @@ impl KiloEventState {
             };
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
-        let facts: Facts<'_> = properties.read();
-        let Some(session_id) = facts.session().map(str::to_owned) else {
-            drop(facts);
+        let read = match unread {
+            None => self.read(&event_type, &properties, &properties.read()),
+            Some(data) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
+                Some(Ok(facts)) => self.read(&event_type, &properties, &facts),
+                _ => {
+                    return match KiloEvent::parse(&data) {
+                        Ok(event) => self.apply(event),
+                        Err(error) => {
+                            self.last_malformed = true;
+                            self.malformed(&error.to_string())
+                        }
+                    };
+                }
+            },
+        };
+        let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts }) =
+            read
+        else {
             return self.unrouted(&event_type);
         };
-        let class = classify_kilo_fields(&event_type, facts.kilo_fields());
-        let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
-        let raised = prompt_of(&event_type, &session_id, &properties);
-        let settled = matches!(
-            event_type.as_str(),
-            "permission.replied" | "question.replied" | "question.rejected"
-        )
-        .then(|| facts.request_id.get().map(str::to_owned))
-        .flatten();
-        let derived = self.derive(&event_type, &session_id, &properties, &facts);
         let failed_type = fail_closed.then(|| event_type.clone());
-        let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
-        drop(facts);
         let event =
             EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let mut updates = Vec::with_capacity(1 + derived.len());
@@ -123,6 +154,30 @@ impl KiloEventState {
             updates.extend(self.fail_turn(&session_id, &unknown));
         }
         updates
+    }
+
+    /// What an event of `event_type` whose body `properties` was read as `facts` means;
+    /// `None` when it names no session.
+    fn read(&mut self, event_type: &str, properties: &Payload, facts: &Facts<'_>) -> Option<Read> {
+        let session_id = facts.session()?.to_owned();
+        let class = classify_kilo_fields(event_type, facts.kilo_fields());
+        let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
+        let raised = prompt_of(event_type, &session_id, properties);
+        let settled =
+            matches!(event_type, "permission.replied" | "question.replied" | "question.rejected")
+                .then(|| facts.request_id.get().map(str::to_owned))
+                .flatten();
+        let derived = self.derive(event_type, &session_id, properties, facts);
+        let (turn, ts) = (stamp::event_turn(facts), stamp::event_ts(facts));
+        Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts })
+    }
+
+    /// Data the router handed on as an event that is not one (its body, unread there, is
+    /// not JSON): counted as `events.malformed_count`, as the router's own are.
+    fn malformed(&self, error: &str) -> Vec<Input> {
+        self.shared.malformed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::warn!(%error, "engine sent an event that is not a Kilo event");
+        Vec::new()
     }
 
     /// An event of no session (the router leaves the bodies that could name one to this
@@ -175,7 +230,14 @@ impl KiloEventState {
 
     /// A `sync` echo the router read: its sequence number is checked (one without is
     /// ignored).
+    ///
+    /// An echo read by comparison with an event body that was handed on unread
+    /// ([`SyncEcho::repeats_unread`]) is JSON only if that body was: after one that was not,
+    /// the echo is counted as `events.malformed_count` as well.
     pub(crate) fn sync_echo(&mut self, sync: &SyncEcho) -> Vec<Input> {
+        if sync.repeats_unread && self.last_malformed {
+            return self.malformed("a sync echo repeats an event that is not JSON");
+        }
         match sync.seq {
             Some(seq) => self.sync_seq(&sync.session_id, seq),
             None => Vec::new(),

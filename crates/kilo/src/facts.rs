@@ -130,6 +130,11 @@ pub(crate) fn session_of(event_type: &str, body: &Payload) -> Option<String> {
     }
 }
 
+/// Whether the mapping's typed read takes `text` (a body the router left unread).
+pub(crate) fn reads(text: &str) -> bool {
+    serde_json::from_str::<Facts<'_>>(text).is_ok()
+}
+
 impl Facts<'_> {
     /// The session the event belongs to: the first non-empty of `sessionID`,
     /// `info.sessionID` and `part.sessionID`.

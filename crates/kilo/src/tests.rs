@@ -14,4 +14,5 @@ mod restart;
 mod router;
 mod supervisor;
 mod sync;
+mod unread;
 mod unrouted;

@@ -47,6 +47,15 @@ impl Payload {
         Self(Repr::Text { text, tree: OnceLock::new() })
     }
 
+    /// A payload of `text` that is **not validated here**: for a reader that validates it
+    /// with its own first read (a typed read with `serde_json` checks every byte it passes),
+    /// so that the text is read once instead of twice. Until that read has passed, nothing
+    /// else may read the payload whole or write it: text that is not JSON reads as `null`
+    /// and would be written as it is.
+    pub fn from_text_unchecked(text: String) -> Self {
+        Self::from_text(raw_unchecked(text))
+    }
+
     /// The JSON text it was received as, while unchanged (`None` for one built as a tree).
     pub fn text(&self) -> Option<&str> {
         match &self.0 {
@@ -114,6 +123,75 @@ impl Payload {
             Repr::Tree(v) => from_tree(v),
         }
     }
+}
+
+/// `text` as a `RawValue` without validating it (no copy): through the raw-value protocol
+/// serde_json's `Box<RawValue>` offers deserializers other than its own (a one-entry map
+/// keyed by its token, whose value is the text). Should a serde_json release change the
+/// protocol, the text is validated instead (slower; text that is not JSON is then `null`);
+/// a test holds that the protocol is the one used.
+fn raw_unchecked(text: String) -> Box<RawValue> {
+    use serde::de::value::{BorrowedStrDeserializer, Error, StringDeserializer};
+    use serde::de::{DeserializeSeed, MapAccess, Visitor};
+
+    /// serde_json's name for the raw-value protocol (`serde_json::raw::TOKEN`).
+    const TOKEN: &str = "$serde_json::private::RawValue";
+
+    struct Text(Option<String>);
+
+    impl<'de> Deserializer<'de> for &mut Text {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+            Err(serde::de::Error::custom("only a RawValue is read from unchecked text"))
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            if name != TOKEN {
+                return self.deserialize_any(visitor);
+            }
+            visitor.visit_map(self)
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct seq tuple tuple_struct map struct enum
+            identifier ignored_any
+        }
+    }
+
+    impl<'de> MapAccess<'de> for Text {
+        type Error = Error;
+
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, Error> {
+            match self.0 {
+                Some(_) => seed.deserialize(BorrowedStrDeserializer::new(TOKEN)).map(Some),
+                None => Ok(None),
+            }
+        }
+
+        fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+            let text = self.0.take().unwrap_or_default();
+            seed.deserialize(StringDeserializer::new(text))
+        }
+    }
+
+    let mut reader = Text(Some(text));
+    match Box::<RawValue>::deserialize(&mut reader) {
+        Ok(raw) => raw,
+        Err(_) => reader.0.and_then(|text| RawValue::from_string(text).ok()).unwrap_or_else(null),
+    }
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_default()
 }
 
 fn parse(text: &RawValue) -> Value {

@@ -277,3 +277,20 @@ proptest! {
         prop_assert_eq!(others_read(&Payload::from(v.clone())), others_looked_up(&v));
     }
 }
+
+#[test]
+fn unchecked_text_is_kept_as_is_without_a_read() {
+    // Valid text: the same payload as a validated one, written byte for byte.
+    let body = r#"{"a":"x","b":{"c":[1,2]}}"#;
+    let unchecked = Payload::from_text_unchecked(body.to_owned());
+    assert_eq!(unchecked.text(), Some(body));
+    assert_eq!(unchecked, text(body));
+    assert_eq!(serde_json::to_string(&unchecked).unwrap(), body);
+    // Text that is not JSON is kept too: the protocol that skips the validation is the one in
+    // use (were it refused, the text would have been validated and read as `null`). Reading
+    // it whole gives `null`; a typed read gives nothing.
+    let broken = Payload::from_text_unchecked("{\"a\":tru".to_owned());
+    assert_eq!(broken.text(), Some("{\"a\":tru"));
+    assert_eq!(broken.value(), &Value::Null);
+    assert_eq!(broken.read::<Fields<'_>>().a, LooseStr(None));
+}

@@ -14,7 +14,12 @@ use serde_json::value::RawValue;
 
 /// An event of the Kilo stream: its type and id, and its body as sent (ids untouched). The body is what the bridge forwards: `properties`, or `syncEvent` for
 /// `sync`; the other top-level fields (and the `/global/event` wrapper) are not kept.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// An event in Kilo's own layout is split by the router without reading its body
+/// ([`KiloEvent::split`]): the body is validated by the mapping's one typed read of it, and
+/// until then [`KiloEvent::is_unread`] says so (the event's data is kept to be read the
+/// usual way should the body not pass).
+#[derive(Debug, Clone)]
 pub struct KiloEvent {
     /// The event's `id` (`evt_…`), when it has one.
     pub id: Option<String>,
@@ -23,6 +28,15 @@ pub struct KiloEvent {
     /// `properties` (`syncEvent` for `sync`), `null` when absent; kept as text when the event
     /// has the usual shape.
     pub body: Payload,
+    /// The event's data, while its body is unread.
+    pub(crate) unread: Option<String>,
+}
+
+impl PartialEq for KiloEvent {
+    /// The same type, id and body (read or not).
+    fn eq(&self, other: &Self) -> bool {
+        (&self.id, &self.event_type, &self.body) == (&other.id, &other.event_type, &other.body)
+    }
 }
 
 /// Why an event's data is not a Kilo event.
@@ -58,13 +72,73 @@ impl KiloEvent {
         let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
         let key = if event_type == "sync" { "syncEvent" } else { "properties" };
         let body = event.get(key).cloned().unwrap_or(Value::Null).into();
-        Ok(Self { id, event_type, body })
+        Ok(Self { id, event_type, body, unread: None })
+    }
+
+    /// The event in `data` when it has Kilo's own layout (`{"id","type","properties"}`, the
+    /// id optional, bare or in `/global/event`'s wrapper `{"directory","project","payload"}`;
+    /// no escapes in the strings; an object body), split at its body without reading it
+    /// (its body is read once, later, by the mapping, which validates it: see
+    /// [`KiloEvent::is_unread`]); otherwise `data` back (the caller parses it).
+    ///
+    /// In this layout `data` is JSON exactly when the body is, and then [`KiloEvent::parse`]
+    /// gives this event (its read of the body as a span has no depth limit, nor has the
+    /// validation of a typed read where it skips a value).
+    pub fn split(data: String) -> Result<Self, String> {
+        let Some((id, event_type, body)) = Self::layout(&data) else {
+            return Err(data);
+        };
+        if event_type == "sync" {
+            return Err(data);
+        }
+        let (id, event_type) = (id.map(str::to_owned), event_type.to_owned());
+        let body = Payload::from_text_unchecked(body.to_owned());
+        Ok(Self { id, event_type, body, unread: Some(data) })
+    }
+
+    /// Kilo's layout of `data`: its id, type and body.
+    fn layout(data: &str) -> Option<(Option<&str>, &str, &str)> {
+        let event = match data.strip_prefix(r#"{"directory":"#) {
+            Some(rest) => {
+                let (_, rest) = plain_string(rest)?;
+                let rest = match rest.strip_prefix(r#","project":"#) {
+                    Some(project) => plain_string(project)?.1,
+                    None => rest,
+                };
+                rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')?
+            }
+            None => data,
+        };
+        let rest = event.strip_prefix('{')?;
+        let (id, rest) = match rest.strip_prefix(r#""id":"#) {
+            Some(rest) => {
+                let (id, rest) = plain_string(rest)?;
+                (Some(id), rest.strip_prefix(',')?)
+            }
+            None => (None, rest),
+        };
+        let (event_type, rest) = plain_string(rest.strip_prefix(r#""type":"#)?)?;
+        let body = rest.strip_prefix(r#","properties":"#)?.strip_suffix('}')?;
+        (body.starts_with('{') && body.ends_with('}')).then_some((id, event_type, body))
+    }
+
+    /// Whether the body is still unread ([`KiloEvent::split`]): until a full read of it has
+    /// passed, it may not be JSON.
+    pub fn is_unread(&self) -> bool {
+        self.unread.is_some()
     }
 
     /// The session the event belongs to, read from its body as the adapter's mapping reads
     /// it: `syncEvent.aggregateID` of a `sync`, else the first non-empty of
     /// `properties.sessionID`, `properties.info.sessionID` and `properties.part.sessionID`.
+    /// An unread body ([`KiloEvent::split`]) that the mapping's read refuses is read as the
+    /// mapping then reads it: the event's data whole.
     pub fn session(&self) -> Option<String> {
+        if let Some(data) = &self.unread
+            && !crate::facts::reads(self.body.text().unwrap_or_default())
+        {
+            return Self::parse(data).ok()?.session();
+        }
         crate::facts::session_of(&self.event_type, &self.body)
     }
 
@@ -84,6 +158,7 @@ impl KiloEvent {
             id: shape.id.map(Cow::into_owned),
             event_type: kind.into_owned(),
             body: Payload::from_text(body.to_owned()),
+            unread: None,
         })
     }
 }
@@ -167,7 +242,7 @@ where
 
 /// A `sync` event: Kilo's echo of the event before it under the same id, with the
 /// aggregate's (session's) sequence number. Only these fields are read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct SyncEcho {
     /// The event's `id`, when it has one.
     pub id: Option<String>,
@@ -175,6 +250,16 @@ pub struct SyncEcho {
     pub session_id: String,
     /// `syncEvent.seq`, when it is a non-negative integer.
     pub seq: Option<u64>,
+    /// Read by comparing its repeat with the body of the event before it while that body
+    /// was unread ([`KiloEvent::is_unread`]): the echo is JSON only if that body is.
+    pub repeats_unread: bool,
+}
+
+impl PartialEq for SyncEcho {
+    /// The same id, session and `seq` (however it was read).
+    fn eq(&self, other: &Self) -> bool {
+        (&self.id, &self.session_id, self.seq) == (&other.id, &other.session_id, other.seq)
+    }
 }
 
 impl SyncEcho {
@@ -198,6 +283,7 @@ impl SyncEcho {
             id: head.id.map(Cow::into_owned),
             session_id: session.into_owned(),
             seq: sync.seq,
+            repeats_unread: false,
         })
     }
 
@@ -234,6 +320,7 @@ impl SyncEcho {
             id: Some(id.to_owned()),
             session_id: session.to_owned(),
             seq: Some(seq),
+            repeats_unread: false,
         })
     }
 }

@@ -58,7 +58,8 @@ pub enum KiloUpdate {
         error: KiloError,
     },
     /// An event that may name a session, as sent (every session, tracked or not); its body
-    /// is not read here ([`KiloEvent::session`] reads its session).
+    /// is not read here ([`KiloEvent::session`] reads its session). In Kilo's own layout it
+    /// is not even validated here ([`KiloEvent::is_unread`]): the mapping's read does that.
     Event {
         /// The event.
         event: KiloEvent,
@@ -180,16 +181,20 @@ pub fn route(data: String) -> KiloUpdate {
 #[derive(Debug, Default)]
 pub struct Routing {
     last_body: String,
+    /// The last routed event's body is unread ([`KiloEvent::is_unread`]).
+    last_unread: bool,
 }
 
 impl Routing {
     /// Routes one SSE `data` payload, as [`route`] does.
     pub fn route(&mut self, data: String) -> KiloUpdate {
-        if let Some(sync) = SyncEcho::parse_echo(&data, &self.last_body) {
+        if let Some(mut sync) = SyncEcho::parse_echo(&data, &self.last_body) {
+            sync.repeats_unread = self.last_unread;
             return KiloUpdate::Sync(sync);
         }
         let update = route_fresh(data);
         if let KiloUpdate::Event { event, .. } = &update {
+            self.last_unread = event.is_unread();
             let body = event.body.text().unwrap_or_default();
             self.last_body.clear();
             // The buffer is reused, but one huge body's worth of it is not kept past the
@@ -224,6 +229,12 @@ fn route_fresh(data: String) -> KiloUpdate {
         }
     } else {
         data
+    };
+    // In Kilo's own layout the body is left to the mapping's one read of it, which
+    // validates it (and reads the data as below should it not pass).
+    let data = match KiloEvent::split(data) {
+        Ok(event) => return KiloUpdate::Event { event },
+        Err(data) => data,
     };
     match KiloEvent::parse(&data) {
         Ok(event) => KiloUpdate::Event { event },
