@@ -2,6 +2,7 @@
 
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::procfs::{
     children_of, cmdline, descendants_of, environ_names, environ_var, group_members, is_dead,
@@ -20,7 +21,14 @@ fn proc_shows_a_child_its_environment_and_its_death() {
     let me = std::process::id();
     assert!(children_of(me).contains(&pid));
     assert!(descendants_of(me).contains(&pid));
-    assert!(cmdline(pid).starts_with("sleep 30"), "{}", cmdline(pid));
+    // A read of `/proc/PID/cmdline` can come back empty while the child is still being set
+    // up (seen once under load on a CI run): wait for it to say something.
+    let mut line = String::new();
+    crate::eventually(Duration::from_secs(10), "the child's command line", || {
+        line = cmdline(pid);
+        !line.is_empty()
+    });
+    assert!(line.starts_with("sleep 30"), "{line}");
     assert_eq!(environ_var(pid, "BB_TEST_SUPPORT_MARK").as_deref(), Some("here"));
     assert!(environ_names(pid).iter().any(|n| n == "BB_TEST_SUPPORT_MARK"));
     let (ppid, _, pgrp, _) = stat_ids(pid).unwrap();
