@@ -98,17 +98,7 @@ impl KiloEvent {
 
     /// Kilo's layout of `data`: its id, type and body.
     fn layout(data: &str) -> Option<(Option<&str>, &str, &str)> {
-        let event = match data.strip_prefix(r#"{"directory":"#) {
-            Some(rest) => {
-                let (_, rest) = plain_string(rest)?;
-                let rest = match rest.strip_prefix(r#","project":"#) {
-                    Some(project) => plain_string(project)?.1,
-                    None => rest,
-                };
-                rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')?
-            }
-            None => data,
-        };
+        let event = global_payload(data)?;
         let rest = event.strip_prefix('{')?;
         let (id, rest) = match rest.strip_prefix(r#""id":"#) {
             Some(rest) => {
@@ -298,17 +288,7 @@ impl SyncEcho {
         if last_body.is_empty() {
             return None;
         }
-        let echo = match data.strip_prefix(r#"{"directory":"#) {
-            Some(rest) => {
-                let (_, rest) = plain_string(rest)?;
-                let rest = match rest.strip_prefix(r#","project":"#) {
-                    Some(project) => plain_string(project)?.1,
-                    None => rest,
-                };
-                rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')?
-            }
-            None => data,
-        };
+        let echo = global_payload(data)?;
         let rest = echo.strip_prefix(r#"{"type":"sync","syncEvent":{"id":"#)?;
         let (_, rest) = plain_string(rest)?;
         let (_, rest) = plain_string(rest.strip_prefix(r#","type":"#)?)?;
@@ -390,4 +370,17 @@ pub(super) fn cannot_name_session(data: &str) -> bool {
         [Finder::new(b"sessionID"), Finder::new(b"aggregateID"), Finder::new(b"\\u")]
     });
     !CAN_NAME.iter().any(|k| k.find(data.as_bytes()).is_some())
+}
+
+/// The event inside `/global/event`'s wrapper `{"directory","project"?,"payload"}` written as
+/// Kilo writes it (plain strings), or `data` itself when it is not wrapped; `None` for a
+/// wrapper in another layout.
+fn global_payload(data: &str) -> Option<&str> {
+    let Some(rest) = data.strip_prefix(r#"{"directory":"#) else { return Some(data) };
+    let (_, rest) = plain_string(rest)?;
+    let rest = match rest.strip_prefix(r#","project":"#) {
+        Some(project) => plain_string(project)?.1,
+        None => rest,
+    };
+    rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')
 }
