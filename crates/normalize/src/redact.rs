@@ -219,19 +219,23 @@ const KEY_WORDS: &[&str] = &[
     "digest",
 ];
 /// What every credential prefix pattern starts with (compared as written: those patterns are
-/// case-sensitive). `gh` covers `ghp_`…`ghr_`, `ey` the JWTs.
+/// case-sensitive). A JWT's match holds `.ey` (its second part).
 const PREFIXES: &[&str] = &[
     "sk-",
     "pk-",
     "rk-",
     "sk_",
-    "gh",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
     "github_pat_",
     "xox",
     "AKIA",
     "AIza",
     "glpat-",
-    "ey",
+    ".ey",
     "-----BEGIN",
 ];
 

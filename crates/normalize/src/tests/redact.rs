@@ -270,6 +270,10 @@ fn redactable() -> impl Strategy<Value = String> {
         ("rk-", 12),
         ("sk_live_", 10),
         ("ghp_", 20),
+        ("gho_", 20),
+        ("ghu_", 20),
+        ("ghs_", 20),
+        ("ghr_", 20),
         ("github_pat_", 20),
         ("xoxb-", 10),
         ("AKIA", 16),
@@ -335,7 +339,11 @@ fn the_pre_check_sends_non_ascii_text_to_the_patterns() {
     assert_ne!(redact_patterns(s), s);
     assert_eq!(redact_text(s), redact_patterns(s));
     // A usual log line goes past the patterns untouched.
-    let line = r#"INFO bb_launch::launcher: demo engine (offline fake BreadBoard) serving url="http://127.0.0.1:36745""#;
-    assert!(!may_hold_secret(line));
-    assert_eq!(redact_text(line), line);
+    for line in [
+        r#"INFO bb_launch::launcher: demo engine (offline fake BreadBoard) serving url="http://127.0.0.1:36745""#,
+        "INFO bb_service::service::requests: webview input closed; answering what is in flight and streaming what runs conn=0 in_flight=0 streaming=false grace=10s",
+    ] {
+        assert!(!may_hold_secret(line), "{line}");
+        assert_eq!(redact_text(line), line);
+    }
 }
