@@ -252,8 +252,9 @@ pub struct Delta<'a> {
 
 impl TextPart<'static> {
     /// What reading a body as [`TextPart`] finds, from a reader that read the same fields
-    /// already (a string it had to unescape is taken over, not copied): `part` is `None` when the body's `part` is not an object, else its `id`,
-    /// `messageID` and `text`. Owned, to be kept on the payload ([`Payload::set_memo`]).
+    /// already (a string it had to unescape is taken over, not copied): `part` is `None`
+    /// when the body's `part` is not an object, else its `id`, `messageID` and `text`.
+    /// Owned, to be kept on the payload ([`Payload::set_memo`]).
     pub fn memo(part: Option<[LooseStr<'_>; 3]>) -> Self {
         let part = part.map(|[id, message_id, text]| PartText {
             id: owned(id),
