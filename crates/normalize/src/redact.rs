@@ -151,9 +151,11 @@ fn re(pattern: &str) -> Regex {
 /// Redacts free text: credential-looking values, sensitive `key=value` / `key: value` pairs
 /// (headers, env lines, JSON fragments) and sensitive URL query parameters.
 pub fn redact_text(s: &str) -> String {
-    if s.is_empty() {
-        return String::new();
-    }
+    if may_hold_secret(s) { redact_patterns(s) } else { s.to_owned() }
+}
+
+/// [`redact_text`] without its pre-check: every pattern run over `s`.
+pub(crate) fn redact_patterns(s: &str) -> String {
     let out = KNOWN_PREFIX.replace_all(s, REDACTED);
     let out = BEARER.replace_all(&out, |c: &Captures<'_>| {
         // "Bearer" always introduces a credential; "Basic"/"Digest" only when what follows
@@ -199,6 +201,75 @@ pub fn redact_text(s: &str) -> String {
         if looks_random(t) { REDACTED.to_owned() } else { t.to_owned() }
     });
     out.into_owned()
+}
+
+/// Words one of which every pattern of [`redact_text`] needs (compared ASCII-lowercase): the
+/// sensitive key words of `key: value` / `key=value` (`api_key`, `private-key` and
+/// `access.key` hold `key`, `passwd` and `password` hold `passw`) and the auth schemes.
+const KEY_WORDS: &[&str] = &[
+    "token",
+    "key",
+    "authorization",
+    "cookie",
+    "passw",
+    "secret",
+    "credential",
+    "bearer",
+    "basic",
+    "digest",
+];
+/// What every credential prefix pattern starts with (compared as written: those patterns are
+/// case-sensitive). `gh` covers `ghp_`…`ghr_`, `ey` the JWTs.
+const PREFIXES: &[&str] = &[
+    "sk-",
+    "pk-",
+    "rk-",
+    "sk_",
+    "gh",
+    "github_pat_",
+    "xox",
+    "AKIA",
+    "AIza",
+    "glpat-",
+    "ey",
+    "-----BEGIN",
+];
+
+/// Whether [`redact_text`] may change `s`: false only when no pattern can match, so the
+/// patterns (and their compiled automata, ~0.5 MB of heap on first use) are skipped for the
+/// usual log line. Every pattern needs one of [`PREFIXES`], one of [`KEY_WORDS`], a query pair
+/// (`?` or `&` and `=`) or a run of 32 token characters. Text with a non-ASCII character
+/// always goes through the patterns: under `(?i)` some fold to ASCII letters (KELVIN SIGN to
+/// `k`, LONG S to `s`).
+pub(crate) fn may_hold_secret(s: &str) -> bool {
+    if s.is_empty() {
+        return false;
+    }
+    if !s.is_ascii() {
+        return true;
+    }
+    if PREFIXES.iter().any(|p| s.contains(p)) {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    if KEY_WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    if s.contains('=') && s.contains(['?', '&']) {
+        return true;
+    }
+    let mut run = 0;
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-') {
+            run += 1;
+            if run >= ENTROPY_MIN_LEN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 /// A long run of token characters that reads as random: mixed character classes, not a UUID

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::jsonl;
 use crate::redact::{
-    LOG_LINE_CAP, REDACTED, is_sensitive_key, log_line_json, redact_document, redact_log_line,
-    redact_text, redacted,
+    LOG_LINE_CAP, REDACTED, is_sensitive_key, log_line_json, may_hold_secret, redact_document,
+    redact_log_line, redact_patterns, redact_text, redacted,
 };
 
 #[test]
@@ -166,4 +166,176 @@ proptest! {
         prop_assert!(out.ends_with(&format!("{REDACTED} {tail}")), "{} -> {}", text, out);
         prop_assert_eq!(redact_text(&out), out.clone());
     }
+}
+
+/// Pieces of text near what the patterns look for: parts of key words, schemes and prefixes,
+/// separators, and non-ASCII letters that fold to ASCII ones under `(?i)`.
+fn near_miss() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ -~]{0,12}",
+        redactable(),
+        "[A-Za-z0-9+/=_-]{20,40}",
+        prop::sample::select(vec![
+            "tok",
+            "en",
+            "ke",
+            "y",
+            "Key",
+            "TOKEN",
+            "api_",
+            "auth",
+            "Authorization",
+            "cook",
+            "ie",
+            "pass",
+            "w",
+            "ord",
+            "secr",
+            "et",
+            "cred",
+            "ential",
+            "Bear",
+            "er",
+            "Basic",
+            "dig",
+            "est",
+            "sk",
+            "-",
+            "_",
+            "pk",
+            "rk",
+            "g",
+            "h",
+            "p",
+            "github",
+            "_pat_",
+            "xo",
+            "x",
+            "AKI",
+            "A",
+            "AI",
+            "za",
+            "glpat",
+            "e",
+            "ey",
+            "J",
+            ".",
+            "-----",
+            "BEGIN",
+            " PRIVATE KEY-----",
+            "?",
+            "&",
+            "=",
+            ":",
+            " ",
+            "\"",
+            "\u{212a}",
+            "\u{17f}",
+            "\u{e9}",
+            "\n",
+        ])
+        .prop_map(str::to_owned),
+    ]
+}
+
+/// Text each pattern redacts, in random case where the pattern ignores case: every word, prefix
+/// and shape the pre-check must let through.
+fn redactable() -> impl Strategy<Value = String> {
+    let word = prop::sample::select(vec![
+        "token",
+        "api_key",
+        "apikey",
+        "api-key",
+        "authorization",
+        "cookie",
+        "passwd",
+        "password",
+        "secret",
+        "credential",
+        "private_key",
+        "access.key",
+    ]);
+    let upper = proptest::collection::vec(any::<bool>(), 16);
+    let cased = (word, upper).prop_map(|(w, up)| {
+        w.chars()
+            .zip(up.into_iter().cycle())
+            .map(|(c, u)| if u { c.to_ascii_uppercase() } else { c })
+            .collect::<String>()
+    });
+    // Each prefix with the shortest value its pattern takes (`AKIA` exactly 16), so no other
+    // check (a 32-character token run) lets it through in the pre-check's place.
+    let prefix = prop::sample::select(vec![
+        ("sk-", 12),
+        ("pk-", 12),
+        ("rk-", 12),
+        ("sk_live_", 10),
+        ("ghp_", 20),
+        ("github_pat_", 20),
+        ("xoxb-", 10),
+        ("AKIA", 16),
+        ("AIza", 30),
+        ("glpat-", 16),
+    ]);
+    prop_oneof![
+        (cased.clone(), prop::sample::select(vec![": ", "=", " = "]), "[A-Za-z0-9]{8,20}")
+            .prop_map(|(k, sep, v)| format!("{k}{sep}{v}")),
+        (prop::sample::select(vec!["Bearer", "BASIC", "digest"]), "[A-Za-z0-9+/=]{12,20}")
+            .prop_map(|(scheme, v)| format!("{scheme} {v}1aA")),
+        (prefix, "[A-Z0-9]{30}").prop_map(|((p, n), v)| format!(" {p}{} ", &v[..n])),
+        ("[A-Za-z0-9_-]{10,20}", "[A-Za-z0-9_-]{10,20}")
+            .prop_map(|(a, b)| format!(" eyJ{a}.eyJ{b}.x")),
+        (
+            prop::sample::select(vec!["?", "&"]),
+            prop::sample::select(vec!["key", "sig", "code"]),
+            "[a-z0-9]{1,8}"
+        )
+            .prop_map(|(q, k, v)| format!("{q}{k}={v}")),
+        "[A-Za-z0-9]{32,40}".prop_map(|t| format!(" {t}aZ9 ")),
+        Just(" -----BEGIN RSA PRIVATE KEY-----abc".to_owned()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// The pre-check skips the patterns only for text they leave as it is.
+    #[test]
+    fn text_the_pre_check_passes_over_holds_nothing_to_redact(
+        parts in proptest::collection::vec(near_miss(), 0..12),
+    ) {
+        let s = parts.concat();
+        let patterns = redact_patterns(&s);
+        prop_assert!(
+            patterns == s || may_hold_secret(&s),
+            "the patterns change {s:?} to {patterns:?}, the pre-check passed over it"
+        );
+        prop_assert_eq!(redact_text(&s), if may_hold_secret(&s) { patterns } else { s });
+    }
+
+    /// Each shape alone in plain words, where nothing else makes the pre-check look: it must.
+    #[test]
+    fn the_pre_check_lets_every_redactable_shape_through(
+        pre in "[a-z ]{0,10}",
+        secret in redactable(),
+        post in "[a-z ]{0,10}",
+    ) {
+        let s = format!("{pre}{secret}{post}");
+        let patterns = redact_patterns(&s);
+        prop_assert!(
+            patterns == s || may_hold_secret(&s),
+            "the patterns change {s:?} to {patterns:?}, the pre-check passed over it"
+        );
+    }
+}
+
+#[test]
+fn the_pre_check_sends_non_ascii_text_to_the_patterns() {
+    // KELVIN SIGN folds to `k` under `(?i)`: the patterns redact this key; an ASCII-only check
+    // would miss it.
+    let s = "api_\u{212a}ey: abcdef123456";
+    assert_ne!(redact_patterns(s), s);
+    assert_eq!(redact_text(s), redact_patterns(s));
+    // A usual log line goes past the patterns untouched.
+    let line = r#"INFO bb_launch::launcher: demo engine (offline fake BreadBoard) serving url="http://127.0.0.1:36745""#;
+    assert!(!may_hold_secret(line));
+    assert_eq!(redact_text(line), line);
 }
