@@ -15,7 +15,7 @@ use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
-use crate::facts::{Facts, Info, SyncFields};
+use crate::facts::{Facts, Info, Memo, SyncFields};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
 use bb_host::{Input, Prompt, PromptKind};
@@ -48,6 +48,8 @@ struct Read {
     derived: Vec<Input>,
     turn: Option<u64>,
     ts: Option<f64>,
+    /// What the batcher and the reducers read of the body, read here already.
+    memo: Option<Memo>,
 }
 
 /// What the event mapping remembers between events.
@@ -116,9 +118,9 @@ impl KiloEventState {
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
         let read = match unread {
-            None => self.read(&event_type, &properties, &properties.read()),
+            None => self.read(&event_type, &properties, properties.read()),
             Some(data) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
-                Some(Ok(facts)) => self.read(&event_type, &properties, &facts),
+                Some(Ok(facts)) => self.read(&event_type, &properties, facts),
                 _ => {
                     return match KiloEvent::parse(&data) {
                         Ok(event) => self.apply(event),
@@ -130,11 +132,15 @@ impl KiloEventState {
                 }
             },
         };
-        let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts }) =
+        let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo }) =
             read
         else {
             return self.unrouted(&event_type);
         };
+        let mut properties = properties;
+        if let Some(memo) = memo {
+            memo.keep(&mut properties);
+        }
         let failed_type = fail_closed.then(|| event_type.clone());
         let event =
             EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
@@ -158,7 +164,12 @@ impl KiloEventState {
 
     /// What an event of `event_type` whose body `properties` was read as `facts` means;
     /// `None` when it names no session.
-    fn read(&mut self, event_type: &str, properties: &Payload, facts: &Facts<'_>) -> Option<Read> {
+    fn read(
+        &mut self,
+        event_type: &str,
+        properties: &Payload,
+        mut facts: Facts<'_>,
+    ) -> Option<Read> {
         let session_id = facts.session()?.to_owned();
         let class = classify_kilo_fields(event_type, facts.kilo_fields());
         let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
@@ -167,9 +178,10 @@ impl KiloEventState {
             matches!(event_type, "permission.replied" | "question.replied" | "question.rejected")
                 .then(|| facts.request_id.get().map(str::to_owned))
                 .flatten();
-        let derived = self.derive(event_type, &session_id, properties, facts);
-        let (turn, ts) = (stamp::event_turn(facts), stamp::event_ts(facts));
-        Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts })
+        let derived = self.derive(event_type, &session_id, properties, &facts);
+        let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
+        let memo = facts.memo(event_type, class);
+        Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo })
     }
 
     /// Data the router handed on as an event that is not one (its body, unread there, is

@@ -4,10 +4,12 @@
 //! The router does not read bodies: these structs are the one reading of an event's
 //! payload ([`session_of`] is the same reading, for callers that only want the session).
 
-use bb_normalize::class::KiloFields;
+use bb_normalize::class::{EventClass, KiloFields};
+use bb_normalize::kilo::{Delta, ErrorFields, InfoFields, InfoParts, TextPart};
 use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
 use bb_protocol::v1::SessionSummary;
 use serde::Deserialize;
+use std::mem::take;
 
 /// The fields of `properties` the mapping reads; each absent when of another shape.
 /// The session is `sessionID`, else `info.sessionID`, else `part.sessionID`
@@ -27,6 +29,15 @@ pub(crate) struct Facts<'a> {
     pub(crate) turn: LooseU64,
     #[serde(rename = "requestID", borrow)]
     pub(crate) request_id: LooseStr<'a>,
+    /// A delta's message, part, field and text (read for the batcher and the reducers).
+    #[serde(rename = "messageID", borrow)]
+    pub(crate) message_id: LooseStr<'a>,
+    #[serde(rename = "partID", borrow)]
+    pub(crate) part_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) field: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) delta: LooseStr<'a>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -48,6 +59,13 @@ pub(crate) struct Part<'a> {
     #[serde(borrow)]
     pub(crate) state: LooseObj<ToolState<'a>>,
     pub(crate) time: LooseObj<Times>,
+    /// A text part's id, message and text (read for the reducers).
+    #[serde(borrow)]
+    pub(crate) id: LooseStr<'a>,
+    #[serde(rename = "messageID", borrow)]
+    pub(crate) message_id: LooseStr<'a>,
+    #[serde(borrow)]
+    pub(crate) text: LooseStr<'a>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -90,6 +108,9 @@ pub(crate) struct Info<'a> {
     /// A session's parent (a sub-agent's session), or an assistant message's user message.
     #[serde(rename = "parentID", borrow)]
     pub(crate) parent_id: LooseStr<'a>,
+    /// A message's error: present and not null (`LooseObj(None)` when not an object).
+    #[serde(borrow)]
+    pub(crate) error: Option<LooseObj<ErrorFields<'a>>>,
     pub(crate) time: LooseObj<Times>,
 }
 
@@ -101,7 +122,8 @@ pub(crate) struct Times {
     pub(crate) end: LooseF64,
     pub(crate) created: LooseF64,
     pub(crate) updated: LooseF64,
-    pub(crate) completed: LooseF64,
+    /// Present and not null (`None` for null), and its number.
+    pub(crate) completed: Option<LooseF64>,
 }
 
 /// What a `sync` event's `syncEvent` says.
@@ -135,7 +157,56 @@ pub(crate) fn reads(text: &str) -> bool {
     serde_json::from_str::<Facts<'_>>(text).is_ok()
 }
 
+/// What the mapping keeps on an event's payload of what it read for the batcher and the
+/// reducers (`bb_normalize::kilo`), so that they do not read the body again.
+pub(crate) enum Memo {
+    Info(InfoFields<'static>),
+    Text(TextPart<'static>),
+    Delta(Delta<'static>),
+}
+
+impl Memo {
+    /// Keeps it on `payload`, the body it was read from.
+    pub(crate) fn keep(self, payload: &mut Payload) {
+        match self {
+            Memo::Info(m) => payload.set_memo(m),
+            Memo::Text(m) => payload.set_memo(m),
+            Memo::Delta(m) => payload.set_memo(m),
+        }
+    }
+}
+
 impl Facts<'_> {
+    /// What the batcher and the reducers will read of an event of `event_type` and `class`
+    /// whose body this is, where they read it: a delta's fields, a text or reasoning
+    /// part's, the `info` of an event with one or of an event whose reducer reads it.
+    /// Its strings are taken (one that was unescaped is not copied again): the last use
+    /// of what they read.
+    pub(crate) fn memo(&mut self, event_type: &str, class: EventClass) -> Option<Memo> {
+        use EventClass as C;
+        match (event_type, class) {
+            ("message.part.delta", _) => Some(Memo::Delta(Delta::memo([
+                take(&mut self.message_id),
+                take(&mut self.part_id),
+                take(&mut self.field),
+                take(&mut self.delta),
+            ]))),
+            ("message.part.updated", C::AssistantStream | C::ReasoningStream) => {
+                let part = self.part.0.as_mut();
+                let fields =
+                    part.map(|p| [take(&mut p.id), take(&mut p.message_id), take(&mut p.text)]);
+                Some(Memo::Text(TextPart::memo(fields)))
+            }
+            _ => match self.info.0.as_mut() {
+                Some(info) => Some(Memo::Info(info.memo())),
+                None if class == C::SessionInfo || event_type == "message.updated" => {
+                    Some(Memo::Info(InfoFields::memo(None)))
+                }
+                None => None,
+            },
+        }
+    }
+
     /// The session the event belongs to: the first non-empty of `sessionID`,
     /// `info.sessionID` and `part.sessionID`.
     pub(crate) fn session(&self) -> Option<&str> {
@@ -162,6 +233,19 @@ impl Facts<'_> {
 }
 
 impl Info<'_> {
+    /// What the reducers read of this `info` ([`InfoFields`]), owned, to be kept on the
+    /// event's payload so that they do not read the body again.
+    /// Its strings are taken (one that was unescaped is not copied again).
+    pub(crate) fn memo(&mut self) -> InfoFields<'static> {
+        InfoFields::memo(Some(InfoParts {
+            id: take(&mut self.id),
+            role: take(&mut self.role),
+            title: take(&mut self.title),
+            error: self.error.take(),
+            completed: self.time.get().map(|t| t.completed.is_some()),
+        }))
+    }
+
     /// The `info` of a session event as a summary (`id`, `title`, `time.updated`, and the
     /// parent session of a sub-agent's: `parentID`).
     pub(crate) fn session_summary(&self) -> Option<SessionSummary> {

@@ -9,8 +9,9 @@ use crate::facts::{Facts, Times};
 /// latest moment the event reports about.
 pub(crate) fn event_ts(p: &Facts<'_>) -> Option<f64> {
     let part = |t: &Times| ms(t.end.0).or_else(|| ms(t.start.0));
-    let info =
-        |t: &Times| ms(t.completed.0).or_else(|| ms(t.updated.0)).or_else(|| ms(t.created.0));
+    let info = |t: &Times| {
+        ms(t.completed.and_then(|c| c.0)).or_else(|| ms(t.updated.0)).or_else(|| ms(t.created.0))
+    };
     ms(p.time.0)
         .or_else(|| p.part.get().and_then(|h| h.time.get()).and_then(part))
         .or_else(|| p.info.get().and_then(|h| h.time.get()).and_then(info))

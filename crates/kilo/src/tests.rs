@@ -10,6 +10,7 @@ mod events;
 mod events_thread;
 mod faults;
 mod files;
+mod memo;
 mod restart;
 mod router;
 mod supervisor;

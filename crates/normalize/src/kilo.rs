@@ -3,22 +3,31 @@
 //! never build a tree. Each read finds what the tree lookups of `crate::json` would: a
 //! field of another shape is absent, and the `non_empty` accessors skip empty strings as
 //! `str_at` does.
+//!
+//! What the reducers read of an event's `info` ([`InfoFields`]) the Kilo mapping has read
+//! already in its own one pass over the body: it hands it over on the payload
+//! ([`InfoFields::memo`], [`Payload::set_memo`]), and the reducers take it from there
+//! (`kept`) instead of reading the body again; so it does with a text part's `id`,
+//! `messageID` and `text` ([`TextPart`]) and a delta's fields ([`Delta`]), which the batcher
+//! and the reducers read.
 
-use bb_payload::{LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj};
+use std::borrow::Cow;
+
+use bb_payload::{LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, Payload};
 use serde::Deserialize;
 
 use crate::json::Shown;
 
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
 /// ended (`info.time.completed`) or failed (`info.error`, with its message).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub(crate) struct InfoFields<'a> {
+pub struct InfoFields<'a> {
     #[serde(borrow)]
     pub(crate) info: LooseObj<Info<'a>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub(crate) struct Info<'a> {
     #[serde(borrow)]
@@ -33,17 +42,73 @@ pub(crate) struct Info<'a> {
     pub(crate) time: LooseObj<Completed>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub(crate) struct Completed {
     /// Present and not null.
     pub(crate) completed: Option<serde::de::IgnoredAny>,
 }
 
+/// The parts of an `info` object [`InfoFields`] holds, as a reader that has read them
+/// hands them over ([`InfoFields::memo`]); each field as [`InfoFields`] reads it.
+#[derive(Debug, Default)]
+pub struct InfoParts<'a> {
+    /// `info.id`.
+    pub id: LooseStr<'a>,
+    /// `info.role`.
+    pub role: LooseStr<'a>,
+    /// `info.title`.
+    pub title: LooseStr<'a>,
+    /// `info.error` when present and not null (`LooseObj(None)` when not an object).
+    pub error: Option<LooseObj<ErrorFields<'a>>>,
+    /// `info.time`: `None` when it is not an object, else whether `time.completed` is
+    /// present and not null.
+    pub completed: Option<bool>,
+}
+
+impl InfoFields<'static> {
+    /// What reading a body as [`InfoFields`] finds, from a reader that read the same
+    /// fields already: `info` is `None` when the body's `info` is not an object. Owned, to
+    /// be kept on the payload ([`Payload::set_memo`]) for the reducers.
+    pub fn memo(info: Option<InfoParts<'_>>) -> Self {
+        let info = info.map(|p| Info {
+            role: owned(p.role),
+            id: owned(p.id),
+            title: owned(p.title),
+            error: p.error.map(|e| LooseObj(e.0.map(ErrorFields::into_owned))),
+            time: LooseObj(
+                p.completed.map(|c| Completed { completed: c.then_some(serde::de::IgnoredAny) }),
+            ),
+        });
+        Self { info: LooseObj(info) }
+    }
+}
+
+/// A typed read of a payload: the memo a reader kept on it, or read now.
+pub(crate) enum Kept<'a, T> {
+    Memo(&'a T),
+    Read(T),
+}
+
+impl<T> std::ops::Deref for Kept<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            Kept::Memo(t) => t,
+            Kept::Read(t) => t,
+        }
+    }
+}
+
+fn owned(s: LooseStr<'_>) -> LooseStr<'static> {
+    LooseStr(s.0.map(|s| Cow::Owned(s.into_owned())))
+}
+
 /// An error (`NamedError`: `{name, data: {message}}`, some with a `message` of their own).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub(crate) struct ErrorFields<'a> {
+pub struct ErrorFields<'a> {
     #[serde(borrow)]
     data: LooseObj<ErrorData<'a>>,
     #[serde(borrow)]
@@ -52,7 +117,7 @@ pub(crate) struct ErrorFields<'a> {
     name: LooseStr<'a>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 struct ErrorData<'a> {
     #[serde(borrow)]
@@ -72,6 +137,14 @@ impl ErrorFields<'_> {
     /// Whether the error says the user aborted the turn (`MessageAbortedError`).
     pub(crate) fn aborted(&self) -> bool {
         non_empty(&self.name) == Some("MessageAbortedError")
+    }
+
+    fn into_owned(self) -> ErrorFields<'static> {
+        ErrorFields {
+            data: LooseObj(self.data.0.map(|d| ErrorData { message: owned(d.message) })),
+            message: owned(self.message),
+            name: owned(self.name),
+        }
     }
 }
 
@@ -100,14 +173,14 @@ pub(crate) struct Status<'a> {
 }
 
 /// `message.part.updated` of a text or reasoning part: ids and full text.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub(crate) struct TextPart<'a> {
+pub struct TextPart<'a> {
     #[serde(borrow)]
     pub(crate) part: LooseObj<PartText<'a>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub(crate) struct PartText<'a> {
     #[serde(borrow)]
@@ -164,9 +237,9 @@ pub(crate) struct ToolMetadata<'a> {
 }
 
 /// `message.part.delta`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub(crate) struct Delta<'a> {
+pub struct Delta<'a> {
     #[serde(rename = "messageID", borrow)]
     pub(crate) message_id: LooseStr<'a>,
     #[serde(rename = "partID", borrow)]
@@ -176,6 +249,66 @@ pub(crate) struct Delta<'a> {
     #[serde(borrow)]
     pub(crate) delta: LooseStr<'a>,
 }
+
+impl TextPart<'static> {
+    /// What reading a body as [`TextPart`] finds, from a reader that read the same fields
+    /// already (a string it had to unescape is taken over, not copied): `part` is `None`
+    /// when the body's `part` is not an object, else its `id`, `messageID` and `text`.
+    /// Owned, to be kept on the payload ([`Payload::set_memo`]).
+    pub fn memo(part: Option<[LooseStr<'_>; 3]>) -> Self {
+        let part = part.map(|[id, message_id, text]| PartText {
+            id: owned(id),
+            message_id: owned(message_id),
+            text: owned(text),
+        });
+        Self { part: LooseObj(part) }
+    }
+}
+
+impl Delta<'static> {
+    /// What reading a body as [`Delta`] finds, from a reader that read its `messageID`,
+    /// `partID`, `field` and `delta` already. Owned, to be kept on the payload
+    /// ([`Payload::set_memo`]).
+    pub fn memo([message_id, part_id, field, delta]: [LooseStr<'_>; 4]) -> Self {
+        Self {
+            message_id: owned(message_id),
+            part_id: owned(part_id),
+            field: owned(field),
+            delta: owned(delta),
+        }
+    }
+}
+
+/// `payload` read as `T`: the memo a reader kept of that read, else read now.
+pub(crate) fn kept<'a, T>(payload: &'a Payload) -> Kept<'a, T>
+where
+    T: Deserialize<'a> + Default + Memo,
+{
+    match payload.memo::<T::Static>() {
+        Some(memo) => Kept::Memo(T::shorten(memo)),
+        None => Kept::Read(payload.read()),
+    }
+}
+
+/// A typed read whose owned form a reader may keep on the payload.
+pub(crate) trait Memo: Sized {
+    /// The owned form.
+    type Static: std::any::Any;
+    /// The owned form, as a borrowed read.
+    fn shorten(memo: &Self::Static) -> &Self;
+}
+
+macro_rules! memo {
+    ($($t:ident),*) => {$(
+        impl<'a> Memo for $t<'a> {
+            type Static = $t<'static>;
+            fn shorten<'m>(memo: &'m $t<'static>) -> &'m $t<'a> {
+                memo
+            }
+        }
+    )*};
+}
+memo!(InfoFields, TextPart, Delta);
 
 /// `session.status`: `status.type`, or `status` itself when it is a string.
 #[derive(Debug, Default, Deserialize)]

@@ -90,7 +90,7 @@ pub mod class;
 pub mod contain;
 pub mod event;
 mod json;
-mod kilo;
+pub mod kilo;
 pub mod redact;
 pub mod reduce;
 pub mod truncate;

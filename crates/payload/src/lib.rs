@@ -12,9 +12,10 @@
 
 mod loose;
 
+use std::any::Any;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -31,7 +32,10 @@ pub use loose::{
 /// text; changing it (`DerefMut`) drops the text, and it is written from the tree from then
 /// on. Equality compares the JSON values.
 #[derive(Clone)]
-pub struct Payload(Repr);
+pub struct Payload(Repr, Option<Memo>);
+
+/// What a reader already read of a payload, kept for the next reader ([`Payload::memo`]).
+type Memo = Arc<dyn Any + Send + Sync>;
 
 #[derive(Clone)]
 enum Repr {
@@ -44,7 +48,7 @@ enum Repr {
 impl Payload {
     /// A payload of `text` (valid JSON by construction).
     pub fn from_text(text: Box<RawValue>) -> Self {
-        Self(Repr::Text { text, tree: OnceLock::new() })
+        Self(Repr::Text { text, tree: OnceLock::new() }, None)
     }
 
     /// A payload of `text` that is **not validated here**: for a reader that validates it
@@ -81,8 +85,10 @@ impl Payload {
         }
     }
 
-    /// The value's tree, to change: the text is dropped.
+    /// The value's tree, to change: the text is dropped, and so is a memo
+    /// ([`Payload::set_memo`]).
     pub fn value_mut(&mut self) -> &mut Value {
+        self.1 = None;
         if let Repr::Text { text, tree } = &mut self.0 {
             let value = tree.take().unwrap_or_else(|| parse(text));
             self.0 = Repr::Tree(value);
@@ -99,6 +105,21 @@ impl Payload {
             Repr::Text { text, mut tree } => tree.take().unwrap_or_else(|| parse(&text)),
             Repr::Tree(v) => v,
         }
+    }
+
+    /// Keeps `memo`, what a reader that has read this payload already found in it, for a
+    /// later reader to take ([`Payload::memo`]) instead of reading the text again: one
+    /// typed pass over an event's body can serve the stages after it. The caller vouches
+    /// that `memo` is exactly what the later reader's own read of the payload would find.
+    /// One memo a payload (a second replaces the first); a change (`DerefMut`) drops it,
+    /// a clone shares it.
+    pub fn set_memo<T: Any + Send + Sync>(&mut self, memo: T) {
+        self.1 = Some(Arc::new(memo));
+    }
+
+    /// The memo of type `T` a reader kept ([`Payload::set_memo`]), if any.
+    pub fn memo<T: Any>(&self) -> Option<&T> {
+        self.1.as_deref().and_then(|m| m.downcast_ref())
     }
 
     /// The fields `T` names, decoded from the text without a tree (strings borrowed where
@@ -201,7 +222,7 @@ fn parse(text: &RawValue) -> Value {
 impl Default for Payload {
     /// An empty object.
     fn default() -> Self {
-        Self(Repr::Tree(Value::Object(Map::new())))
+        Self(Repr::Tree(Value::Object(Map::new())), None)
     }
 }
 
@@ -221,13 +242,13 @@ impl DerefMut for Payload {
 
 impl From<Value> for Payload {
     fn from(value: Value) -> Self {
-        Self(Repr::Tree(value))
+        Self(Repr::Tree(value), None)
     }
 }
 
 impl From<Map<String, Value>> for Payload {
     fn from(map: Map<String, Value>) -> Self {
-        Self(Repr::Tree(Value::Object(map)))
+        Self(Repr::Tree(Value::Object(map)), None)
     }
 }
 

@@ -294,3 +294,19 @@ fn unchecked_text_is_kept_as_is_without_a_read() {
     assert_eq!(broken.value(), &Value::Null);
     assert_eq!(broken.read::<Fields<'_>>().a, LooseStr(None));
 }
+
+#[test]
+fn a_memo_is_kept_shared_by_a_clone_and_dropped_by_a_change() {
+    let mut p = Payload::from_text(RawValue::from_string(r#"{"a":1}"#.to_owned()).unwrap());
+    assert_eq!(p.memo::<u32>(), None);
+    p.set_memo(7_u32);
+    assert_eq!(p.memo::<u32>(), Some(&7));
+    assert_eq!(p.memo::<u64>(), None, "another type is not it");
+    let copy = p.clone();
+    assert_eq!(copy.memo::<u32>(), Some(&7));
+    let _ = p.value();
+    assert_eq!(p.memo::<u32>(), Some(&7), "reading the tree keeps it");
+    p["a"] = 2.into();
+    assert_eq!(p.memo::<u32>(), None, "a change drops it");
+    assert_eq!(copy.memo::<u32>(), Some(&7));
+}

@@ -465,7 +465,7 @@ impl RunLane {
                 self.ctree_node_count = at(p, &["snapshot", "node_count"]).and_then(Value::as_u64);
             }
             C::SessionInfo => {
-                let fields: kilo::InfoFields<'_> = ev.payload.read();
+                let fields = kilo::kept::<kilo::InfoFields<'_>>(&ev.payload);
                 if let Some(t) = fields.info.get().and_then(|i| kilo::non_empty(&i.title))
                     && ev.kind != "session.deleted"
                 {

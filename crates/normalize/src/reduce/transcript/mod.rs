@@ -398,7 +398,7 @@ impl Transcript {
 
     /// Kilo `message.updated` of an assistant message: its state (streaming, complete, error).
     pub(crate) fn kilo_message(&mut self, ev: &RawEvent) {
-        let fields: kilo::InfoFields<'_> = ev.payload.read();
+        let fields = kilo::kept::<kilo::InfoFields<'_>>(&ev.payload);
         let Some(info) = fields.info.get() else { return };
         let Some(mid) = kilo::non_empty(&info.id) else {
             return;
@@ -432,7 +432,7 @@ impl Transcript {
         reasoning: bool,
         bodies: &mut BodyStore,
     ) {
-        let fields: kilo::TextPart<'_> = ev.payload.read();
+        let fields = kilo::kept::<kilo::TextPart<'_>>(&ev.payload);
         let Some(part) = fields.part.get() else { return };
         let (Some(pid), Some(mid)) = (kilo::non_empty(&part.id), kilo::non_empty(&part.message_id))
         else {
@@ -455,7 +455,7 @@ impl Transcript {
 
     /// Kilo `message.part.delta`: appends to the named part's field (only `text` is shown).
     pub(crate) fn kilo_delta(&mut self, ev: &RawEvent) {
-        let d: kilo::Delta<'_> = ev.payload.read();
+        let d = kilo::kept::<kilo::Delta<'_>>(&ev.payload);
         if kilo::non_empty(&d.field).is_some_and(|f| f != "text") {
             return;
         }
