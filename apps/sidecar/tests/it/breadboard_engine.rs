@@ -384,19 +384,9 @@ fn after_an_engine_restart_lost_sessions_end_with_a_reason_stay_readable_and_the
     sidecar.session_events_until(&session, "skills_selection", WAIT);
 
     // The engine dies (its sessions live in memory) and a new one comes up on the same port.
-    let Engine { runtime, running, client } = engine;
-    running.stop();
-    sidecar.wait_event(WAIT, "the engine seen as down", |m| {
-        m["topic"] == "bb/connection" && m["payload"]["status"] == "connecting"
-    });
-    let running = loop {
-        match runtime.block_on(FakeEngine::new(EngineConfig::default()).serve(addr)) {
-            Ok(running) => break running,
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    };
-    engine = Engine { runtime, running, client };
-    sidecar.wait_event(WAIT, "the reason in the transcript", |m| {
+    // The session's stream may hear of the loss before the health check sees the engine down,
+    // so the reason is looked for from here on, in either order.
+    let lost_reason = |m: &Value| {
         m["topic"] == "bb/events"
             && m["payload"]["sessionId"] == session.as_str()
             && m["payload"]["events"].as_array().is_some_and(|all| {
@@ -406,7 +396,24 @@ fn after_an_engine_restart_lost_sessions_end_with_a_reason_stay_readable_and_the
                         .is_some_and(|t| t.contains("no longer holds this session"))
                 })
             })
+    };
+    let mut reason_seen = false;
+    let Engine { runtime, running, client } = engine;
+    running.stop();
+    sidecar.wait_event(WAIT, "the engine seen as down", |m| {
+        reason_seen |= lost_reason(m);
+        m["topic"] == "bb/connection" && m["payload"]["status"] == "connecting"
     });
+    let running = loop {
+        match runtime.block_on(FakeEngine::new(EngineConfig::default()).serve(addr)) {
+            Ok(running) => break running,
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    engine = Engine { runtime, running, client };
+    if !reason_seen {
+        sidecar.wait_event(WAIT, "the reason in the transcript", lost_reason);
+    }
     sidecar.wait_event(WAIT, "the connection back", |m| {
         m["topic"] == "bb/connection" && m["payload"]["status"] == "connected"
     });
