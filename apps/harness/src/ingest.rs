@@ -1,10 +1,9 @@
 //! `bb-harness ingest`: replays an engine SSE capture through the bridge's own event path,
 //! in process, and prints one JSON line of throughput figures.
 //!
-//! The path is the sidecar's, stage by stage and on the sidecar's threads (the Kilo reader
-//! and pump on the engine events thread, the service loop and the writer on the main
-//! thread's runtime), each stage a task handing its output to the next over a channel of
-//! the capacity the sidecar uses:
+//! The path is the sidecar's, stage by stage and on the sidecar's one runtime thread, each
+//! stage a task handing its output to the next over a channel of the capacity the sidecar
+//! uses:
 //!
 //! * the reader, as the Kilo router task or a BreadBoard stream task: the bytes in 16 KiB
 //!   chunks through the engine client's SSE parser, then the engine's routing and event
@@ -37,7 +36,7 @@ use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
 use bb_protocol::v1::{EngineKind, Receive};
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
-use bb_service::{EventsThread, Ingest, SystemClock};
+use bb_service::{Ingest, SystemClock};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -357,10 +356,9 @@ pub(crate) fn replay(
     let (events, mut writer) = if serial {
         run_serial(engine, reader, core, writer)?
     } else {
-        // The sidecar's runtime and threads.
+        // The sidecar's runtime: one thread.
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let events = EventsThread::start()?;
-        runtime.block_on(run_pipelined(engine, reader, core, writer, events.handle()))?
+        runtime.block_on(run_pipelined(engine, reader, core, writer))?
     };
     if let Some(out) = &mut writer.out {
         out.flush()?;
@@ -415,20 +413,17 @@ fn run_serial(
 }
 
 /// Each stage a task, as in the sidecar, over channels of the sidecar's capacities, on the
-/// sidecar's threads: the Kilo reader and pump on the engine events thread (`events`), the
-/// service loop, the writer (and the BreadBoard reader) on this one.
+/// sidecar's one runtime thread (this one).
 async fn run_pipelined(
     engine: EngineArg,
     mut reader: Reader,
     mut core: Core,
     mut writer: Writer,
-    events: &tokio::runtime::Handle,
 ) -> anyhow::Result<(u64, Writer)> {
     let (to_core, core_rx) = mpsc::channel(bb_service::engine::INPUT_CAPACITY);
     let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
     let reading = match engine {
         EngineArg::Kilo => {
-            let _entered = events.enter();
             let (to_pump, pump_rx) = mpsc::channel(RouterOptions::default().capacity);
             let mut pump = Pump::default();
             tokio::spawn(stage(pump_rx, to_core, move |step, out| pump.step(step, out)));

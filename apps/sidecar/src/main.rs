@@ -55,13 +55,13 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     bb_logging::init();
     tracing::debug!(?released, "relocation table released");
-    // The service loop and every task but the engine's event path run on this (main)
+    // The service loop, the engine's event path and the stdio writer all run on this (main)
     // thread: the engine is spawned from it (its parent-death signal is tied to the spawning
-    // thread), and the stdio writer reads what the loop made while it is still in this
-    // core's cache. Kilo's event path (router and pump) runs on a thread of its own
-    // (`bb_service::EventsThread`, started by the launcher): under a busy stream each of the
-    // two keeps a core, and only the pump's updates cross (BENCHMARKS.md, step 30).
-    // Both threads gather while busy: many events share a wake-up (`bb_service::pace`).
+    // thread), an event is read, mapped, reduced and written in one wake-up of one thread,
+    // and the writer reads what the loop made while it is still in this core's cache
+    // (BENCHMARKS.md, "One thread for the event path": Kilo's event path had a thread of its
+    // own, two wake-ups per event). The thread gathers while busy: many events share a
+    // wake-up (`bb_service::pace`).
     let pace = Pace::from_env();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

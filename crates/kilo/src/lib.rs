@@ -143,8 +143,8 @@ pub struct KiloOptions {
     /// The engine's data directory (`$XDG_DATA_HOME/kilo`), where its credential store
     /// `auth.json` lives: checked at start ([`credentials`]); `None`: not checked.
     pub data_dir: Option<PathBuf>,
-    /// The runtime the event router and its pump run on (`bb_service::EventsThread` in the
-    /// bridges); `None`: the one `bind` is called on.
+    /// The runtime the event router and its pump run on; `None` (the bridges): the one
+    /// `bind` is called on.
     pub events: Option<tokio::runtime::Handle>,
 }
 

@@ -13,7 +13,7 @@ use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, EventsThread, FolderEngine, FolderFactory, Folders, InputReceiver,
+    EngineAdapter, EngineError, FolderEngine, FolderFactory, Folders, InputReceiver,
     MemoryTrim, Pace, ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
@@ -68,9 +68,6 @@ pub enum LaunchError {
     /// Attaching to a running engine failed.
     #[error("attaching to the engine: {0}")]
     Attach(EngineError),
-    /// The thread of the engine's event path could not be started.
-    #[error("starting the engine events thread: {0}")]
-    EventsThread(std::io::Error),
 }
 
 /// One engine adapter ready for a service: the adapter, its updates and, when the bridge
@@ -97,9 +94,7 @@ pub struct Launcher {
     breadboard_url: Option<(String, Option<String>)>,
     _demo: Option<RunningEngine>,
     _demo_state: Option<tempfile::TempDir>,
-    /// Kilo's event router and pump run on this thread (`bb_service::EventsThread`).
-    events: Option<EventsThread>,
-    /// Gathering while busy, for the service and the events thread.
+    /// Gathering while busy, for the service and the engine's event path.
     pace: Option<Pace>,
 }
 
@@ -111,7 +106,7 @@ impl Launcher {
     }
 
     /// [`Launcher::start`] for a bridge whose runtime `pace` paces (`bb_service::pace`): the
-    /// events thread is paced by it too, and the service counts and publishes into it.
+    /// service counts and publishes into it.
     pub async fn start_paced(args: EngineArgs, pace: Option<Pace>) -> Result<Self, LaunchError> {
         let mut folders: Vec<PathBuf> = Vec::new();
         for given in args.workspace.iter().chain(&args.folders) {
@@ -164,13 +159,6 @@ impl Launcher {
             }
             EngineKind::Kilo | EngineKind::Acp => None,
         };
-        let events = match args.engine {
-            EngineKind::Kilo => {
-                let thread = EventsThread::start_paced(pace.as_ref());
-                Some(thread.map_err(LaunchError::EventsThread)?)
-            }
-            _ => None,
-        };
         Ok(Self {
             args,
             root,
@@ -179,7 +167,6 @@ impl Launcher {
             breadboard_url,
             _demo: demo,
             _demo_state: demo_state,
-            events,
             pace,
         })
     }
@@ -218,17 +205,10 @@ impl Launcher {
     }
 
     /// The service's [`MemoryTrim`]: `collect` (the binary's allocator call returning the
-    /// calling thread's free memory) on the service loop's thread and, for an engine whose
-    /// event path has a thread of its own, on that thread too (its read buffers and events
-    /// were made there).
+    /// calling thread's free memory) on the service loop's thread, where every engine's
+    /// event path runs too (its read buffers and events were made there).
     pub fn memory_trim(&self, collect: fn()) -> MemoryTrim {
-        let events = self.events.as_ref().map(|e| e.handle().clone());
-        MemoryTrim::new(move || {
-            collect();
-            if let Some(events) = &events {
-                events.spawn(async move { collect() });
-            }
-        })
+        MemoryTrim::new(collect)
     }
 
     /// Builds an engine adapter for the configured engine (attaching to it when it runs
@@ -278,7 +258,6 @@ impl Launcher {
         KiloOptions {
             workspace: Some(self.root.clone()),
             data_dir,
-            events: self.events.as_ref().map(|t| t.handle().clone()),
             ..KiloOptions::default()
         }
     }

@@ -101,7 +101,6 @@ mod connections;
 mod delivery;
 mod endpoint;
 pub mod engine;
-mod events_thread;
 pub mod folders;
 pub mod fs;
 mod ingest;
@@ -121,7 +120,6 @@ pub use engine::{
     AnswerReason, EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer,
     input_channel,
 };
-pub use events_thread::EventsThread;
 pub use folders::{FolderEngine, FolderFactory, Folders};
 pub use ingest::Ingest;
 pub use pace::Pace;

@@ -402,5 +402,4 @@ fn error_codes_are_stable() {
     }
 }
 
-mod events_thread;
 mod multi;

@@ -1,13 +1,12 @@
-//! The Kilo adapter's event path runs on the `EventsThread` (`KiloOptions::events`, as the
-//! launcher sets it) against a `wiremock` engine, its updates reaching a runtime that is
-//! blocked meanwhile.
+//! The Kilo adapter's event path runs on the runtime `KiloOptions::events` names (an embedder
+//! with a runtime of its own for it; the bridges leave it unset) against a `wiremock` engine,
+//! its updates reaching a runtime that is blocked meanwhile.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_host::Input;
-use bb_service::EventsThread;
 use serde_json::json;
 
 use super::faults::{SES, engine_with};
@@ -18,8 +17,11 @@ async fn the_kilo_event_path_runs_on_it() {
     let sse = "data: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"ses_a\",\
                \"status\":{\"type\":\"busy\"}}}\n\n";
     let server = engine_with(sse, json!([])).await;
-    let events = EventsThread::start().unwrap();
-    let options = KiloOptions { events: Some(events.handle().clone()), ..KiloOptions::default() };
+    let events = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let handle = events.handle().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || events.block_on(stopped));
+    let options = KiloOptions { events: Some(handle), ..KiloOptions::default() };
     let (adapter, mut updates) = KiloAdapter::with_options(options);
     let transport =
         HttpTransport::new(&server.uri(), EngineAuth::None, HttpOptions::default()).unwrap();
@@ -41,4 +43,7 @@ async fn the_kilo_event_path_runs_on_it() {
         }
     };
     assert_eq!(got, (SES.to_owned(), "session.status".to_owned()));
+    drop(adapter);
+    stop.send(()).unwrap();
+    thread.join().unwrap().unwrap();
 }
