@@ -1,7 +1,9 @@
 //! The resume positions of the BreadBoard sessions: what the stream tasks have handed to the
 //! service, what the runtime confirmed as written to a webview, and a writer thread that
 //! persists them (atomically, off the async workers): a change after a quiet spell at once,
-//! then at most once per [`SAVE_INTERVAL`] while they keep moving, and on exit.
+//! then at most once per [`SAVE_INTERVAL`] while they keep moving, and on exit. The thread
+//! starts with the first change: a bridge whose sessions never stream (an idle sidecar)
+//! has none, and keeps no stack for it.
 //!
 //! What a crash (a kill, a power loss) can lose: the moves of the last [`SAVE_INTERVAL`] at
 //! most (an orderly exit loses none). The next start then resumes from the older position and
@@ -44,35 +46,63 @@ pub(crate) struct Cursors {
     /// waking the writer again.
     pending: Arc<AtomicBool>,
     wake: Mutex<Option<mpsc::Sender<()>>>,
-    writer: Mutex<Option<JoinHandle<()>>>,
+    writer: Mutex<Writer>,
     clock: Arc<dyn Clock>,
+}
+
+/// The writer thread: not started yet (with what it will take), running, or gone.
+#[derive(Debug)]
+enum Writer {
+    Idle(mpsc::Receiver<()>),
+    Running(JoinHandle<()>),
+    Gone,
 }
 
 impl Cursors {
     /// Opens `<state_dir>/breadboard-cursors.json` (a corrupt file is replaced: the streams
-    /// then replay the engine's ring) and starts the writer thread.
+    /// then replay the engine's ring); the writer thread starts with the first change.
     pub(crate) fn open(state_dir: &Path, clock: Arc<dyn Clock>) -> Self {
         let store = CursorStore::open(state_dir, Duration::ZERO).unwrap_or_else(|error| {
             tracing::warn!(%error, "starting with no saved stream positions");
             CursorStore::empty(state_dir, Duration::ZERO)
         });
-        let store = Arc::new(Mutex::new(store));
         let (wake, woken) = mpsc::channel::<()>();
-        let pending = Arc::new(AtomicBool::new(false));
-        let (shared, asked, time) = (Arc::clone(&store), Arc::clone(&pending), Arc::clone(&clock));
-        let writer = std::thread::Builder::new()
-            .name("bb-cursors".into())
-            .spawn(move || write_loop(&shared, &asked, &woken, time.as_ref(), SAVE_INTERVAL))
-            .map_err(|error| tracing::warn!(%error, "no cursor writer thread: positions are saved at exit"))
-            .ok();
         Self {
-            store,
+            store: Arc::new(Mutex::new(store)),
             handed: Mutex::new(HashMap::new()),
             confirmed: AtomicBool::new(false),
-            pending,
+            pending: Arc::new(AtomicBool::new(false)),
             wake: Mutex::new(Some(wake)),
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Writer::Idle(woken)),
             clock,
+        }
+    }
+
+    /// Whether the writer thread was started (tests).
+    #[cfg(test)]
+    pub(crate) fn writer_started(&self) -> bool {
+        !matches!(*lock(&self.writer), Writer::Idle(_))
+    }
+
+    /// Starts the writer thread unless it runs or ran.
+    fn start_writer(&self) {
+        let mut writer = lock(&self.writer);
+        if !matches!(*writer, Writer::Idle(_)) {
+            return;
+        }
+        let Writer::Idle(woken) = std::mem::replace(&mut *writer, Writer::Gone) else {
+            return;
+        };
+        let (store, asked) = (Arc::clone(&self.store), Arc::clone(&self.pending));
+        let clock = Arc::clone(&self.clock);
+        match std::thread::Builder::new()
+            .name("bb-cursors".into())
+            .spawn(move || write_loop(&store, &asked, &woken, clock.as_ref(), SAVE_INTERVAL))
+        {
+            Ok(handle) => *writer = Writer::Running(handle),
+            Err(error) => {
+                tracing::warn!(%error, "no cursor writer thread: positions are saved at exit");
+            }
         }
     }
 
@@ -138,8 +168,10 @@ impl Cursors {
         if self.pending.swap(true, Ordering::AcqRel) {
             return;
         }
+        self.start_writer();
         if let Some(wake) = lock(&self.wake).as_ref() {
-            // The writer is gone only after `close`; the final flush then saves the table.
+            // The writer is gone only after `close` (or could not start); the final flush
+            // then saves the table.
             let _ = wake.send(());
         }
     }
@@ -147,8 +179,9 @@ impl Cursors {
     /// Stops the writer and writes what is left (bridge exit).
     pub(crate) fn close(&self) {
         lock(&self.wake).take();
-        if let Some(writer) = lock(&self.writer).take()
-            && writer.join().is_err()
+        let writer = std::mem::replace(&mut *lock(&self.writer), Writer::Gone);
+        if let Writer::Running(handle) = writer
+            && handle.join().is_err()
         {
             tracing::warn!("the cursor writer thread panicked");
         }

@@ -80,3 +80,24 @@ fn moves_between_saves_are_written_at_exit() {
     cursors.close();
     assert_eq!(saved(dir.path(), "s"), Some(9));
 }
+
+/// The writer thread starts with the first change, not at open: a bridge whose sessions never
+/// stream has none. A change is saved by it, and a bridge that closes without one writes the
+/// table it opened.
+#[test]
+fn the_writer_starts_with_the_first_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
+    assert!(!cursors.writer_started(), "no change yet");
+    assert_eq!(cursors.get("s"), None);
+    cursors.handed("s", 1);
+    assert!(cursors.writer_started());
+    eventually_saved(dir.path(), "s", Some(1));
+    cursors.close();
+
+    let idle = Cursors::open(dir.path(), Arc::new(SystemClock));
+    assert_eq!(idle.get("s"), Some(1), "the saved position read back");
+    assert!(!idle.writer_started(), "reading starts no thread");
+    idle.close();
+    assert_eq!(saved(dir.path(), "s"), Some(1), "the table is kept");
+}
