@@ -17,6 +17,7 @@ use bb_service::{Pace, Service, SystemClock};
 use clap::Parser;
 
 mod listen;
+mod math;
 mod relocs;
 
 /// The allocator (as in every bridge binary): the event path allocates many small, short-lived

@@ -93,3 +93,26 @@ fn the_readme_stdio_example_shows_a_streamed_turn() {
         assert!(types.iter().any(|t| t == wanted), "{wanted} streamed: {types:?}");
     }
 }
+
+/// The C math library is not loaded: the two functions the sidecar calls from it are its own
+/// (`apps/sidecar/src/math.rs`), and loading the library would keep ~0.3 MB of its code
+/// resident for nothing. A dependency that starts calling another C math function fails this
+/// test: define that function there too, or accept the memory and say so in BENCHMARKS.md.
+#[test]
+fn the_sidecar_loads_no_c_math_library() {
+    let world = World::new();
+    let project = world.path("project");
+    let mut sidecar = crate::harness::Sidecar::spawn(
+        &["--workspace", project.to_str().unwrap(), "--engine", "demo"],
+        &world.env(),
+        world.path("sidecar.log"),
+    );
+    sidecar.ok("bb.init", serde_json::json!({}));
+    let pid = sidecar.child.id();
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    assert!(maps.contains("libc.so"), "the maps are read: {maps}");
+    let math: Vec<&str> = maps.lines().filter(|l| l.contains("/libm.so") || l.contains("/libm-")).collect();
+    assert!(math.is_empty(), "libm is mapped: {math:?}");
+    sidecar.close_stdin();
+    assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
+}
