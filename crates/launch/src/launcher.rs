@@ -13,8 +13,8 @@ use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, FolderEngine, FolderFactory, Folders, InputReceiver,
-    MemoryTrim, Pace, ServiceConfig, Supervision, SystemClock,
+    EngineAdapter, EngineError, FolderEngine, FolderFactory, Folders, InputReceiver, MemoryTrim,
+    Pace, ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -255,11 +255,7 @@ impl Launcher {
         let data_dir = bb_kilo::credentials::data_dir(|name| {
             env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
         });
-        KiloOptions {
-            workspace: Some(self.root.clone()),
-            data_dir,
-            ..KiloOptions::default()
-        }
+        KiloOptions { workspace: Some(self.root.clone()), data_dir, ..KiloOptions::default() }
     }
 
     /// Attaches `adapter` to the Kilo server at `--engine-url`, or builds the supervision that

@@ -111,7 +111,8 @@ fn the_sidecar_loads_no_c_math_library() {
     let pid = sidecar.child.id();
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     assert!(maps.contains("libc.so"), "the maps are read: {maps}");
-    let math: Vec<&str> = maps.lines().filter(|l| l.contains("/libm.so") || l.contains("/libm-")).collect();
+    let math: Vec<&str> =
+        maps.lines().filter(|l| l.contains("/libm.so") || l.contains("/libm-")).collect();
     assert!(math.is_empty(), "libm is mapped: {math:?}");
     sidecar.close_stdin();
     assert!(sidecar.wait_exit(Duration::from_secs(30)).success());
