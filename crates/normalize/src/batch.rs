@@ -210,12 +210,28 @@ fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     let Some((field, text)) = merged_text(&last.event, &next.event) else {
         return false;
     };
-    let mut merged = next.event.clone();
-    // The debug lane tracks the highest seq; keep it across the merge.
-    merged.seq = merged.seq.max(last.event.seq);
-    if let Some(obj) = merged.payload.as_object_mut() {
-        obj.insert(field.to_owned(), Value::String(text));
-    }
+    let payload = match kilo::spliced(&last.event.payload, &next.event.payload, text) {
+        Ok(payload) => payload,
+        Err(text) => {
+            let mut payload = next.event.payload.clone();
+            if let Some(obj) = payload.as_object_mut() {
+                obj.insert(field.to_owned(), Value::String(text));
+            }
+            payload
+        }
+    };
+    let e = &next.event;
+    let merged = RawEvent {
+        id: e.id.clone(),
+        engine: e.engine,
+        kind: e.kind.clone(),
+        session_id: e.session_id.clone(),
+        // The debug lane tracks the highest seq; keep it across the merge.
+        seq: e.seq.max(last.event.seq),
+        turn: e.turn,
+        ts: e.ts,
+        payload,
+    };
     let prev = std::mem::replace(&mut last.event, merged);
     last.absorbed_ids.push(prev.id);
     last.absorbed_ids.extend(next.absorbed_ids.iter().cloned());
