@@ -52,6 +52,15 @@ impl KiloServer {
     }
 }
 
+impl KiloServer {
+    /// Stops (`SIGSTOP`) or continues (`SIGCONT`) the server: while stopped, what the bridge
+    /// sends it waits in its socket, unread and unanswered.
+    fn signal(&self, signal: i32) {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal {signal} to kilo serve");
+    }
+}
+
 impl Drop for KiloServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -181,22 +190,27 @@ fn a_kilo_approval_survives_a_killed_attached_sidecar_and_the_turn_finishes() {
 }
 
 /// An answer on its way when the attached sidecar is SIGKILLed: the kill lands once the
-/// answer is saved (write-ahead, with who gave it), whether or not Kilo got it yet. The
-/// next sidecar does not ask again: the reattached tab's card is resolved with that answer,
-/// never pending; the sidecar sends it again itself if Kilo still lists the request (else
-/// Kilo took it), the command runs once and the turn finishes.
+/// answer is saved (write-ahead, with who gave it) and before Kilo took it (the server is
+/// stopped from before the answer until after the kill, so the answer waits unread in its
+/// socket; were Kilo to take it first, the first sidecar would close the prompt as settled
+/// and the kill would test nothing). Kilo, continued, may read that answer or drop it with
+/// the closed connection. Either way the next sidecar does not ask again: the reattached
+/// tab's card is resolved with that answer, never pending; the sidecar sends it again
+/// itself if Kilo still lists the request (else Kilo took it), the command runs once and
+/// the turn finishes.
 #[test]
 fn a_kilo_answer_in_flight_at_a_kill_is_not_asked_again() {
     let Some(bin) = kilo_bin_or_skip() else { return };
     let world = World::new();
     let _mock = world.start_mock_llm("ask", "ask");
     let password = "restart-inflight-secret-6262";
-    let (_server, args, env) = attached(&world, &bin, password);
+    let (server, args, env) = attached(&world, &bin, password);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
     let mut first = Sidecar::spawn(&args, &env, world.path("first.err"));
     let (session, request) = asking(&mut first, "inflight73");
     eventually(LONG, "the approval saved", || saved_requests(&world) == [request.clone()]);
+    server.signal(libc::SIGSTOP);
     let approve = json!({"v": 1, "kind": "req", "id": "approve", "method": "bb.approvePermission",
         "params": {"sessionId": session, "requestId": request, "decision": "allow_once"}});
     first.send_line(&approve.to_string());
@@ -207,6 +221,7 @@ fn a_kilo_answer_in_flight_at_a_kill_is_not_asked_again() {
     eventually(LONG, "the answer saved before it is sent", saved_answer);
     first.child.kill().unwrap();
     first.wait_exit(LONG);
+    server.signal(libc::SIGCONT);
 
     let mut second = Sidecar::spawn(&args, &env, world.path("second.err"));
     second.ok("bb.init", json!({"receive": "both", "lastSeen": {"tab-1": 1}}));
