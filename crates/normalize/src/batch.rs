@@ -202,7 +202,9 @@ fn merged_text(last: &RawEvent, next: &RawEvent) -> Option<(&'static str, String
 }
 
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
-/// `next`'s envelope (id, ts; the higher seq) and the concatenated text.
+/// `next`'s envelope (id, ts; the higher seq) and the concatenated text: written into
+/// `next`'s text where both Kilo deltas' memos know where their string is
+/// ([`kilo::spliced`]), else into `next`'s tree.
 fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;

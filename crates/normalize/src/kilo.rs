@@ -9,7 +9,9 @@
 //! ([`InfoFields::memo`], [`Payload::set_memo`]), and the reducers take it from there
 //! (`kept`) instead of reading the body again; so it does with a text part's `id`,
 //! `messageID` and `text` ([`TextPart`]) and a delta's fields ([`Delta`]), which the batcher
-//! and the reducers read.
+//! and the reducers read. A delta's memo ([`DeltaMemo`]) also says where its string is in
+//! the payload's text when it needed no unescaping: the batcher merges two such deltas by
+//! writing the merged text there (`spliced`), without a tree.
 
 use std::borrow::Cow;
 use std::ops::Range;
