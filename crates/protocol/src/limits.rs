@@ -169,6 +169,32 @@ impl Scan {
     }
 }
 
+/// The [`Masks`] of a block, `$width` bytes compared at once with the intrinsics the caller
+/// names `Vector`, `load`, `set1`, `or`, `cmpeq` and `movemask` (SSE2's or AVX2's: the same
+/// operations at two widths); `$bits`: the unsigned type of one lane's movemask.
+#[cfg(target_arch = "x86_64")]
+macro_rules! lanes {
+    ($bytes:expr, $width:literal, $bits:ty) => {{
+        // `[` and `]` become `{` and `}` with bit 5 set (no other byte does).
+        let (quote, backslash, open, close, bit5) =
+            (set1(b'"' as i8), set1(b'\\' as i8), set1(b'{' as i8), set1(b'}' as i8), set1(0x20));
+        let mut m = Masks::default();
+        for (i, lane) in $bytes.chunks_exact($width).enumerate() {
+            // SAFETY: `lane` is `$width` readable bytes; the load has no alignment requirement.
+            let v = unsafe { load(lane.as_ptr().cast::<Vector>()) };
+            let folded = or(v, bit5);
+            // A lane's mask (the movemask's high bits beyond the lane are zero), placed at
+            // the lane's bytes.
+            let at = $width * i;
+            m.quote |= u64::from(movemask(cmpeq(v, quote)) as $bits) << at;
+            m.backslash |= u64::from(movemask(cmpeq(v, backslash)) as $bits) << at;
+            m.open |= u64::from(movemask(cmpeq(folded, open)) as $bits) << at;
+            m.close |= u64::from(movemask(cmpeq(folded, close)) as $bits) << at;
+        }
+        m
+    }};
+}
+
 /// The bytes of a block that matter to the nesting scan, one bit each, by kind.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Masks {
@@ -198,30 +224,10 @@ impl Masks {
     #[target_feature(enable = "sse2")]
     fn of_sse2(bytes: &[u8; BLOCK]) -> Self {
         use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
+            __m128i as Vector, _mm_cmpeq_epi8 as cmpeq, _mm_loadu_si128 as load,
+            _mm_movemask_epi8 as movemask, _mm_or_si128 as or, _mm_set1_epi8 as set1,
         };
-        // `[` and `]` become `{` and `}` with bit 5 set (no other byte does).
-        let (quote, backslash, open, close, bit5) = (
-            _mm_set1_epi8(b'"' as i8),
-            _mm_set1_epi8(b'\\' as i8),
-            _mm_set1_epi8(b'{' as i8),
-            _mm_set1_epi8(b'}' as i8),
-            _mm_set1_epi8(0x20),
-        );
-        // A 16-bit mask (the high half of the `i32` is zero), placed at the lane's bytes.
-        let bits = |hits: __m128i, i: usize| u64::from(_mm_movemask_epi8(hits) as u16) << (16 * i);
-        let mut m = Self::default();
-        for (i, lane) in bytes.chunks_exact(16).enumerate() {
-            // SAFETY: `lane` is 16 readable bytes; the load has no alignment requirement.
-            let v = unsafe { _mm_loadu_si128(lane.as_ptr().cast::<__m128i>()) };
-            let folded = _mm_or_si128(v, bit5);
-            m.quote |= bits(_mm_cmpeq_epi8(v, quote), i);
-            m.backslash |= bits(_mm_cmpeq_epi8(v, backslash), i);
-            m.open |= bits(_mm_cmpeq_epi8(folded, open), i);
-            m.close |= bits(_mm_cmpeq_epi8(folded, close), i);
-        }
-        m
+        lanes!(bytes, 16, u16)
     }
 
     /// [`Masks::of`], 32 bytes compared at once.
@@ -229,32 +235,10 @@ impl Masks {
     #[target_feature(enable = "avx2")]
     pub(crate) fn of_avx2(bytes: &[u8; BLOCK]) -> Self {
         use std::arch::x86_64::{
-            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
-            _mm256_set1_epi8,
+            __m256i as Vector, _mm256_cmpeq_epi8 as cmpeq, _mm256_loadu_si256 as load,
+            _mm256_movemask_epi8 as movemask, _mm256_or_si256 as or, _mm256_set1_epi8 as set1,
         };
-        // `[` and `]` become `{` and `}` with bit 5 set (no other byte does).
-        let (quote, backslash, open, close, bit5) = (
-            _mm256_set1_epi8(b'"' as i8),
-            _mm256_set1_epi8(b'\\' as i8),
-            _mm256_set1_epi8(b'{' as i8),
-            _mm256_set1_epi8(b'}' as i8),
-            _mm256_set1_epi8(0x20),
-        );
-        let mut m = Self::default();
-        for (i, lane) in bytes.chunks_exact(32).enumerate() {
-            // SAFETY: `lane` is 32 readable bytes; the load has no alignment requirement.
-            let v = unsafe { _mm256_loadu_si256(lane.as_ptr().cast::<__m256i>()) };
-            let folded = _mm256_or_si256(v, bit5);
-            // Each a 32-bit mask, placed at the lane's bytes.
-            let at = 32 * i;
-            m.quote |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) as u32) << at;
-            m.backslash |=
-                u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, backslash)) as u32) << at;
-            m.open |= u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, open)) as u32) << at;
-            m.close |=
-                u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, close)) as u32) << at;
-        }
-        m
+        lanes!(bytes, 32, u32)
     }
 
     /// [`Masks::of`] where no vector version is written.
