@@ -180,7 +180,7 @@ impl KiloEventState {
                 .flatten();
         let derived = self.derive(event_type, &session_id, properties, &facts);
         let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
-        let memo = facts.memo(event_type, class);
+        let memo = facts.memo(event_type, class, properties.text());
         Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo })
     }
 

@@ -5,7 +5,7 @@
 //! payload ([`session_of`] is the same reading, for callers that only want the session).
 
 use bb_normalize::class::{EventClass, KiloFields};
-use bb_normalize::kilo::{Delta, ErrorFields, InfoFields, InfoParts, TextPart};
+use bb_normalize::kilo::{Delta, DeltaMemo, ErrorFields, InfoFields, InfoParts, TextPart};
 use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
 use bb_protocol::v1::SessionSummary;
 use serde::Deserialize;
@@ -162,7 +162,7 @@ pub(crate) fn reads(text: &str) -> bool {
 pub(crate) enum Memo {
     Info(InfoFields<'static>),
     Text(TextPart<'static>),
-    Delta(Delta<'static>),
+    Delta(DeltaMemo),
 }
 
 impl Memo {
@@ -182,15 +182,25 @@ impl Facts<'_> {
     /// part's, the `info` of an event with one or of an event whose reducer reads it.
     /// Its strings are taken (one that was unescaped is not copied again): the last use
     /// of what they read.
-    pub(crate) fn memo(&mut self, event_type: &str, class: EventClass) -> Option<Memo> {
+    /// `text`: the body's text these facts were read from, if they were (a delta's memo
+    /// then knows where its string is).
+    pub(crate) fn memo(
+        &mut self,
+        event_type: &str,
+        class: EventClass,
+        text: Option<&str>,
+    ) -> Option<Memo> {
         use EventClass as C;
         match (event_type, class) {
-            ("message.part.delta", _) => Some(Memo::Delta(Delta::memo([
-                take(&mut self.message_id),
-                take(&mut self.part_id),
-                take(&mut self.field),
-                take(&mut self.delta),
-            ]))),
+            ("message.part.delta", _) => Some(Memo::Delta(Delta::memo(
+                [
+                    take(&mut self.message_id),
+                    take(&mut self.part_id),
+                    take(&mut self.field),
+                    take(&mut self.delta),
+                ],
+                text,
+            ))),
             ("message.part.updated", C::AssistantStream | C::ReasoningStream) => {
                 let part = self.part.0.as_mut();
                 let fields =

@@ -202,7 +202,9 @@ fn merged_text(last: &RawEvent, next: &RawEvent) -> Option<(&'static str, String
 }
 
 /// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
-/// `next`'s envelope (id, ts; the higher seq) and the concatenated text.
+/// `next`'s envelope (id, ts; the higher seq) and the concatenated text: written into
+/// `next`'s text where both Kilo deltas' memos know where their string is
+/// ([`kilo::spliced`]), else into `next`'s tree.
 fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
@@ -210,12 +212,28 @@ fn try_merge(last: &mut Classified, next: &Classified) -> bool {
     let Some((field, text)) = merged_text(&last.event, &next.event) else {
         return false;
     };
-    let mut merged = next.event.clone();
-    // The debug lane tracks the highest seq; keep it across the merge.
-    merged.seq = merged.seq.max(last.event.seq);
-    if let Some(obj) = merged.payload.as_object_mut() {
-        obj.insert(field.to_owned(), Value::String(text));
-    }
+    let payload = match kilo::spliced(&last.event.payload, &next.event.payload, text) {
+        Ok(payload) => payload,
+        Err(text) => {
+            let mut payload = next.event.payload.clone();
+            if let Some(obj) = payload.as_object_mut() {
+                obj.insert(field.to_owned(), Value::String(text));
+            }
+            payload
+        }
+    };
+    let e = &next.event;
+    let merged = RawEvent {
+        id: e.id.clone(),
+        engine: e.engine,
+        kind: e.kind.clone(),
+        session_id: e.session_id.clone(),
+        // The debug lane tracks the highest seq; keep it across the merge.
+        seq: e.seq.max(last.event.seq),
+        turn: e.turn,
+        ts: e.ts,
+        payload,
+    };
     let prev = std::mem::replace(&mut last.event, merged);
     last.absorbed_ids.push(prev.id);
     last.absorbed_ids.extend(next.absorbed_ids.iter().cloned());

@@ -9,9 +9,12 @@
 //! ([`InfoFields::memo`], [`Payload::set_memo`]), and the reducers take it from there
 //! (`kept`) instead of reading the body again; so it does with a text part's `id`,
 //! `messageID` and `text` ([`TextPart`]) and a delta's fields ([`Delta`]), which the batcher
-//! and the reducers read.
+//! and the reducers read. A delta's memo ([`DeltaMemo`]) also says where its string is in
+//! the payload's text when it needed no unescaping: the batcher merges two such deltas by
+//! writing the merged text there (`spliced`), without a tree.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use bb_payload::{LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, Payload};
 use serde::Deserialize;
@@ -267,16 +270,86 @@ impl TextPart<'static> {
 
 impl Delta<'static> {
     /// What reading a body as [`Delta`] finds, from a reader that read its `messageID`,
-    /// `partID`, `field` and `delta` already. Owned, to be kept on the payload
-    /// ([`Payload::set_memo`]).
-    pub fn memo([message_id, part_id, field, delta]: [LooseStr<'_>; 4]) -> Self {
-        Self {
+    /// `partID`, `field` and `delta` already from `text`, the payload's text (by a typed
+    /// read: a string it borrowed from the text is one that needed no unescaping). Owned, to
+    /// be kept on the payload ([`Payload::set_memo`]), with where the `delta` string is in
+    /// `text` when it was borrowed from it.
+    pub fn memo(
+        [message_id, part_id, field, delta]: [LooseStr<'_>; 4],
+        text: Option<&str>,
+    ) -> DeltaMemo {
+        let span = text.and_then(|text| span_in(text, &delta));
+        let fields = Delta {
             message_id: owned(message_id),
             part_id: owned(part_id),
             field: owned(field),
             delta: owned(delta),
-        }
+        };
+        DeltaMemo { fields, span }
     }
+}
+
+/// What a reader keeps of a delta on its payload ([`Delta::memo`]): the fields, and where
+/// the `delta` string's text is in the payload's text when it needed no unescaping (its
+/// text is then its value). Two adjacent deltas that both know it merge without a tree
+/// ([`spliced`]).
+#[derive(Debug, PartialEq)]
+pub struct DeltaMemo {
+    fields: Delta<'static>,
+    span: Option<Range<usize>>,
+}
+
+impl DeltaMemo {
+    /// The fields, as a read of the payload finds them.
+    pub fn fields(&self) -> &Delta<'static> {
+        &self.fields
+    }
+
+    /// Where the `delta` string is in the payload's text (between its quotes), when known.
+    pub fn span(&self) -> Option<Range<usize>> {
+        self.span.clone()
+    }
+}
+
+/// Where `s`, when borrowed from `text`, is in it.
+fn span_in(text: &str, s: &LooseStr<'_>) -> Option<Range<usize>> {
+    let Some(Cow::Borrowed(s)) = &s.0 else { return None };
+    let start = s.as_ptr().addr().checked_sub(text.as_ptr().addr())?;
+    (start + s.len() <= text.len()).then_some(start..start + s.len())
+}
+
+/// The payload of `next`, a Kilo delta, with its `delta` string replaced by `merged`
+/// (`last`'s delta, then `next`'s), written into `next`'s text where the string is: no
+/// tree is built, and the merged payload keeps its memo for the next merge and the
+/// reducers. Only when both deltas' memos know where their string is, that is when neither
+/// needed unescaping: then neither holds a quote, a backslash or a control character, nor
+/// does `merged`, their concatenation, which is thus written as it is and leaves the text
+/// valid JSON. Else `merged` is handed back (the caller builds the tree).
+pub(crate) fn spliced(last: &Payload, next: &Payload, merged: String) -> Result<Payload, String> {
+    let (Some(l), Some(n), Some(text)) =
+        (last.memo::<DeltaMemo>(), next.memo::<DeltaMemo>(), next.text())
+    else {
+        return Err(merged);
+    };
+    let (Some(_), Some(at)) = (&l.span, n.span.clone()) else {
+        return Err(merged);
+    };
+    let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
+    spliced.push_str(&text[..at.start]);
+    spliced.push_str(&merged);
+    spliced.push_str(&text[at.end..]);
+    let span = Some(at.start..at.start + merged.len());
+    let fields = Delta {
+        message_id: n.fields.message_id.clone(),
+        part_id: n.fields.part_id.clone(),
+        field: n.fields.field.clone(),
+        delta: LooseStr(Some(Cow::Owned(merged))),
+    };
+    // Valid JSON by construction (above): `next`'s text, which its reader validated, with
+    // one string's text replaced by text of the same kind.
+    let mut payload = Payload::from_text_unchecked(spliced);
+    payload.set_memo(DeltaMemo { fields, span });
+    Ok(payload)
 }
 
 /// `payload` read as `T`: the memo a reader kept of that read, else read now.
@@ -308,7 +381,14 @@ macro_rules! memo {
         }
     )*};
 }
-memo!(InfoFields, TextPart, Delta);
+memo!(InfoFields, TextPart);
+
+impl<'a> Memo for Delta<'a> {
+    type Static = DeltaMemo;
+    fn shorten<'m>(memo: &'m DeltaMemo) -> &'m Delta<'a> {
+        &memo.fields
+    }
+}
 
 /// `session.status`: `status.type`, or `status` itself when it is a string.
 #[derive(Debug, Default, Deserialize)]

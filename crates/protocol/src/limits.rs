@@ -56,20 +56,44 @@ impl Limits {
 
 /// Whether `[`/`{` nesting outside string literals goes deeper than `max`. Iterative, linear,
 /// tolerant of malformed input (the parser reports that afterwards). The text is read 64
-/// bytes at a time: a mask of the bytes that matter (quotes, backslashes, brackets) is made
-/// for the block at once, and only those bytes are visited.
+/// bytes at a time: masks of the bytes that matter (quotes, backslashes, brackets) are made
+/// for the block at once, and the block is taken whole from them where that is exact (the
+/// usual case: see [`Scan::whole`]); else only those bytes are visited. On a CPU with AVX2
+/// and POPCNT (checked once, at run time) the masks are made 32 bytes at a time and the
+/// bits counted in one instruction; the result is the same.
 pub(crate) fn nesting_depth_exceeds(raw: &[u8], max: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: the CPU has the features the function is built for (checked just above).
+        return unsafe { exceeds_avx2(raw, max) };
+    }
+    exceeds_with(raw, max, Masks::of)
+}
+
+/// [`nesting_depth_exceeds`] built for AVX2 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn exceeds_avx2(raw: &[u8], max: usize) -> bool {
+    // The closure has this function's features: the call needs no `unsafe`.
+    exceeds_with(raw, max, |bytes| Masks::of_avx2(bytes))
+}
+
+/// [`nesting_depth_exceeds`] with the block masks `masks` makes (the same masks on every
+/// CPU; inlined into its callers, so that it is built with their CPU features).
+#[inline(always)]
+pub(crate) fn exceeds_with(raw: &[u8], max: usize, masks: impl Fn(&[u8; BLOCK]) -> Masks) -> bool {
     let mut scan = Scan::default();
     let (blocks, rest) = raw.as_chunks::<BLOCK>();
     for block in blocks {
-        if scan.block(block, max) {
+        if scan.block(block, masks(block), max) {
             return true;
         }
     }
     // The rest, padded with spaces (which matter nowhere).
     let mut bytes = [b' '; BLOCK];
     bytes[..rest.len()].copy_from_slice(rest);
-    scan.block(&bytes, max)
+    scan.block(&bytes, masks(&bytes), max)
 }
 
 const BLOCK: usize = 64;
@@ -85,9 +109,40 @@ struct Scan {
 }
 
 impl Scan {
-    /// One block; whether the nesting went deeper than `max` in it.
-    fn block(&mut self, bytes: &[u8; BLOCK], max: usize) -> bool {
-        let mut visit = mattering(bytes);
+    /// One block and its masks; whether the nesting went deeper than `max` in it.
+    #[inline(always)]
+    fn block(&mut self, bytes: &[u8; BLOCK], masks: Masks, max: usize) -> bool {
+        if self.whole(&masks, max) {
+            return false;
+        }
+        self.walk(bytes, masks.any(), max)
+    }
+
+    /// Takes the block at once from its masks when that gives what [`Scan::walk`] would:
+    /// when every backslash in it is inside a string (then escapes are found as runs of
+    /// backslashes, the strings as the quotes they leave, and the brackets outside them
+    /// counted) and its brackets can neither go deeper than `max` nor close below depth 0.
+    /// Returns whether it took it; if not, nothing changed and the block is to be walked.
+    #[inline(always)]
+    fn whole(&mut self, m: &Masks, max: usize) -> bool {
+        let (escaped, carry) = escaped_bytes(m.backslash, self.escaped);
+        let mut inside = prefix_xor(m.quote & !escaped);
+        if self.in_string {
+            inside = !inside;
+        }
+        let (opened, closed) = (m.open & !inside, m.close & !inside);
+        let (opened, closed) = (opened.count_ones() as usize, closed.count_ones() as usize);
+        if m.backslash & !inside != 0 || self.depth + opened > max || self.depth < closed {
+            return false;
+        }
+        self.depth = self.depth + opened - closed;
+        self.in_string = inside >> 63 == 1;
+        self.escaped = carry;
+        true
+    }
+
+    /// The block byte by byte, visiting only the bytes `visit` marks (all that matter).
+    fn walk(&mut self, bytes: &[u8; BLOCK], mut visit: u64, max: usize) -> bool {
         if std::mem::take(&mut self.escaped) {
             visit &= !1;
         }
@@ -114,56 +169,125 @@ impl Scan {
     }
 }
 
-/// The bytes of `bytes` that matter to the nesting scan (quotes, backslashes, brackets), one
-/// bit each.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub(crate) fn mattering(bytes: &[u8; BLOCK]) -> u64 {
-    // SAFETY: the build enables SSE2 (the `cfg` above; every x86_64 CPU has it).
-    unsafe { mattering_sse2(bytes) }
+/// The [`Masks`] of a block, `$width` bytes compared at once with the intrinsics the caller
+/// names `Vector`, `load`, `set1`, `or`, `cmpeq` and `movemask` (SSE2's or AVX2's: the same
+/// operations at two widths); `$bits`: the unsigned type of one lane's movemask.
+#[cfg(target_arch = "x86_64")]
+macro_rules! lanes {
+    ($bytes:expr, $width:literal, $bits:ty) => {{
+        // `[` and `]` become `{` and `}` with bit 5 set (no other byte does).
+        let (quote, backslash, open, close, bit5) =
+            (set1(b'"' as i8), set1(b'\\' as i8), set1(b'{' as i8), set1(b'}' as i8), set1(0x20));
+        let mut m = Masks::default();
+        for (i, lane) in $bytes.chunks_exact($width).enumerate() {
+            // SAFETY: `lane` is `$width` readable bytes; the load has no alignment requirement.
+            let v = unsafe { load(lane.as_ptr().cast::<Vector>()) };
+            let folded = or(v, bit5);
+            // A lane's mask (the movemask's high bits beyond the lane are zero), placed at
+            // the lane's bytes.
+            let at = $width * i;
+            m.quote |= u64::from(movemask(cmpeq(v, quote)) as $bits) << at;
+            m.backslash |= u64::from(movemask(cmpeq(v, backslash)) as $bits) << at;
+            m.open |= u64::from(movemask(cmpeq(folded, open)) as $bits) << at;
+            m.close |= u64::from(movemask(cmpeq(folded, close)) as $bits) << at;
+        }
+        m
+    }};
 }
 
-/// [`mattering`], 16 bytes compared at once.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
-fn mattering_sse2(bytes: &[u8; BLOCK]) -> u64 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    // `[`, `\\`, `]` become `{`, `|`, `}` with bit 5 set (a `|` is visited and does nothing).
-    let (quote, open, bar, close, bit5) = (
-        _mm_set1_epi8(b'"' as i8),
-        _mm_set1_epi8(b'{' as i8),
-        _mm_set1_epi8(b'|' as i8),
-        _mm_set1_epi8(b'}' as i8),
-        _mm_set1_epi8(0x20),
-    );
-    let mut mask = 0u64;
-    for (i, lane) in bytes.chunks_exact(16).enumerate() {
-        // SAFETY: `lane` is 16 readable bytes; the load has no alignment requirement.
-        let v = unsafe { _mm_loadu_si128(lane.as_ptr().cast::<__m128i>()) };
-        let folded = _mm_or_si128(v, bit5);
-        let hits = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(folded, open)),
-            _mm_or_si128(_mm_cmpeq_epi8(folded, bar), _mm_cmpeq_epi8(folded, close)),
-        );
-        // The mask is 16 bits (the high half of the `i32` is zero).
-        let bits = u64::from(_mm_movemask_epi8(hits) as u16);
-        mask |= bits << (16 * i);
+/// The bytes of a block that matter to the nesting scan, one bit each, by kind.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Masks {
+    pub(crate) quote: u64,
+    pub(crate) backslash: u64,
+    /// `[` and `{`.
+    pub(crate) open: u64,
+    /// `]` and `}`.
+    pub(crate) close: u64,
+}
+
+impl Masks {
+    /// Every byte that matters.
+    fn any(&self) -> u64 {
+        self.quote | self.backslash | self.open | self.close
     }
-    mask
+
+    /// The masks of `bytes`.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    pub(crate) fn of(bytes: &[u8; BLOCK]) -> Self {
+        // SAFETY: the build enables SSE2 (the `cfg` above; every x86_64 CPU has it).
+        unsafe { Self::of_sse2(bytes) }
+    }
+
+    /// [`Masks::of`], 16 bytes compared at once.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[target_feature(enable = "sse2")]
+    fn of_sse2(bytes: &[u8; BLOCK]) -> Self {
+        use std::arch::x86_64::{
+            __m128i as Vector, _mm_cmpeq_epi8 as cmpeq, _mm_loadu_si128 as load,
+            _mm_movemask_epi8 as movemask, _mm_or_si128 as or, _mm_set1_epi8 as set1,
+        };
+        lanes!(bytes, 16, u16)
+    }
+
+    /// [`Masks::of`], 32 bytes compared at once.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn of_avx2(bytes: &[u8; BLOCK]) -> Self {
+        use std::arch::x86_64::{
+            __m256i as Vector, _mm256_cmpeq_epi8 as cmpeq, _mm256_loadu_si256 as load,
+            _mm256_movemask_epi8 as movemask, _mm256_or_si256 as or, _mm256_set1_epi8 as set1,
+        };
+        lanes!(bytes, 32, u32)
+    }
+
+    /// [`Masks::of`] where no vector version is written.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    pub(crate) fn of(bytes: &[u8; BLOCK]) -> Self {
+        Self::bytewise(bytes)
+    }
+
+    /// [`Masks::of`] a byte at a time (also the reference the vector version is tested
+    /// against).
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+    pub(crate) fn bytewise(bytes: &[u8; BLOCK]) -> Self {
+        let mut m = Self::default();
+        for (i, &b) in bytes.iter().enumerate() {
+            let bit = 1u64 << i;
+            match b {
+                b'"' => m.quote |= bit,
+                b'\\' => m.backslash |= bit,
+                b'[' | b'{' => m.open |= bit,
+                b']' | b'}' => m.close |= bit,
+                _ => {}
+            }
+        }
+        m
+    }
 }
 
-/// [`mattering`] where no vector version is written.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-pub(crate) fn mattering(bytes: &[u8; BLOCK]) -> u64 {
-    mattering_bytewise(bytes)
+/// The bytes a backslash escapes, reading every backslash of a block as one (the bytes after
+/// odd runs of backslashes), and whether the block's last byte escapes the next block's
+/// first; `carried`: the block's first byte is escaped. The branch-free way simdjson finds
+/// them: a run starting on an odd bit is carried into by an addition, which flips which
+/// bits of the run escape.
+#[inline(always)]
+fn escaped_bytes(backslash: u64, carried: bool) -> (u64, bool) {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let carried = u64::from(carried);
+    let backslash = backslash & !carried;
+    let follows = (backslash << 1) | carried;
+    let odd_starts = backslash & !EVEN & !follows;
+    let (even_starts, carry) = odd_starts.overflowing_add(backslash);
+    ((EVEN ^ (even_starts << 1)) & follows, carry)
 }
 
-/// [`mattering`] a byte at a time (also the reference the vector version is tested against).
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
-pub(crate) fn mattering_bytewise(bytes: &[u8; BLOCK]) -> u64 {
-    bytes.iter().enumerate().fold(0u64, |mask, (i, &b)| {
-        let matters = b == b'"' || (b | 0x20).wrapping_sub(b'{') < 3;
-        mask | (u64::from(matters) << i)
-    })
+/// Bit `i` of the result: the parity of bits `0..=i` of `x` (inside a string, where `x`
+/// marks its quotes).
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    for shift in [1, 2, 4, 8, 16, 32] {
+        x ^= x << shift;
+    }
+    x
 }

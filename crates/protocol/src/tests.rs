@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::limits::{mattering, mattering_bytewise, nesting_depth_exceeds};
+use crate::limits::{Masks, exceeds_with, nesting_depth_exceeds};
 use crate::v1::{
     AssistantDelta, ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent,
     EventItem, EventsPayload, InitParams, Receive, SessionParams, Truncation, Updates, V1Call,
@@ -157,9 +157,65 @@ proptest::proptest! {
 }
 
 proptest::proptest! {
-    /// The block mask the scan visits, as built on this machine, is the bytewise one.
+    /// Long texts, mostly plain bytes, and limits the text may or may not reach: blocks the
+    /// scan takes whole from their masks, blocks it walks, and the switches between them
+    /// (a backslash outside a string, a block that would pass the limit or close below 0).
     #[test]
-    fn the_block_mask_is_the_bytewise_one(
+    fn nesting_scan_agrees_with_the_bytewise_reference_on_long_texts(
+        raw in proptest::collection::vec(
+            proptest::prop_oneof![
+                6 => proptest::sample::select(b"abc :,".to_vec()),
+                1 => proptest::sample::select(b"[]{}\"\\".to_vec()),
+            ],
+            0..1200,
+        ),
+        max in 0usize..40,
+    ) {
+        let want = nesting_reference(&raw, max);
+        proptest::prop_assert_eq!(nesting_depth_exceeds(&raw, max), want);
+        // The scan every CPU has (the one above is the fastest this CPU has).
+        proptest::prop_assert_eq!(exceeds_with(&raw, max, Masks::of), want);
+    }
+}
+
+proptest::proptest! {
+    /// JSON as a bridge writes it (nested arrays and objects, strings with escaped quotes,
+    /// backslashes and brackets), at every limit around its depth.
+    #[test]
+    fn nesting_scan_agrees_with_the_bytewise_reference_on_json(
+        value in json_value(),
+        extra in 0usize..3,
+    ) {
+        let raw = serde_json::to_vec(&value).unwrap_or_default();
+        let depth = (0..200).find(|&d| !nesting_reference(&raw, d)).unwrap_or(200);
+        for max in depth.saturating_sub(2)..depth + extra + 1 {
+            proptest::prop_assert_eq!(nesting_depth_exceeds(&raw, max), nesting_reference(&raw, max));
+        }
+    }
+}
+
+/// Arbitrary JSON values, with strings full of what the nesting scan looks at.
+fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    let text = r#"[a-z\\"\[\]{}]{0,80}"#;
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        text.prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(12, 160, 6, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+            proptest::collection::vec((text, inner), 0..6)
+                .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// The block masks, as built on this machine, are the bytewise ones.
+    #[test]
+    fn the_block_masks_are_the_bytewise_ones(
         bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 64),
         picks in proptest::collection::vec((0usize..64, proptest::sample::select(b"[]{}\"\\|;:zZ".to_vec())), 0..24),
     ) {
@@ -168,7 +224,12 @@ proptest::proptest! {
         for (at, b) in picks {
             block[at] = b;
         }
-        proptest::prop_assert_eq!(mattering(&block), mattering_bytewise(&block));
+        proptest::prop_assert_eq!(Masks::of(&block), Masks::bytewise(&block));
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            proptest::prop_assert_eq!(unsafe { Masks::of_avx2(&block) }, Masks::bytewise(&block));
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bb_host::Input;
-use bb_normalize::kilo::{Delta, InfoFields, TextPart};
+use bb_normalize::kilo::{Delta, DeltaMemo, InfoFields, TextPart};
 use bb_protocol::v1::EngineEvent;
 
 use crate::client::{KiloUpdate, Routing};
@@ -29,11 +29,13 @@ fn events(inputs: &[Input]) -> Vec<&EngineEvent> {
 }
 
 /// Maps each data line; returns how many events carried each memo (`info`, text part,
-/// delta). Every memo must equal a read of the payload.
-fn check(lines: &[String]) -> [usize; 3] {
+/// delta), and how many of the deltas' memos knew where their string is. Every memo must
+/// equal a read of the payload, and a place it knows must hold the string's value.
+fn check(lines: &[String]) -> ([usize; 3], usize) {
     let mut mapping = KiloEventState::new(Arc::new(Shared::default()));
     let mut routing = Routing::default();
     let mut kept = [0; 3];
+    let mut spans = 0;
     for data in lines {
         let KiloUpdate::Event { event } = routing.route(data.clone()) else { continue };
         for ev in events(&mapping.apply(event)) {
@@ -46,13 +48,21 @@ fn check(lines: &[String]) -> [usize; 3] {
                 kept[1] += 1;
                 assert_eq!(memo, &p.read::<TextPart<'_>>(), "{data}");
             }
-            if let Some(memo) = p.memo::<Delta<'static>>() {
+            if let Some(memo) = p.memo::<DeltaMemo>() {
                 kept[2] += 1;
-                assert_eq!(memo, &p.read::<Delta<'_>>(), "{data}");
+                assert_eq!(memo.fields(), &p.read::<Delta<'_>>(), "{data}");
+                spans += usize::from(memo.span().is_some());
+                // Where it says the string is: its text, between quotes, and its value.
+                if let (Some(at), Some(text)) = (memo.span(), p.text()) {
+                    let delta = p.get("delta").and_then(serde_json::Value::as_str);
+                    assert_eq!(Some(&text[at.clone()]), delta, "{data}");
+                    assert!(text[..at.start].ends_with("\"delta\":\""), "{data}");
+                    assert!(text[at.end..].starts_with('"'), "{data}");
+                }
             }
         }
     }
-    kept
+    (kept, spans)
 }
 
 #[test]
@@ -65,8 +75,9 @@ fn every_captured_memo_is_what_the_reads_find() {
         let text = std::fs::read_to_string(path).unwrap();
         lines.extend(text.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_owned));
     }
-    let kept = check(&lines);
+    let (kept, spans) = check(&lines);
     assert!(kept.iter().all(|&k| k >= 5), "the captures' events carry each memo: {kept:?}");
+    assert!(spans >= 5, "the captures' deltas know where their text is: {spans}");
 }
 
 #[test]
@@ -93,7 +104,7 @@ fn memos_of_odd_shapes_are_what_the_reads_find() {
             })
         })
         .collect();
-    assert_eq!(check(&lines), [lines.len(), 0, 0]);
+    assert_eq!(check(&lines), ([lines.len(), 0, 0], 0));
     let parts = [
         r#"{"id":"prt_1","messageID":"msg_1","type":"text","text":"hi \n \u00e9"}"#,
         r#"{"id":"prt_1","type":"reasoning","text":7,"messageID":null}"#,
@@ -107,8 +118,10 @@ fn memos_of_odd_shapes_are_what_the_reads_find() {
             )
         })
         .collect();
-    assert_eq!(check(&lines), [0, lines.len(), 0]);
+    assert_eq!(check(&lines), ([0, lines.len(), 0], 0));
     let deltas = [
+        r#""messageID":"msg_1","partID":"prt_1","field":"text","delta":"plain [text] {}""#,
+        r#""delta":"first","messageID":"msg_1","partID":"prt_1","field":"text""#,
         r#""messageID":"msg_1","partID":"prt_1","field":"text","delta":"a \"b\"""#,
         r#""messageID":"msg_1","partID":"prt_1","field":"text","delta":["x"]"#,
         r#""messageID":"","partID":1,"delta":"d","delta":"e""#,
@@ -121,5 +134,6 @@ fn memos_of_odd_shapes_are_what_the_reads_find() {
             )
         })
         .collect();
-    assert_eq!(check(&lines), [0, 0, lines.len()]);
+    // Only the two deltas whose string needed no unescaping know where it is.
+    assert_eq!(check(&lines), ([0, 0, lines.len()], 2));
 }

@@ -229,3 +229,61 @@ fn flush_now_publishes_before_the_deadline_and_restarts_the_cadence() {
     b.handle_event(t0 + ms(4), delta("4", "m", "d"));
     assert_eq!(b.poll_timeout(), Some(t0 + ms(503)));
 }
+
+/// A Kilo delta as the Kilo mapping hands it over: its body as text, with the memo of its
+/// one read (`Delta::memo`).
+fn kilo_delta_read(id: &str, text: &str) -> Classified {
+    let body =
+        json!({"sessionID": "s", "messageID": "m", "partID": "p", "field": "text", "delta": text});
+    let raw = serde_json::value::RawValue::from_string(body.to_string()).unwrap();
+    let mut payload = bb_payload::Payload::from_text(raw);
+    let read: crate::kilo::Delta<'_> = payload.read();
+    let memo = crate::kilo::Delta::memo(
+        [read.message_id, read.part_id, read.field, read.delta],
+        payload.text(),
+    );
+    payload.set_memo(memo);
+    let mut ev =
+        RawEvent::new(Engine::Kilo, "message.part.delta", serde_json::Value::Null).with_id(id);
+    ev.payload = payload;
+    Classified::new(ev)
+}
+
+proptest! {
+    /// Merged Kilo deltas are what a merge through the tree makes: the same JSON, the same
+    /// line for the webview (the engine's compact text), and a memo a read agrees with;
+    /// whether their text was spliced (no escapes in either) or not (quotes, backslashes,
+    /// control characters, non-ASCII text).
+    #[test]
+    fn merged_kilo_deltas_are_the_tree_merge(
+        texts in prop::collection::vec("(?s)[a-z \\[\\]{}\"\\\\\n\u{1}é😀]{0,12}", 2..6),
+    ) {
+        let t0 = epoch();
+        let mut b = Batcher::default();
+        for (i, t) in texts.iter().enumerate() {
+            b.handle_event(t0, kilo_delta_read(&i.to_string(), t));
+        }
+        let batch = b.poll_flush(t0).unwrap();
+        prop_assert_eq!(batch.items.len(), 1);
+        let merged = &batch.items[0].event;
+        let all: String = texts.concat();
+        let want = json!({"sessionID": "s", "messageID": "m", "partID": "p", "field": "text", "delta": all});
+        prop_assert_eq!(&*merged.payload, &want);
+        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want.to_string());
+        let last_id = (texts.len() - 1).to_string();
+        prop_assert_eq!(merged.id.as_deref(), Some(last_id.as_str()));
+        if let Some(memo) = merged.payload.memo::<crate::kilo::DeltaMemo>() {
+            prop_assert_eq!(memo.fields(), &merged.payload.read::<crate::kilo::Delta<'_>>());
+            let plain = !texts.iter().any(|t| escaped(t));
+            prop_assert_eq!(memo.span().is_some(), plain);
+        }
+        let spliced = merged.payload.text().is_some();
+        let escapes = texts.iter().any(|t| escaped(t));
+        prop_assert!(spliced || escapes, "plain deltas merge without a tree");
+    }
+}
+
+/// Whether JSON writes `text` with escapes.
+fn escaped(text: &str) -> bool {
+    text.contains(['"', '\\', '\n', '\u{1}'])
+}
