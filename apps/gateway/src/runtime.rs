@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bb_launch::{EngineParts, Launcher};
-use bb_service::{Service, SystemClock, WebviewSink};
+use bb_service::{MemoryTrim, Service, SystemClock, WebviewSink};
 use tokio::sync::mpsc;
 
 /// Runs the service over every connection that arrives, until the channel closes; then the
@@ -19,7 +19,7 @@ pub(crate) async fn serve_connections(
 ) -> anyhow::Result<()> {
     let EngineParts { adapter, updates, supervision } = engine;
     let mut config = launcher.service_config();
-    config.trim = Some(launcher.memory_trim(release_free_memory));
+    config.trim = Some(MemoryTrim::new(release_free_memory));
     if let Some(ring) = ring {
         config.host.max_buffered_events = ring.max(1);
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bb_launch::{EngineArgs, EngineParts, Launcher};
 use bb_protocol::Limits;
-use bb_service::{Pace, Service, SystemClock};
+use bb_service::{MemoryTrim, Pace, Service, SystemClock};
 use clap::Parser;
 
 mod listen;
@@ -100,7 +100,7 @@ async fn run(args: Args, pace: Pace) -> anyhow::Result<()> {
 pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
     let EngineParts { adapter, updates, supervision } = launcher.engine().await?;
     let mut config = launcher.service_config();
-    config.trim = Some(launcher.memory_trim(release_free_memory));
+    config.trim = Some(MemoryTrim::new(release_free_memory));
     Ok(Service::new(config, adapter, updates, Arc::new(SystemClock), supervision))
 }
 

@@ -13,8 +13,8 @@ use bb_host::HostConfig;
 use bb_kilo::supervisor::{EngineEndpoint, KiloConfig, KiloSupervisor};
 use bb_kilo::{KiloAdapter, KiloOptions, KiloProbe};
 use bb_service::{
-    EngineAdapter, EngineError, FolderEngine, FolderFactory, Folders, InputReceiver, MemoryTrim,
-    Pace, ServiceConfig, Supervision, SystemClock,
+    EngineAdapter, EngineError, FolderEngine, FolderFactory, Folders, InputReceiver, Pace,
+    ServiceConfig, Supervision, SystemClock,
 };
 use bb_supervisor::TokioSpawner;
 use secrecy::SecretString;
@@ -202,13 +202,6 @@ impl Launcher {
             },
             ..defaults
         }
-    }
-
-    /// The service's [`MemoryTrim`]: `collect` (the binary's allocator call returning the
-    /// calling thread's free memory) on the service loop's thread, where every engine's
-    /// event path runs too (its read buffers and events were made there).
-    pub fn memory_trim(&self, collect: fn()) -> MemoryTrim {
-        MemoryTrim::new(collect)
     }
 
     /// Builds an engine adapter for the configured engine (attaching to it when it runs
