@@ -36,8 +36,9 @@ pub struct HostConfig {
     /// Bytes each tab's ring keeps; past either bound, a lagging tab gets a declared resync.
     pub max_buffered_bytes: usize,
     /// Of the messages a tab's connection was already handed, the bytes its ring keeps (a
-    /// reattaching webview may have lost what was in flight): the view holds the session
-    /// already, so older ones come back as a declared resync rather than a second copy.
+    /// reattaching webview may have lost what was in flight: a pipe's 64 KiB, a socket's
+    /// send buffer): the view holds the session already, so older ones come back as a
+    /// declared resync rather than a second copy.
     pub max_handed_bytes: usize,
     /// Largest serialized `bb/events` payload; batches are split under it and an item that
     /// alone exceeds it has its large fields replaced by previews.
@@ -80,8 +81,8 @@ pub const HISTORY_MAX_TURNS: usize = 500;
 pub const HISTORY_DEFAULT_TURNS: usize = 50;
 
 impl Default for HostConfig {
-    /// 1024-item batches; rings of 4096 messages / 8 MiB per tab, of which 1 MiB of messages
-    /// already handed to the connection; messages under 1 MiB less
+    /// 1024-item batches; rings of 4096 messages / 8 MiB per tab, of which 256 KiB of
+    /// messages already handed to the connection; messages under 1 MiB less
     /// 4 KiB of envelope room; 32 detached tabs; untrusted; 8 prompts queued behind a turn
     /// at most; permission prompts without a deadline; no heartbeat (tests drive the clock
     /// through every deadline; the runtime's default turns it on); the views of 16 sessions
@@ -91,7 +92,7 @@ impl Default for HostConfig {
             max_batch: 1024,
             max_buffered_events: 4096,
             max_buffered_bytes: 8 * 1024 * 1024,
-            max_handed_bytes: 1024 * 1024,
+            max_handed_bytes: 256 * 1024,
             max_message_bytes: bb_protocol::DEFAULT_MAX_BYTES - 4096,
             max_detached_tabs: 32,
             trusted: false,

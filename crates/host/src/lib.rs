@@ -53,7 +53,7 @@
 //! * **seq and rings.** Every `bb/events` message carries `tabId` and a per-tab `seq` (from
 //!   1, +1 per message, never reused). Each tab keeps a ring of what it was sent, bounded by
 //!   `max_buffered_events` messages and `max_buffered_bytes` serialized bytes, and of the
-//!   messages already handed to its connection by `max_handed_bytes` (1 MiB: what a
+//!   messages already handed to its connection by `max_handed_bytes` (256 KiB: what a
 //!   reattaching webview may have lost in flight; older ones would be a second copy of what
 //!   the session's view holds, so a webview further behind gets a declared resync). The newest
 //!   message is always kept. A connection that cannot receive (before `bb.init`, hidden,
