@@ -14,18 +14,23 @@ fn failed(error: String) -> Input {
     Input::connection(ConnectionStatus::Error, None, Some(error))
 }
 
+fn open(shared: &Shared, session: &str) -> Result<SessionStream, crate::client::BbError> {
+    let last_seq = shared.cursors.resume_from(session);
+    let fresh = !lock(&shared.states).contains_key(session);
+    let options = shared.config.stream;
+    match last_seq {
+        Some(seq) if fresh => SessionStream::open_primed(&shared.client, session, seq, options),
+        _ => SessionStream::open(&shared.client, session, last_seq, options),
+    }
+}
+
 /// Streams one session until it ends, fails for good, or the task is aborted. A session with
 /// a saved position resumes after it; when this bridge holds no state for it yet (a restart),
 /// the stream is primed so its pending permissions show again.
 pub(super) async fn run(shared: Arc<Shared>, session: String) {
-    let last_seq = shared.cursors.resume_from(&session);
-    let fresh = !lock(&shared.states).contains_key(&session);
-    let options = shared.config.stream;
-    let opened = match last_seq {
-        Some(seq) if fresh => SessionStream::open_primed(&shared.client, &session, seq, options),
-        _ => SessionStream::open(&shared.client, &session, last_seq, options),
-    };
-    let mut stream = match opened {
+    // Opened in a function of its own: a local kept across the awaits below would keep a
+    // second stream's room in every session's task.
+    let mut stream = match open(&shared, &session) {
         Ok(stream) => stream,
         Err(error) => {
             // Ids are checked before a stream is asked for; this is a bridge bug, not an
@@ -34,37 +39,15 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             return;
         }
     };
-    while let Some(item) = stream.next().await {
-        let update = match item {
-            Ok(update) => update,
-            Err(error) => {
-                // The session is not shown running on a stream that died; the health monitor
-                // turns the connection back and resumes this stream once the engine answers.
-                let why = format!("session {session}: {error}");
-                let lost = lock(&shared.states).entry(session.clone()).or_default().stream_lost(
-                    &session,
-                    format!("The event stream of this session was lost ({error}). The bridge resumes it from the last event it delivered once the engine answers again."),
-                );
-                lock(&shared.lost).insert(session.clone());
-                for out in lost.into_iter().chain([failed(why)]) {
-                    let _ = shared.updates.send(out).await;
-                }
-                return;
-            }
+    loop {
+        // What an item makes is worked out by plain functions, and the item is gone by the
+        // first await after it: only the inputs left to hand over are kept across the
+        // awaits, so the task stays small.
+        let (mapped, gone, ended) = match stream.next().await {
+            None => return,
+            Some(Ok(update)) => map(&shared, &session, update),
+            Some(Err(error)) => (lost(&shared, &session, &error), false, true),
         };
-        let seq = match &update {
-            StreamUpdate::Event(event) => event.seq,
-            _ => None,
-        };
-        let gone = matches!(update, StreamUpdate::Ended { summary: None });
-        let ended = matches!(update, StreamUpdate::Ended { .. });
-        let mapped =
-            lock(&shared.states).entry(session.clone()).or_default().apply(&session, update);
-        // Marked before the hand-off: the runtime may write and confirm it at once, and a
-        // confirmation never moves past what was handed over.
-        if let Some(seq) = seq {
-            shared.cursors.handed(&session, seq);
-        }
         for out in mapped {
             if let Input::SessionRunning { session_id, running } = &out
                 && *session_id == session
@@ -90,4 +73,36 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             return;
         }
     }
+}
+
+/// One stream update as host inputs, with whether the engine no longer holds the session and
+/// whether its stream ended. The update's `seq` is marked handed before the hand-off: the
+/// runtime may write and confirm it at once, and a confirmation never moves past what was
+/// handed over.
+fn map(shared: &Shared, session: &str, update: StreamUpdate) -> (Vec<Input>, bool, bool) {
+    let seq = match &update {
+        StreamUpdate::Event(event) => event.seq,
+        _ => None,
+    };
+    let gone = matches!(update, StreamUpdate::Ended { summary: None });
+    let ended = matches!(update, StreamUpdate::Ended { .. });
+    let mapped = lock(&shared.states).entry(session.to_owned()).or_default().apply(session, update);
+    if let Some(seq) = seq {
+        shared.cursors.handed(session, seq);
+    }
+    (mapped, gone, ended)
+}
+
+/// The inputs that say a session's stream died: the session is not shown running on it, and
+/// the health monitor turns the connection back and resumes this stream once the engine
+/// answers.
+fn lost(shared: &Shared, session: &str, error: &crate::client::BbError) -> Vec<Input> {
+    let why = format!("session {session}: {error}");
+    let mut lost = lock(&shared.states).entry(session.to_owned()).or_default().stream_lost(
+        session,
+        format!("The event stream of this session was lost ({error}). The bridge resumes it from the last event it delivered once the engine answers again."),
+    );
+    lock(&shared.lost).insert(session.to_owned());
+    lost.push(failed(why));
+    lost
 }

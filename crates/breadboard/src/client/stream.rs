@@ -269,14 +269,16 @@ impl SessionStream {
     }
 
     /// Borrows only the fields it needs, so the stream need not be `Sync` to be sent.
+    /// Boxed, as every REST call on this path: they are rare (a connection, an EOF, a gap),
+    /// and inline they would make every session's stream task kilobytes larger.
     async fn summary(client: &BreadboardClient, session_id: &str) -> Option<SessionSummary> {
-        client.get_session(session_id).await.ok()
+        Box::pin(client.get_session(session_id)).await.ok()
     }
 
     /// A clean EOF: the engine ends a stream only when the session's run loop ends, unless
     /// the connection was cut. The session's state decides.
     async fn on_eof(&mut self, attempt: u32, delay: Duration) {
-        match self.client.get_session(&self.session_id).await {
+        match Box::pin(self.client.get_session(&self.session_id)).await {
             Err(BbError::NotFound { .. }) => self.end(None),
             Ok(summary) if summary.is_finished() => self.end(Some(summary)),
             _ => self.pending.push_back(StreamUpdate::Reconnecting {
@@ -304,7 +306,7 @@ impl SessionStream {
     async fn on_connected(&mut self, reconnects: u32) {
         self.first_of_connection = true;
         if self.sse.resume_header().is_none() {
-            match self.client.get_session(&self.session_id).await {
+            match Box::pin(self.client.get_session(&self.session_id)).await {
                 Err(BbError::NotFound { .. }) => return self.end(None),
                 Ok(_) => {}
                 // Not confirmed (the engine is not answering): the connection shows itself by
@@ -372,7 +374,8 @@ impl SessionStream {
             }
             Admission::Gap { expected, got } => {
                 self.priming = false;
-                self.on_jump(event, expected, got, first).await;
+                // Boxed: a jump is rare, and inline it would make every stream task larger.
+                Box::pin(self.on_jump(event, expected, got, first)).await;
             }
         }
     }
