@@ -18,12 +18,20 @@ use clap::Parser;
 
 mod listen;
 mod math;
+#[cfg(feature = "memdbg")]
+mod memdbg;
 mod relocs;
 
 /// The allocator (as in every bridge binary): the event path allocates many small, short-lived
 /// values and frees them on another task's thread, which glibc malloc does slowly.
+#[cfg(not(feature = "memdbg"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// With `memdbg`, the same allocator counting what is live (`memdbg.rs`).
+#[cfg(feature = "memdbg")]
+#[global_allocator]
+static ALLOCATOR: memdbg::Counting = memdbg::Counting;
 
 /// The stdio sidecar: a webview speaks the v1 envelope as JSON Lines on stdin/stdout (one
 /// envelope per line); the sidecar drives one engine for the workspace. Logs go to stderr
@@ -64,10 +72,14 @@ fn main() -> anyhow::Result<()> {
     // own, two wake-ups per event). The thread gathers while busy: many events share a
     // wake-up (`bb_service::pace`).
     let pace = Pace::from_env();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .on_thread_park(pace.park_hook())
-        .build()?;
+    let park = pace.park_hook();
+    #[cfg(feature = "memdbg")]
+    let park = move || {
+        park();
+        memdbg::tick();
+    };
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().on_thread_park(park).build()?;
     let result = match args.listen.clone() {
         Some(path) => runtime.block_on(listen::run(args, path, pace)),
         None => runtime.block_on(run(args, pace)),
@@ -108,6 +120,8 @@ pub(crate) async fn service(launcher: &Launcher) -> anyhow::Result<Service> {
 fn release_free_memory() {
     // SAFETY: `mi_collect` takes no pointers and may be called from any thread at any time.
     unsafe { libmimalloc_sys::mi_collect(true) }
+    #[cfg(feature = "memdbg")]
+    memdbg::full("trim");
 }
 
 /// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.

@@ -318,6 +318,15 @@ impl Host {
         })
     }
 
+    /// Gives back the room a burst left in the sessions' event queues (called by the runtime
+    /// when the engine went quiet after a burst, before its allocator returns free pages).
+    /// Nothing queued is touched.
+    pub fn release_spare(&mut self) {
+        for lane in self.lanes.values_mut() {
+            lane.release_spare();
+        }
+    }
+
     /// The most bytes any one tab's ring holds (bounded by `max_buffered_bytes`, unless a
     /// single message is larger, which is then the only one kept).
     pub fn buffered_bytes(&self) -> usize {

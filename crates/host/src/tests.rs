@@ -533,3 +533,21 @@ fn no_heartbeat_unless_configured() {
     h.handle_timeout(c.now());
     assert_eq!(drain(&mut h), []);
 }
+
+#[test]
+fn a_burst_leaves_no_room_held_once_released() {
+    let c = clock();
+    let mut h = ready_host_of(Engine::Kilo, HostConfig::default(), &c);
+    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::select(0, "s1"), c.now());
+    drain(&mut h);
+    let events = (0..3000).map(|i| ev(&format!("e{i}"))).collect();
+    h.handle(events_in(&h, "s1", events), c.now());
+    let out = run_to_idle(&mut h, &c);
+    assert_eq!(ids(&out, "s1").len(), 3000);
+    assert!(h.lanes["s1"].spare() >= 3000, "the burst grew the queue");
+    h.release_spare();
+    assert_eq!(h.lanes["s1"].spare(), 0);
+    h.handle(events_in(&h, "s1", vec![ev("after")]), c.now());
+    assert_eq!(ids(&run_to_idle(&mut h, &c), "s1"), ["after"], "the queue grows again");
+}

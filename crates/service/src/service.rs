@@ -256,7 +256,12 @@ impl Service {
             if !accepting && self.conns.is_empty() {
                 break;
             }
-            if self.trimmer.poll(self.clock.now()) {
+            let now = self.clock.now();
+            if self.trimmer.due(now) {
+                // The host's queues first: the room they give back is among what is returned.
+                self.host.release_spare();
+            }
+            if self.trimmer.poll(now) {
                 tracing::debug!("the engine went quiet after a burst; memory returned");
             }
             let deadline = [

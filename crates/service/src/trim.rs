@@ -63,6 +63,11 @@ impl Trimmer {
         self.at
     }
 
+    /// Whether the next [`Trimmer::poll`] at `now` trims.
+    pub(crate) fn due(&self, now: Instant) -> bool {
+        self.hook.is_some() && self.at.is_some_and(|at| at <= now)
+    }
+
     /// Trims when the deadline passed; whether it did.
     pub(crate) fn poll(&mut self, now: Instant) -> bool {
         match (&self.hook, self.at) {

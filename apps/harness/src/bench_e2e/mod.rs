@@ -432,6 +432,10 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let pid = sidecar.pid();
     let rss_before = procfs::status_bytes(pid, "VmRSS:");
+    // The growth split: anonymous pages (the heap) and file pages (the binary's code the
+    // stream touched, which depends on the link order).
+    let anon_before = procfs::status_bytes(pid, "RssAnon:");
+    let file_before = procfs::status_bytes(pid, "RssFile:");
     let streamed = now();
     let engine_bytes = feed.write_turns(turns).await.context("writing the session")?;
     // Tab `a` reads the session as it streams, to its last reply.
@@ -453,6 +457,8 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
     let streamed_s = now().duration_since(streamed).as_secs_f64();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_after = procfs::status_bytes(pid, "VmRSS:");
+    let anon_grown = procfs::status_bytes(pid, "RssAnon:").saturating_sub(anon_before);
+    let file_grown = procfs::status_bytes(pid, "RssFile:").saturating_sub(file_before);
     // A new window: tab `b` opens the session.
     let before = Sample::of(pid);
     let asked = now();
@@ -516,6 +522,9 @@ async fn attach(sidecar_bin: &Path, turns: usize) -> anyhow::Result<()> {
         "rssAfterBytes": rss_after,
         "rssGrowthBytes": grown,
         "rssGrowthPerSessionJson": grown as f64 / session_bytes.max(1) as f64,
+        "rssAnonGrowthBytes": anon_grown,
+        "rssAnonGrowthPerSessionJson": anon_grown as f64 / session_bytes.max(1) as f64,
+        "rssFileGrowthBytes": file_grown,
         "rssAttachedBytes": rss_attached,
         "rssAttachedPerSessionJson": per_json(rss_attached),
         "rssPagedBytes": rss_paged,

@@ -512,10 +512,20 @@ fn sync_spans(b: &mut TextBlock) {
     if tracked > b.text.len() {
         // Cannot happen while every write goes through here; never slice on a stale span.
         b.parts.clear();
-        b.parts.push((None, b.text.len()));
+        push_span(&mut b.parts, (None, b.text.len()));
     } else if tracked < b.text.len() {
-        b.parts.push((None, b.text.len() - tracked));
+        push_span(&mut b.parts, (None, b.text.len() - tracked));
     }
+}
+
+/// Adds a span to a block's list. The first gets room for itself alone: most messages have
+/// one part, and `Vec`'s first growth makes room for four (48 bytes a block left unused while
+/// it streams, for as long as it never ends).
+fn push_span(parts: &mut Vec<(Option<NonZeroU64>, usize)>, span: (Option<NonZeroU64>, usize)) {
+    if parts.capacity() == 0 {
+        parts.reserve_exact(1);
+    }
+    parts.push(span);
 }
 
 fn set_part(b: &mut TextBlock, part: NonZeroU64, text: &str) {
@@ -539,7 +549,7 @@ fn set_part(b: &mut TextBlock, part: NonZeroU64, text: &str) {
         start += *len;
     }
     b.text.push_str(text);
-    b.parts.push((Some(part), text.len()));
+    push_span(&mut b.parts, (Some(part), text.len()));
 }
 
 fn append_part(b: &mut TextBlock, part: NonZeroU64, delta: &str) {
@@ -559,5 +569,5 @@ fn append_part(b: &mut TextBlock, part: NonZeroU64, delta: &str) {
         }
     }
     b.text.push_str(delta);
-    b.parts.push((Some(part), delta.len()));
+    push_span(&mut b.parts, (Some(part), delta.len()));
 }
