@@ -15,6 +15,10 @@
 //!   stream) and on the BreadBoard shape (a stream per session, each event written as the
 //!   engine writes it: two HTTP chunks).
 //!
+//! The streaming runs' webview asks for events (`bb.init({})`), as every earlier round
+//! measured; `--receive updates` (or `both`) makes it ask for the host's view-model updates,
+//! as the page and the VS Code extension do. Each line says which (`receive`).
+//!
 //! * `attach`: a Kilo session of `--turns` turns (two messages each, 10,000 messages by
 //!   default) streamed to a first tab, then opened by a second tab (`bb.selectSession` with a
 //!   new `tabId`, as a new window does): the time from writing that request to reading the
@@ -73,6 +77,11 @@ pub(crate) struct BenchArgs {
     /// Engine shapes of the `perSession` runs (kilo, breadboard).
     #[arg(long, value_delimiter = ',', default_values_t = ["kilo".to_owned(), "breadboard".to_owned()])]
     shapes: Vec<String>,
+    /// What the streaming runs' webview asks `bb.init` for (`receive`: events, updates,
+    /// both). The default, events, is what every earlier round measured; the page and the
+    /// VS Code extension ask for updates.
+    #[arg(long, default_value = "events", value_parser = ["events", "updates", "both"])]
+    receive: String,
 }
 
 fn now() -> Instant {
@@ -87,22 +96,23 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let single = Run { name: "sparse", events: 100, gap: Duration::from_millis(100), sessions: 1 };
     if wants("sparse") {
-        streaming(&args.sidecar, Shape::Kilo, &single).await?;
+        streaming(&args.sidecar, Shape::Kilo, &single, &args.receive).await?;
     }
     if wants("sparseBusy") {
         let busy = Busy::start(2)?;
-        streaming(&args.sidecar, Shape::Kilo, &Run { name: "sparseBusy", ..single }).await?;
+        streaming(&args.sidecar, Shape::Kilo, &Run { name: "sparseBusy", ..single }, &args.receive)
+            .await?;
         busy.stop().await;
     }
     if wants("dense") {
         let dense = Run { name: "dense", events: 3000, gap: Duration::from_millis(1), ..single };
-        streaming(&args.sidecar, Shape::Kilo, &dense).await?;
+        streaming(&args.sidecar, Shape::Kilo, &dense, &args.receive).await?;
     }
     if wants("load") {
         for &sessions in &args.sessions {
             let gap = Duration::from_micros(200);
             let run = Run { name: "load", events: 20_000, gap, sessions };
-            streaming(&args.sidecar, Shape::Kilo, &run).await?;
+            streaming(&args.sidecar, Shape::Kilo, &run, &args.receive).await?;
         }
     }
     if wants("attach") {
@@ -121,7 +131,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 let events = total * usize::try_from(args.seconds).unwrap_or(10);
                 let gap = Duration::from_secs(1) / u32::try_from(total.max(1)).unwrap_or(1);
                 let run = Run { name: "perSession", events, gap, sessions };
-                streaming(&args.sidecar, shape, &run).await?;
+                streaming(&args.sidecar, shape, &run, &args.receive).await?;
             }
         }
     }
@@ -281,7 +291,7 @@ fn marks(line: &str) -> impl Iterator<Item = usize> + '_ {
 
 /// Starts the sidecar on `shape`, opens `run.sessions` sessions' streams, writes the events
 /// and reads them back from stdout.
-async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()> {
+async fn streaming(sidecar: &Path, shape: Shape, run: &Run, receive: &str) -> anyhow::Result<()> {
     let engine = FakeEngine::start(shape, run.sessions).await?;
     let workspace = tempfile::tempdir()?;
     let state = tempfile::tempdir()?;
@@ -289,7 +299,8 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()
     let state_dir = state.path().to_string_lossy().into_owned();
     let args = ["--engine", shape.name(), "--engine-url", &engine.url, "--workspace", &ws];
     let mut sidecar = Sidecar::spawn(sidecar, &[&args[..], &["--state-dir", &state_dir]].concat())?;
-    sidecar.call("init", "bb.init", json!({})).await.context("bb.init")?;
+    let init = if receive == "events" { json!({}) } else { json!({"receive": receive}) };
+    sidecar.call("init", "bb.init", init).await.context("bb.init")?;
     if engine.shape() == Shape::Breadboard {
         // Each select opens the session's stream; the first session is selected last.
         for i in (0..run.sessions).rev() {
@@ -364,6 +375,7 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run) -> anyhow::Result<()
     let line = json!({
         "measure": run.name,
         "engine": shape.name(),
+        "receive": receive,
         "sessions": run.sessions,
         "events": run.events,
         "eventsPerSec": run.events as f64 / written_for,
