@@ -70,8 +70,8 @@ impl Trimmer {
 
     /// Trims when the deadline passed; whether it did.
     pub(crate) fn poll(&mut self, now: Instant) -> bool {
-        match (&self.hook, self.at) {
-            (Some(hook), Some(at)) if at <= now => {
+        match &self.hook {
+            Some(hook) if self.due(now) => {
                 (hook.0)();
                 self.inputs = 0;
                 self.at = None;
