@@ -165,6 +165,9 @@ pub struct Host {
     changed: Option<HashSet<String>>,
     /// The time of the latest input (a state change is sent at the next poll).
     now: Option<Instant>,
+    /// The time of the first queued event: the origin of the background lanes' flush grid
+    /// (`bb_normalize::batch::BACKGROUND_GRID`), which every lane shares.
+    grid: Option<Instant>,
     pub(crate) connection: Option<ConnectionPayload>,
     /// Every permission request and question (the one table, all engines).
     pub(crate) prompts: Prompts,
@@ -219,6 +222,7 @@ impl Host {
             state_dirty: false,
             changed: Some(HashSet::new()),
             now: None,
+            grid: None,
             connection: None,
             prompts: Prompts::new(PromptConfig {
                 pending_ttl: config.prompt_ttl,
@@ -898,7 +902,9 @@ impl Host {
         let fresh_view = !self.views.contains_key(session_id);
         let state = self.sessions.entry_ref(session_id).or_default();
         state.active_at = self.activity;
-        let lane = self.lanes.entry_ref(session_id).or_insert_with(|| Lane::new(engine, priority));
+        let grid = *self.grid.get_or_insert(now);
+        let lane =
+            self.lanes.entry_ref(session_id).or_insert_with(|| Lane::new(engine, priority, grid));
         if lane.pending_len() == 0 {
             self.batch_order.push_back(session_id.to_owned());
         }

@@ -29,8 +29,10 @@ pub(crate) struct Lane {
 }
 
 impl Lane {
-    pub(crate) fn new(engine: Engine, priority: Priority) -> Self {
-        Self { engine, batcher: Batcher::new(priority), envelopes: VecDeque::new() }
+    /// A lane whose background cadence flushes fall on the grid counted from `grid`.
+    pub(crate) fn new(engine: Engine, priority: Priority, grid: Instant) -> Self {
+        let batcher = Batcher::new(priority).on_grid(grid);
+        Self { engine, batcher, envelopes: VecDeque::new() }
     }
 
     pub(crate) fn set_priority(&mut self, priority: Priority) {

@@ -17,6 +17,13 @@ pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
 pub const VISIBLE_CADENCE: Duration = Duration::from_millis(100);
 /// Minimum gap for background sessions.
 pub const BACKGROUND_CADENCE: Duration = Duration::from_millis(500);
+/// The step of the grid a background batch that waits out its cadence is due on, counted
+/// from an origin its batchers share ([`Batcher::on_grid`]): the sessions no webview looks at
+/// publish on one wake-up of the bridge instead of each on its own phase (100 streaming
+/// sessions: ≤ 10 of those wake-ups a second instead of ~200). Such a batch waits at most
+/// this much longer than its cadence; a first event after a quiet spell and the immediate
+/// classes still leave at once.
+pub const BACKGROUND_GRID: Duration = Duration::from_millis(100);
 
 /// How prominently a session is shown; decides its flush cadence.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -70,12 +77,20 @@ pub struct Batcher {
     first_pending: Option<Instant>,
     immediate: bool,
     coalesced: u64,
+    /// The origin of the [`BACKGROUND_GRID`], when the batcher follows it.
+    grid: Option<Instant>,
 }
 
 impl Batcher {
     /// A batcher with the given priority.
     pub fn new(priority: Priority) -> Self {
         Self { priority, ..Self::default() }
+    }
+
+    /// The batcher with its background cadence flushes on the [`BACKGROUND_GRID`] counted
+    /// from `origin` (the batchers of one host share it).
+    pub fn on_grid(self, origin: Instant) -> Self {
+        Self { grid: Some(origin), ..self }
     }
 
     /// The current priority.
@@ -116,15 +131,21 @@ impl Batcher {
         self.pending.push(item);
     }
 
-    /// When the pending events become due, if any are pending.
+    /// When the pending events become due, if any are pending: at once after a quiet spell
+    /// or for an immediate class, else when the cadence since the last flush has passed (for
+    /// a background batcher on the grid, at the grid's next point from then).
     pub fn poll_timeout(&self) -> Option<Instant> {
         let first = self.first_pending?;
-        if self.immediate {
+        let Some(last) = self.last_flush.filter(|_| !self.immediate) else {
+            return Some(first);
+        };
+        let due = last + self.priority.cadence();
+        if due <= first {
             return Some(first);
         }
-        Some(match self.last_flush {
-            Some(last) => first.max(last + self.priority.cadence()),
-            None => first,
+        Some(match self.grid {
+            Some(origin) if self.priority == Priority::Background => grid_point(origin, due),
+            _ => due,
         })
     }
 
@@ -148,6 +169,17 @@ impl Batcher {
         self.last_flush = Some(now);
         Some(batch)
     }
+}
+
+/// The first point of the [`BACKGROUND_GRID`] from `origin` at or after `at` (`at` itself
+/// when it precedes `origin`, or when the point would not fit an `Instant`).
+fn grid_point(origin: Instant, at: Instant) -> Instant {
+    let step = BACKGROUND_GRID.as_nanos();
+    let steps = at.saturating_duration_since(origin).as_nanos().div_ceil(step);
+    u64::try_from(steps * step)
+        .ok()
+        .and_then(|nanos| origin.checked_add(Duration::from_nanos(nanos)))
+        .unwrap_or(at)
 }
 
 /// What names a delta's stream: its type, then message + part + field (Kilo) or message id

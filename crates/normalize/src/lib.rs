@@ -33,7 +33,9 @@
 //!   precedence) of its subtree. Tasks whose parent is unknown, or in a parent cycle, are
 //!   listed under `orphans`.
 //! - The batcher publishes the first event after a quiet period at once, then at most once
-//!   per cadence; coalescing merges only adjacent deltas, so order is never changed.
+//!   per cadence; coalescing merges only adjacent deltas, so order is never changed. A
+//!   background batcher on a grid ([`Batcher::on_grid`]) that waits out its cadence is due
+//!   at the grid's next point (100 ms steps), so the host's background lanes publish together.
 //! - Windows paths: `\foo` (current drive) and `C:foo` (drive-relative) are invalid; trailing
 //!   dots and spaces are trimmed except in `\\?\` paths, where names are literal;
 //!   components of only dots and spaces, reserved device names, `:` (alternate data

@@ -270,3 +270,44 @@ fn state_changes_before_a_poll_go_out_as_one_message() {
     assert!(matches!(out.last(), Some(V1Topic::State(_))), "{out:?}");
     assert_eq!(super::ids(&out, "a"), ["a-true", "a-false"]);
 }
+
+/// Background sessions publish together: a batch waiting out the 500 ms cadence is due at the
+/// next point of the 100 ms grid the lanes share (counted from the host's first queued
+/// event), so sessions whose cadences end at different times publish on one wake-up; their
+/// first events still leave at once, and the selected session keeps its own 33 ms cadence.
+#[test]
+fn background_sessions_publish_on_one_grid() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::SessionsListed(vec![summary("a"), summary("b"), summary("d")]), c.now());
+    h.handle(Input::select(0, "a"), c.now());
+    drain(&mut h);
+    let t0 = c.now();
+    send(&mut h, &c, "a", vec![ev("a0")]);
+    c.advance(ms(30));
+    send(&mut h, &c, "b", vec![ev("b0")]);
+    c.advance(ms(40));
+    send(&mut h, &c, "d", vec![ev("d0")]);
+    assert_eq!(drain(&mut h).len(), 3, "first events leave at once");
+    c.advance(ms(1));
+    send(&mut h, &c, "b", vec![ev("b1")]);
+    send(&mut h, &c, "d", vec![ev("d1")]);
+    send(&mut h, &c, "a", vec![ev("a1")]);
+    assert_eq!(super::ids(&drain(&mut h), "a"), ["a1"], "a's cadence ended at 33 ms");
+    c.advance(ms(1));
+    send(&mut h, &c, "a", vec![ev("a2")]);
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(71 + 33)), "the selected session is not moved");
+    c.advance_to(t0 + ms(104));
+    h.handle_timeout(c.now());
+    assert_eq!(super::ids(&drain(&mut h), "a"), ["a2"]);
+    // b's cadence ends at 530 ms, d's at 570 ms: both are due at 600 ms.
+    assert_eq!(h.poll_timeout(), Some(t0 + ms(600)));
+    c.advance_to(t0 + ms(599));
+    h.handle_timeout(c.now());
+    assert!(drain(&mut h).is_empty(), "nothing before the grid point");
+    c.advance(ms(1));
+    h.handle_timeout(c.now());
+    let out = drain(&mut h);
+    assert_eq!(super::ids(&out, "b"), ["b1"]);
+    assert_eq!(super::ids(&out, "d"), ["d1"]);
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::epoch;
 use super::strategies::stream;
-use crate::batch::{ACTIVE_CADENCE, Batch, Batcher, Priority};
+use crate::batch::{ACTIVE_CADENCE, BACKGROUND_GRID, Batch, Batcher, Priority};
 use crate::class::{Classified, EventClass};
 use crate::event::{Engine, RawEvent};
 use crate::reduce::SessionView;
@@ -140,8 +140,11 @@ fn kilo_deltas_coalesce_by_part() {
 
 /// Drives a batcher over timed events with simulated time; returns (flush time, batch).
 fn drive(events: &[(u64, Classified)], priority: Priority) -> Vec<(Instant, Batch)> {
-    let t0 = epoch();
-    let mut b = Batcher::new(priority);
+    drive_with(Batcher::new(priority), epoch(), events)
+}
+
+/// [`drive`] with a batcher of the caller's, from `t0`.
+fn drive_with(mut b: Batcher, t0: Instant, events: &[(u64, Classified)]) -> Vec<(Instant, Batch)> {
     let mut flushes = Vec::new();
     let mut now = t0;
     for (offset, item) in events {
@@ -198,6 +201,36 @@ proptest! {
             single.apply_event(e);
         }
         prop_assert_eq!(batched, single);
+    }
+
+    /// On the grid, the law holds as without it, and a background batch leaves either at
+    /// once (an event's arrival: a first event after a quiet spell, an immediate class) or
+    /// at a point of the grid; other priorities never wait for the grid.
+    #[test]
+    fn grid_keeps_the_law_and_its_points(events in stream(60), gaps in prop::collection::vec(prop_oneof![3 => 0u64..5, 1 => 0u64..900], 60), origin in 0u64..100, prio in prop_oneof![Just(Priority::Active), Just(Priority::Background)]) {
+        let timed: Vec<(u64, Classified)> = events.iter().cloned().zip(gaps).map(|(e, g)| (g, Classified::new(e))).collect();
+        let t0 = epoch();
+        let origin = t0 + ms(origin);
+        let flushes = drive_with(Batcher::new(prio).on_grid(origin), t0, &timed);
+        let plain = drive_with(Batcher::new(prio), t0, &timed);
+        let ids = |flushes: &[(Instant, Batch)]| flushes.iter().flat_map(|(_, b)| b.items.iter().map(|i| i.event.id.clone())).collect::<Vec<_>>();
+        prop_assert_eq!(ids(&flushes), ids(&plain), "the same events, in order");
+        if prio == Priority::Active {
+            prop_assert_eq!(flushes.iter().map(|(t, _)| *t).collect::<Vec<_>>(), plain.iter().map(|(t, _)| *t).collect::<Vec<_>>());
+        }
+        let mut arrivals = Vec::new();
+        let mut at = t0;
+        for (gap, _) in &timed {
+            at += ms(*gap);
+            arrivals.push(at);
+        }
+        for pair in flushes.windows(2) {
+            let ((t1, _), (t2, b2)) = (&pair[0], &pair[1]);
+            prop_assert!(b2.immediate || *t2 - *t1 >= prio.cadence(), "{:?} apart", *t2 - *t1);
+            let on_grid = t2.duration_since(origin).as_nanos() % BACKGROUND_GRID.as_nanos() == 0;
+            let at_once = arrivals.contains(t2);
+            prop_assert!(prio != Priority::Background || at_once || on_grid, "a flush {:?} after the origin", t2.duration_since(origin));
+        }
     }
 
     /// Under a constant flood, the active session publishes between 20 and 60 updates/s.
@@ -286,4 +319,31 @@ proptest! {
 /// Whether JSON writes `text` with escapes.
 fn escaped(text: &str) -> bool {
     text.contains(['"', '\\', '\n', '\u{1}'])
+}
+
+/// A background batch that waits out its cadence is due at the grid's next point; a first
+/// event after a quiet spell and an immediate class leave at once; the selected session's
+/// cadence is not moved.
+#[test]
+fn background_cadence_flushes_fall_on_the_grid() {
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Background).on_grid(t0);
+    b.handle_event(t0 + ms(7), delta("1", "m", "a"));
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(7)), "first event at once");
+    assert!(b.poll_flush(t0 + ms(7)).is_some());
+    b.handle_event(t0 + ms(8), delta("2", "m", "b"));
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(600)), "507 ms moved up to the grid");
+    assert!(b.poll_flush(t0 + ms(599)).is_none());
+    assert!(b.poll_flush(t0 + ms(600)).is_some());
+    let stop = Classified::with_class(
+        EventClass::RunErrorOrGap,
+        RawEvent::new(Engine::BreadBoard, "error", json!({"message": "x"})).with_id("3"),
+    );
+    b.handle_event(t0 + ms(601), stop);
+    assert_eq!(b.poll_timeout(), Some(t0 + ms(601)), "an immediate class at once");
+    let mut active = Batcher::new(Priority::Active).on_grid(t0);
+    active.handle_event(t0 + ms(7), delta("1", "m", "a"));
+    assert!(active.poll_flush(t0 + ms(7)).is_some());
+    active.handle_event(t0 + ms(8), delta("2", "m", "b"));
+    assert_eq!(active.poll_timeout(), Some(t0 + ms(40)), "33 ms, not on the grid");
 }
