@@ -129,9 +129,12 @@ impl KiloEventState {
         let properties = if properties.is_object() { properties } else { Payload::default() };
         let read = match unread {
             None => self.read(&event_type, &properties, properties.read()),
-            Some(data) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
+            Some(unread) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
                 Some(Ok(facts)) => self.read(&event_type, &properties, facts),
                 _ => {
+                    // The body starts with `{` (the router split it so): it is the one kept.
+                    let body = properties.text().unwrap_or_default();
+                    let data = unread.data(id.as_deref(), &event_type, body);
                     match KiloEvent::parse(&data) {
                         Ok(event) => self.apply_into(event, out),
                         Err(error) => {
