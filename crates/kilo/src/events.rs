@@ -45,7 +45,7 @@ struct Read {
     fail_closed: bool,
     raised: Option<Prompt>,
     settled: Option<String>,
-    derived: Vec<Input>,
+    derived: Option<Input>,
     turn: Option<u64>,
     ts: Option<f64>,
     /// What the batcher and the reducers read of the body, read here already.
@@ -106,60 +106,73 @@ impl KiloEventState {
     /// other events: the same event then, or data that is not a Kilo event, counted as
     /// `events.malformed_count` exactly as the router's own.
     pub(crate) fn apply(&mut self, event: KiloEvent) -> Vec<Input> {
+        let mut out = Vec::new();
+        self.apply_into(event, &mut out);
+        out
+    }
+
+    /// [`KiloEventState::apply`], its updates appended to `out`: the pump maps every event
+    /// into one buffer it reuses, so an event costs no vector of its own.
+    pub(crate) fn apply_into(&mut self, event: KiloEvent, out: &mut Vec<Input>) {
         let KiloEvent { id, event_type, body: properties, unread } = event;
         self.last_malformed = false;
         if event_type == "sync" {
             let sync: SyncFields<'_> = properties.read();
-            return match (sync.session(), sync.seq.0) {
+            let updates = match (sync.session(), sync.seq.0) {
                 (Some(session), Some(seq)) => self.sync_seq(session, seq),
                 (Some(_), None) => Vec::new(),
                 (None, _) => self.unrouted(&event_type),
             };
+            out.extend(updates);
+            return;
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
         let read = match unread {
             None => self.read(&event_type, &properties, properties.read()),
-            Some(data) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
+            Some(unread) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
                 Some(Ok(facts)) => self.read(&event_type, &properties, facts),
                 _ => {
-                    return match KiloEvent::parse(&data) {
-                        Ok(event) => self.apply(event),
+                    // The body starts with `{` (the router split it so): it is the one kept.
+                    let body = properties.text().unwrap_or_default();
+                    let data = unread.data(id.as_deref(), &event_type, body);
+                    match KiloEvent::parse(&data) {
+                        Ok(event) => self.apply_into(event, out),
                         Err(error) => {
                             self.last_malformed = true;
-                            self.malformed(&error.to_string())
+                            out.extend(self.malformed(&error.to_string()));
                         }
-                    };
+                    }
+                    return;
                 }
             },
         };
         let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo }) =
             read
         else {
-            return self.unrouted(&event_type);
+            out.extend(self.unrouted(&event_type));
+            return;
         };
         let mut properties = properties;
         if let Some(memo) = memo {
             memo.keep(&mut properties);
         }
-        let failed_type = fail_closed.then(|| event_type.clone());
+        // The session's id goes on with the input; a turn failed closed (rare) copies it.
+        let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));
         let event =
             EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
-        let mut updates = Vec::with_capacity(1 + derived.len());
         let event = (event, class);
-        updates.push(match (raised, settled) {
+        out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).
             (Some(prompt), _) => Input::PromptRaised { prompt, event: Some(event) },
             (None, Some(request_id)) => {
-                let session_id = session_id.clone();
                 Input::PromptSettled { session_id, request_id, event: Some(event) }
             }
-            _ => Input::Events { session_id: session_id.clone(), events: vec![event] },
+            _ => Input::Events { session_id, events: vec![event] },
         });
-        updates.extend(derived);
-        if let Some(unknown) = failed_type {
-            updates.extend(self.fail_turn(&session_id, &unknown));
+        out.extend(derived);
+        if let Some((session_id, unknown)) = failed {
+            out.extend(self.fail_turn(&session_id, &unknown));
         }
-        updates
     }
 
     /// What an event of `event_type` whose body `properties` was read as `facts` means;
@@ -258,7 +271,11 @@ impl KiloEventState {
 
     /// A `sync` event's sequence number for `session`: a jump reports a gap.
     pub(crate) fn sync_seq(&mut self, session: &str, seq: u64) -> Vec<Input> {
-        let previous = self.seq.insert(session.to_owned(), seq);
+        // Looked up first: a session's key is allocated once, not per echo.
+        let previous = match self.seq.get_mut(session) {
+            Some(last) => Some(std::mem::replace(last, seq)),
+            None => self.seq.insert(session.to_owned(), seq),
+        };
         match previous {
             Some(prev) if seq > prev.saturating_add(1) => {
                 vec![Input::Gap { session_id: Some(session.to_owned()) }]
@@ -267,14 +284,15 @@ impl KiloEventState {
         }
     }
 
-    /// The updates an event implies: `p` is its properties, `facts` what was read of them.
+    /// The update an event implies, if any: `p` is its properties, `facts` what was read of
+    /// them.
     fn derive(
         &mut self,
         event_type: &str,
         session_id: &str,
         p: &Payload,
         facts: &Facts<'_>,
-    ) -> Vec<Input> {
+    ) -> Option<Input> {
         let shared = self.shared.clone();
         let running = |running: bool| {
             shared.with(session_id, |f| {
@@ -287,33 +305,29 @@ impl KiloEventState {
         };
         match event_type {
             "session.status" => match facts.status.get().and_then(|s| s.kind.get()) {
-                Some("idle") => vec![running(false)],
-                Some(_) => vec![running(true)],
-                None => Vec::new(),
+                Some("idle") => Some(running(false)),
+                Some(_) => Some(running(true)),
+                None => None,
             },
-            "session.idle" => vec![running(false)],
+            "session.idle" => Some(running(false)),
             "session.queue.changed" => {
                 let queued = p.get("queued").and_then(Value::as_array).map_or(0, Vec::len);
-                vec![Input::QueuedPrompts {
+                Some(Input::QueuedPrompts {
                     session_id: session_id.to_owned(),
                     count: queued as u64,
-                }]
+                })
             }
             "message.part.updated" => {
                 self.track_tool(session_id, facts);
-                Vec::new()
+                None
             }
-            "session.created" | "session.updated" => facts
-                .info
-                .get()
-                .and_then(Info::session_summary)
-                .map(Input::SessionUpserted)
-                .into_iter()
-                .collect(),
+            "session.created" | "session.updated" => {
+                facts.info.get().and_then(Info::session_summary).map(Input::SessionUpserted)
+            }
             "session.deleted" => {
                 // The host closes its prompts with it.
                 self.shared.remove(session_id);
-                vec![Input::SessionRemoved(session_id.to_owned())]
+                Some(Input::SessionRemoved(session_id.to_owned()))
             }
             "permission.asked" | "question.asked" => {
                 let meta = p.get("metadata");
@@ -328,15 +342,15 @@ impl KiloEventState {
                         f.asked.insert(request.to_owned());
                     }
                 });
-                Vec::new()
+                None
             }
             "permission.replied" | "question.replied" | "question.rejected" => {
                 if let Some(id) = facts.request_id.get() {
                     self.shared.with(session_id, |f| f.asked.remove(id));
                 }
-                Vec::new()
+                None
             }
-            _ => Vec::new(),
+            _ => None,
         }
     }
 
@@ -355,9 +369,10 @@ impl KiloEventState {
             });
         }
         self.shared.with(session_id, |f| {
-            if open {
+            // A call reported open again (pending, then running) is not copied again.
+            if open && !f.tools.contains(call) {
                 f.tools.insert(call.to_owned());
-            } else {
+            } else if !open {
                 f.tools.remove(call);
             }
         });

@@ -48,7 +48,9 @@ pub(crate) async fn run(
     let mut rehydrations: u64 = 0;
     // What the router had ready is mapped together: adjacent events of one session go on
     // as one input (`push_merged`), and the engine calls the mapping asks for follow them.
+    // Each update is mapped into `inputs`, a buffer kept across updates.
     let (mut received, mut mapped, mut actions) = (Vec::new(), Vec::new(), Vec::new());
+    let mut inputs = Vec::new();
     while router.recv_many(&mut received, Input::MERGED_EVENTS).await > 0 {
         for update in received.drain(..) {
             // What was mapped before a reconnection goes out first: mapping that one waits
@@ -57,10 +59,18 @@ pub(crate) async fn run(
             if waits && !send_all(&updates, &mut mapped).await {
                 return;
             }
-            for update in
-                map(update, &mut state, &shared, &client, &mut restarted, &mut rehydrations).await
-            {
-                push_merged(&mut mapped, update);
+            map(
+                update,
+                &mut state,
+                &shared,
+                &client,
+                &mut restarted,
+                &mut rehydrations,
+                &mut inputs,
+            )
+            .await;
+            for input in inputs.drain(..) {
+                push_merged(&mut mapped, input);
             }
             actions.extend(state.take_actions());
         }
@@ -83,7 +93,7 @@ async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> bool {
     true
 }
 
-/// One router update as host inputs, in the order they apply.
+/// One router update as host inputs, in the order they apply, appended to `out`.
 async fn map(
     update: KiloUpdate,
     state: &mut KiloEventState,
@@ -91,8 +101,9 @@ async fn map(
     client: &KiloClient,
     restarted: &mut bool,
     rehydrations: &mut u64,
-) -> Vec<Input> {
-    match update {
+    out: &mut Vec<Input>,
+) {
+    let inputs = match update {
         KiloUpdate::Connected { reconnects } => {
             state.reset_stream();
             let mut out = vec![connection(ConnectionStatus::Connected, None, None)];
@@ -171,7 +182,11 @@ async fn map(
                 Input::Events { session_id, events: vec![classed(event)] },
             ]
         }
-        KiloUpdate::Event { event, .. } => state.apply(event),
+        // The stream's events, nearly every update: no vector of their own.
+        KiloUpdate::Event { event, .. } => {
+            state.apply_into(event, out);
+            return;
+        }
         KiloUpdate::Sync(sync) => state.sync_echo(&sync),
         KiloUpdate::Unrouted(event) => {
             shared.unrouted.fetch_add(1, Ordering::Relaxed);
@@ -189,7 +204,8 @@ async fn map(
             out.extend(stream_lost(shared, &err.to_string()));
             out
         }
-    }
+    };
+    out.extend(inputs);
 }
 
 /// The type of the bridge-made transcript warning of a session whose turn was running when

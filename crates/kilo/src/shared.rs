@@ -60,7 +60,12 @@ impl Shared {
 
     /// Reads or changes one session's flags.
     pub(crate) fn with<T>(&self, session: &str, f: impl FnOnce(&mut Flags) -> T) -> T {
-        f(self.lock().entry(session.to_owned()).or_default())
+        let mut sessions = self.lock();
+        // Looked up first: a session's key is allocated once, not per event.
+        if let Some(flags) = sessions.get_mut(session) {
+            return f(flags);
+        }
+        f(sessions.entry(session.to_owned()).or_default())
     }
 
     fn lock_tracked(&self) -> MutexGuard<'_, BTreeSet<String>> {

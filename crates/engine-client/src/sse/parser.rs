@@ -1,5 +1,6 @@
 //! The sans-IO `text/event-stream` parser: bytes in, events out, following the WHATWG rules.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Bounds that keep a hostile or broken stream from growing memory without limit.
@@ -34,8 +35,9 @@ impl Default for SseLimits {
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
-    /// The `event` field, or `"message"` when the event had none.
-    pub event_type: String,
+    /// The `event` field, or `"message"` when the event had none (then borrowed: most
+    /// streams name no type, and their events cost no allocation for it).
+    pub event_type: Cow<'static, str>,
     /// The `data` lines joined by `\n`.
     pub data: String,
     /// The stream's last event id at dispatch time (persists across events).
@@ -287,7 +289,10 @@ impl SseParser {
                 self.event_type.push_str(&value);
             }
             b"id" if !value.contains(&0) => {
-                self.id_buffer = decode(value).into_owned();
+                // The buffer is reused: an id per event costs one allocation, the copy the
+                // event carries.
+                self.id_buffer.clear();
+                self.id_buffer.push_str(&decode(value));
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 let ms = value.iter().fold(0u64, |acc, digit| {
@@ -317,9 +322,9 @@ impl SseParser {
             self.data.pop();
         }
         let event_type = if self.event_type.is_empty() {
-            String::from("message")
+            Cow::Borrowed("message")
         } else {
-            std::mem::take(&mut self.event_type)
+            Cow::Owned(std::mem::take(&mut self.event_type))
         };
         out.push(SseItem::Event(SseEvent {
             event_type,
@@ -330,9 +335,9 @@ impl SseParser {
 }
 
 /// UTF-8 decoding with replacement; the strict validator is much faster on valid input.
-fn decode(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+fn decode(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
     }
 }

@@ -111,9 +111,11 @@ fn every_captured_event_maps_as_when_read_whole() {
                 let (got, want) = match (routing.route(data.to_owned()), route_whole(data)) {
                     (KiloUpdate::Event { event }, KiloUpdate::Event { event: read }) => {
                         unread += usize::from(event.is_unread());
+                        assert_eq!(written_back(&event).as_deref().unwrap_or(data), data);
                         (split.apply(event), whole.apply(read))
                     }
                     (KiloUpdate::Event { event }, KiloUpdate::Malformed { .. }) => {
+                        assert_eq!(written_back(&event).as_deref(), Some(data));
                         whole_shared.malformed.fetch_add(1, Ordering::Relaxed);
                         (split.apply(event), Vec::new())
                     }
@@ -136,6 +138,27 @@ fn every_captured_event_maps_as_when_read_whole() {
     }
     assert!(unread > 100, "the captures' events are split: {unread}");
     assert!(counts(&split_shared).0 > 100, "the broken ones are caught");
+}
+
+/// The data a split event was cut from, written back around its body (`None` for an event
+/// read whole): what the mapping reads should the body not pass.
+fn written_back(event: &KiloEvent) -> Option<String> {
+    let body = event.body.text()?;
+    Some(event.unread.as_ref()?.data(event.id.as_deref(), &event.event_type, body))
+}
+
+#[test]
+fn a_split_event_is_written_back_as_sent() {
+    for data in [
+        r#"{"id":"evt_1","type":"session.idle","properties":{"sessionID":"ses_a"}}"#,
+        r#"{"type":"session.idle","properties":{"sessionID":"ses_a"},"x":1,"y":{}}"#,
+        r#"{"directory":"/w","project":"p","payload":{"id":"e","type":"t","properties":{"sessionID":"s"}}}"#,
+        r#"{"directory":"/w","payload":{"type":"t","properties":{"a":[1,{"b":2}],"sessionID":"s"}}}"#,
+    ] {
+        let KiloUpdate::Event { event } = route(data.to_owned()) else { panic!("{data}") };
+        assert!(event.is_unread(), "{data}");
+        assert_eq!(written_back(&event).as_deref(), Some(data));
+    }
 }
 
 /// How the router routed data before bodies were left unread: [`route`] with each event it
