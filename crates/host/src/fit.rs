@@ -37,6 +37,19 @@ pub(crate) fn payload_bytes(payload: &EventsPayload) -> usize {
     value_bytes(payload)
 }
 
+/// Serialized size of a `bb/events` payload of `session` with no events (what
+/// [`payload_bytes`] counts of one), without building one.
+pub(crate) fn empty_bytes(session: &str) -> usize {
+    /// An `EventsPayload` with its session and an empty list, borrowed.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Empty<'a> {
+        session_id: &'a str,
+        events: [(); 0],
+    }
+    value_bytes(&Empty { session_id: session, events: [] })
+}
+
 /// Serialized size of `v`, counted as it is written (nothing is allocated for the text).
 fn value_bytes<T: serde::Serialize>(v: &T) -> usize {
     let mut counter = ByteCounter(0);
@@ -75,6 +88,8 @@ pub(crate) struct Fitter {
     order: VecDeque<String>,
     held: usize,
     next: u64,
+    /// Where each item is written before its text is allocated (kept across batches).
+    scratch: Vec<u8>,
 }
 
 impl Fitter {
@@ -86,6 +101,7 @@ impl Fitter {
             order: VecDeque::new(),
             held: 0,
             next: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -124,7 +140,7 @@ impl Fitter {
         max_items: usize,
     ) -> Vec<(EventsPayload, usize)> {
         let message = |events: Events| EventsPayload::new(session, events);
-        let base = payload_bytes(&message(Events::default()));
+        let base = empty_bytes(session);
         let budget = self.budget();
         // Room for one item's JSON in a message of its own.
         let room = budget.saturating_sub(base);
@@ -132,8 +148,11 @@ impl Fitter {
         let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
-            let size = match current.push(item, room) {
-                Err(Refused::TooLong(item)) => current.push(self.fit_item(*item, room), usize::MAX),
+            let size = match current.push_with(item, room, &mut self.scratch) {
+                Err(Refused::TooLong(item)) => {
+                    let item = self.fit_item(*item, room);
+                    current.push_with(item, usize::MAX, &mut self.scratch)
+                }
                 pushed => pushed,
             };
             let size = match size {

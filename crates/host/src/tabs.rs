@@ -34,6 +34,7 @@ pub(crate) struct RingLimits {
 struct Stored {
     seq: u64,
     bytes: usize,
+    /// The message as sent, but for its `tabId` (the ring's tab).
     payload: EventsPayload,
     /// The publish ordinal of the session's message it carries (`floor.rs`).
     ordinal: u64,
@@ -198,9 +199,10 @@ impl Tab {
         for (mut payload, bytes) in shaped {
             let seq = self.next_seq;
             self.next_seq += 1;
-            payload.tab_id = Some(tab_id.to_owned());
             payload.seq = Some(seq);
+            // The ring's copy names no tab (it is this one's; a replay names it).
             self.ring.push_back(Stored { seq, bytes, payload: payload.clone(), ordinal });
+            payload.tab_id = Some(tab_id.to_owned());
             self.ring_bytes += bytes;
             self.trim(limits);
             out.push(payload);
@@ -259,8 +261,9 @@ impl Tab {
         self.seen.iter().map(String::as_str)
     }
 
-    /// The messages after `delivered`, when the ring still holds all of them.
-    fn missed(&self) -> Option<Vec<EventsPayload>> {
+    /// The messages after `delivered`, when the ring still holds all of them (this tab's,
+    /// `tab_id`).
+    fn missed(&self, tab_id: &str) -> Option<Vec<EventsPayload>> {
         let from = self.delivered + 1;
         if from >= self.next_seq {
             return Some(Vec::new());
@@ -269,7 +272,9 @@ impl Tab {
         if first > from {
             return None;
         }
-        Some(self.ring.iter().filter(|s| s.seq >= from).map(|s| s.payload.clone()).collect())
+        let named =
+            |s: &Stored| EventsPayload { tab_id: Some(tab_id.to_owned()), ..s.payload.clone() };
+        Some(self.ring.iter().filter(|s| s.seq >= from).map(named).collect())
     }
 }
 
@@ -419,9 +424,16 @@ impl Tabs {
         (ordinal, without_updates): (u64, bool),
     ) {
         let limits = self.limits;
-        let next = self.early_next.entry(payload.session_id.clone()).or_insert(0);
-        let early =
-            self.early.entry(payload.session_id.clone()).or_insert_with(|| Early::new(*next));
+        let session = &payload.session_id;
+        // The session's id is copied only for its first message (a map's key).
+        if !self.early_next.contains_key(session) {
+            self.early_next.insert(session.clone(), 0);
+        }
+        let Some(next) = self.early_next.get_mut(session) else { return };
+        if !self.early.contains_key(session) {
+            self.early.insert(session.clone(), Early::new(*next));
+        }
+        let Some(early) = self.early.get_mut(session) else { return };
         *next += 1;
         early.messages.push_back((payload.clone(), bytes, ordinal, without_updates));
         early.bytes += bytes;
@@ -698,7 +710,7 @@ impl Tabs {
         mut resync: impl FnMut(&str, Receive) -> Option<(EventsPayload, usize, u64)>,
     ) -> CatchUp {
         let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
-        if let Some(missed) = tab.missed() {
+        if let Some(missed) = tab.missed(tab_id) {
             tab.delivered = tab.next_seq - 1;
             tab.trim(self.limits);
             return missed;

@@ -125,6 +125,17 @@ pub(super) fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
         .collect()
 }
 
+/// A message's size without its events is counted without building one.
+#[test]
+fn empty_message_bytes_are_the_empty_message_size() {
+    use bb_protocol::v1::{Events, EventsPayload};
+    for session in ["s1", "", "a \"quoted\" \\ id\n", "é😀\u{1}"] {
+        let empty = EventsPayload::new(session, Events::default());
+        let want = crate::fit::payload_bytes(&empty);
+        assert_eq!(crate::fit::empty_bytes(session), want, "{session:?}");
+    }
+}
+
 #[test]
 fn nothing_leaves_before_init() {
     let c = clock();

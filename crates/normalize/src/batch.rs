@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
+use bb_payload::Payload;
 use serde_json::Value;
 
 use crate::class::Classified;
@@ -79,6 +80,22 @@ pub struct Batcher {
     coalesced: u64,
     /// The origin of the [`BACKGROUND_GRID`], when the batcher follows it.
     grid: Option<Instant>,
+    /// The text of the last pending item while deltas merge into it.
+    merging: Option<Merging>,
+}
+
+/// The concatenated text of the deltas merged into the last pending item so far: appended
+/// to as each one comes, and written into the item's payload once, when another item
+/// follows it or the batch is taken ([`Merging::close`]). The item meanwhile holds the
+/// envelope and payload of the last delta merged.
+#[derive(Debug, Clone)]
+struct Merging {
+    /// The appended field.
+    field: &'static str,
+    text: String,
+    /// Whether every merged delta's memo knows where its string is in its text (the last
+    /// one's text is then spliced, no tree is built).
+    splice: bool,
 }
 
 impl Batcher {
@@ -123,11 +140,13 @@ impl Batcher {
             self.first_pending = Some(now);
         }
         if let Some(last) = self.pending.last_mut()
-            && try_merge(last, &item)
+            && merge_text(last, &item, &mut self.merging)
         {
+            absorb(last, item);
             self.coalesced += 1;
             return;
         }
+        self.close_merge();
         self.pending.push(item);
     }
 
@@ -163,11 +182,21 @@ impl Batcher {
     /// flush for the cadence.
     pub fn flush_now(&mut self, now: Instant) -> Option<Batch> {
         self.first_pending?;
+        self.close_merge();
         let batch = Batch { items: std::mem::take(&mut self.pending), immediate: self.immediate };
         self.immediate = false;
         self.first_pending = None;
         self.last_flush = Some(now);
         Some(batch)
+    }
+
+    /// Writes the merged text into the last pending item, if deltas merged into it.
+    fn close_merge(&mut self) {
+        if let Some(merging) = self.merging.take()
+            && let Some(last) = self.pending.last_mut()
+        {
+            merging.close(&mut last.event.payload);
+        }
     }
 }
 
@@ -220,54 +249,67 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
     Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, Cow::Borrowed(text)))
 }
 
-/// The appended field and the concatenated text of `last` and `next` when both are deltas
-/// of one stream of one session.
-fn merged_text(last: &RawEvent, next: &RawEvent) -> Option<(&'static str, String)> {
-    let (k1, field, t1) = delta_key(last)?;
-    let (k2, _, t2) = delta_key(next)?;
-    if k1 != k2 || last.session_id != next.session_id {
-        return None;
-    }
-    let mut text = t1.into_owned();
-    text.push_str(&t2);
-    Some((field, text))
+/// Whether `payload`'s delta memo knows where its string is in its text.
+fn spans(payload: &Payload) -> bool {
+    payload.text().is_some()
+        && payload.memo::<kilo::DeltaMemo>().is_some_and(|m| m.span().is_some())
 }
 
-/// Merges `next` into `last` when both are deltas with the same key; the merged event keeps
-/// `next`'s envelope (id, ts; the higher seq) and the concatenated text: written into
-/// `next`'s text where both Kilo deltas' memos know where their string is
-/// ([`kilo::spliced`]), else into `next`'s tree.
-fn try_merge(last: &mut Classified, next: &Classified) -> bool {
+/// When `last` and `next` are deltas of one stream of one session: appends `next`'s text to
+/// what `merging` holds of `last`'s (starting it with `last`'s), and says so.
+fn merge_text(last: &Classified, next: &Classified, merging: &mut Option<Merging>) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
     }
-    let Some((field, text)) = merged_text(&last.event, &next.event) else {
+    let Some((k1, field, t1)) = delta_key(&last.event) else { return false };
+    let Some((k2, _, t2)) = delta_key(&next.event) else { return false };
+    if k1 != k2 || last.event.session_id != next.event.session_id {
         return false;
-    };
-    let payload = match kilo::spliced(&last.event.payload, &next.event.payload, text) {
-        Ok(payload) => payload,
-        Err(text) => {
-            let mut payload = next.event.payload.clone();
-            if let Some(obj) = payload.as_object_mut() {
-                obj.insert(field.to_owned(), Value::String(text));
-            }
-            payload
+    }
+    match merging {
+        Some(m) => {
+            m.text.push_str(&t2);
+            m.splice &= spans(&next.event.payload);
         }
-    };
-    let e = &next.event;
-    let merged = RawEvent {
-        id: e.id.clone(),
-        engine: e.engine,
-        kind: e.kind.clone(),
-        session_id: e.session_id.clone(),
-        // The debug lane tracks the highest seq; keep it across the merge.
-        seq: e.seq.max(last.event.seq),
-        turn: e.turn,
-        ts: e.ts,
-        payload,
-    };
-    let prev = std::mem::replace(&mut last.event, merged);
-    last.absorbed_ids.push(prev.id);
-    last.absorbed_ids.extend(next.absorbed_ids.iter().cloned());
+        None => {
+            let mut text = String::with_capacity(t1.len() + t2.len());
+            text.push_str(&t1);
+            text.push_str(&t2);
+            let splice = spans(&last.event.payload) && spans(&next.event.payload);
+            *merging = Some(Merging { field, text, splice });
+        }
+    }
     true
+}
+
+/// Merges `next`, whose text [`merge_text`] took, into `last`: the merged event keeps
+/// `next`'s envelope and payload (id, ts; the higher seq), moved; the merged text is
+/// written into the payload when the merge is closed.
+fn absorb(last: &mut Classified, next: Classified) {
+    let Classified { event, absorbed_ids, .. } = next;
+    // The debug lane tracks the highest seq; keep it across the merge.
+    let seq = event.seq.max(last.event.seq);
+    let prev = std::mem::replace(&mut last.event, event);
+    last.event.seq = seq;
+    last.absorbed_ids.push(prev.id);
+    last.absorbed_ids.extend(absorbed_ids);
+}
+
+impl Merging {
+    /// Writes the concatenated text into `payload`, the last merged delta's: into its text
+    /// where every merged Kilo delta's memo knew where its string was ([`kilo::splice`]),
+    /// else into its tree.
+    fn close(self, payload: &mut Payload) {
+        let text = if self.splice {
+            match kilo::splice(payload, self.text) {
+                Ok(()) => return,
+                Err(text) => text,
+            }
+        } else {
+            self.text
+        };
+        if let Some(obj) = payload.as_object_mut() {
+            obj.insert(self.field.to_owned(), Value::String(text));
+        }
+    }
 }

@@ -11,7 +11,7 @@
 //! `messageID` and `text` ([`TextPart`]) and a delta's fields ([`Delta`]), which the batcher
 //! and the reducers read. A delta's memo ([`DeltaMemo`]) also says where its string is in
 //! the payload's text when it needed no unescaping: the batcher merges two such deltas by
-//! writing the merged text there (`spliced`), without a tree.
+//! writing the merged text there (`splice`), without a tree.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -292,7 +292,7 @@ impl Delta<'static> {
 /// What a reader keeps of a delta on its payload ([`Delta::memo`]): the fields, and where
 /// the `delta` string's text is in the payload's text when it needed no unescaping (its
 /// text is then its value). Two adjacent deltas that both know it merge without a tree
-/// ([`spliced`]).
+/// ([`splice`]).
 #[derive(Debug, PartialEq)]
 pub struct DeltaMemo {
     fields: Delta<'static>,
@@ -318,20 +318,18 @@ fn span_in(text: &str, s: &LooseStr<'_>) -> Option<Range<usize>> {
     (start + s.len() <= text.len()).then_some(start..start + s.len())
 }
 
-/// The payload of `next`, a Kilo delta, with its `delta` string replaced by `merged`
-/// (`last`'s delta, then `next`'s), written into `next`'s text where the string is: no
-/// tree is built, and the merged payload keeps its memo for the next merge and the
-/// reducers. Only when both deltas' memos know where their string is, that is when neither
-/// needed unescaping: then neither holds a quote, a backslash or a control character, nor
-/// does `merged`, their concatenation, which is thus written as it is and leaves the text
-/// valid JSON. Else `merged` is handed back (the caller builds the tree).
-pub(crate) fn spliced(last: &Payload, next: &Payload, merged: String) -> Result<Payload, String> {
-    let (Some(l), Some(n), Some(text)) =
-        (last.memo::<DeltaMemo>(), next.memo::<DeltaMemo>(), next.text())
+/// Writes `merged` (the merged deltas' text, in order) into `payload`, a Kilo delta's (the
+/// last of those merged), as its `delta` string, in its text where the string is: no tree
+/// is built, and the payload keeps its memo (taken over, not copied) for the reducers. Only
+/// when every merged delta's memo knew where its string was (the caller checks the
+/// others'), that is when none needed unescaping: then none holds a quote, a backslash or a
+/// control character, nor does `merged`, their concatenation, which is thus written as it
+/// is and leaves the text valid JSON. Else `merged` is handed back (the caller builds the
+/// tree).
+pub(crate) fn splice(payload: &mut Payload, merged: String) -> Result<(), String> {
+    let (Some(at), Some(text)) =
+        (payload.memo::<DeltaMemo>().and_then(DeltaMemo::span), payload.text())
     else {
-        return Err(merged);
-    };
-    let (Some(_), Some(at)) = (&l.span, n.span.clone()) else {
         return Err(merged);
     };
     let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
@@ -339,17 +337,25 @@ pub(crate) fn spliced(last: &Payload, next: &Payload, merged: String) -> Result<
     spliced.push_str(&merged);
     spliced.push_str(&text[at.end..]);
     let span = Some(at.start..at.start + merged.len());
-    let fields = Delta {
-        message_id: n.fields.message_id.clone(),
-        part_id: n.fields.part_id.clone(),
-        field: n.fields.field.clone(),
-        delta: LooseStr(Some(Cow::Owned(merged))),
+    // The memo's ids are taken over, or copied when a clone of the payload shares it.
+    let ids = match payload.take_memo::<DeltaMemo>() {
+        Some(memo) => memo.fields,
+        None => match payload.memo::<DeltaMemo>() {
+            Some(n) => Delta {
+                message_id: n.fields.message_id.clone(),
+                part_id: n.fields.part_id.clone(),
+                field: n.fields.field.clone(),
+                delta: LooseStr(None),
+            },
+            None => return Err(merged),
+        },
     };
-    // Valid JSON by construction (above): `next`'s text, which its reader validated, with
-    // one string's text replaced by text of the same kind.
-    let mut payload = Payload::from_text_unchecked(spliced);
+    let fields = Delta { delta: LooseStr(Some(Cow::Owned(merged))), ..ids };
+    // Valid JSON by construction (above): the delta's text, which its reader validated,
+    // with one string's text replaced by text of the same kind.
+    *payload = Payload::from_text_unchecked(spliced);
     payload.set_memo(DeltaMemo { fields, span });
-    Ok(payload)
+    Ok(())
 }
 
 /// `payload` read as `T`: the memo a reader kept of that read, else read now.

@@ -122,6 +122,23 @@ impl Payload {
         self.1.as_deref().and_then(|m| m.downcast_ref())
     }
 
+    /// Takes the memo of type `T` off the payload, when it is one and nothing else shares it
+    /// (a clone of the payload does); else leaves it there and returns `None`.
+    pub fn take_memo<T: Any + Send + Sync>(&mut self) -> Option<T> {
+        let memo = self.1.take()?;
+        match memo.downcast::<T>().map(Arc::try_unwrap) {
+            Ok(Ok(memo)) => Some(memo),
+            Ok(Err(shared)) => {
+                self.1 = Some(shared);
+                None
+            }
+            Err(other) => {
+                self.1 = Some(other);
+                None
+            }
+        }
+    }
+
     /// The fields `T` names, decoded from the text without a tree (strings borrowed where
     /// they need no unescaping). Declare the fields [`LooseStr`] / [`LooseObj`] (or
     /// `Option<IgnoredAny>` for "present and not null") with `#[serde(default)]`: then a
@@ -150,8 +167,9 @@ impl Payload {
 /// serde_json's `Box<RawValue>` offers deserializers other than its own (a one-entry map
 /// keyed by its token, whose value is the text). Should a serde_json release change the
 /// protocol, the text is validated instead (slower; text that is not JSON is then `null`);
-/// a test holds that the protocol is the one used.
-fn raw_unchecked(text: String) -> Box<RawValue> {
+/// a test holds that the protocol is the one used. For text serde_json wrote (valid by
+/// construction) or a reader validates.
+pub fn raw_unchecked(text: String) -> Box<RawValue> {
     use serde::de::value::{BorrowedStrDeserializer, Error, StringDeserializer};
     use serde::de::{DeserializeSeed, MapAccess, Visitor};
 

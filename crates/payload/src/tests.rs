@@ -98,6 +98,19 @@ fn a_payload_is_written_as_its_text_until_changed() {
 }
 
 #[test]
+fn a_memo_is_taken_only_when_nothing_shares_it() {
+    let mut p = text(r#"{"a":1}"#);
+    p.set_memo(7_u32);
+    assert_eq!(p.take_memo::<u64>(), None, "another type stays");
+    let shared = p.clone();
+    assert_eq!(p.take_memo::<u32>(), None, "a clone shares it");
+    assert_eq!(p.memo::<u32>(), Some(&7));
+    drop(shared);
+    assert_eq!(p.take_memo::<u32>(), Some(7));
+    assert_eq!(p.memo::<u32>(), None);
+}
+
+#[test]
 fn equality_compares_values_whatever_the_form() {
     let tree = Payload::from(json!({"a": 1, "b": "x"}));
     assert_eq!(text(r#"{"a":1,  "b":"x"}"#), tree);

@@ -85,10 +85,16 @@ impl Metrics {
         }
     }
 
-    /// Event items of `session_id` with these classes were written at `now`.
+    /// Whether a `bb.sendMessage` for `session_id` awaits its first assistant text.
+    pub(crate) fn awaits_text(&self, session_id: &str) -> bool {
+        self.sent_at.contains_key(session_id)
+    }
+
+    /// Event items of `session_id` with these classes were written at `now`; `None` for a
+    /// session no message awaits the first text of ([`Metrics::awaits_text`]).
     pub(crate) fn events_written<'a>(
         &mut self,
-        session_id: &str,
+        session_id: Option<&str>,
         classes: impl IntoIterator<Item = &'a str>,
         now: Instant,
     ) {
@@ -98,7 +104,7 @@ impl Metrics {
                 "unknown_event" => self.unknown_events += 1,
                 "permission.request" => self.permission_prompts += 1,
                 "transcript.assistant_stream" => {
-                    if let Some(sent) = self.sent_at.remove(session_id) {
+                    if let Some(sent) = session_id.and_then(|s| self.sent_at.remove(s)) {
                         let ms = now.saturating_duration_since(sent).as_secs_f64() * 1000.0;
                         if self.ttft_ms.len() == TTFT_SAMPLES {
                             self.ttft_ms.pop_front();

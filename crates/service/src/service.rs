@@ -683,14 +683,22 @@ impl Service {
         while let Some((conn, topic)) = self.host.poll_output() {
             let written = match &topic {
                 // A shared handle on the list: its classes are read once it is sent.
-                V1Topic::Events(batch) => Some((batch.session_id.clone(), batch.events.clone())),
+                // The session's id is copied only while a message awaits its first text.
+                V1Topic::Events(batch) => {
+                    let metrics = &self.life.metrics;
+                    let session = &batch.session_id;
+                    Some((
+                        metrics.awaits_text(session).then(|| session.clone()),
+                        batch.events.clone(),
+                    ))
+                }
                 _ => None,
             };
             let sent = self.conns.send_topic(conn, topic);
             if let (Ok(_), Some((session, events))) = (&sent, written) {
                 let now = self.clock.now();
                 self.life.events_flushed(now);
-                self.life.metrics.events_written(&session, events.classes(), now);
+                self.life.metrics.events_written(session.as_deref(), events.classes(), now);
             }
             match sent {
                 Ok(marks) => {

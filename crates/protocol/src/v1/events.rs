@@ -32,30 +32,49 @@ impl Default for Repr {
     }
 }
 
-/// Items already written: each one's JSON, in order (written as one array).
+/// Items already written, in order (their JSON written as one array).
 struct Written {
-    json: Vec<Box<RawValue>>,
-    ids: Vec<String>,
-    classes: Vec<String>,
+    items: Vec<WrittenItem>,
+}
+
+/// One item written: its JSON and the facts the bridge reads of it.
+struct WrittenItem {
+    json: Box<RawValue>,
+    /// Empty for an event of another session than the message's.
+    id: String,
+    class: String,
 }
 
 impl Written {
     /// Bytes of the array: the items, the commas between them and the brackets.
     fn len(&self) -> usize {
-        let items: usize = self.json.iter().map(|j| j.get().len()).sum();
-        items + self.json.len().saturating_sub(1) + 2
+        let items: usize = self.items.iter().map(|i| i.json.get().len()).sum();
+        items + self.items.len().saturating_sub(1) + 2
+    }
+
+    /// The items' JSON, in order.
+    fn json(&self) -> impl ExactSizeIterator<Item = &RawValue> {
+        self.items.iter().map(|i| &*i.json)
     }
 }
+
+/// Most room a caller's scratch buffer keeps between items ([`EventsWriter::push_with`]):
+/// a larger one, left by a large item, is given back.
+const SCRATCH_KEPT: usize = 64 * 1024;
 
 /// Gathers the event items of one message, writing each as it comes (the host core's
 /// message splitting: an item is written, and kept, refused for its length, or moved to
 /// the next message). An item is serialized once; the list's text is its items' texts,
 /// and needs no second check (serde_json wrote it).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct EventsWriter {
-    json: Vec<Box<RawValue>>,
-    ids: Vec<String>,
-    classes: Vec<String>,
+    items: Vec<WrittenItem>,
+}
+
+impl fmt::Debug for EventsWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.items.iter().map(|i| i.json.get())).finish()
+    }
 }
 
 /// An item [`EventsWriter::push`] did not add, handed back.
@@ -83,54 +102,67 @@ impl EventsWriter {
     /// its JSON (without a separator). An item that is longer, or cannot be written, is
     /// handed back and leaves nothing behind.
     pub fn push(&mut self, item: EventItem, room: usize) -> Result<usize, Refused> {
+        self.push_with(item, room, &mut Vec::with_capacity(128))
+    }
+
+    /// [`EventsWriter::push`], writing the item's JSON in `scratch` first (a buffer the
+    /// caller keeps across items): the item's text is then allocated once, at its length,
+    /// rather than grown as it is written.
+    pub fn push_with(
+        &mut self,
+        item: EventItem,
+        room: usize,
+        scratch: &mut Vec<u8>,
+    ) -> Result<usize, Refused> {
         if item.check_counts().is_err() {
             return Err(Refused::Unwritable(Box::new(item)));
         }
+        scratch.clear();
         // Fails only for a map with non-string keys, which a `Map` cannot hold; NaN and
         // infinite floats are written as `null`.
-        let Ok(json) = serde_json::value::to_raw_value(&item) else {
-            return Err(Refused::Unwritable(Box::new(item)));
+        let written = serde_json::to_writer(&mut *scratch, &item);
+        // Its text, or whether it was too long (else unwritable).
+        let text = match (written, std::str::from_utf8(scratch)) {
+            (Ok(()), Ok(text)) if text.len() <= room => Ok(text.to_owned()),
+            (Ok(()), Ok(_)) => Err(true),
+            _ => Err(false),
+        };
+        if scratch.capacity() > SCRATCH_KEPT {
+            *scratch = Vec::new();
+        }
+        let json = match text {
+            // serde_json wrote it: valid JSON.
+            Ok(text) => bb_payload::raw_unchecked(text),
+            Err(true) => return Err(Refused::TooLong(Box::new(item))),
+            Err(false) => return Err(Refused::Unwritable(Box::new(item))),
         };
         let size = json.get().len();
-        if size > room {
-            return Err(Refused::TooLong(Box::new(item)));
-        }
         let EventItem { event, class, session_id, .. } = item;
-        self.json.push(json);
         // An event of another session (a sub-agent's prompt shown on an ancestor's tab) is
         // no position of the message's session: its id is not reported.
-        self.ids.push(if session_id.is_some() { String::new() } else { event.id });
-        self.classes.push(class);
+        let id = if session_id.is_some() { String::new() } else { event.id };
+        self.items.push(WrittenItem { json, id, class });
         Ok(size)
     }
 
     /// Moves the last item into a new writer (the message is full; it starts the next).
     pub fn take_last(&mut self) -> EventsWriter {
-        let mut next = EventsWriter::default();
-        if let (Some(json), Some(id), Some(class)) =
-            (self.json.pop(), self.ids.pop(), self.classes.pop())
-        {
-            next.json.push(json);
-            next.ids.push(id);
-            next.classes.push(class);
-        }
-        next
+        EventsWriter { items: self.items.pop().into_iter().collect() }
     }
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.json.len()
+        self.items.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.json.is_empty()
+        self.items.is_empty()
     }
 
     /// The list, written.
     pub fn finish(self) -> Events {
-        let Self { json, ids, classes } = self;
-        Events(Arc::new(Repr::Written(Written { json, ids, classes })))
+        Events(Arc::new(Repr::Written(Written { items: self.items })))
     }
 }
 
@@ -139,7 +171,7 @@ impl Events {
     pub fn len(&self) -> usize {
         match &*self.0 {
             Repr::Items(items) => items.len(),
-            Repr::Written(w) => w.ids.len(),
+            Repr::Written(w) => w.items.len(),
         }
     }
 
@@ -164,17 +196,17 @@ impl Events {
     /// The events' ids, in order; empty for an event of another session than the
     /// message's (a written list keeps no id for those).
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = &str> {
-        let (items, written) = self.sides(|w| &w.ids);
+        let (items, written) = self.sides();
         fn own(i: &EventItem) -> &str {
             if i.session_id.is_some() { "" } else { i.event.id.as_str() }
         }
-        items.iter().map(own).chain(written.iter().map(String::as_str))
+        items.iter().map(own).chain(written.iter().map(|w| w.id.as_str()))
     }
 
     /// The events' classes, in order.
     pub fn classes(&self) -> impl DoubleEndedIterator<Item = &str> {
-        let (items, written) = self.sides(|w| &w.classes);
-        items.iter().map(|i| i.class.as_str()).chain(written.iter().map(String::as_str))
+        let (items, written) = self.sides();
+        items.iter().map(|i| i.class.as_str()).chain(written.iter().map(|w| w.class.as_str()))
     }
 
     /// The items; a written list is decoded (for readers off the delivery path: tests and
@@ -183,8 +215,7 @@ impl Events {
         match &*self.0 {
             Repr::Items(items) => Cow::Borrowed(items),
             Repr::Written(w) => Cow::Owned(
-                w.json
-                    .iter()
+                w.json()
                     .map(|j| serde_json::from_str(j.get()))
                     .collect::<Result<_, _>>()
                     .unwrap_or_else(|e| unreachable!("a written list decodes: {e}")),
@@ -195,17 +226,14 @@ impl Events {
     /// The items not written yet (none of a written list: its counts were checked when
     /// each item was written).
     pub(crate) fn unwritten(&self) -> &[EventItem] {
-        self.sides(|w| &w.ids).0
+        self.sides().0
     }
 
-    /// The unwritten items, or what `field` keeps of the written ones (one side is empty).
-    fn sides<'a>(
-        &'a self,
-        field: impl Fn(&'a Written) -> &'a Vec<String>,
-    ) -> (&'a [EventItem], &'a [String]) {
+    /// The unwritten items, or the written ones (one side is empty).
+    fn sides(&self) -> (&[EventItem], &[WrittenItem]) {
         match &*self.0 {
             Repr::Items(items) => (items, &[]),
-            Repr::Written(w) => (&[], field(w)),
+            Repr::Written(w) => (&[], &w.items),
         }
     }
 
@@ -213,7 +241,7 @@ impl Events {
     fn json(&self) -> String {
         let written = match &*self.0 {
             Repr::Items(items) => serde_json::to_string(items),
-            Repr::Written(w) => serde_json::to_string(&w.json),
+            Repr::Written(w) => serde_json::to_string(&Json(w)),
         };
         written.unwrap_or_default()
     }
@@ -247,8 +275,17 @@ impl Serialize for Events {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &*self.0 {
             Repr::Items(items) => items.serialize(serializer),
-            Repr::Written(w) => w.json.serialize(serializer),
+            Repr::Written(w) => Json(w).serialize(serializer),
         }
+    }
+}
+
+/// A written list as its JSON array.
+struct Json<'a>(&'a Written);
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.json())
     }
 }
 

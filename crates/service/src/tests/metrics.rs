@@ -12,14 +12,14 @@ fn counters_follow_what_they_name() {
     m.request();
     m.request();
     m.message_sent("s1", t0);
-    m.events_written("s1", ["turn.start", "unknown_event"], t0 + Duration::from_millis(5));
-    m.events_written("s2", ["transcript.assistant_stream"], t0 + Duration::from_millis(7));
+    m.events_written(Some("s1"), ["turn.start", "unknown_event"], t0 + Duration::from_millis(5));
+    m.events_written(Some("s2"), ["transcript.assistant_stream"], t0 + Duration::from_millis(7));
     m.events_written(
-        "s1",
+        Some("s1"),
         ["transcript.assistant_stream", "permission.request"],
         t0 + Duration::from_millis(40),
     );
-    m.events_written("s1", ["transcript.assistant_stream"], t0 + Duration::from_millis(90));
+    m.events_written(Some("s1"), ["transcript.assistant_stream"], t0 + Duration::from_millis(90));
     m.error("engine_auth");
     m.error("path_outside_workspace");
     m.error("engine_unavailable");
@@ -65,7 +65,11 @@ fn ttft_percentiles_are_nearest_rank_over_recent_turns() {
     assert!(m.snapshot()["kilo.cli.chat.ttft_ms"]["p95"].is_null());
     for ms in 1..=300u64 {
         m.message_sent("s", t0);
-        m.events_written("s", ["transcript.assistant_stream"], t0 + Duration::from_millis(ms));
+        m.events_written(
+            Some("s"),
+            ["transcript.assistant_stream"],
+            t0 + Duration::from_millis(ms),
+        );
     }
     let s = m.snapshot();
     let ttft = &s["kilo.cli.chat.ttft_ms"];
