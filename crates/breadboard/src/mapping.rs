@@ -51,13 +51,13 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
 }
 
 /// The webview event for an engine event: the SSE id (the `seq`, the resume token) as id.
-pub(crate) fn engine_event(e: &BbEvent) -> EngineEvent {
+pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
     EngineEvent {
-        id: e.sse_id.clone(),
-        event_type: e.kind.clone(),
+        id: e.sse_id,
+        event_type: e.kind,
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
-        payload: e.payload.clone().into(),
+        payload: e.payload.into(),
     }
 }
 
@@ -207,9 +207,9 @@ impl SessionState {
             }
             StreamUpdate::Event(mut event) => {
                 self.show_typed_text(&mut event);
-                self.on_event(session, &event, true)
+                self.on_event(session, event, true)
             }
-            StreamUpdate::Replayed(event) => self.on_event(session, &event, false),
+            StreamUpdate::Replayed(event) => self.on_event(session, event, false),
             StreamUpdate::Gap { reason, lost } => {
                 let lost = match lost {
                     Some((from, to)) => format!(
@@ -311,11 +311,49 @@ impl SessionState {
 
     /// The inputs one event implies; `show`: the event itself goes to the view (not when it
     /// is only replayed to rebuild state: a replayed request is raised without its event, the
-    /// webview saw it before).
-    fn on_event(&mut self, session: &str, event: &BbEvent, show: bool) -> Vec<Input> {
+    /// webview saw it before). What the event does is read from it first; it then moves into
+    /// its webview form, its payload not copied.
+    fn on_event(&mut self, session: &str, event: BbEvent, show: bool) -> Vec<Input> {
+        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result") {
+            record_diffs(&event.payload, &mut self.diffs);
+        }
+        let effect = self.effect(session, &event);
+        let (shown, replayed) = if show {
+            (Some(classed(engine_event(event))), None)
+        } else {
+            (None, Some(event.sse_id))
+        };
+        let events = |shown: Option<(EngineEvent, EventClass)>| {
+            shown.map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] })
+        };
         let mut out = Vec::new();
+        match effect {
+            Effect::Shown => out.extend(events(shown)),
+            Effect::Running(running) => {
+                out.extend(events(shown));
+                out.extend(self.set_running(session, running));
+            }
+            Effect::Raised(prompt) => out.push(match replayed {
+                None => Input::PromptRaised { prompt, event: shown },
+                // Replayed: the host tells this request from a restored one of its id.
+                Some(event_id) => Input::PromptReplayed { prompt, event_id },
+            }),
+            Effect::Settled(request_id) => out.push(Input::PromptSettled {
+                session_id: session.to_owned(),
+                request_id,
+                event: shown,
+            }),
+            Effect::SubAgent(upserted) => {
+                out.extend(events(shown));
+                out.extend(upserted);
+            }
+        }
+        out
+    }
+
+    /// What `event` does besides being shown, with the request table updated.
+    fn effect(&mut self, session: &str, event: &BbEvent) -> Effect {
         let text = |key: &str| event.payload.get(key).and_then(Value::as_str).map(str::to_owned);
-        let shown = || show.then(|| classed(engine_event(event)));
         match event.kind.as_str() {
             "turn_start"
             | "user_message"
@@ -323,20 +361,8 @@ impl SessionState {
             | "assistant.message.delta"
             | "assistant_delta"
             | "assistant_message"
-            | "tool_call" => {
-                out.extend(
-                    shown()
-                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-                );
-                out.extend(self.set_running(session, true));
-            }
-            "completion" | "run_finished" | "error" => {
-                out.extend(
-                    shown()
-                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-                );
-                out.extend(self.set_running(session, false));
-            }
+            | "tool_call" => Effect::Running(true),
+            "completion" | "run_finished" | "error" => Effect::Running(false),
             "permission_request" => match text("request_id").or_else(|| text("id")) {
                 Some(id) => {
                     let pattern = text("pattern").or_else(|| {
@@ -351,48 +377,35 @@ impl SessionState {
                     let mut prompt = Prompt::new(session, &id, prompt_kind(&event.payload));
                     prompt.paths = prompt_paths(&event.payload);
                     self.pending.insert(id, PendingRequest { pattern, scope });
-                    out.push(if show {
-                        Input::PromptRaised { prompt, event: shown() }
-                    } else {
-                        // Replayed: the host tells this request from a restored one of its id.
-                        Input::PromptReplayed { prompt, event_id: event.sse_id.clone() }
-                    });
+                    Effect::Raised(prompt)
                 }
-                None => out.extend(
-                    shown()
-                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-                ),
+                None => Effect::Shown,
             },
             "permission_response" => match text("request_id").or_else(|| text("id")) {
                 Some(id) => {
                     self.pending.remove(&id);
-                    out.push(Input::PromptSettled {
-                        session_id: session.to_owned(),
-                        request_id: id,
-                        event: shown(),
-                    });
+                    Effect::Settled(id)
                 }
-                None => out.extend(
-                    shown()
-                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-                ),
+                None => Effect::Shown,
             },
-            "task_event" => {
-                out.extend(
-                    shown()
-                        .map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-                );
-                out.extend(sub_agent(session, &event.payload));
-            }
-            _ => out.extend(
-                shown().map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] }),
-            ),
+            "task_event" => Effect::SubAgent(sub_agent(session, &event.payload)),
+            _ => Effect::Shown,
         }
-        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result") {
-            record_diffs(&event.payload, &mut self.diffs);
-        }
-        out
     }
+}
+
+/// What an engine event does besides going to the view ([`SessionState::effect`]).
+enum Effect {
+    /// Nothing else.
+    Shown,
+    /// The session runs (or stops) from this event on.
+    Running(bool),
+    /// A permission request, raised (or, replayed, restored).
+    Raised(Prompt),
+    /// A permission request's answer, by its id.
+    Settled(String),
+    /// A sub-agent's session, listed under its parent, when the event names one.
+    SubAgent(Option<Input>),
 }
 
 /// A sub-agent the engine says `session` started (a `task_event` naming a

@@ -23,8 +23,6 @@ pub struct BbEvent {
     pub timestamp_ms: Option<u64>,
     /// The payload object (an empty object when the engine sent none).
     pub payload: Map<String, Value>,
-    /// The whole envelope as received, unknown fields included.
-    pub raw: Value,
 }
 
 /// Why an SSE `data:` line is not a BreadBoard event.
@@ -39,30 +37,68 @@ pub enum EventDecodeError {
     NoType,
 }
 
+/// The envelope's fields as sent, each read leniently below (a field of another type reads
+/// as absent, as the engine's optional fields do); other fields are skipped unread.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Value,
+    #[serde(default)]
+    seq: Value,
+    #[serde(rename = "type", default)]
+    kind: Value,
+    #[serde(default)]
+    session_id: Value,
+    #[serde(default)]
+    turn: Value,
+    /// Present (even as `null`) or not: a present `timestamp_ms` is the one read.
+    #[serde(default, deserialize_with = "present")]
+    timestamp_ms: Option<Value>,
+    #[serde(default)]
+    timestamp: Value,
+    #[serde(default)]
+    payload: Value,
+}
+
+/// A field that is present, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A string field's text, moved out (empty when absent or not a string).
+fn text(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        _ => String::new(),
+    }
+}
+
 impl BbEvent {
-    /// Parses one SSE event (`id:` and `data:`) into an envelope.
+    /// Parses one SSE event (`id:` and `data:`) into an envelope. Only the envelope's own
+    /// fields are kept; the payload is the one tree built.
     pub fn parse(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
-        let raw: Value =
-            serde_json::from_str(data).map_err(|e| EventDecodeError::NotJson(e.to_string()))?;
-        let object = raw.as_object().ok_or(EventDecodeError::NoType)?;
-        let kind =
-            object.get("type").and_then(Value::as_str).ok_or(EventDecodeError::NoType)?.to_owned();
-        let text =
-            |key: &str| object.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let seq = object.get("seq").and_then(Value::as_u64);
+        let envelope: Envelope = serde_json::from_str(data).map_err(|e| {
+            if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+                // JSON, but not an object (or one with a field twice).
+                return EventDecodeError::NoType;
+            }
+            EventDecodeError::NotJson(e.to_string())
+        })?;
+        let Value::String(kind) = envelope.kind else {
+            return Err(EventDecodeError::NoType);
+        };
         Ok(Self {
             sse_id: sse_id.to_owned(),
-            id: text("id"),
-            seq,
+            id: text(envelope.id),
+            seq: envelope.seq.as_u64(),
             kind,
-            session_id: text("session_id"),
-            turn: object.get("turn").and_then(Value::as_i64),
-            timestamp_ms: object
-                .get("timestamp_ms")
-                .or_else(|| object.get("timestamp"))
-                .and_then(Value::as_u64),
-            payload: object.get("payload").and_then(Value::as_object).cloned().unwrap_or_default(),
-            raw,
+            session_id: text(envelope.session_id),
+            turn: envelope.turn.as_i64(),
+            timestamp_ms: envelope.timestamp_ms.unwrap_or(envelope.timestamp).as_u64(),
+            payload: match envelope.payload {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
         })
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use crate::client::{Admission, BbError, BbEvent, CursorStore, ResumeCursor};
+use crate::client::{Admission, BbError, BbEvent, CursorStore, EventDecodeError, ResumeCursor};
 use bb_engine_client::transport::TransportError;
 
 #[test]
@@ -97,14 +97,24 @@ fn error_envelopes_decode_to_typed_errors() {
 }
 
 #[test]
-fn events_parse_tolerantly_and_keep_the_raw_envelope() {
+fn events_parse_tolerantly() {
     let data = r#"{"id":"u1","seq":null,"type":"tool_result","session_id":"s","turn":null,"timestamp":5,"timestamp_ms":5,"protocol_version":"1.0","payload":{"todo":{}},"extra":1}"#;
     let event = BbEvent::parse("u1", data).unwrap();
     assert_eq!(
         (event.seq, event.kind.as_str(), event.timestamp_ms),
         (None, "tool_result", Some(5))
     );
-    assert_eq!(event.raw["extra"], 1);
+    assert_eq!((event.id.as_str(), event.payload.len()), ("u1", 1), "other fields are skipped");
+    let odd = r#"{"id":7,"seq":"x","type":"warning","turn":"2","timestamp_ms":null,"timestamp":9,"payload":[1]}"#;
+    let event = BbEvent::parse("7", odd).unwrap();
+    assert_eq!(
+        (event.id.as_str(), event.seq, event.turn),
+        ("", None, None),
+        "other types read as absent"
+    );
+    assert_eq!(event.timestamp_ms, None, "a present timestamp_ms is the one read");
+    assert!(event.payload.is_empty());
+    assert_eq!(BbEvent::parse("1", "[1]"), Err(EventDecodeError::NoType));
     assert!(BbEvent::parse("1", "not json").is_err());
     assert!(BbEvent::parse("1", r#"{"seq":1}"#).is_err());
     assert!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload.is_empty());
