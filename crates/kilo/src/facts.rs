@@ -5,7 +5,9 @@
 //! payload ([`session_of`] is the same reading, for callers that only want the session).
 
 use bb_normalize::class::{EventClass, KiloFields};
-use bb_normalize::kilo::{Delta, DeltaMemo, ErrorFields, InfoFields, InfoParts, TextPart};
+use bb_normalize::kilo::{
+    Delta, DeltaMemo, ErrorFields, InfoFields, InfoParts, TextPart, TextPartMemo,
+};
 use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
 use bb_protocol::v1::SessionSummary;
 use serde::Deserialize;
@@ -161,7 +163,7 @@ pub(crate) fn reads(text: &str) -> bool {
 /// reducers (`bb_normalize::kilo`), so that they do not read the body again.
 pub(crate) enum Memo {
     Info(InfoFields<'static>),
-    Text(TextPart<'static>),
+    Text(TextPartMemo),
     Delta(DeltaMemo),
 }
 
@@ -205,7 +207,7 @@ impl Facts<'_> {
                 let part = self.part.0.as_mut();
                 let fields =
                     part.map(|p| [take(&mut p.id), take(&mut p.message_id), take(&mut p.text)]);
-                Some(Memo::Text(TextPart::memo(fields)))
+                Some(Memo::Text(TextPart::memo(fields, text)))
             }
             _ => match self.info.0.as_mut() {
                 Some(info) => Some(Memo::Info(info.memo())),

@@ -229,17 +229,9 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
         | "assistant.thought_summary.delta" => (bb_message_id(p).unwrap_or(""), "delta"),
         "assistant_delta" => (bb_message_id(p).unwrap_or(""), "text"),
         "message.part.delta" => {
-            let (ids, text) = match kilo::kept::<kilo::Delta<'_>>(&ev.payload) {
-                kilo::Kept::Memo(d) => {
-                    let ids =
-                        [&d.message_id, &d.part_id, &d.field].map(|s| s.get().map(Cow::Borrowed));
-                    let [Some(m), Some(p), Some(f)] = ids else { return None };
-                    ([m, p, f], Cow::Borrowed(d.delta.get().unwrap_or_default()))
-                }
-                kilo::Kept::Read(d) => {
-                    ([d.message_id.0?, d.part_id.0?, d.field.0?], d.delta.0.unwrap_or_default())
-                }
-            };
+            let d = kilo::delta(&ev.payload);
+            let (ids, text) =
+                ([d.message_id.0?, d.part_id.0?, d.field.0?], d.delta.0.unwrap_or_default());
             return Some((DeltaKey { kind: &ev.kind, ids, turn: None }, "delta", text));
         }
         _ => return None,

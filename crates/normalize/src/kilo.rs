@@ -253,67 +253,112 @@ pub struct Delta<'a> {
     pub(crate) delta: LooseStr<'a>,
 }
 
-impl TextPart<'static> {
+impl TextPart<'_> {
     /// What reading a body as [`TextPart`] finds, from a reader that read the same fields
-    /// already (a string it had to unescape is taken over, not copied): `part` is `None`
-    /// when the body's `part` is not an object, else its `id`, `messageID` and `text`.
-    /// Owned, to be kept on the payload ([`Payload::set_memo`]).
-    pub fn memo(part: Option<[LooseStr<'_>; 3]>) -> Self {
-        let part = part.map(|[id, message_id, text]| PartText {
-            id: owned(id),
-            message_id: owned(message_id),
-            text: owned(text),
-        });
-        Self { part: LooseObj(part) }
+    /// already from `text`, the payload's text: `part` is `None` when the body's `part` is
+    /// not an object, else its `id`, `messageID` and `text`. To be kept on the payload
+    /// ([`Payload::set_memo`]): a string borrowed from `text` as where it is there (no
+    /// copy), one it unescaped taken over.
+    pub fn memo(part: Option<[LooseStr<'_>; 3]>, text: Option<&str>) -> TextPartMemo {
+        TextPartMemo { part: part.map(|p| p.map(|s| Held::new(s, text))) }
     }
 }
 
-impl Delta<'static> {
+/// What a reader keeps of a text part on its payload ([`TextPart::memo`]): whether `part`
+/// is an object, and its `id`, `messageID` and `text`, each where it is in the payload's
+/// text when it needed no unescaping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextPartMemo {
+    part: Option<[Held; 3]>,
+}
+
+impl TextPartMemo {
+    /// The fields, as a read of `payload` (the one this memo is kept on) finds them.
+    pub fn fields<'a>(&'a self, payload: &'a Payload) -> TextPart<'a> {
+        let body = payload.text().unwrap_or_default();
+        let part = self.part.as_ref().map(|p| {
+            let [id, message_id, text] = p.each_ref().map(|h| h.get(body));
+            PartText { id, message_id, text }
+        });
+        TextPart { part: LooseObj(part) }
+    }
+}
+
+impl Delta<'_> {
     /// What reading a body as [`Delta`] finds, from a reader that read its `messageID`,
     /// `partID`, `field` and `delta` already from `text`, the payload's text (by a typed
-    /// read: a string it borrowed from the text is one that needed no unescaping). Owned, to
-    /// be kept on the payload ([`Payload::set_memo`]), with where the `delta` string is in
-    /// `text` when it was borrowed from it.
-    pub fn memo(
-        [message_id, part_id, field, delta]: [LooseStr<'_>; 4],
-        text: Option<&str>,
-    ) -> DeltaMemo {
-        let span = text.and_then(|text| span_in(text, &delta));
-        let fields = Delta {
-            message_id: owned(message_id),
-            part_id: owned(part_id),
-            field: owned(field),
-            delta: owned(delta),
-        };
-        DeltaMemo { fields, span }
+    /// read: a string it borrowed from the text is one that needed no unescaping), to be
+    /// kept on the payload ([`Payload::set_memo`]): a string borrowed from `text` as where
+    /// it is there (no copy), one it unescaped taken over.
+    pub fn memo(fields: [LooseStr<'_>; 4], text: Option<&str>) -> DeltaMemo {
+        DeltaMemo { fields: fields.map(|s| Held::new(s, text)) }
     }
 }
 
-/// What a reader keeps of a delta on its payload ([`Delta::memo`]): the fields, and where
-/// the `delta` string's text is in the payload's text when it needed no unescaping (its
-/// text is then its value). Two adjacent deltas that both know it merge without a tree
-/// ([`splice`]).
-#[derive(Debug, PartialEq)]
+/// A string a memo holds: where it is in the payload's text when it is there as it is
+/// (it needed no unescaping), else its value. The text cannot change while the memo is
+/// on the payload (a change drops the memo), so a place stays valid.
+#[derive(Debug, Clone, PartialEq)]
+enum Held {
+    /// The field was absent or not a string.
+    Absent,
+    /// Its text, between its quotes, in the payload's text.
+    At(Range<usize>),
+    /// Its value, unescaped.
+    Value(String),
+}
+
+impl Held {
+    /// `s`, as a place in `text` when borrowed from it, else its value.
+    fn new(s: LooseStr<'_>, text: Option<&str>) -> Self {
+        match (s.0, text) {
+            (None, _) => Held::Absent,
+            (Some(Cow::Borrowed(b)), Some(text)) => match span_in(text, b) {
+                Some(at) => Held::At(at),
+                None => Held::Value(b.to_owned()),
+            },
+            (Some(s), _) => Held::Value(s.into_owned()),
+        }
+    }
+
+    /// The string, as a read of the payload whose text is `text` finds it.
+    fn get<'a>(&'a self, text: &'a str) -> LooseStr<'a> {
+        LooseStr(match self {
+            Held::Absent => None,
+            Held::At(at) => text.get(at.clone()).map(Cow::Borrowed),
+            Held::Value(v) => Some(Cow::Borrowed(v)),
+        })
+    }
+}
+
+/// What a reader keeps of a delta on its payload ([`Delta::memo`]): its `messageID`,
+/// `partID`, `field` and `delta`, each where it is in the payload's text when it needed no
+/// unescaping (its text is then its value). Two adjacent deltas whose `delta` strings are
+/// both placed so merge without a tree ([`splice`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeltaMemo {
-    fields: Delta<'static>,
-    span: Option<Range<usize>>,
+    fields: [Held; 4],
 }
 
 impl DeltaMemo {
-    /// The fields, as a read of the payload finds them.
-    pub fn fields(&self) -> &Delta<'static> {
-        &self.fields
+    /// The fields, as a read of `payload` (the one this memo is kept on) finds them.
+    pub fn fields<'a>(&'a self, payload: &'a Payload) -> Delta<'a> {
+        let text = payload.text().unwrap_or_default();
+        let [message_id, part_id, field, delta] = self.fields.each_ref().map(|h| h.get(text));
+        Delta { message_id, part_id, field, delta }
     }
 
     /// Where the `delta` string is in the payload's text (between its quotes), when known.
     pub fn span(&self) -> Option<Range<usize>> {
-        self.span.clone()
+        match &self.fields[3] {
+            Held::At(at) => Some(at.clone()),
+            _ => None,
+        }
     }
 }
 
 /// Where `s`, when borrowed from `text`, is in it.
-fn span_in(text: &str, s: &LooseStr<'_>) -> Option<Range<usize>> {
-    let Some(Cow::Borrowed(s)) = &s.0 else { return None };
+fn span_in(text: &str, s: &str) -> Option<Range<usize>> {
     let start = s.as_ptr().addr().checked_sub(text.as_ptr().addr())?;
     (start + s.len() <= text.len()).then_some(start..start + s.len())
 }
@@ -336,63 +381,78 @@ pub(crate) fn splice(payload: &mut Payload, merged: String) -> Result<(), String
     spliced.push_str(&text[..at.start]);
     spliced.push_str(&merged);
     spliced.push_str(&text[at.end..]);
-    let span = Some(at.start..at.start + merged.len());
-    // The memo's ids are taken over, or copied when a clone of the payload shares it.
-    let ids = match payload.take_memo::<DeltaMemo>() {
-        Some(memo) => memo.fields,
-        None => match payload.memo::<DeltaMemo>() {
-            Some(n) => Delta {
-                message_id: n.fields.message_id.clone(),
-                part_id: n.fields.part_id.clone(),
-                field: n.fields.field.clone(),
-                delta: LooseStr(None),
-            },
-            None => return Err(merged),
-        },
+    // The memo is taken over, or copied when a clone of the payload shares it; the places
+    // after the string move by the change of its length, the string is the merged text.
+    let Some(mut memo) = payload.take_memo::<DeltaMemo>().or_else(|| payload.memo().cloned())
+    else {
+        return Err(merged);
     };
-    let fields = Delta { delta: LooseStr(Some(Cow::Owned(merged))), ..ids };
+    for held in &mut memo.fields {
+        if let Held::At(r) = held
+            && r.start >= at.end
+        {
+            *r = r.start - at.len() + merged.len()..r.end - at.len() + merged.len();
+        }
+    }
+    memo.fields[3] = Held::At(at.start..at.start + merged.len());
     // Valid JSON by construction (above): the delta's text, which its reader validated,
     // with one string's text replaced by text of the same kind.
     *payload = Payload::from_text_unchecked(spliced);
-    payload.set_memo(DeltaMemo { fields, span });
+    payload.set_memo(memo);
     Ok(())
 }
 
 /// `payload` read as `T`: the memo a reader kept of that read, else read now.
 pub(crate) fn kept<'a, T>(payload: &'a Payload) -> Kept<'a, T>
 where
-    T: Deserialize<'a> + Default + Memo,
+    T: Deserialize<'a> + Default + Memo<'a>,
 {
-    match payload.memo::<T::Static>() {
-        Some(memo) => Kept::Memo(T::shorten(memo)),
+    match payload.memo::<T::Kept>() {
+        Some(memo) => T::from_memo(memo, payload),
         None => Kept::Read(payload.read()),
     }
 }
 
-/// A typed read whose owned form a reader may keep on the payload.
-pub(crate) trait Memo: Sized {
-    /// The owned form.
-    type Static: std::any::Any;
-    /// The owned form, as a borrowed read.
-    fn shorten(memo: &Self::Static) -> &Self;
+/// `payload` read as [`Delta`]: from its memo ([`DeltaMemo`]) when it has one (its strings
+/// borrowed from the memo or the payload's text), else read now.
+pub(crate) fn delta(payload: &Payload) -> Delta<'_> {
+    match payload.memo::<DeltaMemo>() {
+        Some(memo) => memo.fields(payload),
+        None => payload.read(),
+    }
+}
+
+/// A typed read of which a reader may keep a memo on the payload.
+pub(crate) trait Memo<'a>: Sized {
+    /// What is kept.
+    type Kept: std::any::Any;
+    /// The read, from what `payload` keeps.
+    fn from_memo(memo: &'a Self::Kept, payload: &'a Payload) -> Kept<'a, Self>;
 }
 
 macro_rules! memo {
     ($($t:ident),*) => {$(
-        impl<'a> Memo for $t<'a> {
-            type Static = $t<'static>;
-            fn shorten<'m>(memo: &'m $t<'static>) -> &'m $t<'a> {
-                memo
+        impl<'a> Memo<'a> for $t<'a> {
+            type Kept = $t<'static>;
+            fn from_memo(memo: &'a $t<'static>, _: &'a Payload) -> Kept<'a, $t<'a>> {
+                Kept::Memo(memo)
             }
         }
     )*};
 }
-memo!(InfoFields, TextPart);
+memo!(InfoFields);
 
-impl<'a> Memo for Delta<'a> {
-    type Static = DeltaMemo;
-    fn shorten<'m>(memo: &'m DeltaMemo) -> &'m Delta<'a> {
-        &memo.fields
+impl<'a> Memo<'a> for TextPart<'a> {
+    type Kept = TextPartMemo;
+    fn from_memo(memo: &'a TextPartMemo, payload: &'a Payload) -> Kept<'a, TextPart<'a>> {
+        Kept::Read(memo.fields(payload))
+    }
+}
+
+impl<'a> Memo<'a> for Delta<'a> {
+    type Kept = DeltaMemo;
+    fn from_memo(memo: &'a DeltaMemo, payload: &'a Payload) -> Kept<'a, Delta<'a>> {
+        Kept::Read(memo.fields(payload))
     }
 }
 

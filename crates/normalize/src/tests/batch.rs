@@ -263,12 +263,21 @@ fn flush_now_publishes_before_the_deadline_and_restarts_the_cadence() {
     assert_eq!(b.poll_timeout(), Some(t0 + ms(503)));
 }
 
+/// A Kilo delta's body: its `delta` string last, as Kilo writes it, or first.
+fn kilo_delta_body(text: &str, delta_first: bool) -> String {
+    let ids = r#""sessionID":"s","messageID":"m","partID":"p","field":"text""#;
+    let delta = format!(r#""delta":{}"#, json!(text));
+    match delta_first {
+        true => format!("{{{delta},{ids}}}"),
+        false => format!("{{{ids},{delta}}}"),
+    }
+}
+
 /// A Kilo delta as the Kilo mapping hands it over: its body as text, with the memo of its
 /// one read (`Delta::memo`).
-fn kilo_delta_read(id: &str, text: &str) -> Classified {
-    let body =
-        json!({"sessionID": "s", "messageID": "m", "partID": "p", "field": "text", "delta": text});
-    let raw = serde_json::value::RawValue::from_string(body.to_string()).unwrap();
+fn kilo_delta_read(id: &str, text: &str, delta_first: bool) -> Classified {
+    let body = kilo_delta_body(text, delta_first);
+    let raw = serde_json::value::RawValue::from_string(body).unwrap();
     let mut payload = bb_payload::Payload::from_text(raw);
     let read: crate::kilo::Delta<'_> = payload.read();
     let memo = crate::kilo::Delta::memo(
@@ -286,27 +295,29 @@ proptest! {
     /// Merged Kilo deltas are what a merge through the tree makes: the same JSON, the same
     /// line for the webview (the engine's compact text), and a memo a read agrees with;
     /// whether their text was spliced (no escapes in either) or not (quotes, backslashes,
-    /// control characters, non-ASCII text).
+    /// control characters, non-ASCII text), and whether the ids come after the text (their
+    /// places then move with its length) or before it.
     #[test]
     fn merged_kilo_deltas_are_the_tree_merge(
         texts in prop::collection::vec("(?s)[a-z \\[\\]{}\"\\\\\n\u{1}é😀]{0,12}", 2..6),
+        delta_first in any::<bool>(),
     ) {
         let t0 = epoch();
         let mut b = Batcher::default();
         for (i, t) in texts.iter().enumerate() {
-            b.handle_event(t0, kilo_delta_read(&i.to_string(), t));
+            b.handle_event(t0, kilo_delta_read(&i.to_string(), t, delta_first));
         }
         let batch = b.poll_flush(t0).unwrap();
         prop_assert_eq!(batch.items.len(), 1);
         let merged = &batch.items[0].event;
         let all: String = texts.concat();
-        let want = json!({"sessionID": "s", "messageID": "m", "partID": "p", "field": "text", "delta": all});
-        prop_assert_eq!(&*merged.payload, &want);
-        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want.to_string());
+        let want = kilo_delta_body(&all, delta_first);
+        prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
+        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
         let last_id = (texts.len() - 1).to_string();
         prop_assert_eq!(merged.id.as_deref(), Some(last_id.as_str()));
         if let Some(memo) = merged.payload.memo::<crate::kilo::DeltaMemo>() {
-            prop_assert_eq!(memo.fields(), &merged.payload.read::<crate::kilo::Delta<'_>>());
+            prop_assert_eq!(memo.fields(&merged.payload), merged.payload.read::<crate::kilo::Delta<'_>>());
             let plain = !texts.iter().any(|t| escaped(t));
             prop_assert_eq!(memo.span().is_some(), plain);
         }
