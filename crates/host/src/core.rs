@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, V1Topic,
 };
 use foldhash::{HashSet, HashSetExt as _};
 
@@ -106,9 +106,25 @@ impl Default for HostConfig {
     }
 }
 
+/// Buffers reused from one call to the next; none holds anything between calls.
+#[derive(Debug, Default)]
+struct Scratch {
+    open: Vec<ConnId>,
+    targets: Vec<String>,
+    moved: Vec<String>,
+    name: String,
+}
+
+/// The open connections, written into `open`.
+fn open_conns<'a>(open: &'a mut Vec<ConnId>, conns: &BTreeMap<ConnId, Conn>) -> &'a [ConnId] {
+    open.clear();
+    open.extend(conns.keys().copied());
+    open
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SessionState {
-    summary: Option<SessionSummary>,
+    pub(crate) summary: Option<SessionSummary>,
     /// The session that started this one, when the engine said so.
     pub(crate) parent: Option<String>,
     pub(crate) running: bool,
@@ -116,7 +132,7 @@ pub(crate) struct SessionState {
     turns: u64,
     /// Prompts queued behind the running turn: each send while a turn runs adds one; the
     /// engine's count replaces it when it gives one, else one fewer per turn started.
-    queued_prompts: u64,
+    pub(crate) queued_prompts: u64,
     /// The engine counts its queue itself (`Input::QueuedPrompts`).
     engine_counts_queue: bool,
     /// The `messageId` of the reply in progress.
@@ -145,7 +161,7 @@ pub struct Host {
     pub(crate) config: HostConfig,
     engine: Engine,
     /// Session ids in display order; `sessions` holds their state.
-    order: Vec<String>,
+    pub(crate) order: Vec<String>,
     pub(crate) sessions: Keyed<SessionState>,
     /// Event lanes per session, and the order sessions got their first pending event.
     pub(crate) lanes: Keyed<Lane>,
@@ -159,6 +175,7 @@ pub struct Host {
     floors: Floors,
     pub(crate) claims: Claims,
     state_dirty: bool,
+    scratch: Scratch,
     /// Sessions whose `bb/state` entry changed since their lane last flushed: their pending
     /// events leave before the state that shows the change. `None`: every session (a
     /// listing replaced them all).
@@ -220,6 +237,7 @@ impl Host {
             floors: Floors::new(config.max_buffered_events),
             claims: Claims::default(),
             state_dirty: false,
+            scratch: Scratch::default(),
             changed: Some(HashSet::new()),
             now: None,
             grid: None,
@@ -340,49 +358,6 @@ impl Host {
     /// Last `seq` assigned per tab.
     pub fn tab_positions(&self) -> BTreeMap<String, u64> {
         self.tabs.positions()
-    }
-
-    /// The current `bb/state` projection for `conn`.
-    pub fn state(&self, conn: ConnId) -> StatePayload {
-        let active = self.conns.get(&conn).and_then(|c| c.active.clone());
-        let sessions = self
-            .order
-            .iter()
-            .filter_map(|id| {
-                let s = self.sessions.get(id)?;
-                let mut summary = s.summary.clone().unwrap_or_else(|| SessionSummary {
-                    session_id: id.clone(),
-                    ..SessionSummary::default()
-                });
-                // The engine's own status stands (failed, completed, …); `running` comes
-                // from the run flag derived from events; `idle` when the engine said
-                // nothing, or said `running`/`busy` of a session with no turn in progress
-                // (BreadBoard's `running` means the session is alive).
-                if s.running {
-                    summary.status = Some("running".to_owned());
-                } else if summary.status.as_deref().is_none_or(|st| st == "running" || st == "busy")
-                {
-                    summary.status = Some("idle".to_owned());
-                }
-                // A session the engine gave no title is named by its first prompt.
-                if summary.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
-                    summary.title = self.views.get(id).and_then(SessionView::title);
-                }
-                summary.queued_prompts = (s.queued_prompts > 0).then_some(s.queued_prompts);
-                summary.parent_id.clone_from(&s.parent);
-                let waiting = self.prompts.open_count(Some(id));
-                summary.pending_permission_count = (waiting > 0).then_some(waiting);
-                Some(summary)
-            })
-            .collect();
-        let running =
-            active.as_ref().and_then(|id| self.sessions.get(id)).is_some_and(|s| s.running);
-        StatePayload {
-            sessions,
-            active_session_id: active,
-            running: Some(running),
-            pending_permission_count: Some(self.prompts.open_count(None)),
-        }
     }
 
     /// Whether the workspace is trusted: `--trusted`, or the webview's latest word.
@@ -675,15 +650,17 @@ impl Host {
     /// reported. The runtime hands it to the engine adapter
     /// (`EngineAdapter::delivered`).
     pub fn poll_resume(&mut self) -> Option<(String, String)> {
-        let moved = self.tabs.take_moved();
+        let mut moved = std::mem::take(&mut self.scratch.moved);
+        self.tabs.take_moved(&mut moved);
         if !moved.is_empty() {
-            let open: Vec<ConnId> = self.conns.keys().copied().collect();
-            for session in moved {
-                if let Some(at) = self.tabs.floor(&session, &open) {
+            let open = open_conns(&mut self.scratch.open, &self.conns);
+            for session in moved.drain(..) {
+                if let Some(at) = self.tabs.floor(&session, open, &mut self.scratch.name) {
                     self.floors.moved(&session, at);
                 }
             }
         }
+        self.scratch.moved = moved;
         self.floors.poll()
     }
 
@@ -762,7 +739,7 @@ impl Host {
     /// named a tab gets every session no tab shows.
     pub(crate) fn delivered(&self, session: &str) -> bool {
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        self.tabs.is_bound(session) || !self.tabs.tabless(&open).is_empty()
+        self.tabs.is_bound(session) || self.tabs.any_tabless(&open)
     }
 
     fn use_session(&mut self, conn: ConnId, session: &str, tab: Option<&str>, now: Instant) {
@@ -946,8 +923,9 @@ impl Host {
         if events.is_empty() {
             return;
         }
-        let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        let (mut targets, claimed) = self.tabs.targets(id, &open);
+        let mut targets = std::mem::take(&mut self.scratch.targets);
+        let open = open_conns(&mut self.scratch.open, &self.conns);
+        let claimed = self.tabs.targets(id, open, &mut targets);
         if !claimed && self.claims.holds(id, self.tabs.seen_by_any(id)) {
             // A request in flight is about to bind it: nobody else gets it meanwhile.
             targets.clear();
@@ -998,6 +976,7 @@ impl Host {
                 }
             }
         }
+        self.scratch.targets = targets;
         // A tab handed a declared resync for early messages it lacks catches up at once.
         for conn in lagging {
             self.became_deliverable(conn, now);
@@ -1067,21 +1046,24 @@ impl Host {
 
     fn emit_state_if_changed(&mut self, now: Instant) {
         self.state_dirty = false;
-        let ids: Vec<ConnId> = self.conns.keys().copied().collect();
         let mut flushed = false;
-        for conn in ids {
-            let state = self.state(conn);
-            if self.conns.get(&conn).and_then(|c| c.last_state.as_ref()) == Some(&state) {
-                continue;
-            }
-            if !flushed {
+        for at in 0..self.conns.len() {
+            let Some((&conn, c)) = self.conns.iter_mut().nth(at) else { break };
+            // The last state sent, brought up to date in place: nothing built when unchanged.
+            let (mut state, sent) = match c.last_state.take() {
+                Some(state) => (state, true),
+                None => (self.state(conn), false),
+            };
+            let changed = self.refresh_state(conn, &mut state) || !sent;
+            if changed && !flushed {
                 self.flush_changed(now);
                 flushed = true;
             }
-            if let Some(c) = self.conns.get_mut(&conn) {
-                c.last_state = Some(state.clone());
-                c.emit(V1Topic::State(state));
+            let Some(c) = self.conns.get_mut(&conn) else { continue };
+            if changed {
+                c.emit(V1Topic::State(state.clone()));
             }
+            c.last_state = Some(state);
         }
     }
 

@@ -193,6 +193,7 @@ mod prompting;
 pub mod prompts;
 mod saved;
 mod shape;
+mod state;
 mod tabs;
 mod unshown;
 

@@ -2,6 +2,7 @@
 //! of what it was sent, and the catch-up (replay or declared resync) of a tab that lagged.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
 
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
@@ -14,7 +15,24 @@ pub type ConnId = u64;
 
 /// The id of the tab a connection gets when it never names one.
 pub fn implicit_tab(conn: ConnId) -> String {
-    format!("implicit-{conn}")
+    let mut id = String::new();
+    write_implicit_tab(&mut id, conn);
+    id
+}
+
+/// Writes the id of `conn`'s implicit tab into `id`, reusing its buffer.
+pub(crate) fn write_implicit_tab(id: &mut String, conn: ConnId) {
+    id.clear();
+    id.push_str("implicit-");
+    let _ = write!(id, "{conn}");
+}
+
+/// The `n`th string of `list`, added when `list` is shorter.
+fn slot(list: &mut Vec<String>, n: usize) -> &mut String {
+    if n == list.len() {
+        list.push(String::new());
+    }
+    &mut list[n]
 }
 
 /// Bounds of one tab's ring.
@@ -618,21 +636,51 @@ impl Tabs {
 
     /// The tabs `session`'s events go to: the tabs bound to it (`true`), or, when none is,
     /// the implicit tabs of the tab-less connections (`false`, see [`Tabs::tabless`]); then
-    /// the caller keeps the message for the first tab that will show the session.
-    pub(crate) fn targets(&self, session: &str, open: &[ConnId]) -> (Vec<String>, bool) {
-        match self.by_session.get(session) {
-            Some(tabs) if !tabs.is_empty() => (tabs.iter().cloned().collect(), true),
-            _ => (self.tabless(open), false),
-        }
+    /// the caller keeps the message for the first tab that will show the session. Written
+    /// into `targets`, reusing its strings.
+    pub(crate) fn targets(
+        &self,
+        session: &str,
+        open: &[ConnId],
+        targets: &mut Vec<String>,
+    ) -> bool {
+        let mut n = 0;
+        let bound = match self.by_session.get(session) {
+            Some(tabs) if !tabs.is_empty() => {
+                for tab in tabs {
+                    let id = slot(targets, n);
+                    id.clear();
+                    id.push_str(tab);
+                    n += 1;
+                }
+                true
+            }
+            _ => {
+                for conn in open.iter().filter(|c| !self.names_tab(**c)) {
+                    write_implicit_tab(slot(targets, n), *conn);
+                    n += 1;
+                }
+                false
+            }
+        };
+        targets.truncate(n);
+        bound
+    }
+
+    /// Whether `conn` named a tab (it is not tab-less).
+    fn names_tab(&self, conn: ConnId) -> bool {
+        self.tabs.values().any(|t| t.explicit && t.conn == Some(conn))
+    }
+
+    /// Whether a connection in `open` is tab-less (see [`Tabs::tabless`]).
+    pub(crate) fn any_tabless(&self, open: &[ConnId]) -> bool {
+        open.iter().any(|c| !self.names_tab(*c))
     }
 
     /// The implicit tab of every open connection in `open` that never named a tab (a
     /// webview that knows nothing of tabs sees every session no tab shows, as before).
     pub(crate) fn tabless(&self, open: &[ConnId]) -> Vec<String> {
-        open.iter()
-            .filter(|c| !self.tabs.values().any(|t| t.explicit && t.conn == Some(**c)))
-            .map(|c| implicit_tab(*c))
-            .collect()
+        open.iter().filter(|c| !self.names_tab(**c)).map(|c| implicit_tab(*c)).collect()
     }
 
     /// Records `payload` for `tab_id` under its next `seq`; returns the message as sent.
@@ -784,16 +832,30 @@ impl Tabs {
     }
 
     /// The sessions whose floor may have moved since the last call.
-    pub(crate) fn take_moved(&mut self) -> Vec<String> {
-        self.moved.drain().collect()
+    pub(crate) fn take_moved(&mut self, into: &mut Vec<String>) {
+        into.extend(self.moved.drain());
     }
 
     /// The publish ordinal up to which every tab `session`'s events go to (see
     /// [`Tabs::targets`]; detached tabs included) was written its messages; `None` when no
     /// tab shows the session.
-    pub(crate) fn floor(&self, session: &str, open: &[ConnId]) -> Option<u64> {
-        let (targets, _) = self.targets(session, open);
-        targets.iter().filter_map(|t| self.tabs.get(t)).map(|t| t.written(session)).min()
+    /// `name`: a buffer for the implicit tabs' ids.
+    pub(crate) fn floor(&self, session: &str, open: &[ConnId], name: &mut String) -> Option<u64> {
+        let written = |t: &Tab| t.written(session);
+        match self.by_session.get(session) {
+            Some(tabs) if !tabs.is_empty() => {
+                tabs.iter().filter_map(|t| self.tabs.get(t)).map(written).min()
+            }
+            _ => open
+                .iter()
+                .filter(|c| !self.names_tab(**c))
+                .filter_map(|c| {
+                    write_implicit_tab(name, *c);
+                    self.tabs.get(name.as_str())
+                })
+                .map(written)
+                .min(),
+        }
     }
 
     /// Last `seq` sent per tab (for tests and diagnostics).

@@ -38,7 +38,7 @@ impl Host {
             return;
         }
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
-        if !self.tabs.tabless(&open).is_empty() {
+        if self.tabs.any_tabless(&open) {
             return;
         }
         let mut unshown: Vec<(u64, String)> = self

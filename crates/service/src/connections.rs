@@ -236,7 +236,12 @@ impl Connections {
         let mut done = Vec::new();
         while link.marks.front().is_some_and(|(at, _)| *at <= link.written) {
             if let Some((_, marks)) = link.marks.pop_front() {
-                done.extend(marks);
+                // The first message's marks are taken whole: no list built for one.
+                if done.is_empty() {
+                    done = marks;
+                } else {
+                    done.extend(marks);
+                }
             }
         }
         done
