@@ -9,6 +9,8 @@ mod tasks;
 mod transcript;
 mod updates;
 
+use std::borrow::Cow;
+
 pub use blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
     StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
@@ -122,16 +124,17 @@ impl SessionView {
         t.set_owner(None);
     }
 
-    /// A title for the session: the engine's, else the first line of its first prompt.
-    pub fn title(&self) -> Option<String> {
+    /// A title for the session: the engine's, else the first line of its first prompt (cut
+    /// at 60 characters, the one case that builds a string: `bb/state` asks at every poll).
+    pub fn title(&self) -> Option<Cow<'_, str>> {
         if let Some(t) = &self.run.title {
-            return Some(t.clone());
+            return Some(Cow::Borrowed(t));
         }
         let first = self.transcript.first_prompt()?.lines().find(|l| !l.trim().is_empty())?;
         let first = first.trim();
         Some(match first.char_indices().nth(60) {
-            Some((cut, _)) => format!("{}…", first[..cut].trim_end()),
-            None => first.to_owned(),
+            Some((cut, _)) => Cow::Owned(format!("{}…", first[..cut].trim_end())),
+            None => Cow::Borrowed(first),
         })
     }
 
