@@ -213,8 +213,10 @@ proptest! {
         let origin = t0 + ms(origin);
         let flushes = drive_with(Batcher::new(prio).on_grid(origin), t0, &timed);
         let plain = drive_with(Batcher::new(prio), t0, &timed);
-        let ids = |flushes: &[(Instant, Batch)]| flushes.iter().flat_map(|(_, b)| b.items.iter().map(|i| i.event.id.clone())).collect::<Vec<_>>();
+        // Every event's id, the deltas merged into an item first (the grid may merge more).
+        let ids = |flushes: &[(Instant, Batch)]| flushes.iter().flat_map(|(_, b)| b.items.iter().flat_map(|i| i.absorbed_ids.iter().cloned().chain([i.event.id.clone()]))).collect::<Vec<_>>();
         prop_assert_eq!(ids(&flushes), ids(&plain), "the same events, in order");
+        prop_assert_eq!(ids(&flushes), events.iter().map(|e| e.id.clone()).collect::<Vec<_>>());
         if prio == Priority::Active {
             prop_assert_eq!(flushes.iter().map(|(t, _)| *t).collect::<Vec<_>>(), plain.iter().map(|(t, _)| *t).collect::<Vec<_>>());
         }
@@ -357,4 +359,28 @@ fn background_cadence_flushes_fall_on_the_grid() {
     assert!(active.poll_flush(t0 + ms(7)).is_some());
     active.handle_event(t0 + ms(8), delta("2", "m", "b"));
     assert_eq!(active.poll_timeout(), Some(t0 + ms(40)), "33 ms, not on the grid");
+}
+
+#[test]
+fn a_shown_session_streaming_faster_than_its_cadence_has_a_next_beat() {
+    let t0 = epoch();
+    let mut b = Batcher::new(Priority::Active);
+    assert_eq!(b.next_beat(), None, "nothing flushed yet");
+    b.handle_event(t0, delta("1", "m", "a"));
+    b.poll_flush(t0).unwrap();
+    assert_eq!(b.next_beat(), None, "a first event after a quiet spell: no stream yet");
+    b.handle_event(t0 + ms(5), delta("2", "m", "b"));
+    b.poll_flush(t0 + ms(33)).unwrap();
+    assert_eq!(b.next_beat(), Some(t0 + ms(66)), "streaming: the next cadence point");
+    // The stream pauses; the next event after the cadence flushes at once and ends the beat.
+    b.handle_event(t0 + ms(200), delta("3", "m", "c"));
+    b.poll_flush(t0 + ms(200)).unwrap();
+    assert_eq!(b.next_beat(), None);
+
+    let mut hidden = Batcher::new(Priority::Background).on_grid(t0);
+    hidden.handle_event(t0, delta("1", "m", "a"));
+    hidden.poll_flush(t0).unwrap();
+    hidden.handle_event(t0 + ms(5), delta("2", "m", "b"));
+    hidden.poll_flush(t0 + ms(500)).unwrap();
+    assert_eq!(hidden.next_beat(), None, "a background session waits for the grid");
 }
