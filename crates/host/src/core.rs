@@ -591,6 +591,14 @@ impl Host {
         [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
     }
 
+    /// The next cadence point after `now` of the sessions a webview shows
+    /// ([`bb_normalize::batch::Batcher::next_beat`]): a bridge that pauses its reads to
+    /// gather engine events ends the pause before it (and before [`Host::poll_timeout`]), so
+    /// that events still on their way are read in time for the beat they would make.
+    pub fn next_beat(&self, now: Instant) -> Option<Instant> {
+        self.lanes.values().filter_map(Lane::next_beat).filter(|beat| *beat > now).min()
+    }
+
     /// Sends every ready connection the connection state again when the heartbeat is due: the
     /// latest `bb/connection` (`connecting` before the engine said anything) without its
     /// session and gap marks, with `heartbeat` set. A connection that has an unsent

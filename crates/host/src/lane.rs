@@ -88,6 +88,11 @@ impl Lane {
         self.batcher.poll_timeout()
     }
 
+    /// The next point of the lane's cadence while it is shown ([`Batcher::next_beat`]).
+    pub(crate) fn next_beat(&self) -> Option<Instant> {
+        self.batcher.next_beat()
+    }
+
     /// The events to publish now, if they are due.
     pub(crate) fn poll_flush(
         &mut self,

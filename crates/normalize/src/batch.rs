@@ -82,6 +82,9 @@ pub struct Batcher {
     grid: Option<Instant>,
     /// The text of the last pending item while deltas merge into it.
     merging: Option<Merging>,
+    /// Whether the last flush's first event came within the cadence of the flush before it
+    /// (the session streams faster than its cadence).
+    streaming: bool,
 }
 
 /// The concatenated text of the deltas merged into the last pending item so far: appended
@@ -168,6 +171,19 @@ impl Batcher {
         })
     }
 
+    /// The next point of a shown session's cadence after its last flush while it streams
+    /// faster than its cadence: when events still on their way from the engine would be
+    /// published if they came now. A bridge that pauses its reads to gather events
+    /// (`bb_service`'s pacing) ends the pause before it, so a streaming session it shows
+    /// keeps its cadence. `None` for a background session (its batches wait for the grid
+    /// anyway) and for one whose last batch began after a quiet spell.
+    pub fn next_beat(&self) -> Option<Instant> {
+        if self.priority == Priority::Background || !self.streaming {
+            return None;
+        }
+        Some(self.last_flush? + self.priority.cadence())
+    }
+
     /// The batch to publish now, if one is due.
     pub fn poll_flush(&mut self, now: Instant) -> Option<Batch> {
         let due = self.poll_timeout()?;
@@ -181,7 +197,8 @@ impl Batcher {
     /// after these events, e.g. a state change that must not overtake them). Counts as a
     /// flush for the cadence.
     pub fn flush_now(&mut self, now: Instant) -> Option<Batch> {
-        self.first_pending?;
+        let first = self.first_pending?;
+        self.streaming = self.last_flush.is_some_and(|last| first < last + self.priority.cadence());
         self.close_merge();
         let batch = Batch { items: std::mem::take(&mut self.pending), immediate: self.immediate };
         self.immediate = false;

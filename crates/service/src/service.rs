@@ -274,7 +274,10 @@ impl Service {
             .flatten()
             .min();
             if let Some(pace) = &self.config.pace {
-                pace.set_due(deadline);
+                // The pause also ends before a shown session's next beat: a session that
+                // streams keeps its cadence however long the pause may be.
+                let beat = self.host.next_beat(now);
+                pace.set_due([deadline, beat].into_iter().flatten().min());
             }
             let event = tokio::select! {
                 biased;
