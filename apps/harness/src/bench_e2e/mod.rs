@@ -32,7 +32,8 @@
 //! Every streaming run reports the sidecar's CPU per event (the sum of its threads'
 //! `schedstat` time over the run, nanoseconds), its wake-ups per event (voluntary context
 //! switches), its peak resident set (`VmHWM`) and how many events reached stdout
-//! (`delivered`, each counted once: nothing lost when it equals `events`).
+//! (`delivered`, each counted once: nothing lost when it equals `events`), and the latency of
+//! the selected session's events apart (`selectedLatencyMs*`: the one a webview shows).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -332,9 +333,12 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run, receive: &str) -> an
     let reader_written = written.clone();
     let mut lines = sidecar.lines;
     let events = run.events;
+    let sessions = run.sessions.max(1);
     let reader = tokio::spawn(async move {
         let mut seen = vec![false; events];
         let mut latencies = Vec::with_capacity(events);
+        // The selected session's (`ses_0`: every event `n` with `n % sessions == 0`).
+        let mut shown = Vec::with_capacity(events / sessions + 1);
         let mut lines_read = 0usize;
         while latencies.len() < events {
             let Ok(Some(line)) = lines.next_line().await else { break };
@@ -344,11 +348,15 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run, receive: &str) -> an
             for n in marks(&line) {
                 if let (Some(false), Some(Some(t))) = (seen.get(n), map.get(n)) {
                     seen[n] = true;
-                    latencies.push(at.duration_since(*t).as_secs_f64() * 1000.0);
+                    let ms = at.duration_since(*t).as_secs_f64() * 1000.0;
+                    latencies.push(ms);
+                    if n % sessions == 0 {
+                        shown.push(ms);
+                    }
                 }
             }
         }
-        (latencies, lines_read, now())
+        (latencies, shown, lines_read, now())
     });
     let started = now();
     for n in 0..run.events {
@@ -362,9 +370,11 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run, receive: &str) -> an
             .with_context(|| format!("writing event {n} to the sidecar's event stream"))?;
     }
     let written_for = now().duration_since(started).as_secs_f64();
-    let (latencies, lines_read, done) = tokio::time::timeout(Duration::from_secs(10), reader)
-        .await
-        .unwrap_or_else(|_| Ok((Vec::new(), 0, now())))?;
+    let (latencies, mut shown, lines_read, done) =
+        tokio::time::timeout(Duration::from_secs(10), reader)
+            .await
+            .unwrap_or_else(|_| Ok((Vec::new(), Vec::new(), 0, now())))?;
+    shown.sort_by(f64::total_cmp);
     let used = Sample::of(pid).since(before);
     let ticks = procfs::cpu_seconds(pid) - ticks_before;
     let elapsed = done.duration_since(started).as_secs_f64();
@@ -384,6 +394,8 @@ async fn streaming(sidecar: &Path, shape: Shape, run: &Run, receive: &str) -> an
         "latencyMsP50": percentile(&sorted, 50.0),
         "latencyMsP99": percentile(&sorted, 99.0),
         "latencyMsMax": sorted.last().copied().unwrap_or(0.0),
+        "selectedLatencyMsP50": percentile(&shown, 50.0),
+        "selectedLatencyMsP99": percentile(&shown, 99.0),
         "sidecarCpuSeconds": used.cpu_ns as f64 / 1e9,
         "sidecarCpuSecondsTicks": ticks,
         "sidecarCpuPercent": used.cpu_ns as f64 / 1e9 / elapsed * 100.0,
