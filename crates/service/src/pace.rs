@@ -8,8 +8,10 @@
 //! event) it never pauses and every event is read at once.
 //!
 //! The pause never runs into the service loop's next deadline (the next batch due, the
-//! selected session's cadence flush, a prompt's expiry): it ends [`MARGIN`] before it, so a
-//! batch due at its cadence is published on time with what arrived meanwhile. What a pause
+//! selected session's cadence flush, a prompt's expiry) nor into the next beat of a shown
+//! session that streams faster than its cadence (`bb_host::Host::next_beat`: its next batch
+//! is still on its way): it ends [`MARGIN`] before them, so a batch due at its cadence is
+//! published on time with what arrived meanwhile. What a pause
 //! delays is an event that would have left at once (the first event of a quiet session, a
 //! permission request, a run end) while the bridge is this busy: by at most [`GATHER`].
 //!
