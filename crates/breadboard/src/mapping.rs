@@ -57,7 +57,7 @@ pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
         event_type: e.kind,
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
-        payload: e.payload.into(),
+        payload: e.payload,
     }
 }
 
@@ -287,6 +287,7 @@ impl SessionState {
         if event.kind != "user_message" {
             return;
         }
+        // A rare event: read as a tree.
         let Some(text) = event.payload.get("text").and_then(Value::as_str) else {
             return;
         };
@@ -296,8 +297,10 @@ impl SessionState {
         let typed = self.sent.remove(index).unwrap_or_default();
         if typed.len() < text.len() {
             let bytes = text.len();
-            event.payload.insert("engineTextBytes".into(), json!(bytes));
-            event.payload.insert("text".into(), Value::String(typed));
+            if let Some(payload) = event.payload.as_object_mut() {
+                payload.insert("engineTextBytes".into(), json!(bytes));
+                payload.insert("text".into(), Value::String(typed));
+            }
         }
     }
 
@@ -314,8 +317,10 @@ impl SessionState {
     /// webview saw it before). What the event does is read from it first; it then moves into
     /// its webview form, its payload not copied.
     fn on_event(&mut self, session: &str, event: BbEvent, show: bool) -> Vec<Input> {
-        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result") {
-            record_diffs(&event.payload, &mut self.diffs);
+        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result")
+            && let Some(payload) = event.payload.as_object()
+        {
+            record_diffs(payload, &mut self.diffs);
         }
         let effect = self.effect(session, &event);
         let (shown, replayed) = if show {
@@ -374,8 +379,10 @@ impl SessionState {
                         })
                     });
                     let scope = text("default_scope");
-                    let mut prompt = Prompt::new(session, &id, prompt_kind(&event.payload));
-                    prompt.paths = prompt_paths(&event.payload);
+                    let empty = Map::new();
+                    let payload = event.payload.as_object().unwrap_or(&empty);
+                    let mut prompt = Prompt::new(session, &id, prompt_kind(payload));
+                    prompt.paths = prompt_paths(payload);
                     self.pending.insert(id, PendingRequest { pattern, scope });
                     Effect::Raised(prompt)
                 }
@@ -388,7 +395,9 @@ impl SessionState {
                 }
                 None => Effect::Shown,
             },
-            "task_event" => Effect::SubAgent(sub_agent(session, &event.payload)),
+            "task_event" => Effect::SubAgent(
+                event.payload.as_object().and_then(|payload| sub_agent(session, payload)),
+            ),
             _ => Effect::Shown,
         }
     }

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+use serde_json::json;
 
 use crate::client::{Admission, BbError, BbEvent, CursorStore, EventDecodeError, ResumeCursor};
 use bb_engine_client::transport::TransportError;
@@ -104,7 +105,8 @@ fn events_parse_tolerantly() {
         (event.seq, event.kind.as_str(), event.timestamp_ms),
         (None, "tool_result", Some(5))
     );
-    assert_eq!((event.id.as_str(), event.payload.len()), ("u1", 1), "other fields are skipped");
+    assert_eq!(event.id, "u1");
+    assert_eq!(event.payload.text(), Some(r#"{"todo":{}}"#), "other fields are skipped");
     let odd = r#"{"id":7,"seq":"x","type":"warning","turn":"2","timestamp_ms":null,"timestamp":9,"payload":[1]}"#;
     let event = BbEvent::parse("7", odd).unwrap();
     assert_eq!(
@@ -113,11 +115,29 @@ fn events_parse_tolerantly() {
         "other types read as absent"
     );
     assert_eq!(event.timestamp_ms, None, "a present timestamp_ms is the one read");
-    assert!(event.payload.is_empty());
+    assert_eq!(event.payload, json!({}));
     assert_eq!(BbEvent::parse("1", "[1]"), Err(EventDecodeError::NoType));
     assert!(BbEvent::parse("1", "not json").is_err());
     assert!(BbEvent::parse("1", r#"{"seq":1}"#).is_err());
-    assert!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload.is_empty());
+    assert_eq!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload, json!({}));
+}
+
+#[test]
+fn a_payload_is_kept_as_text_written_as_its_tree_would_be() {
+    let event = |payload: &str| {
+        BbEvent::parse("1", &format!(r#"{{"type":"assistant_delta","payload":{payload}}}"#))
+    };
+    // As the engine writes it (ASCII escapes): rewritten as serde_json writes the tree.
+    let p = event(r#"{"text":"caf\u00e9 \ud83d\ude00","n":1.50}"#).unwrap().payload;
+    assert_eq!(p.text(), Some(r#"{"text":"café 😀","n":1.5}"#));
+    // A key twice: the tree, as before (the last value, at the first key's place).
+    let p = event(r#"{"a":1,"b":2,"a":3}"#).unwrap().payload;
+    assert_eq!((p.text(), serde_json::to_string(&p).unwrap()), (None, r#"{"a":3,"b":2}"#.into()));
+    // Too deep for the tree (the envelope counts): refused as before.
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    assert!(event(&format!(r#"{{"a":{}}}"#, deep(125))).is_ok());
+    assert_eq!(event(&format!(r#"{{"a":{}}}"#, deep(126))), Err(EventDecodeError::NoType));
+    assert_eq!(event(&deep(127)), Err(EventDecodeError::NoType));
 }
 
 #[allow(clippy::disallowed_methods)]
