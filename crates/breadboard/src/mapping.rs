@@ -195,6 +195,11 @@ impl SessionState {
     pub(crate) fn apply(&mut self, session: &str, update: StreamUpdate) -> Vec<Input> {
         let connection = Input::connection;
         match update {
+            StreamUpdate::Event(_) | StreamUpdate::Replayed(_) => {
+                let mut out = Vec::new();
+                self.apply_into(session, update, &mut out);
+                out
+            }
             StreamUpdate::Connected { .. } => {
                 vec![connection(ConnectionStatus::Connected, None, None)]
             }
@@ -205,11 +210,6 @@ impl SessionState {
                     Some(error),
                 )]
             }
-            StreamUpdate::Event(mut event) => {
-                self.show_typed_text(&mut event);
-                self.on_event(session, event, true)
-            }
-            StreamUpdate::Replayed(event) => self.on_event(session, event, false),
             StreamUpdate::Gap { reason, lost } => {
                 let lost = match lost {
                     Some((from, to)) => format!(
@@ -249,6 +249,19 @@ impl SessionState {
                 out.push(connection(ConnectionStatus::Connected, None, None));
                 out
             }
+        }
+    }
+
+    /// [`SessionState::apply`], onto `out` (a stream task's list, kept from one update to the
+    /// next: an event's inputs cost no list of their own).
+    pub(crate) fn apply_into(&mut self, session: &str, update: StreamUpdate, out: &mut Vec<Input>) {
+        match update {
+            StreamUpdate::Event(mut event) => {
+                self.show_typed_text(&mut event);
+                self.on_event(session, event, true, out);
+            }
+            StreamUpdate::Replayed(event) => self.on_event(session, event, false, out),
+            other => out.extend(self.apply(session, other)),
         }
     }
 
@@ -312,11 +325,11 @@ impl SessionState {
         vec![Input::SessionRunning { session_id: session.to_owned(), running }]
     }
 
-    /// The inputs one event implies; `show`: the event itself goes to the view (not when it
+    /// The inputs one event implies, onto `out`; `show`: the event itself goes to the view (not when it
     /// is only replayed to rebuild state: a replayed request is raised without its event, the
     /// webview saw it before). What the event does is read from it first; it then moves into
     /// its webview form, its payload not copied.
-    fn on_event(&mut self, session: &str, event: BbEvent, show: bool) -> Vec<Input> {
+    fn on_event(&mut self, session: &str, event: BbEvent, show: bool, out: &mut Vec<Input>) {
         if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result")
             && let Some(payload) = event.payload.as_object()
         {
@@ -331,7 +344,6 @@ impl SessionState {
         let events = |shown: Option<(EngineEvent, EventClass)>| {
             shown.map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] })
         };
-        let mut out = Vec::new();
         match effect {
             Effect::Shown => out.extend(events(shown)),
             Effect::Running(running) => {
@@ -353,7 +365,6 @@ impl SessionState {
                 out.extend(upserted);
             }
         }
-        out
     }
 
     /// What `event` does besides being shown, with the request table updated.
