@@ -172,3 +172,58 @@ fn cursor_store_debounces_and_writes_atomically() {
     std::fs::write(dir.path().join(CursorStore::FILE_NAME), "{not json").unwrap();
     assert!(CursorStore::open(dir.path(), debounce).is_err());
 }
+
+fn arb_payload() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Value::from),
+        "[a-z\"\\\\\n\u{1} é’😀]{0,6}".prop_map(Value::from),
+    ];
+    let tree = leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::vec(("[a-z]{1,3}", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    });
+    prop::collection::vec(("[a-z_é]{1,4}", tree), 0..5)
+        .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+}
+
+/// `text` with every character past ASCII written as `\u` escapes, as the engine writes it.
+fn ascii_escaped(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    /// Whether kept as text or read as a tree, a payload is written as its tree is, in any
+    /// form the engine may write it.
+    #[test]
+    fn a_payload_is_written_as_its_tree_whatever_its_form(payload in arb_payload()) {
+        let compact = serde_json::to_string(&payload).unwrap();
+        let forms =
+            [compact.clone(), ascii_escaped(&compact), serde_json::to_string_pretty(&payload).unwrap()];
+        for form in forms {
+            let data = format!(r#"{{"type":"assistant_delta","seq":1,"payload":{form}}}"#);
+            let event = BbEvent::parse("1", &data).unwrap();
+            prop_assert_eq!(serde_json::to_string(&event.payload).unwrap(), compact.clone());
+            prop_assert_eq!(&event.payload, &payload);
+        }
+        let data = format!(r#"{{"type":"x","payload":{compact}}}"#);
+        prop_assert!(BbEvent::parse("1", &data).unwrap().payload.text().is_some(), "kept as text");
+    }
+}
