@@ -126,8 +126,13 @@ impl Cursors {
     /// A stream task handed the event `seq` of `session` to the service.
     pub(crate) fn handed(&self, session: &str, seq: u64) {
         let mut handed = lock(&self.handed);
-        let entry = handed.entry(session.to_owned()).or_insert(0);
-        *entry = (*entry).max(seq);
+        // The session's name is copied only the first time.
+        match handed.get_mut(session) {
+            Some(entry) => *entry = (*entry).max(seq),
+            None => {
+                handed.insert(session.to_owned(), seq);
+            }
+        }
         drop(handed);
         if !self.confirmed.load(Ordering::Acquire) {
             self.record(session, seq);

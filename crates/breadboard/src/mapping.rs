@@ -57,7 +57,7 @@ pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
         event_type: e.kind,
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
-        payload: e.payload.into(),
+        payload: e.payload,
     }
 }
 
@@ -195,6 +195,11 @@ impl SessionState {
     pub(crate) fn apply(&mut self, session: &str, update: StreamUpdate) -> Vec<Input> {
         let connection = Input::connection;
         match update {
+            StreamUpdate::Event(_) | StreamUpdate::Replayed(_) => {
+                let mut out = Vec::new();
+                self.apply_into(session, update, &mut out);
+                out
+            }
             StreamUpdate::Connected { .. } => {
                 vec![connection(ConnectionStatus::Connected, None, None)]
             }
@@ -205,11 +210,6 @@ impl SessionState {
                     Some(error),
                 )]
             }
-            StreamUpdate::Event(mut event) => {
-                self.show_typed_text(&mut event);
-                self.on_event(session, event, true)
-            }
-            StreamUpdate::Replayed(event) => self.on_event(session, event, false),
             StreamUpdate::Gap { reason, lost } => {
                 let lost = match lost {
                     Some((from, to)) => format!(
@@ -252,6 +252,19 @@ impl SessionState {
         }
     }
 
+    /// [`SessionState::apply`], onto `out` (a stream task's list, kept from one update to the
+    /// next: an event's inputs cost no list of their own).
+    pub(crate) fn apply_into(&mut self, session: &str, update: StreamUpdate, out: &mut Vec<Input>) {
+        match update {
+            StreamUpdate::Event(mut event) => {
+                self.show_typed_text(&mut event);
+                self.on_event(session, event, true, out);
+            }
+            StreamUpdate::Replayed(event) => self.on_event(session, event, false, out),
+            other => out.extend(self.apply(session, other)),
+        }
+    }
+
     /// The session's stream failed for good: not shown running on it (a resumed stream's
     /// events start the turn again), with `reason` as a transcript warning.
     pub(crate) fn stream_lost(&mut self, session: &str, reason: String) -> Vec<Input> {
@@ -287,6 +300,7 @@ impl SessionState {
         if event.kind != "user_message" {
             return;
         }
+        // A rare event: read as a tree.
         let Some(text) = event.payload.get("text").and_then(Value::as_str) else {
             return;
         };
@@ -296,8 +310,10 @@ impl SessionState {
         let typed = self.sent.remove(index).unwrap_or_default();
         if typed.len() < text.len() {
             let bytes = text.len();
-            event.payload.insert("engineTextBytes".into(), json!(bytes));
-            event.payload.insert("text".into(), Value::String(typed));
+            if let Some(payload) = event.payload.as_object_mut() {
+                payload.insert("engineTextBytes".into(), json!(bytes));
+                payload.insert("text".into(), Value::String(typed));
+            }
         }
     }
 
@@ -309,13 +325,15 @@ impl SessionState {
         vec![Input::SessionRunning { session_id: session.to_owned(), running }]
     }
 
-    /// The inputs one event implies; `show`: the event itself goes to the view (not when it
+    /// The inputs one event implies, onto `out`; `show`: the event itself goes to the view (not when it
     /// is only replayed to rebuild state: a replayed request is raised without its event, the
     /// webview saw it before). What the event does is read from it first; it then moves into
     /// its webview form, its payload not copied.
-    fn on_event(&mut self, session: &str, event: BbEvent, show: bool) -> Vec<Input> {
-        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result") {
-            record_diffs(&event.payload, &mut self.diffs);
+    fn on_event(&mut self, session: &str, event: BbEvent, show: bool, out: &mut Vec<Input>) {
+        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result")
+            && let Some(payload) = event.payload.as_object()
+        {
+            record_diffs(payload, &mut self.diffs);
         }
         let effect = self.effect(session, &event);
         let (shown, replayed) = if show {
@@ -326,7 +344,6 @@ impl SessionState {
         let events = |shown: Option<(EngineEvent, EventClass)>| {
             shown.map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] })
         };
-        let mut out = Vec::new();
         match effect {
             Effect::Shown => out.extend(events(shown)),
             Effect::Running(running) => {
@@ -348,7 +365,6 @@ impl SessionState {
                 out.extend(upserted);
             }
         }
-        out
     }
 
     /// What `event` does besides being shown, with the request table updated.
@@ -374,8 +390,10 @@ impl SessionState {
                         })
                     });
                     let scope = text("default_scope");
-                    let mut prompt = Prompt::new(session, &id, prompt_kind(&event.payload));
-                    prompt.paths = prompt_paths(&event.payload);
+                    let empty = Map::new();
+                    let payload = event.payload.as_object().unwrap_or(&empty);
+                    let mut prompt = Prompt::new(session, &id, prompt_kind(payload));
+                    prompt.paths = prompt_paths(payload);
                     self.pending.insert(id, PendingRequest { pattern, scope });
                     Effect::Raised(prompt)
                 }
@@ -388,7 +406,9 @@ impl SessionState {
                 }
                 None => Effect::Shown,
             },
-            "task_event" => Effect::SubAgent(sub_agent(session, &event.payload)),
+            "task_event" => Effect::SubAgent(
+                event.payload.as_object().and_then(|payload| sub_agent(session, payload)),
+            ),
             _ => Effect::Shown,
         }
     }

@@ -39,16 +39,22 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             return;
         }
     };
+    // The inputs of one item, handed over in order; the list is kept from one item to the
+    // next, so an event's inputs need no list of their own.
+    let mut mapped = Vec::new();
     loop {
         // What an item makes is worked out by plain functions, and the item is gone by the
         // first await after it: only the inputs left to hand over are kept across the
         // awaits, so the task stays small.
-        let (mapped, gone, ended) = match stream.next().await {
+        let (gone, ended) = match stream.next().await {
             None => return,
-            Some(Ok(update)) => map(&shared, &session, update),
-            Some(Err(error)) => (lost(&shared, &session, &error), false, true),
+            Some(Ok(update)) => map(&shared, &session, update, &mut mapped),
+            Some(Err(error)) => {
+                mapped.extend(lost(&shared, &session, &error));
+                (false, true)
+            }
         };
-        for out in mapped {
+        for out in mapped.drain(..) {
             if let Input::SessionRunning { session_id, running } = &out
                 && *session_id == session
             {
@@ -75,22 +81,30 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
     }
 }
 
-/// One stream update as host inputs, with whether the engine no longer holds the session and
+/// One stream update as host inputs (onto `out`), with whether the engine no longer holds the session and
 /// whether its stream ended. The update's `seq` is marked handed before the hand-off: the
 /// runtime may write and confirm it at once, and a confirmation never moves past what was
 /// handed over.
-fn map(shared: &Shared, session: &str, update: StreamUpdate) -> (Vec<Input>, bool, bool) {
+fn map(shared: &Shared, session: &str, update: StreamUpdate, out: &mut Vec<Input>) -> (bool, bool) {
     let seq = match &update {
         StreamUpdate::Event(event) => event.seq,
         _ => None,
     };
     let gone = matches!(update, StreamUpdate::Ended { summary: None });
     let ended = matches!(update, StreamUpdate::Ended { .. });
-    let mapped = lock(&shared.states).entry(session.to_owned()).or_default().apply(session, update);
+    let mut states = lock(&shared.states);
+    // The session's name is copied only the first time.
+    if !states.contains_key(session) {
+        states.insert(session.to_owned(), Default::default());
+    }
+    if let Some(state) = states.get_mut(session) {
+        state.apply_into(session, update, out);
+    }
+    drop(states);
     if let Some(seq) = seq {
         shared.cursors.handed(session, seq);
     }
-    (mapped, gone, ended)
+    (gone, ended)
 }
 
 /// The inputs that say a session's stream died: the session is not shown running on it, and

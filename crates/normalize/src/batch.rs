@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::class::Classified;
 use crate::event::RawEvent;
 use crate::kilo;
-use crate::reduce::bb_message_id;
+use crate::reduce::BbText;
 
 /// Minimum gap between two cadence flushes of the session the user is looking at.
 pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
@@ -239,12 +239,11 @@ struct DeltaKey<'a> {
 
 /// A delta event's coalescing key, appended field and that field's text.
 fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)> {
-    let p = &ev.payload;
-    let (id, field) = match ev.kind.as_str() {
+    let field = match ev.kind.as_str() {
         "assistant.message.delta"
         | "assistant.reasoning.delta"
-        | "assistant.thought_summary.delta" => (bb_message_id(p).unwrap_or(""), "delta"),
-        "assistant_delta" => (bb_message_id(p).unwrap_or(""), "text"),
+        | "assistant.thought_summary.delta" => "delta",
+        "assistant_delta" => "text",
         "message.part.delta" => {
             let d = kilo::delta(&ev.payload);
             let (ids, text) =
@@ -253,9 +252,9 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
         }
         _ => return None,
     };
-    let text = p.get(field)?.as_str()?;
-    let ids = [Cow::Borrowed(id), Cow::Borrowed(""), Cow::Borrowed("")];
-    Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, Cow::Borrowed(text)))
+    let (id, text) = ev.payload.read::<BbText<'_>>().into_key(field);
+    let ids = [id, Cow::Borrowed(""), Cow::Borrowed("")];
+    Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, text?))
 }
 
 /// Whether `payload`'s delta memo knows where its string is in its text.
@@ -306,8 +305,9 @@ fn absorb(last: &mut Classified, next: Classified) {
 
 impl Merging {
     /// Writes the concatenated text into `payload`, the last merged delta's: into its text
-    /// where every merged Kilo delta's memo knew where its string was ([`kilo::splice`]),
-    /// else into its tree.
+    /// where every merged Kilo delta's memo knew where its string was ([`kilo::splice`]), or
+    /// where the text is written as its tree would be (a BreadBoard payload,
+    /// [`Payload::set_str_in_text`]), else into its tree.
     fn close(self, payload: &mut Payload) {
         let text = if self.splice {
             match kilo::splice(payload, self.text) {
@@ -317,6 +317,9 @@ impl Merging {
         } else {
             self.text
         };
+        if payload.set_str_in_text(self.field, &text) {
+            return;
+        }
         if let Some(obj) = payload.as_object_mut() {
             obj.insert(self.field.to_owned(), Value::String(text));
         }

@@ -10,6 +10,7 @@
 //! for ([`LooseStr`], [`LooseObj`], …) reads as absent rather than failing the read, so a
 //! typed read finds exactly what `value.get(..).and_then(Value::as_str)` would.
 
+mod canon;
 mod loose;
 
 use std::any::Any;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub use canon::{Canonical, canonical};
 pub use loose::{
     LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
     LooseVec, Present,
@@ -58,6 +60,20 @@ impl Payload {
     /// and would be written as it is.
     pub fn from_text_unchecked(text: String) -> Self {
         Self::from_text(raw_unchecked(text))
+    }
+
+    /// A payload of `text` (JSON) that is written exactly as its tree would be: `text` itself
+    /// when serde_json writes its value so, else that writing when only whitespace, string
+    /// escapes or number forms differ ([`canonical`]). `None` when that is not decided here
+    /// ([`Canonical::Tree`]): the caller builds the tree.
+    pub fn as_written(text: &str) -> Option<Self> {
+        let text = match canonical(text) {
+            Canonical::Same => text.to_owned(),
+            Canonical::Rewritten(text) => text,
+            Canonical::Tree => return None,
+        };
+        // Valid JSON: the caller's, or serde_json's writing of its value.
+        Some(Self::from_text_unchecked(text))
     }
 
     /// The JSON text it was received as, while unchanged (`None` for one built as a tree).
@@ -105,6 +121,36 @@ impl Payload {
             Repr::Text { text, mut tree } => tree.take().unwrap_or_else(|| parse(&text)),
             Repr::Tree(v) => v,
         }
+    }
+
+    /// Sets the top-level field `key`, a string, to `value` in the text, which stays written
+    /// as its tree would be: when the text is so written ([`canonical`]) and holds `key` as a
+    /// string (the field keeps its place, as it does in the tree). Else, or for a payload
+    /// held as a tree, nothing changes and `false` is returned (the caller changes the tree).
+    /// A memo is dropped.
+    pub fn set_str_in_text(&mut self, key: &str, value: &str) -> bool {
+        let Repr::Text { text, .. } = &self.0 else {
+            return false;
+        };
+        let text = text.get();
+        if canonical(text) != Canonical::Same {
+            return false;
+        }
+        let Some(at) = string_field(text, key) else {
+            return false;
+        };
+        let mut out = Vec::with_capacity(text.len() - at.len() + escaped_len(value));
+        out.extend_from_slice(&text.as_bytes()[..at.start]);
+        if serde_json::to_writer(&mut out, value).is_err() {
+            return false;
+        }
+        out.extend_from_slice(&text.as_bytes()[at.end..]);
+        let Ok(out) = String::from_utf8(out) else {
+            return false;
+        };
+        // Valid JSON: the text with one string replaced by serde_json's writing of another.
+        *self = Self::from_text_unchecked(out);
+        true
     }
 
     /// Keeps `memo`, what a reader that has read this payload already found in it, for a
@@ -227,6 +273,55 @@ pub fn raw_unchecked(text: String) -> Box<RawValue> {
         Ok(raw) => raw,
         Err(_) => reader.0.and_then(|text| RawValue::from_string(text).ok()).unwrap_or_else(null),
     }
+}
+
+/// Where the top-level field `key` of `text` (an object written as serde_json writes it, so
+/// its keys need no unescaping and none is sent twice) is, when it is a string: its text,
+/// quotes included.
+fn string_field(text: &str, key: &str) -> Option<std::ops::Range<usize>> {
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+
+    struct Find<'k>(&'k str);
+
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<&'de RawValue>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<&'de str>()? {
+                if key == self.0 {
+                    found = Some(map.next_value::<&'de RawValue>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    let raw = serde_json::Deserializer::from_str(text).deserialize_map(Find(key)).ok()??;
+    let raw = raw.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    let start = raw.as_ptr().addr().checked_sub(text.as_ptr().addr())?;
+    (start + raw.len() <= text.len()).then_some(start..start + raw.len())
+}
+
+/// The length of `value` written by serde_json as a JSON string, quotes included.
+fn escaped_len(value: &str) -> usize {
+    2 + value
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 fn null() -> Box<RawValue> {

@@ -1,7 +1,10 @@
 //! BreadBoard wire types: the event envelope and the REST bodies the sidebar uses. Tolerant
-//! of unknown fields; the raw event JSON is kept so nothing is lost downstream.
+//! of unknown fields; an event's payload is kept as the engine's text where it is written as
+//! its tree would be, so nothing is lost downstream.
 
+use bb_protocol::v1::Payload;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// One engine event, as received on `GET /v1/sessions/{id}/events`.
@@ -21,8 +24,9 @@ pub struct BbEvent {
     pub turn: Option<i64>,
     /// Epoch milliseconds.
     pub timestamp_ms: Option<u64>,
-    /// The payload object (an empty object when the engine sent none).
-    pub payload: Map<String, Value>,
+    /// The payload object (an empty object when the engine sent none, or something else),
+    /// as its text when it is written as its tree would be ([`BbEvent::parse`]).
+    pub payload: Payload,
 }
 
 /// Why an SSE `data:` line is not a BreadBoard event.
@@ -38,9 +42,10 @@ pub enum EventDecodeError {
 }
 
 /// The envelope's fields as sent, each read leniently below (a field of another type reads
-/// as absent, as the engine's optional fields do); other fields are skipped unread.
+/// as absent, as the engine's optional fields do); other fields are skipped unread. `P`: the
+/// payload, as its text ([`BbEvent::parse`]) or its tree (when its text is not kept).
 #[derive(Deserialize)]
-struct Envelope {
+struct Envelope<P> {
     #[serde(default)]
     id: Value,
     #[serde(default)]
@@ -57,7 +62,7 @@ struct Envelope {
     #[serde(default)]
     timestamp: Value,
     #[serde(default)]
-    payload: Value,
+    payload: P,
 }
 
 /// A field that is present, whatever its value (`null` included).
@@ -75,15 +80,42 @@ fn text(value: Value) -> String {
 
 impl BbEvent {
     /// Parses one SSE event (`id:` and `data:`) into an envelope. Only the envelope's own
-    /// fields are kept; the payload is the one tree built.
+    /// fields are kept. An object payload is kept as its text, copied once, when it is
+    /// written as serde_json writes its value (or can be rewritten so: whitespace, string
+    /// escapes, number forms; [`Payload::as_written`]): the webview gets the bytes its tree
+    /// would give, and its readers read the fields they need from the text. Any other
+    /// payload is read as a tree, as the whole envelope was before.
     pub fn parse(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
-        let envelope: Envelope = serde_json::from_str(data).map_err(|e| {
+        if let Ok(envelope) = serde_json::from_str::<Envelope<Option<&RawValue>>>(data) {
+            let payload = match envelope.payload {
+                None => Some(Payload::default()),
+                Some(raw) if raw.get().starts_with('{') => Payload::as_written(raw.get()),
+                // Anything else reads as an empty object, unless too deep to read: below.
+                Some(_) => None,
+            };
+            if let Some(payload) = payload {
+                return Self::from_envelope(sse_id, envelope, payload);
+            }
+        }
+        let mut envelope: Envelope<Value> = serde_json::from_str(data).map_err(|e| {
             if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
                 // JSON, but not an object (or one with a field twice).
                 return EventDecodeError::NoType;
             }
             EventDecodeError::NotJson(e.to_string())
         })?;
+        let payload = match std::mem::take(&mut envelope.payload) {
+            Value::Object(map) => Payload::from(map),
+            _ => Payload::default(),
+        };
+        Self::from_envelope(sse_id, envelope, payload)
+    }
+
+    fn from_envelope<P>(
+        sse_id: &str,
+        envelope: Envelope<P>,
+        payload: Payload,
+    ) -> Result<Self, EventDecodeError> {
         let Value::String(kind) = envelope.kind else {
             return Err(EventDecodeError::NoType);
         };
@@ -95,10 +127,7 @@ impl BbEvent {
             session_id: text(envelope.session_id),
             turn: envelope.turn.as_i64(),
             timestamp_ms: envelope.timestamp_ms.unwrap_or(envelope.timestamp).as_u64(),
-            payload: match envelope.payload {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            },
+            payload,
         })
     }
 }

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
+use serde_json::json;
 
 use crate::client::{Admission, BbError, BbEvent, CursorStore, EventDecodeError, ResumeCursor};
 use bb_engine_client::transport::TransportError;
@@ -104,7 +105,8 @@ fn events_parse_tolerantly() {
         (event.seq, event.kind.as_str(), event.timestamp_ms),
         (None, "tool_result", Some(5))
     );
-    assert_eq!((event.id.as_str(), event.payload.len()), ("u1", 1), "other fields are skipped");
+    assert_eq!(event.id, "u1");
+    assert_eq!(event.payload.text(), Some(r#"{"todo":{}}"#), "other fields are skipped");
     let odd = r#"{"id":7,"seq":"x","type":"warning","turn":"2","timestamp_ms":null,"timestamp":9,"payload":[1]}"#;
     let event = BbEvent::parse("7", odd).unwrap();
     assert_eq!(
@@ -113,11 +115,29 @@ fn events_parse_tolerantly() {
         "other types read as absent"
     );
     assert_eq!(event.timestamp_ms, None, "a present timestamp_ms is the one read");
-    assert!(event.payload.is_empty());
+    assert_eq!(event.payload, json!({}));
     assert_eq!(BbEvent::parse("1", "[1]"), Err(EventDecodeError::NoType));
     assert!(BbEvent::parse("1", "not json").is_err());
     assert!(BbEvent::parse("1", r#"{"seq":1}"#).is_err());
-    assert!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload.is_empty());
+    assert_eq!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload, json!({}));
+}
+
+#[test]
+fn a_payload_is_kept_as_text_written_as_its_tree_would_be() {
+    let event = |payload: &str| {
+        BbEvent::parse("1", &format!(r#"{{"type":"assistant_delta","payload":{payload}}}"#))
+    };
+    // As the engine writes it (ASCII escapes): rewritten as serde_json writes the tree.
+    let p = event(r#"{"text":"caf\u00e9 \ud83d\ude00","n":1.50}"#).unwrap().payload;
+    assert_eq!(p.text(), Some(r#"{"text":"café 😀","n":1.5}"#));
+    // A key twice: the tree, as before (the last value, at the first key's place).
+    let p = event(r#"{"a":1,"b":2,"a":3}"#).unwrap().payload;
+    assert_eq!((p.text(), serde_json::to_string(&p).unwrap()), (None, r#"{"a":3,"b":2}"#.into()));
+    // Too deep for the tree (the envelope counts): refused as before.
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    assert!(event(&format!(r#"{{"a":{}}}"#, deep(125))).is_ok());
+    assert_eq!(event(&format!(r#"{{"a":{}}}"#, deep(126))), Err(EventDecodeError::NoType));
+    assert_eq!(event(&deep(127)), Err(EventDecodeError::NoType));
 }
 
 #[allow(clippy::disallowed_methods)]
@@ -151,4 +171,59 @@ fn cursor_store_debounces_and_writes_atomically() {
 
     std::fs::write(dir.path().join(CursorStore::FILE_NAME), "{not json").unwrap();
     assert!(CursorStore::open(dir.path(), debounce).is_err());
+}
+
+fn arb_payload() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(Value::from),
+        "[a-z\"\\\\\n\u{1} é’😀]{0,6}".prop_map(Value::from),
+    ];
+    let tree = leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::vec(("[a-z]{1,3}", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    });
+    prop::collection::vec(("[a-z_é]{1,4}", tree), 0..5)
+        .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+}
+
+/// `text` with every character past ASCII written as `\u` escapes, as the engine writes it.
+fn ascii_escaped(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    /// Whether kept as text or read as a tree, a payload is written as its tree is, in any
+    /// form the engine may write it.
+    #[test]
+    fn a_payload_is_written_as_its_tree_whatever_its_form(payload in arb_payload()) {
+        let compact = serde_json::to_string(&payload).unwrap();
+        let forms =
+            [compact.clone(), ascii_escaped(&compact), serde_json::to_string_pretty(&payload).unwrap()];
+        for form in forms {
+            let data = format!(r#"{{"type":"assistant_delta","seq":1,"payload":{form}}}"#);
+            let event = BbEvent::parse("1", &data).unwrap();
+            prop_assert_eq!(serde_json::to_string(&event.payload).unwrap(), compact.clone());
+            prop_assert_eq!(&event.payload, &payload);
+        }
+        let data = format!(r#"{{"type":"x","payload":{compact}}}"#);
+        prop_assert!(BbEvent::parse("1", &data).unwrap().payload.text().is_some(), "kept as text");
+    }
 }

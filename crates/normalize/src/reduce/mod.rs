@@ -18,8 +18,8 @@ pub use blocks::{
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
+pub(crate) use transcript::BbText;
 pub use transcript::Transcript;
-pub(crate) use transcript::bb_message_id;
 pub use updates::{Earlier, UPDATE_TEXT_CHUNK, UpdateList};
 
 use serde::Serialize;

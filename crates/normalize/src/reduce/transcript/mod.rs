@@ -1,12 +1,12 @@
 //! The transcript lane: user, assistant and reasoning blocks keyed by message id + turn
 //! (tool, approval and notice blocks in the submodules).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 
 use bb_payload::{LooseObj, LooseStr};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 mod acp;
 mod approvals;
@@ -20,7 +20,6 @@ use keyed::KeyIndex;
 
 use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock};
 use crate::event::RawEvent;
-use crate::json::str_at;
 use crate::kilo;
 use crate::redact::redact_log_line;
 use crate::truncate::{BodyStore, Limits, Preview};
@@ -70,10 +69,42 @@ struct Index {
     changed_list: Vec<usize>,
 }
 
-/// The message id of a BreadBoard assistant event (`item_id` on the agent path,
-/// `message_id` in replays). Shared with the batcher so coalescing uses the same key.
-pub(crate) fn bb_message_id(p: &Value) -> Option<&str> {
-    str_at(p, &[&["item_id"], &["message_id"]])
+/// A BreadBoard assistant or reasoning event's fields, read from its payload's text: its
+/// message id (the first non-empty of `item_id`, on the agent path, and `message_id`, in
+/// replays) and its text (`delta`, `text`). Shared with the batcher so coalescing uses the
+/// same key.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct BbText<'a> {
+    #[serde(borrow)]
+    item_id: LooseStr<'a>,
+    #[serde(borrow)]
+    message_id: LooseStr<'a>,
+    #[serde(borrow)]
+    delta: LooseStr<'a>,
+    #[serde(borrow)]
+    text: LooseStr<'a>,
+}
+
+impl<'a> BbText<'a> {
+    /// The message id.
+    fn message_id(&self) -> Option<&str> {
+        kilo::non_empty(&self.item_id).or_else(|| kilo::non_empty(&self.message_id))
+    }
+
+    /// The message id (empty when none) and the text of `field` (`delta` or `text`), moved
+    /// out.
+    pub(crate) fn into_key(self, field: &str) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
+        let id = if kilo::non_empty(&self.item_id).is_some() {
+            self.item_id.0
+        } else if kilo::non_empty(&self.message_id).is_some() {
+            self.message_id.0
+        } else {
+            None
+        };
+        let text = if field == "text" { self.text.0 } else { self.delta.0 };
+        (id.unwrap_or_default(), text)
+    }
 }
 
 /// A user message (BreadBoard `user_message`, Kilo user `message.updated`): its id
@@ -331,16 +362,16 @@ impl Transcript {
     /// BreadBoard assistant stream: `assistant_message`, `assistant_delta`,
     /// `assistant.message.start|delta|end`.
     pub(crate) fn breadboard_assistant(&mut self, ev: &RawEvent) {
-        let p = &ev.payload;
-        let mid = bb_message_id(p);
+        let f: BbText<'_> = ev.payload.read();
+        let mid = f.message_id();
         let scope = self.scope(ev);
         match ev.kind.as_str() {
             "assistant.message.start" => {
                 self.text_block_for(false, mid, ev.turn, scope);
             }
             "assistant.message.delta" | "assistant_delta" => {
-                let field = if ev.kind == "assistant_delta" { "text" } else { "delta" };
-                let delta = p.get(field).and_then(Value::as_str).unwrap_or_default();
+                let delta = if ev.kind == "assistant_delta" { &f.text } else { &f.delta };
+                let delta = delta.get().unwrap_or_default();
                 let i = self.text_block_for(false, mid, ev.turn, scope);
                 if let Some(b) = self.text_block(i) {
                     b.text.push_str(delta);
@@ -355,7 +386,7 @@ impl Transcript {
             _ => {
                 // `assistant_message`: the whole text. Empty text (tool-call-only reply)
                 // finalizes a streamed block but opens none.
-                let text = str_at(p, &[&["text"]]).unwrap_or_default();
+                let text = kilo::non_empty(&f.text).unwrap_or_default();
                 let existing = match mid {
                     Some(m) => self.text_block_at(false, m, ev.turn, scope),
                     None => self.idx.active_assistant.filter(|&i| {
@@ -382,13 +413,9 @@ impl Transcript {
 
     /// BreadBoard reasoning deltas.
     pub(crate) fn breadboard_reasoning(&mut self, ev: &RawEvent) {
-        let p = &ev.payload;
-        let mid = bb_message_id(p);
-        let delta = p
-            .get("delta")
-            .and_then(Value::as_str)
-            .or_else(|| p.get("text").and_then(Value::as_str))
-            .unwrap_or_default();
+        let f: BbText<'_> = ev.payload.read();
+        let mid = f.message_id();
+        let delta = f.delta.get().or_else(|| f.text.get()).unwrap_or_default();
         let scope = self.scope(ev);
         let i = self.text_block_for(true, mid, ev.turn, scope);
         if let Some(b) = self.text_block(i) {

@@ -1,0 +1,272 @@
+//! Whether a JSON text is byte for byte what serde_json writes for its value (compact, its
+//! own escapes, its number forms), and that text when only whitespace, escapes or number
+//! forms differ: a payload kept as such text goes out exactly as its tree would have.
+
+/// Deepest nesting checked here (serde_json refuses 128 levels; an envelope adds one).
+const MAX_DEPTH: usize = 100;
+/// Most keys of one object checked here for a key sent twice.
+const MAX_KEYS: usize = 32;
+
+/// How a JSON text compares with serde_json's writing of its value ([`canonical`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Canonical {
+    /// It is that writing.
+    Same,
+    /// It is not, and this is (whitespace dropped; string escapes and numbers written as
+    /// serde_json writes them).
+    Rewritten(String),
+    /// Not decided here: read it as a tree. A key sent twice, a key with an escape, an
+    /// object of more than 32 keys, nesting deeper than 100 levels, a lone surrogate, text
+    /// that is not JSON.
+    Tree,
+}
+
+/// How `text` (JSON) compares with serde_json's writing of its value: a scan, no
+/// allocation unless it must be rewritten.
+pub fn canonical(text: &str) -> Canonical {
+    let mut walk = Walk { text, pos: 0, copied: 0, out: None };
+    if walk.value(0).is_none() {
+        return Canonical::Tree;
+    }
+    walk.whitespace();
+    if walk.pos != text.len() {
+        return Canonical::Tree;
+    }
+    match walk.out {
+        None => Canonical::Same,
+        Some(mut out) => {
+            out.push_str(&text[walk.copied..]);
+            Canonical::Rewritten(out)
+        }
+    }
+}
+
+/// A scan of `text`, writing into `out` (from the first difference on) what serde_json
+/// would write; `None` from a step: not decided here.
+struct Walk<'a> {
+    text: &'a str,
+    pos: usize,
+    /// How much of `text` is accounted for in `out`.
+    copied: usize,
+    out: Option<String>,
+}
+
+impl<'a> Walk<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    /// Writes `with` in place of the text from `from` to the current position.
+    fn replace(&mut self, from: usize, with: &str) {
+        let out = self.out.get_or_insert_with(|| String::with_capacity(self.text.len()));
+        out.push_str(&self.text[self.copied..from]);
+        out.push_str(with);
+        self.copied = self.pos;
+    }
+
+    fn whitespace(&mut self) {
+        let from = self.pos;
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+        if self.pos > from {
+            self.replace(from, "");
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        self.whitespace();
+        match self.peek()? {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => self.string(false).map(drop),
+            b't' => self.word("true"),
+            b'f' => self.word("false"),
+            b'n' => self.word("null"),
+            _ => self.number(),
+        }
+    }
+
+    fn word(&mut self, word: &str) -> Option<()> {
+        self.text[self.pos..].starts_with(word).then(|| self.pos += word.len())
+    }
+
+    /// After the value: `,` (another follows) or `close`.
+    fn next_or_close(&mut self, close: u8) -> Option<bool> {
+        self.whitespace();
+        let b = self.peek()?;
+        self.pos += 1;
+        match b {
+            b',' => Some(true),
+            b if b == close => Some(false),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.whitespace();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        let mut keys = [""; MAX_KEYS];
+        let mut n = 0;
+        loop {
+            self.whitespace();
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key = self.string(true)?;
+            if n == MAX_KEYS || keys[..n].contains(&key) {
+                return None;
+            }
+            keys[n] = key;
+            n += 1;
+            self.whitespace();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.pos += 1;
+            self.value(depth)?;
+            if !self.next_or_close(b'}')? {
+                return Some(());
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.whitespace();
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            if !self.next_or_close(b']')? {
+                return Some(());
+            }
+        }
+    }
+
+    /// A string, its escapes rewritten where serde_json writes them otherwise; its text
+    /// between the quotes. A key must have no escape (keys are compared as text).
+    fn string(&mut self, key: bool) -> Option<&'a str> {
+        let text = self.text;
+        let start = self.pos + 1;
+        self.pos = start;
+        loop {
+            let rest = text.as_bytes().get(self.pos..)?;
+            self.pos += rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            if text.as_bytes()[self.pos] == b'"' {
+                self.pos += 1;
+                return Some(&text[start..self.pos - 1]);
+            }
+            if key {
+                return None;
+            }
+            self.escape()?;
+        }
+    }
+
+    /// The escape at the current position.
+    fn escape(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        let from = self.pos;
+        match *bytes.get(from + 1)? {
+            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
+            b'/' => {
+                self.pos += 2;
+                self.replace(from, "/");
+            }
+            b'u' => {
+                let unit = hex4(bytes.get(from + 2..from + 6)?)?;
+                self.pos = from + 6;
+                let c = match unit {
+                    0xD800..=0xDBFF => {
+                        if bytes.get(self.pos..self.pos + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let low = hex4(bytes.get(self.pos + 2..self.pos + 6)?)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        self.pos += 6;
+                        char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    _ => char::from_u32(unit)?,
+                };
+                let mut buf = [0u8; 6];
+                let written = escaped(c, &mut buf);
+                if written != &self.text[from..self.pos] {
+                    self.replace(from, written);
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let from = self.pos;
+        while matches!(self.peek(), Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
+            self.pos += 1;
+        }
+        let token = &self.text[from..self.pos];
+        let digits = token.strip_prefix('-').unwrap_or(token);
+        // An integer of up to 18 digits reads and writes as itself (but `-0`: a float).
+        let plain = !digits.is_empty()
+            && digits.len() <= 18
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (!digits.starts_with('0') || token == "0");
+        if plain {
+            return Some(());
+        }
+        let number: serde_json::Number = serde_json::from_str(token).ok()?;
+        let mut buf = [0u8; 40];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        serde_json::to_writer(&mut cursor, &number).ok()?;
+        let len = usize::try_from(cursor.position()).ok()?;
+        let written = std::str::from_utf8(buf.get(..len)?).ok()?;
+        if written != token {
+            self.replace(from, written);
+        }
+        Some(())
+    }
+}
+
+/// A `\u` escape's four hex digits.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    if !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok().and_then(|d| u32::from_str_radix(d, 16).ok())
+}
+
+/// `c` in a string as serde_json writes it.
+fn escaped(c: char, buf: &mut [u8; 6]) -> &str {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match c {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        '\u{8}' => "\\b",
+        '\t' => "\\t",
+        '\n' => "\\n",
+        '\u{c}' => "\\f",
+        '\r' => "\\r",
+        c if u32::from(c) < 0x20 => {
+            let b = u32::from(c) as usize;
+            *buf = [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf]];
+            std::str::from_utf8(&buf[..]).unwrap_or_default()
+        }
+        c => c.encode_utf8(&mut buf[..]),
+    }
+}
