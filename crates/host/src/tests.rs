@@ -121,7 +121,7 @@ pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
 pub(super) fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
     topics
         .iter()
-        .filter_map(|t| if let V1Topic::State(s) = t { Some(s.clone()) } else { None })
+        .filter_map(|t| if let V1Topic::State(s) = t { Some(StatePayload::clone(s)) } else { None })
         .collect()
 }
 
