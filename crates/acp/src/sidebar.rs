@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use async_trait::async_trait;
-use bb_host::{Input, Prompt, PromptKind, Verdict};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind, Verdict};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{
     Capabilities, CommandParams, CommandResult, CreateSessionParams, EngineEvent, EngineInfo,
@@ -171,7 +171,7 @@ impl Inner {
 
     /// One bridge-made or agent event of a session as the host's input.
     fn event(&self, session: &str, kind: &str, payload: Map<String, Value>) -> Input {
-        let events = vec![self.classed(session, kind, payload)];
+        let events = EngineEvents::one(self.classed(session, kind, payload));
         Input::Events { session_id: session.to_owned(), events }
     }
 

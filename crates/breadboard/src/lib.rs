@@ -74,7 +74,7 @@ use bb_protocol::v1::{
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use bb_host::{Input, Verdict};
+use bb_host::{EngineEvents, Input, Verdict};
 use bb_service::engine::{
     EngineAdapter, EngineError, InputReceiver, InputSender, PromptAnswer, input_channel,
 };
@@ -521,7 +521,7 @@ impl EngineAdapter for BreadboardAdapter {
             }
         };
         let event = diff_event(&path, &diff, origin);
-        let events = vec![mapping::classed(event)];
+        let events = EngineEvents::one(mapping::classed(event));
         self.send(Input::Events { session_id: id.clone(), events }).await;
         Ok(SessionAck { session_id: id })
     }

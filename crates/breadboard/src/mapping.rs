@@ -9,7 +9,7 @@ use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
 use serde_json::{Map, Value, json};
 
-use bb_host::{Input, Prompt, PromptKind};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind};
 use bb_normalize::EventClass;
 
 /// `2026-11-22T00:14:34.362453Z` → milliseconds since the epoch.
@@ -69,7 +69,7 @@ pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
 
 /// One event of `session` as the host's input.
 fn events(session: &str, event: EngineEvent) -> Input {
-    Input::Events { session_id: session.to_owned(), events: vec![classed(event)] }
+    Input::Events { session_id: session.to_owned(), events: EngineEvents::one(classed(event)) }
 }
 
 /// What approving a permission request lets the engine do, from its `category`, `kind` or
@@ -342,7 +342,10 @@ impl SessionState {
             (None, Some(event.sse_id))
         };
         let events = |shown: Option<(EngineEvent, EventClass)>| {
-            shown.map(|e| Input::Events { session_id: session.to_owned(), events: vec![e] })
+            shown.map(|e| Input::Events {
+                session_id: session.to_owned(),
+                events: EngineEvents::one(e),
+            })
         };
         match effect {
             Effect::Shown => out.extend(events(shown)),

@@ -2,6 +2,7 @@
 //! session, the last `bb/state` it was sent and its queue of topics ready to leave.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use bb_protocol::v1::{Receive, StatePayload, V1Topic};
 
@@ -18,7 +19,9 @@ pub(crate) struct Conn {
     pub(crate) receive: Receive,
     /// The session it selected.
     pub(crate) active: Option<String>,
-    pub(crate) last_state: Option<StatePayload>,
+    /// The last `bb/state` it was sent, shared with the topic that carries it (refreshed in
+    /// place once the runtime wrote it).
+    pub(crate) last_state: Option<Arc<StatePayload>>,
     /// Topics ready to leave. While the connection cannot receive, only state and connection
     /// updates wait here (coalesced to the latest of each); events wait in the tabs' rings.
     pub(crate) out: VecDeque<V1Topic>,

@@ -2,11 +2,12 @@
 //! deadlines reported.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, StatePayload, V1Topic,
 };
 use foldhash::{HashSet, HashSetExt as _};
 
@@ -1057,19 +1058,29 @@ impl Host {
         let mut flushed = false;
         for at in 0..self.conns.len() {
             let Some((&conn, c)) = self.conns.iter_mut().nth(at) else { break };
-            // The last state sent, brought up to date in place: nothing built when unchanged.
-            let (mut state, sent) = match c.last_state.take() {
-                Some(state) => (state, true),
-                None => (self.state(conn), false),
+            // The last state sent, brought up to date in place: nothing built when unchanged,
+            // and the topic shares it. One the runtime still holds is copied first.
+            let (state, changed) = match c.last_state.take() {
+                Some(mut last) => match Arc::get_mut(&mut last) {
+                    Some(state) => {
+                        let changed = self.refresh_state(conn, state);
+                        (last, changed)
+                    }
+                    None => {
+                        let mut state = StatePayload::clone(&last);
+                        let changed = self.refresh_state(conn, &mut state);
+                        (if changed { Arc::new(state) } else { last }, changed)
+                    }
+                },
+                None => (Arc::new(self.state(conn)), true),
             };
-            let changed = self.refresh_state(conn, &mut state) || !sent;
             if changed && !flushed {
                 self.flush_changed(now);
                 flushed = true;
             }
             let Some(c) = self.conns.get_mut(&conn) else { continue };
             if changed {
-                c.emit(V1Topic::State(state.clone()));
+                c.emit(V1Topic::State(Arc::clone(&state)));
             }
             c.last_state = Some(state);
         }

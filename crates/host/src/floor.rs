@@ -38,8 +38,6 @@ struct Floor {
 pub(crate) struct Floors {
     sessions: HashMap<String, Floor>,
     out: VecDeque<(String, String)>,
-    /// Buffers of ids the floors passed, for the next published ids (a few at most).
-    spare: Vec<String>,
     /// Most ids kept per session: beyond it the oldest go (a floor then moves only once it
     /// passes the oldest kept: later, never wrong).
     cap: usize,
@@ -47,12 +45,7 @@ pub(crate) struct Floors {
 
 impl Floors {
     pub(crate) fn new(cap: usize) -> Self {
-        Floors {
-            sessions: HashMap::new(),
-            out: VecDeque::new(),
-            spare: Vec::new(),
-            cap: cap.max(1),
-        }
+        Floors { sessions: HashMap::new(), out: VecDeque::new(), cap: cap.max(1) }
     }
 
     /// A message of `payload.session_id` is published: its ordinal.
@@ -63,14 +56,9 @@ impl Floors {
         };
         floor.published += 1;
         if let Some(id) = payload.events.ids().rev().find(|id| !id.is_empty()) {
-            let mut kept = self.spare.pop().unwrap_or_default();
-            kept.clear();
-            kept.push_str(id);
-            floor.ids.push_back((floor.published, kept));
-            if floor.ids.len() > self.cap
-                && let Some((_, old)) = floor.ids.pop_front()
-            {
-                spare(&mut self.spare, old);
+            floor.ids.push_back((floor.published, id.to_owned()));
+            if floor.ids.len() > self.cap {
+                floor.ids.pop_front();
             }
         }
         floor.published
@@ -96,11 +84,7 @@ impl Floors {
         floor.reported = at;
         let mut last = None;
         while floor.ids.front().is_some_and(|(ordinal, _)| *ordinal <= at) {
-            if let Some(passed) =
-                std::mem::replace(&mut last, floor.ids.pop_front().map(|(_, id)| id))
-            {
-                spare(&mut self.spare, passed);
-            }
+            last = floor.ids.pop_front().map(|(_, id)| id);
         }
         if let Some(id) = last {
             self.out.push_back((session.to_owned(), id));
@@ -115,15 +99,5 @@ impl Floors {
     /// The next resume position to report: (session, event id).
     pub(crate) fn poll(&mut self) -> Option<(String, String)> {
         self.out.pop_front()
-    }
-}
-
-/// Most id buffers kept for reuse.
-const SPARE_IDS: usize = 8;
-
-/// Keeps `id`'s buffer for a later id, while there is room.
-fn spare(spare: &mut Vec<String>, id: String) {
-    if spare.len() < SPARE_IDS {
-        spare.push(id);
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, Receive, SessionSummary};
 
+use crate::events::EngineEvents;
 use crate::prompts::{AnswerOutcome, Prompt};
 use crate::saved::SavedPrompt;
 use crate::tabs::ConnId;
@@ -140,7 +141,7 @@ pub enum Input {
         /// The session.
         session_id: String,
         /// The events and their classes.
-        events: Vec<(EngineEvent, EventClass)>,
+        events: EngineEvents,
     },
     /// The engine raised a permission request or a question. `event` is the engine event
     /// that shows it (`None`: the webview was shown it before, e.g. a resumed stream's

@@ -444,14 +444,14 @@ impl Tabs {
         let limits = self.limits;
         let session = &payload.session_id;
         // The session's id is copied only for its first message (a map's key).
-        if !self.early_next.contains_key(session) {
-            self.early_next.insert(session.clone(), 0);
-        }
-        let Some(next) = self.early_next.get_mut(session) else { return };
-        if !self.early.contains_key(session) {
-            self.early.insert(session.clone(), Early::new(*next));
-        }
-        let Some(early) = self.early.get_mut(session) else { return };
+        let next = match self.early_next.get_mut(session) {
+            Some(next) => next,
+            None => self.early_next.entry(session.clone()).or_insert(0),
+        };
+        let early = match self.early.get_mut(session) {
+            Some(early) => early,
+            None => self.early.entry(session.clone()).or_insert_with(|| Early::new(*next)),
+        };
         *next += 1;
         early.messages.push_back((payload.clone(), bytes, ordinal, without_updates));
         early.bytes += bytes;

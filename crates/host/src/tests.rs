@@ -121,7 +121,7 @@ pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
 pub(super) fn states(topics: &[V1Topic]) -> Vec<StatePayload> {
     topics
         .iter()
-        .filter_map(|t| if let V1Topic::State(s) = t { Some(s.clone()) } else { None })
+        .filter_map(|t| if let V1Topic::State(s) = t { Some(StatePayload::clone(s)) } else { None })
         .collect()
 }
 
@@ -561,4 +561,33 @@ fn a_burst_leaves_no_room_held_once_released() {
     assert_eq!(h.lanes["s1"].spare(), 0);
     h.handle(events_in(&h, "s1", vec![ev("after")]), c.now());
     assert_eq!(ids(&run_to_idle(&mut h, &c), "s1"), ["after"], "the queue grows again");
+}
+
+#[test]
+fn merged_events_keep_their_order_one_inline_or_in_a_list() {
+    let one = |id: &str| Input::Events {
+        session_id: "s1".into(),
+        events: crate::EngineEvents::one((ev(id), bb_normalize::EventClass::AssistantStream)),
+    };
+    let mut merged = one("a");
+    assert_eq!(merged.merge(one("b")), None);
+    let list = vec![
+        (ev("c"), bb_normalize::EventClass::AssistantStream),
+        (ev("d"), bb_normalize::EventClass::AssistantStream),
+    ];
+    assert_eq!(merged.merge(Input::Events { session_id: "s1".into(), events: list.into() }), None);
+    let other = Input::Events {
+        session_id: "s2".into(),
+        events: crate::EngineEvents::one((ev("x"), bb_normalize::EventClass::AssistantStream)),
+    };
+    assert!(merged.merge(other).is_some(), "another session's events are handed back");
+    let Input::Events { events, .. } = merged else { panic!("events") };
+    let ids: Vec<String> = events.iter().map(|(e, _)| e.id.clone()).collect();
+    assert_eq!(ids, ["a", "b", "c", "d"]);
+    assert_eq!(events.into_iter().len(), 4);
+    assert_eq!(
+        crate::EngineEvents::one((ev("a"), bb_normalize::EventClass::AssistantStream)),
+        vec![(ev("a"), bb_normalize::EventClass::AssistantStream)].into(),
+        "one event inline equals the same event in a list"
+    );
 }

@@ -4,7 +4,7 @@
 
 use crate::client::{KiloClient, KiloError, PermissionReply, Session};
 use bb_engine_client::transport::TransportError;
-use bb_host::{Input, PromptKind, Verdict};
+use bb_host::{EngineEvents, Input, PromptKind, Verdict};
 use bb_protocol::v1::{
     CreateSessionParams, EngineEvent, OpenDiffParams, SendMessageParams, SendMessageResult,
     SessionAck, SessionParams,
@@ -238,7 +238,7 @@ pub(super) async fn open_diff(
         ts: None,
         payload: payload.into(),
     };
-    let events = vec![crate::events::classed(event)];
+    let events = EngineEvents::one(crate::events::classed(event));
     let _ = adapter.updates.send(Input::Events { session_id: id.to_owned(), events }).await;
     Ok(SessionAck { session_id: params.session_id })
 }

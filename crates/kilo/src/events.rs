@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::facts::{Facts, Info, Memo, SyncFields};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
-use bb_host::{Input, Prompt, PromptKind};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind};
 
 /// The bridge-made event that marks a turn failed closed (`payload: {sessionID, reason,
 /// eventType, retry: {command: "retry"}}`).
@@ -167,7 +167,7 @@ impl KiloEventState {
             (None, Some(request_id)) => {
                 Input::PromptSettled { session_id, request_id, event: Some(event) }
             }
-            _ => Input::Events { session_id, events: vec![event] },
+            _ => Input::Events { session_id, events: EngineEvents::one(event) },
         });
         out.extend(derived);
         if let Some((session_id, unknown)) = failed {
@@ -248,7 +248,10 @@ impl KiloEventState {
             payload: payload.into(),
         };
         vec![
-            Input::Events { session_id: session_id.to_owned(), events: vec![classed(event)] },
+            Input::Events {
+                session_id: session_id.to_owned(),
+                events: EngineEvents::one(classed(event)),
+            },
             Input::PromptsCancelled { session_id: session_id.to_owned() },
         ]
     }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bb_host::{Input, Prompt, PromptKind, push_merged};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
@@ -151,7 +151,10 @@ async fn map(
             // only those it has not seen), as the engine's own `*.asked` events would have.
             let listed = listed(shared, &session_id, &permissions, &questions);
             vec![
-                Input::Events { session_id: session_id.clone(), events: vec![classed(event)] },
+                Input::Events {
+                    session_id: session_id.clone(),
+                    events: EngineEvents::one(classed(event)),
+                },
                 listed,
                 Input::SessionRunning { session_id, running },
             ]
@@ -179,7 +182,7 @@ async fn map(
             };
             vec![
                 Input::Gap { session_id: Some(session_id.clone()) },
-                Input::Events { session_id, events: vec![classed(event)] },
+                Input::Events { session_id, events: EngineEvents::one(classed(event)) },
             ]
         }
         // The stream's events, nearly every update: no vector of their own.
@@ -240,7 +243,7 @@ fn stream_lost(shared: &Shared, why: &str) -> Vec<Input> {
         out.push(Input::SessionRunning { session_id: session.clone(), running: false });
         out.push(Input::Events {
             session_id: session,
-            events: vec![(event, EventClass::RunErrorOrGap)],
+            events: EngineEvents::one((event, EventClass::RunErrorOrGap)),
         });
     }
     out

@@ -401,12 +401,12 @@ fn event_outbound_check_agrees_with_decoding() {
         })
     };
     let state = |count| {
-        V1Topic::State(StatePayload {
+        V1Topic::State(std::sync::Arc::new(StatePayload {
             sessions: Vec::new(),
             active_session_id: None,
             running: None,
             pending_permission_count: count,
-        })
+        }))
     };
     let connection = |retry_count, attempt, diagnostics| {
         V1Topic::Connection(ConnectionPayload {

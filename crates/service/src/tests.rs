@@ -155,7 +155,9 @@ impl EngineAdapter for FakeEngine {
                 payload: payload.into(),
             };
             let events = vec![(event, EventClass::AssistantStream)];
-            tx.send(Input::Events { session_id: sid.clone(), events }).await.unwrap();
+            tx.send(Input::Events { session_id: sid.clone(), events: events.into() })
+                .await
+                .unwrap();
         }
         // The turn ends a moment later, as a real engine's does: the loop has handled its
         // events by then (updates queued together would show no `running` state at all).
@@ -324,7 +326,7 @@ async fn a_burst_of_updates_yields_one_state() {
     tx.send(Input::SessionUpserted(summary)).await.unwrap();
     tx.send(running(true)).await.unwrap();
     let events = vec![(event, EventClass::Unknown)];
-    tx.send(Input::Events { session_id: "s1".into(), events }).await.unwrap();
+    tx.send(Input::Events { session_id: "s1".into(), events: events.into() }).await.unwrap();
     tx.send(running(false)).await.unwrap();
     let mut seen = Vec::new();
     loop {

@@ -46,7 +46,10 @@ fn sent(engine: bb_host::Engine, events: Vec<bb_normalize::RawEvent>) -> Vec<Eve
         })
         .collect();
     for part in events.chunks(8) {
-        h.handle(Input::Events { session_id: SESSION.into(), events: part.to_vec() }, c.now());
+        h.handle(
+            Input::Events { session_id: SESSION.into(), events: part.to_vec().into() },
+            c.now(),
+        );
         c.advance(Duration::from_millis(1));
         h.handle_timeout(c.now());
         drain(&mut h);

@@ -1,5 +1,7 @@
 //! The three v1 event topics and their exact payloads.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -346,8 +348,10 @@ pub enum V1Topic {
     #[serde(rename = "bb/connection")]
     Connection(ConnectionPayload),
     /// Session list and run state.
+    // Shared: the host keeps the last one it sent each connection and refreshes it in
+    // place once written, so a send copies nothing.
     #[serde(rename = "bb/state")]
-    State(StatePayload),
+    State(Arc<StatePayload>),
     /// Batched engine events.
     #[serde(rename = "bb/events")]
     Events(EventsPayload),
@@ -395,7 +399,7 @@ impl V1Topic {
     pub(crate) fn parse(topic: &str, payload: Value) -> Option<Result<Self, serde_json::Error>> {
         Some(match topic {
             "bb/connection" => serde_json::from_value(payload).map(V1Topic::Connection),
-            "bb/state" => serde_json::from_value(payload).map(V1Topic::State),
+            "bb/state" => serde_json::from_value(payload).map(|s| V1Topic::State(Arc::new(s))),
             "bb/events" => serde_json::from_value(payload).map(V1Topic::Events),
             _ => return None,
         })

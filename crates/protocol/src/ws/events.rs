@@ -2,6 +2,8 @@
 //! leaves open, so they are carried as objects; the v1 topics (`bb/connection`, `bb/state`,
 //! `bb/events`) are events here too, with their exact v1 payloads.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -43,7 +45,7 @@ pub enum WsEventKind {
     BbConnection(ConnectionPayload),
     /// The v1 `bb/state` topic.
     #[serde(rename = "bb/state")]
-    BbState(StatePayload),
+    BbState(Arc<StatePayload>),
     /// The v1 `bb/events` topic.
     #[serde(rename = "bb/events")]
     BbEvents(EventsPayload),
