@@ -28,8 +28,11 @@ use bb_host::Clock as _;
 
 use crate::SystemClock;
 
-/// The longest pause before a busy thread parks.
-pub const GATHER: Duration = Duration::from_millis(10);
+/// The longest pause before a busy thread parks: one beat of the selected session's
+/// cadence, so that while the bridge is busy a quiet session's first event waits at most a
+/// frame of what the webview shows. A longer pause saves little more (`BENCHMARKS.md`,
+/// issue 29's ninth round) and holds that event longer.
+pub const GATHER: Duration = bb_normalize::batch::ACTIVE_CADENCE;
 
 /// Engine events a second, reaching the service loop, from which threads pause.
 pub const BUSY_RATE: u64 = 300;
