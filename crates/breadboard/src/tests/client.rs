@@ -193,22 +193,6 @@ fn arb_payload() -> impl Strategy<Value = serde_json::Value> {
         .prop_map(|kv| Value::Object(kv.into_iter().collect()))
 }
 
-/// `text` with every character past ASCII written as `\u` escapes, as the engine writes it.
-fn ascii_escaped(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
-}
-
 proptest! {
     /// Whether kept as text or read as a tree, a payload is written as its tree is, in any
     /// form the engine may write it.
@@ -216,7 +200,7 @@ proptest! {
     fn a_payload_is_written_as_its_tree_whatever_its_form(payload in arb_payload()) {
         let compact = serde_json::to_string(&payload).unwrap();
         let forms =
-            [compact.clone(), ascii_escaped(&compact), serde_json::to_string_pretty(&payload).unwrap()];
+            [compact.clone(), bb_fake_engine::ascii_escape(&compact), serde_json::to_string_pretty(&payload).unwrap()];
         for form in forms {
             let data = format!(r#"{{"type":"assistant_delta","seq":1,"payload":{form}}}"#);
             let event = BbEvent::parse("1", &data).unwrap();

@@ -95,13 +95,7 @@ impl<'a> BbText<'a> {
     /// The message id (empty when none) and the text of `field` (`delta` or `text`), moved
     /// out.
     pub(crate) fn into_key(self, field: &str) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
-        let id = if kilo::non_empty(&self.item_id).is_some() {
-            self.item_id.0
-        } else if kilo::non_empty(&self.message_id).is_some() {
-            self.message_id.0
-        } else {
-            None
-        };
+        let id = [self.item_id.0, self.message_id.0].into_iter().flatten().find(|s| !s.is_empty());
         let text = if field == "text" { self.text.0 } else { self.delta.0 };
         (id.unwrap_or_default(), text)
     }
