@@ -6,39 +6,25 @@ use std::ops::Deref;
 
 use bb_normalize::EventClass;
 use bb_protocol::v1::EngineEvent;
+use smallvec::SmallVec;
 
 /// An engine event and the class its adapter read.
 pub type ClassedEvent = (EngineEvent, EventClass);
 
 /// Engine events of one session, in engine order, each with its class. Reads as a slice;
 /// one event costs no list.
-#[derive(Debug, Clone)]
-pub struct EngineEvents(Inner);
-
-#[derive(Debug, Clone)]
-enum Inner {
-    One(ClassedEvent),
-    Many(Vec<ClassedEvent>),
-}
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineEvents(SmallVec<[ClassedEvent; 1]>);
 
 impl EngineEvents {
     /// One event.
     pub fn one(event: ClassedEvent) -> Self {
-        EngineEvents(Inner::One(event))
+        EngineEvents(SmallVec::from_buf([event]))
     }
 
     /// Appends `more` after these events.
     pub fn extend(&mut self, more: EngineEvents) {
-        let mut list = match std::mem::replace(&mut self.0, Inner::Many(Vec::new())) {
-            Inner::One(first) => {
-                let mut list = Vec::with_capacity(1 + more.len());
-                list.push(first);
-                list
-            }
-            Inner::Many(list) => list,
-        };
-        list.extend(more);
-        self.0 = Inner::Many(list);
+        self.0.extend(more.0);
     }
 }
 
@@ -46,23 +32,13 @@ impl Deref for EngineEvents {
     type Target = [ClassedEvent];
 
     fn deref(&self) -> &[ClassedEvent] {
-        match &self.0 {
-            Inner::One(event) => std::slice::from_ref(event),
-            Inner::Many(list) => list,
-        }
-    }
-}
-
-/// Equal when they hold the same events, one inline or in a list.
-impl PartialEq for EngineEvents {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
+        &self.0
     }
 }
 
 impl From<Vec<ClassedEvent>> for EngineEvents {
     fn from(list: Vec<ClassedEvent>) -> Self {
-        EngineEvents(Inner::Many(list))
+        EngineEvents(SmallVec::from_vec(list))
     }
 }
 
@@ -74,19 +50,16 @@ impl From<ClassedEvent> for EngineEvents {
 
 impl FromIterator<ClassedEvent> for EngineEvents {
     fn from_iter<I: IntoIterator<Item = ClassedEvent>>(events: I) -> Self {
-        EngineEvents(Inner::Many(events.into_iter().collect()))
+        EngineEvents(events.into_iter().collect())
     }
 }
 
 impl IntoIterator for EngineEvents {
     type Item = ClassedEvent;
-    type IntoIter = IntoIter;
+    type IntoIter = smallvec::IntoIter<[ClassedEvent; 1]>;
 
-    fn into_iter(self) -> IntoIter {
-        IntoIter(match self.0 {
-            Inner::One(event) => Iter::One(Some(event)),
-            Inner::Many(list) => Iter::Many(list.into_iter()),
-        })
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
     }
 }
 
@@ -98,33 +71,3 @@ impl<'a> IntoIterator for &'a EngineEvents {
         self.iter()
     }
 }
-
-/// The events of an [`EngineEvents`], in order.
-#[derive(Debug)]
-pub struct IntoIter(Iter);
-
-#[derive(Debug)]
-enum Iter {
-    One(Option<ClassedEvent>),
-    Many(std::vec::IntoIter<ClassedEvent>),
-}
-
-impl Iterator for IntoIter {
-    type Item = ClassedEvent;
-
-    fn next(&mut self) -> Option<ClassedEvent> {
-        match &mut self.0 {
-            Iter::One(event) => event.take(),
-            Iter::Many(list) => list.next(),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            Iter::One(event) => (usize::from(event.is_some()), Some(usize::from(event.is_some()))),
-            Iter::Many(list) => list.size_hint(),
-        }
-    }
-}
-
-impl ExactSizeIterator for IntoIter {}

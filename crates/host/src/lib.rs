@@ -204,7 +204,7 @@ pub use core::{
     HEARTBEAT_INTERVAL, HISTORY_DEFAULT_TURNS, HISTORY_MAX_TURNS, Host, HostConfig, LOST_NOTICE,
     LOST_STATUS, MAX_UNSHOWN_VIEWS,
 };
-pub use events::{ClassedEvent, EngineEvents, IntoIter as EngineEventsIter};
+pub use events::{ClassedEvent, EngineEvents};
 pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
 pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
