@@ -5,6 +5,11 @@
 //! thread, stdin and stdout driven by the reactor). No parsing beyond finding the events,
 //! no batching, no validation: `bench-e2e --sidecar` pointed at a script that runs it gives
 //! the CPU per event of this floor under the same load.
+//!
+//! With `BB_GATHER_MS` set (the variable that sets the sidecar's pacing pause), it sleeps that
+//! long after each wake-up that wrote events, before it waits again: the floor of a relay
+//! that gathers for as long as the sidecar may, so each wake-up reads what arrived
+//! meanwhile.
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -35,6 +40,11 @@ pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
     let mut requests = BufReader::new(stdin).lines();
     let (mut buf, mut stream, mut line) = (vec![0u8; 64 * 1024], Vec::new(), Vec::new());
     let mut in_body = false;
+    let gather = std::env::var("BB_GATHER_MS")
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_millis)
+        .filter(|pause| !pause.is_zero());
     loop {
         tokio::select! {
             request = requests.next_line() => {
@@ -66,6 +76,9 @@ pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
                 }
                 if !line.is_empty() {
                     out.write_all(&line).await?;
+                    if let Some(pause) = gather {
+                        std::thread::sleep(pause);
+                    }
                 }
             }
         }
