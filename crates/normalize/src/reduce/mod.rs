@@ -2,6 +2,7 @@
 //! a coalesced batch) at a time into the transcript, tasks, run and debug lanes.
 
 pub(crate) mod acp;
+mod arena;
 mod blocks;
 mod debug;
 mod run;
@@ -11,6 +12,7 @@ mod updates;
 
 use std::borrow::Cow;
 
+pub use arena::TextRef;
 pub use blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
     StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
@@ -19,7 +21,7 @@ pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
 pub(crate) use transcript::BbText;
-pub use transcript::Transcript;
+pub use transcript::{BlocksJson, Transcript};
 pub use updates::{Earlier, UPDATE_TEXT_CHUNK, UpdateList};
 
 use serde::Serialize;

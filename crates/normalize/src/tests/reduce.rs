@@ -27,7 +27,7 @@ fn view(events: impl IntoIterator<Item = RawEvent>) -> SessionView {
 }
 
 fn blocks(v: &SessionView) -> Value {
-    serde_json::to_value(&v.transcript.blocks).unwrap()
+    serde_json::to_value(v.transcript.blocks_json()).unwrap()
 }
 
 #[test]
@@ -596,8 +596,8 @@ fn blocks_carry_the_prompt_they_answer() {
         .blocks
         .iter()
         .map(|b| match b {
-            Block::User(u) => u.prompt_id.as_deref(),
-            Block::Assistant(t) => t.prompt_id.as_deref(),
+            Block::User(u) => v.transcript.id(u.prompt_id),
+            Block::Assistant(t) => v.transcript.id(t.prompt_id),
             _ => None,
         })
         .collect();

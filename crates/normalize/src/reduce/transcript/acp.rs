@@ -53,7 +53,7 @@ impl Transcript {
             return false;
         }
         let preview = Some(bodies.preview(&text, Limits::default()));
-        self.push_user(ev, mid, preview);
+        self.push_user(ev, mid.as_deref(), preview);
         true
     }
 }
