@@ -21,6 +21,8 @@ pub(crate) struct Arena {
     /// The chunks; a string longer than a chunk takes one `String` followed by empty ones for
     /// the chunk numbers it spans.
     chunks: Vec<String>,
+    /// Bytes held for strings no block refers to any more (a user message's text replaced).
+    garbage: usize,
 }
 
 impl Arena {
@@ -63,6 +65,32 @@ impl Arena {
     pub(crate) fn get(&self, r: TextRef) -> &str {
         let (n, off) = (r.at as usize / CHUNK, r.at as usize % CHUNK);
         self.chunks.get(n).and_then(|c| c.get(off..off + r.len as usize)).unwrap_or_default()
+    }
+
+    /// Notes that nothing refers to `r` any more. Returns whether the arena is then more
+    /// than half garbage (time to [`compact`](Self::compact) it).
+    pub(crate) fn release(&mut self, r: TextRef) -> bool {
+        self.garbage += r.len as usize;
+        let used: usize = self.chunks.iter().map(String::len).sum();
+        self.garbage * 2 > used
+    }
+
+    /// A new arena holding what `refs` name, each moved to it (`refs` yields every reference
+    /// still in use; one seen twice in a row is moved once).
+    pub(crate) fn compact<'a>(&self, refs: impl Iterator<Item = &'a mut TextRef>) -> Arena {
+        let mut new = Arena::default();
+        let mut last: Option<(TextRef, TextRef)> = None;
+        for r in refs {
+            *r = match last {
+                Some((old, moved)) if old == *r => moved,
+                _ => {
+                    let moved = new.push(self.get(*r));
+                    last = Some((*r, moved));
+                    moved
+                }
+            };
+        }
+        new
     }
 
     /// Bytes held (chunks' capacity).

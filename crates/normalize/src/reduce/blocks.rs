@@ -58,10 +58,26 @@ pub struct UserBlock {
     /// The turn, when given.
     pub turn: Option<i64>,
     /// The text, as a preview (BreadBoard appends its whole system prompt to the user text).
-    pub text: Option<Preview>,
+    pub text: Option<UserText>,
     /// The webview's `messageId` of the `bb.sendMessage` that sent it, when known (in the
     /// transcript's arena).
     pub prompt_id: Option<TextRef>,
+}
+
+/// A user message's text: a [`Preview`] whose text lives in the transcript's arena (read it
+/// with [`Transcript::id`](super::Transcript::id)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserText {
+    /// The text to show: the whole message, or head + marker + tail.
+    pub text: TextRef,
+    /// Whether anything was cut.
+    pub truncated: bool,
+    /// Size of the whole message in bytes.
+    pub total_bytes: usize,
+    /// Lines of the whole message.
+    pub total_lines: usize,
+    /// Reference of the whole message in the view's body store, when truncated.
+    pub body_ref: Option<Box<str>>,
 }
 
 /// Streaming state of an assistant or reasoning block.

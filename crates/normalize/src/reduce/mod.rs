@@ -15,7 +15,7 @@ use std::borrow::Cow;
 pub use arena::TextRef;
 pub use blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
-    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
+    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock, UserText,
 };
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};

@@ -203,7 +203,12 @@ fn user<'a>(t: &'a Transcript, b: &'a UserBlock) -> WebviewUpdate<'a> {
     WebviewUpdate::UserMessage(UserMessage {
         key: Cow::Owned(b.block_id.to_string()),
         message_id: t.id(b.prompt_id).map(Cow::Borrowed),
-        text: b.text.as_ref().map_or(empty, preview),
+        text: b.text.as_ref().map_or(empty, |p| TextPreview {
+            text: Cow::Borrowed(t.id(Some(p.text)).unwrap_or_default()),
+            truncated: p.truncated,
+            total_bytes: p.truncated.then_some(p.total_bytes as u64),
+            body_ref: p.body_ref.as_deref().map(Cow::Borrowed),
+        }),
     })
 }
 

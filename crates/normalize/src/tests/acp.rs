@@ -54,6 +54,33 @@ fn every_update_kind_has_its_class() {
 }
 
 #[test]
+fn a_user_message_sent_in_many_chunks_reads_whole() {
+    // Each chunk rewrites the user block's text: the arena compacts its garbage, and every
+    // id still reads back.
+    let mut v = SessionView::new();
+    let mut want = String::new();
+    for n in 0..300 {
+        let piece = format!("word{n} ");
+        want.push_str(&piece);
+        v.apply_event(acp(json!({"sessionUpdate": "user_message_chunk", "messageId": "u1",
+            "content": {"type": "text", "text": piece}})));
+        v.apply_event(acp(json!({"sessionUpdate": "agent_message_chunk",
+            "messageId": format!("m{n}"), "content": {"type": "text", "text": "ok"}})));
+    }
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap();
+    let users: Vec<&Value> =
+        blocks.as_array().unwrap().iter().filter(|b| b["kind"] == "user").collect();
+    assert_eq!(users.len(), 1);
+    assert_eq!(users[0]["messageId"], "u1");
+    assert_eq!(users[0]["text"]["text"], want.as_str());
+    assert_eq!(v.transcript.first_prompt(), Some(want.as_str()));
+    let ids: Vec<&str> =
+        blocks.as_array().unwrap().iter().filter_map(|b| b["messageId"].as_str()).collect();
+    assert_eq!(ids.len(), 301);
+    assert_eq!(ids[300], "m299");
+}
+
+#[test]
 fn a_turn_reduces_into_blocks() {
     let mut v = SessionView::new();
     let events = [

@@ -494,7 +494,9 @@ fn outline(v: &SessionView) -> Vec<String> {
         .blocks
         .iter()
         .map(|b| match b {
-            Block::User(u) => format!("user:{}", u.text.as_ref().map_or("", |t| t.text.as_str())),
+            Block::User(u) => {
+                format!("user:{}", v.transcript.id(u.text.as_ref().map(|t| t.text)).unwrap_or(""))
+            }
             Block::Assistant(t) => format!("assistant:{}:{:?}", t.text, t.status),
             Block::Reasoning(t) => format!("reasoning:{}", t.text),
             Block::Tool(t) => format!("tool:{}", t.tool.as_deref().unwrap_or("")),

@@ -8,7 +8,6 @@ use super::Transcript;
 use crate::reduce::blocks::{
     ApprovalBlock, Block, BlockId, NoticeBlock, StreamStatus, TextBlock, ToolBlock, UserBlock,
 };
-use crate::truncate::Preview;
 
 /// The blocks of a transcript, serializable ([`Transcript::blocks_json`]).
 #[derive(Debug, Clone, Copy)]
@@ -32,9 +31,21 @@ struct UserJson<'a> {
     event_id: Option<&'a str>,
     message_id: Option<&'a str>,
     turn: Option<i64>,
-    text: Option<&'a Preview>,
+    text: Option<PreviewJson<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_id: Option<&'a str>,
+}
+
+/// A user message's text, as [`Preview`](crate::truncate::Preview) writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreviewJson<'a> {
+    text: &'a str,
+    truncated: bool,
+    total_bytes: usize,
+    total_lines: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_ref: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -63,7 +74,13 @@ impl Transcript {
             event_id: self.id(b.event_id),
             message_id: self.id(b.message_id),
             turn: b.turn,
-            text: b.text.as_ref(),
+            text: b.text.as_ref().map(|p| PreviewJson {
+                text: self.id(Some(p.text)).unwrap_or_default(),
+                truncated: p.truncated,
+                total_bytes: p.total_bytes,
+                total_lines: p.total_lines,
+                body_ref: p.body_ref.as_deref(),
+            }),
             prompt_id: self.id(b.prompt_id),
         }
     }

@@ -21,7 +21,7 @@ pub use json::BlocksJson;
 use keyed::KeyIndex;
 
 use super::arena::{Arena, TextRef};
-use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock};
+use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock, UserText};
 use crate::event::RawEvent;
 use crate::kilo;
 use crate::redact::redact_log_line;
@@ -208,6 +208,66 @@ impl Transcript {
         s.map(|s| self.idx.arena.push(s))
     }
 
+    /// Keeps a user message's preview, its text in the arena.
+    fn keep_preview(&mut self, p: Preview) -> UserText {
+        UserText {
+            text: self.idx.arena.push(&p.text),
+            truncated: p.truncated,
+            total_bytes: p.total_bytes,
+            total_lines: p.total_lines,
+            body_ref: p.body_ref.map(String::into_boxed_str),
+        }
+    }
+
+    /// Gives user block `i` its first text (a known user message's text is never rewritten
+    /// by a repeated event).
+    fn fill_user_text(&mut self, i: usize, text: &str, bodies: &mut BodyStore) {
+        if matches!(self.blocks.get(i), Some(Block::User(b)) if b.text.is_none()) {
+            let kept = self.keep_preview(bodies.preview(text, Limits::default()));
+            if let Some(Block::User(b)) = self.block_mut(i) {
+                b.text = Some(kept);
+            }
+        }
+    }
+
+    /// Replaces user block `i`'s text; the old text's bytes become garbage, and the arena is
+    /// compacted once more than half of it is.
+    fn set_user_text(&mut self, i: usize, p: Preview) {
+        let kept = self.keep_preview(p);
+        let old = match self.block_mut(i) {
+            Some(Block::User(b)) => b.text.replace(kept),
+            _ => None,
+        };
+        if let Some(old) = old
+            && self.idx.arena.release(old.text)
+        {
+            self.compact();
+        }
+    }
+
+    /// Moves every string still referred to into a new arena (in block order), dropping the
+    /// garbage.
+    fn compact(&mut self) {
+        let mut refs: Vec<&mut TextRef> = Vec::new();
+        for block in &mut self.blocks {
+            match block {
+                Block::User(b) => {
+                    let UserBlock { event_id, message_id, text, prompt_id, .. } = &mut **b;
+                    refs.extend([event_id, message_id, prompt_id].into_iter().flatten());
+                    refs.extend(text.as_mut().map(|t| &mut t.text));
+                }
+                Block::Assistant(b) | Block::Reasoning(b) => {
+                    let TextBlock { message_id, prompt_id, .. } = &mut **b;
+                    refs.extend([message_id, prompt_id].into_iter().flatten());
+                }
+                Block::Tool(_) | Block::Approval(_) | Block::Notice(_) => {}
+            }
+        }
+        refs.extend(self.idx.parts.iter_mut().map(|(id, _)| id));
+        self.idx.arena = self.idx.arena.compact(refs.into_iter());
+        self.idx.prompt_ref = None;
+    }
+
     /// The prompt the events being reduced answer, as a block carries it.
     fn prompt_ref(&mut self) -> Option<TextRef> {
         if self.idx.prompt_ref.is_none()
@@ -221,7 +281,7 @@ impl Transcript {
     /// The text of the session's first prompt.
     pub fn first_prompt(&self) -> Option<&str> {
         match self.blocks.get(self.idx.first_user?) {
-            Some(Block::User(b)) => b.text.as_ref().map(|t| t.text.as_str()),
+            Some(Block::User(b)) => self.id(b.text.as_ref().map(|t| t.text)),
             _ => None,
         }
     }
@@ -337,11 +397,8 @@ impl Transcript {
         let text = kilo::non_empty(&f.text);
         if let Some(i) = message_id.and_then(|m| self.user_block_at(m)) {
             // Known user message: only a first text may be filled in, never rewritten.
-            if let Some(t) = text
-                && matches!(self.blocks.get(i), Some(Block::User(b)) if b.text.is_none())
-                && let Some(Block::User(b)) = self.block_mut(i)
-            {
-                b.text = Some(bodies.preview(t, Limits::default()));
+            if let Some(t) = text {
+                self.fill_user_text(i, t, bodies);
             }
             return false;
         }
@@ -357,6 +414,7 @@ impl Transcript {
         message_id: Option<&str>,
         text: Option<Preview>,
     ) -> usize {
+        let text = text.map(|p| self.keep_preview(p));
         self.idx.exchange += 1;
         let turn = ev.turn;
         let event_id = self.keep(ev.id.as_deref());
@@ -492,11 +550,7 @@ impl Transcript {
         };
         let text = kilo::non_empty(&part.text).unwrap_or_default();
         if let Some(u) = self.user_block_at(mid) {
-            if matches!(self.blocks.get(u), Some(Block::User(b)) if b.text.is_none())
-                && let Some(Block::User(b)) = self.block_mut(u)
-            {
-                b.text = Some(bodies.preview(text, Limits::default()));
-            }
+            self.fill_user_text(u, text, bodies);
             return;
         }
         let (i, part) = self.part_block(reasoning, pid, mid);
