@@ -126,6 +126,12 @@ impl SessionView {
         t.set_owner(None);
     }
 
+    /// Gives back the room the transcript's lists grew beyond their blocks (called when the
+    /// engine went quiet after a burst; the next block grows them again).
+    pub fn release_spare(&mut self) {
+        self.transcript.release_spare();
+    }
+
     /// A title for the session: the engine's, else the first line of its first prompt (cut
     /// at 60 characters, the one case that builds a string: `bb/state` asks at every poll).
     pub fn title(&self) -> Option<Cow<'_, str>> {

@@ -135,6 +135,32 @@ fn kilo_parts_deltas_and_reasoning() {
 }
 
 #[test]
+fn released_spare_room_leaves_the_view_as_it_was() {
+    let turn = |n: usize| {
+        [
+            kilo("message.updated", json!({"info": {"id": format!("u{n}"), "role": "user"}})),
+            kilo(
+                "message.part.updated",
+                json!({"part": {"id": format!("pu{n}"), "messageID": format!("u{n}"), "type": "text", "text": format!("q{n}")}}),
+            ),
+            kilo(
+                "message.part.updated",
+                json!({"part": {"id": format!("pa{n}"), "messageID": format!("a{n}"), "type": "text", "text": format!("a{n}")}}),
+            ),
+        ]
+    };
+    let mut v = view((0..40).flat_map(turn));
+    let before = blocks(&v);
+    v.release_spare();
+    assert_eq!(v.transcript.blocks.capacity(), v.transcript.blocks.len());
+    assert_eq!(blocks(&v), before);
+    for e in turn(40) {
+        v.apply_event(e);
+    }
+    assert_eq!(v.transcript.blocks.len(), 82, "the list grows again");
+}
+
+#[test]
 fn kilo_message_error_marks_the_block() {
     let v = view([kilo(
         "message.updated",

@@ -146,6 +146,16 @@ impl Transcript {
         i
     }
 
+    /// Gives back the spare room of the block list and its per-block lists.
+    pub(crate) fn release_spare(&mut self) {
+        self.blocks.shrink_to_fit();
+        self.idx.changed.shrink_to_fit();
+        self.idx.parts.shrink_to_fit();
+        if self.idx.changed_list.is_empty() {
+            self.idx.changed_list = Vec::new();
+        }
+    }
+
     /// Notes that block `i` changed (its update is due).
     fn mark(&mut self, i: usize) {
         if let Some(flag) = self.idx.changed.get_mut(i)
