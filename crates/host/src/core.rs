@@ -341,12 +341,15 @@ impl Host {
         })
     }
 
-    /// Gives back the room a burst left in the sessions' event queues (called by the runtime
-    /// when the engine went quiet after a burst, before its allocator returns free pages).
-    /// Nothing queued is touched.
+    /// Gives back the room a burst left in the sessions' event queues and in their views'
+    /// block lists (called by the runtime when the engine went quiet after a burst, before
+    /// its allocator returns free pages). Nothing queued is touched.
     pub fn release_spare(&mut self) {
         for lane in self.lanes.values_mut() {
             lane.release_spare();
+        }
+        for view in self.views.values_mut() {
+            view.release_spare();
         }
     }
 

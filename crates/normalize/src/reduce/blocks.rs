@@ -5,6 +5,7 @@ use std::num::NonZeroU64;
 use bb_protocol::v1::{AnsweredBy, AskQuestion, ToolView};
 use serde::{Serialize, Serializer};
 
+use super::arena::TextRef;
 use crate::truncate::Preview;
 
 /// Stable id of a block within the session view: its number, written `b1`, `b2`, … (kept as
@@ -26,9 +27,10 @@ impl Serialize for BlockId {
 
 /// One block of the transcript, in event order. Each variant is boxed: a session holds
 /// thousands of blocks, and the vector of them then costs two words a slot, whatever the
-/// largest variant's size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+/// largest variant's size. The ids of user and text blocks live in the transcript's arena
+/// (read them with [`Transcript::id`](super::Transcript::id)); the transcript serializes
+/// its blocks.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     /// A user message; immutable once its text is known.
     User(Box<UserBlock>),
@@ -45,22 +47,37 @@ pub enum Block {
 }
 
 /// A user message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UserBlock {
     /// Stable block id within the session view (`b1`, `b2`, …).
     pub block_id: BlockId,
-    /// Id of the event that created the block.
-    pub event_id: Option<String>,
-    /// The engine's message id, when given.
-    pub message_id: Option<String>,
+    /// Id of the event that created the block (in the transcript's arena).
+    pub event_id: Option<TextRef>,
+    /// The engine's message id, when given (in the transcript's arena).
+    pub message_id: Option<TextRef>,
     /// The turn, when given.
     pub turn: Option<i64>,
     /// The text, as a preview (BreadBoard appends its whole system prompt to the user text).
-    pub text: Option<Preview>,
-    /// The webview's `messageId` of the `bb.sendMessage` that sent it, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt_id: Option<String>,
+    pub text: Option<UserText>,
+    /// The webview's `messageId` of the `bb.sendMessage` that sent it, when known (in the
+    /// transcript's arena).
+    pub prompt_id: Option<TextRef>,
+}
+
+/// A user message's text: a [`Preview`] whose text lives in the transcript's arena (read it
+/// with [`Transcript::id`](super::Transcript::id)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserText {
+    /// The text to show: the whole message, or head + marker + tail.
+    pub text: TextRef,
+    /// Whether anything was cut.
+    pub truncated: bool,
+    /// Size of the whole message in bytes.
+    pub total_bytes: usize,
+    /// Lines of the whole message.
+    pub total_lines: usize,
+    /// Reference of the whole message in the view's body store, when truncated.
+    pub body_ref: Option<Box<str>>,
 }
 
 /// Streaming state of an assistant or reasoning block.
@@ -78,13 +95,12 @@ pub enum StreamStatus {
 }
 
 /// An assistant or reasoning text block, keyed by message id + turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TextBlock {
     /// Stable block id within the session view.
     pub block_id: BlockId,
-    /// The engine's message id, when given.
-    pub message_id: Option<String>,
+    /// The engine's message id, when given (in the transcript's arena).
+    pub message_id: Option<TextRef>,
     /// The turn, when given.
     pub turn: Option<i64>,
     /// The text so far (all parts of the message, in part order).
@@ -92,21 +108,17 @@ pub struct TextBlock {
     /// Streaming state.
     pub status: StreamStatus,
     /// The error of a failed message (redacted).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The webview's `messageId` of the prompt this message answers, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt_id: Option<String>,
+    /// The webview's `messageId` of the prompt this message answers, when known (in the
+    /// transcript's arena).
+    pub prompt_id: Option<TextRef>,
     /// Byte spans of `text`, in order: the number the transcript gave a Kilo part id, `None`
     /// for text written without one.
-    #[serde(skip)]
     pub(crate) parts: Vec<(Option<NonZeroU64>, usize)>,
     /// The exchange (prompt and reply) the block's key belongs to, for engines whose message
     /// ids repeat across replies (0 where ids are unique).
-    #[serde(skip)]
     pub(crate) scope: u64,
     /// How much of the text the updates sent so far carried.
-    #[serde(skip)]
     pub(crate) sent: SentText,
 }
 

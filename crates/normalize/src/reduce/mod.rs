@@ -2,6 +2,7 @@
 //! a coalesced batch) at a time into the transcript, tasks, run and debug lanes.
 
 pub(crate) mod acp;
+mod arena;
 mod blocks;
 mod debug;
 mod run;
@@ -11,15 +12,16 @@ mod updates;
 
 use std::borrow::Cow;
 
+pub use arena::TextRef;
 pub use blocks::{
     ApprovalBlock, ApprovalKind, ApprovalState, Block, BlockId, NoticeBlock, NoticeLevel,
-    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
+    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock, UserText,
 };
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
 pub(crate) use transcript::BbText;
-pub use transcript::Transcript;
+pub use transcript::{BlocksJson, Transcript};
 pub use updates::{Earlier, UPDATE_TEXT_CHUNK, UpdateList};
 
 use serde::Serialize;
@@ -122,6 +124,12 @@ impl SessionView {
             _ => {}
         }
         t.set_owner(None);
+    }
+
+    /// Gives back the room the transcript's lists grew beyond their blocks (called when the
+    /// engine went quiet after a burst; the next block grows them again).
+    pub fn release_spare(&mut self) {
+        self.transcript.release_spare();
     }
 
     /// A title for the session: the engine's, else the first line of its first prompt (cut

@@ -23,13 +23,13 @@ use serde_json::value::RawValue;
 
 use super::SessionView;
 use super::blocks::{
-    ApprovalBlock, ApprovalKind, ApprovalState, Block, NoticeBlock, NoticeLevel, StreamStatus,
-    TextBlock, ToolBlock, ToolStatus, UserBlock,
+    ApprovalBlock, ApprovalKind, ApprovalState, Block, NoticeBlock, NoticeLevel, SentText,
+    StreamStatus, TextBlock, ToolBlock, ToolStatus, UserBlock,
 };
 use super::debug::UnknownNode;
 use super::run::{FileChange, Outcome, RunState};
 use super::tasks::{TaskNode, TaskStatus};
-use super::transcript::WITHDRAWN;
+use super::transcript::{Transcript, WITHDRAWN};
 use crate::truncate::Preview;
 
 /// Most text one update carries: a longer text goes out as several deltas, so no update
@@ -50,15 +50,15 @@ pub struct Earlier {
     pub turns: usize,
 }
 
-/// The updates of one transcript block, whole.
-fn block_updates(out: &mut UpdateList, block: &Block) {
+/// The updates of one transcript block, whole (`t` holds its ids).
+fn block_updates(out: &mut UpdateList, t: &Transcript, block: &Block) {
     match block {
-        Block::User(b) => push(out, &user(b)),
+        Block::User(b) => push(out, &user(t, b)),
         Block::Assistant(b) => {
-            text_block(out, b, false, true);
+            text_block(out, t, b, false, true);
         }
         Block::Reasoning(b) => {
-            text_block(out, b, true, true);
+            text_block(out, t, b, true, true);
         }
         Block::Tool(b) => push(out, &tool(b)),
         Block::Approval(b) => push(out, &approval(b)),
@@ -142,13 +142,19 @@ fn deltas(out: &mut UpdateList, key: &str, text: &str, mut at: u64) -> u64 {
 
 /// A text block's state, with its whole text when `whole` (then in chunks: the first in
 /// the state, the rest as deltas); returns the text's UTF-16 length when sent whole.
-fn text_block(out: &mut UpdateList, b: &TextBlock, reasoning: bool, whole: bool) -> Option<u64> {
+fn text_block(
+    out: &mut UpdateList,
+    t: &Transcript,
+    b: &TextBlock,
+    reasoning: bool,
+    whole: bool,
+) -> Option<u64> {
     let key = b.block_id.to_string();
     let mut pieces = chunks(&b.text);
     let first = if whole { Some(pieces.next().unwrap_or_default()) } else { None };
     let state = WebviewUpdate::AssistantMessage(AssistantMessage {
         key: Cow::Borrowed(&key),
-        message_id: borrowed(&b.prompt_id),
+        message_id: t.id(b.prompt_id).map(Cow::Borrowed),
         reasoning,
         status: message_status(b.status),
         error: borrowed(&b.error),
@@ -160,29 +166,34 @@ fn text_block(out: &mut UpdateList, b: &TextBlock, reasoning: bool, whole: bool)
     Some(deltas(out, &key, rest, utf16_len(first)))
 }
 
-/// What has changed of a text block since its last update, marked sent.
-fn text_changes(out: &mut UpdateList, b: &mut TextBlock, reasoning: bool) {
-    let sent = b.sent;
+/// What has changed of text block `i` since its last update, marked sent.
+fn text_changes(out: &mut UpdateList, t: &mut Transcript, i: usize) {
+    let (b, reasoning) = match t.blocks.get(i) {
+        Some(Block::Assistant(b)) => (b, false),
+        Some(Block::Reasoning(b)) => (b, true),
+        _ => return,
+    };
+    let mut sent = b.sent;
     if sent.rewritten || sent.bytes > b.text.len() || !b.text.is_char_boundary(sent.bytes) {
-        let utf16 = text_block(out, b, reasoning, true).unwrap_or_default();
-        b.sent.bytes = b.text.len();
-        b.sent.utf16 = utf16;
-        b.sent.rewritten = false;
-        b.sent.status = Some(b.status);
-        return;
+        let utf16 = text_block(out, t, b, reasoning, true).unwrap_or_default();
+        sent = SentText { bytes: b.text.len(), utf16, rewritten: false, status: Some(b.status) };
+    } else {
+        if sent.status != Some(b.status) {
+            text_block(out, t, b, reasoning, false);
+            sent.status = Some(b.status);
+        }
+        if b.text.len() > sent.bytes {
+            let key = b.block_id.to_string();
+            sent.utf16 = deltas(out, &key, &b.text[sent.bytes..], sent.utf16);
+            sent.bytes = b.text.len();
+        }
     }
-    if sent.status != Some(b.status) {
-        text_block(out, b, reasoning, false);
-        b.sent.status = Some(b.status);
-    }
-    if b.text.len() > sent.bytes {
-        let key = b.block_id.to_string();
-        b.sent.utf16 = deltas(out, &key, &b.text[sent.bytes..], sent.utf16);
-        b.sent.bytes = b.text.len();
+    if let Some(Block::Assistant(b) | Block::Reasoning(b)) = t.blocks.get_mut(i) {
+        b.sent = sent;
     }
 }
 
-fn user(b: &UserBlock) -> WebviewUpdate<'_> {
+fn user<'a>(t: &'a Transcript, b: &'a UserBlock) -> WebviewUpdate<'a> {
     let empty = TextPreview {
         text: Cow::Borrowed(""),
         truncated: false,
@@ -191,8 +202,13 @@ fn user(b: &UserBlock) -> WebviewUpdate<'_> {
     };
     WebviewUpdate::UserMessage(UserMessage {
         key: Cow::Owned(b.block_id.to_string()),
-        message_id: borrowed(&b.prompt_id),
-        text: b.text.as_ref().map_or(empty, preview),
+        message_id: t.id(b.prompt_id).map(Cow::Borrowed),
+        text: b.text.as_ref().map_or(empty, |p| TextPreview {
+            text: Cow::Borrowed(t.id(Some(p.text)).unwrap_or_default()),
+            truncated: p.truncated,
+            total_bytes: p.truncated.then_some(p.total_bytes as u64),
+            body_ref: p.body_ref.as_deref().map(Cow::Borrowed),
+        }),
     })
 }
 
@@ -481,10 +497,12 @@ impl SessionView {
     /// whole view, the first time), and marks it sent.
     pub fn take_updates(&mut self, out: &mut UpdateList) {
         for i in self.transcript.take_changed() {
-            match self.transcript.blocks.get_mut(i) {
-                Some(Block::User(b)) => push(out, &user(b)),
-                Some(Block::Assistant(b)) => text_changes(out, b, false),
-                Some(Block::Reasoning(b)) => text_changes(out, b, true),
+            let t = &self.transcript;
+            match t.blocks.get(i) {
+                Some(Block::User(b)) => push(out, &user(t, b)),
+                Some(Block::Assistant(_) | Block::Reasoning(_)) => {
+                    text_changes(out, &mut self.transcript, i);
+                }
                 Some(Block::Tool(b)) => push(out, &tool(b)),
                 Some(Block::Approval(b)) => push(out, &approval(b)),
                 Some(Block::Notice(b)) => push(out, &notice(b)),
@@ -520,7 +538,7 @@ impl SessionView {
     /// leaving what was taken as it was.
     pub fn snapshot_updates(&self, out: &mut UpdateList) {
         for block in &self.transcript.blocks {
-            block_updates(out, block);
+            block_updates(out, &self.transcript, block);
         }
         self.lanes_snapshot(out);
     }
@@ -601,7 +619,7 @@ impl SessionView {
             let mut sizes = Vec::new();
             for block in &blocks[start..end] {
                 let before = part.len();
-                block_updates(&mut part, block);
+                block_updates(&mut part, &self.transcript, block);
                 sizes.push(part[before..].iter().map(|u| u.get().len() + 1).sum::<usize>());
             }
             let size: usize = sizes.iter().sum();
@@ -621,7 +639,7 @@ impl SessionView {
                 }
                 let mut tail = UpdateList::new();
                 for block in &blocks[cut..end] {
-                    block_updates(&mut tail, block);
+                    block_updates(&mut tail, &self.transcript, block);
                 }
                 return (cut, vec![tail]);
             }

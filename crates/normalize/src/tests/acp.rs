@@ -54,6 +54,33 @@ fn every_update_kind_has_its_class() {
 }
 
 #[test]
+fn a_user_message_sent_in_many_chunks_reads_whole() {
+    // Each chunk rewrites the user block's text: the arena compacts its garbage, and every
+    // id still reads back.
+    let mut v = SessionView::new();
+    let mut want = String::new();
+    for n in 0..300 {
+        let piece = format!("word{n} ");
+        want.push_str(&piece);
+        v.apply_event(acp(json!({"sessionUpdate": "user_message_chunk", "messageId": "u1",
+            "content": {"type": "text", "text": piece}})));
+        v.apply_event(acp(json!({"sessionUpdate": "agent_message_chunk",
+            "messageId": format!("m{n}"), "content": {"type": "text", "text": "ok"}})));
+    }
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap();
+    let users: Vec<&Value> =
+        blocks.as_array().unwrap().iter().filter(|b| b["kind"] == "user").collect();
+    assert_eq!(users.len(), 1);
+    assert_eq!(users[0]["messageId"], "u1");
+    assert_eq!(users[0]["text"]["text"], want.as_str());
+    assert_eq!(v.transcript.first_prompt(), Some(want.as_str()));
+    let ids: Vec<&str> =
+        blocks.as_array().unwrap().iter().filter_map(|b| b["messageId"].as_str()).collect();
+    assert_eq!(ids.len(), 301);
+    assert_eq!(ids[300], "m299");
+}
+
+#[test]
 fn a_turn_reduces_into_blocks() {
     let mut v = SessionView::new();
     let events = [
@@ -70,7 +97,7 @@ fn a_turn_reduces_into_blocks() {
     for e in events {
         v.apply_event(acp(e));
     }
-    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap();
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap();
     let kinds: Vec<&str> =
         blocks.as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap_or("?")).collect();
     let text = blocks.to_string();
@@ -181,7 +208,7 @@ fn every_stable_update_kind_is_recorded_and_classified() {
 #[test]
 fn kilo_frames_show_text_usage_commands_and_the_model_switch() {
     let v = view_of("kilo", "text_turn");
-    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap().to_string();
     assert!(blocks.contains("hello from acp"), "{blocks}");
     assert_eq!(v.run.usage.as_ref().unwrap()["size"], 128000);
     assert_eq!(v.run.usage.as_ref().unwrap()["cost"]["currency"], "USD");
@@ -205,7 +232,9 @@ fn kilo_frames_show_text_usage_commands_and_the_model_switch() {
     }
     // A command's output reaches its tool block; the load replays the user's words.
     let v = view_of("kilo", "permission_bash");
-    assert!(serde_json::to_value(&v.transcript.blocks).unwrap().to_string().contains("zebra42"));
+    assert!(
+        serde_json::to_value(v.transcript.blocks_json()).unwrap().to_string().contains("zebra42")
+    );
     let v = view_of("kilo", "session_lifecycle");
     let users = v.transcript.blocks.iter().filter(|b| matches!(b, Block::User(_))).count();
     assert!(users >= 5, "the replayed user messages: {users}");
@@ -214,7 +243,7 @@ fn kilo_frames_show_text_usage_commands_and_the_model_switch() {
 #[test]
 fn capable_frames_show_plan_title_mode_notices_compaction_and_subagents() {
     let v = view_of("capable", "session_facts");
-    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap().to_string();
     assert!(blocks.contains("thinking it over"), "{blocks}");
     let todos: Vec<&str> = v.tasks.todos.iter().map(|t| t.content.as_str()).collect();
     assert_eq!(todos, ["read the code", "fix the bug"]);
@@ -249,7 +278,7 @@ fn capable_frames_show_plan_title_mode_notices_compaction_and_subagents() {
     assert_eq!(child["status"], "completed");
 
     let v = view_of("capable", "client_capabilities");
-    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap().to_string();
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap().to_string();
     assert!(blocks.contains("term42"), "the terminal's output in its tool block: {blocks}");
 }
 
@@ -285,7 +314,7 @@ fn bridge_events_of_the_acp_client_reduce() {
             C::RunErrorOrGap
         ]
     );
-    let blocks = serde_json::to_value(&v.transcript.blocks).unwrap();
+    let blocks = serde_json::to_value(v.transcript.blocks_json()).unwrap();
     let text = blocks.to_string();
     assert!(text.contains("line one\\nline two"), "{blocks:#}");
     let question = blocks.as_array().unwrap().iter().find(|b| b["kind"] == "approval").unwrap();

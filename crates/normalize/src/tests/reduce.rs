@@ -27,7 +27,7 @@ fn view(events: impl IntoIterator<Item = RawEvent>) -> SessionView {
 }
 
 fn blocks(v: &SessionView) -> Value {
-    serde_json::to_value(&v.transcript.blocks).unwrap()
+    serde_json::to_value(v.transcript.blocks_json()).unwrap()
 }
 
 #[test]
@@ -132,6 +132,32 @@ fn kilo_parts_deltas_and_reasoning() {
     assert_eq!(b[0]["status"], "complete");
     assert_eq!(b[1]["kind"], "reasoning");
     assert_eq!(b[1]["text"], "thinking");
+}
+
+#[test]
+fn released_spare_room_leaves_the_view_as_it_was() {
+    let turn = |n: usize| {
+        [
+            kilo("message.updated", json!({"info": {"id": format!("u{n}"), "role": "user"}})),
+            kilo(
+                "message.part.updated",
+                json!({"part": {"id": format!("pu{n}"), "messageID": format!("u{n}"), "type": "text", "text": format!("q{n}")}}),
+            ),
+            kilo(
+                "message.part.updated",
+                json!({"part": {"id": format!("pa{n}"), "messageID": format!("a{n}"), "type": "text", "text": format!("a{n}")}}),
+            ),
+        ]
+    };
+    let mut v = view((0..40).flat_map(turn));
+    let before = blocks(&v);
+    v.release_spare();
+    assert_eq!(v.transcript.blocks.capacity(), v.transcript.blocks.len());
+    assert_eq!(blocks(&v), before);
+    for e in turn(40) {
+        v.apply_event(e);
+    }
+    assert_eq!(v.transcript.blocks.len(), 82, "the list grows again");
 }
 
 #[test]
@@ -494,7 +520,9 @@ fn outline(v: &SessionView) -> Vec<String> {
         .blocks
         .iter()
         .map(|b| match b {
-            Block::User(u) => format!("user:{}", u.text.as_ref().map_or("", |t| t.text.as_str())),
+            Block::User(u) => {
+                format!("user:{}", v.transcript.id(u.text.as_ref().map(|t| t.text)).unwrap_or(""))
+            }
             Block::Assistant(t) => format!("assistant:{}:{:?}", t.text, t.status),
             Block::Reasoning(t) => format!("reasoning:{}", t.text),
             Block::Tool(t) => format!("tool:{}", t.tool.as_deref().unwrap_or("")),
@@ -596,8 +624,8 @@ fn blocks_carry_the_prompt_they_answer() {
         .blocks
         .iter()
         .map(|b| match b {
-            Block::User(u) => u.prompt_id.as_deref(),
-            Block::Assistant(t) => t.prompt_id.as_deref(),
+            Block::User(u) => v.transcript.id(u.prompt_id),
+            Block::Assistant(t) => v.transcript.id(t.prompt_id),
             _ => None,
         })
         .collect();

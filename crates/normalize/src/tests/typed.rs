@@ -181,8 +181,12 @@ fn finish_read(p: Payload) -> RunSummary {
 }
 
 fn user_read(p: Payload) -> (Option<String>, Option<String>) {
-    match reduced(Engine::BreadBoard, "user_message", p).transcript.blocks.first() {
-        Some(Block::User(b)) => (b.message_id.clone(), b.text.as_ref().map(|t| t.text.clone())),
+    let t = reduced(Engine::BreadBoard, "user_message", p).transcript;
+    match t.blocks.first() {
+        Some(Block::User(b)) => {
+            let text = t.id(b.text.as_ref().map(|p| p.text)).map(str::to_owned);
+            (t.id(b.message_id).map(str::to_owned), text)
+        }
         other => panic!("{other:?}"),
     }
 }

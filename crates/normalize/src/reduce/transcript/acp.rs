@@ -45,15 +45,15 @@ impl Transcript {
             },
         };
         if let Some(i) = existing
-            && let Some(Block::User(b)) = self.block_mut(i)
+            && let Some(Block::User(b)) = self.blocks.get(i)
         {
-            let mut whole = b.text.as_ref().map(|t| t.text.clone()).unwrap_or_default();
+            let mut whole = self.id(b.text.as_ref().map(|t| t.text)).unwrap_or_default().to_owned();
             whole.push_str(&text);
-            b.text = Some(bodies.preview(&whole, Limits::default()));
+            self.set_user_text(i, bodies.preview(&whole, Limits::default()));
             return false;
         }
         let preview = Some(bodies.preview(&text, Limits::default()));
-        self.push_user(ev, mid, preview);
+        self.push_user(ev, mid.as_deref(), preview);
         true
     }
 }

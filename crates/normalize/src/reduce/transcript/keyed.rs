@@ -1,6 +1,8 @@
 //! An index from a key (a message id, with its turn) to the block that carries it, holding no
 //! copy of the key: it maps the key's hash to block positions and asks the caller whether the
-//! block at a position carries the key, so the id is kept once, in its block.
+//! block at a position carries the key, so the id is kept once, in its block. Hashes and
+//! positions are kept in 32 bits (8 bytes an entry): keys that share one are told apart by
+//! the caller, as any collision is.
 
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash};
@@ -13,38 +15,49 @@ use foldhash::fast::RandomState;
 pub(super) struct KeyIndex {
     hasher: RandomState,
     /// The first block indexed under each hash.
-    first: HashMap<u64, usize>,
+    first: HashMap<u32, u32>,
     /// Further blocks whose keys share a hash with an earlier one (rare).
-    more: HashMap<u64, Vec<usize>>,
+    more: HashMap<u32, Vec<usize>>,
 }
 
 impl KeyIndex {
     /// The block that carries `key`: the first one indexed under its hash for which
     /// `carries(position)` holds.
     pub(super) fn get(&self, key: impl Hash, carries: impl Fn(usize) -> bool) -> Option<usize> {
-        let hash = self.hasher.hash_one(key);
-        let first = *self.first.get(&hash)?;
-        if carries(first) {
-            return Some(first);
+        let hash = self.hash(key);
+        if let Some(&first) = self.first.get(&hash)
+            && carries(first as usize)
+        {
+            return Some(first as usize);
         }
         self.more.get(&hash)?.iter().copied().find(|&i| carries(i))
     }
 
+    /// The key's hash, cut to 32 bits.
+    fn hash(&self, key: impl Hash) -> u32 {
+        self.hasher.hash_one(key) as u32
+    }
+
     /// Indexes block `i` under `key` (a key [`get`](Self::get) did not find).
     pub(super) fn insert(&mut self, key: impl Hash, i: usize) {
-        let hash = self.hasher.hash_one(key);
-        match self.first.entry(hash) {
-            Entry::Vacant(e) => {
+        let hash = self.hash(key);
+        match (self.first.entry(hash), u32::try_from(i)) {
+            (Entry::Vacant(e), Ok(i)) => {
                 e.insert(i);
             }
-            Entry::Occupied(_) => self.more.entry(hash).or_default().push(i),
+            // Taken, or a position past 32 bits (never: 4 billion blocks).
+            _ => self.more.entry(hash).or_default().push(i),
         }
     }
 
     /// The indexed positions, sorted.
     fn positions(&self) -> Vec<usize> {
-        let mut all: Vec<usize> =
-            self.first.values().chain(self.more.values().flatten()).copied().collect();
+        let mut all: Vec<usize> = self
+            .first
+            .values()
+            .map(|&i| i as usize)
+            .chain(self.more.values().flatten().copied())
+            .collect();
         all.sort_unstable();
         all
     }

@@ -6,19 +6,22 @@ use std::collections::HashMap;
 use std::num::NonZeroU64;
 
 use bb_payload::{LooseObj, LooseStr};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 mod acp;
 mod approvals;
+mod json;
 mod keyed;
 mod tools;
 mod view;
 
 pub(crate) use approvals::WITHDRAWN;
+pub use json::BlocksJson;
 
 use keyed::KeyIndex;
 
-use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock};
+use super::arena::{Arena, TextRef};
+use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock, UserText};
 use crate::event::RawEvent;
 use crate::kilo;
 use crate::redact::redact_log_line;
@@ -27,25 +30,28 @@ use crate::truncate::{BodyStore, Limits, Preview};
 /// Longest notice or summary line kept in a card, in bytes.
 const LINE_CAP: usize = 2048;
 
-/// The transcript lane.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// The transcript lane. It serializes as `{"blocks": [...]}` (`json.rs`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Transcript {
     /// The blocks, in event order.
     pub blocks: Vec<Block>,
-    #[serde(skip)]
     idx: Index,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Index {
     next_block: u64,
+    /// The ids user and text blocks carry, and the Kilo part ids.
+    arena: Arena,
     /// Assistant and reasoning blocks by message id + turn, user blocks by message id.
     assistant: KeyIndex,
     reasoning: KeyIndex,
     user: KeyIndex,
-    /// Kilo part id → its block and the number its spans carry (the id is kept once, here).
-    parts: HashMap<Box<str>, (usize, NonZeroU64)>,
-    parts_seen: u64,
+    /// Kilo part ids (in the arena) with their block, in order of first sight: a part's
+    /// number (what its spans carry) is its position + 1.
+    parts: Vec<(TextRef, usize)>,
+    /// `parts` by part id.
+    part_index: KeyIndex,
     tools: HashMap<String, usize>,
     open_tools: Vec<usize>,
     approvals: HashMap<String, usize>,
@@ -59,6 +65,8 @@ struct Index {
     exchange: u64,
     /// The webview's `messageId` of the prompt the events being reduced answer.
     prompt: Option<String>,
+    /// The same id in the arena, once a block carried it (its blocks share the bytes).
+    prompt_ref: Option<TextRef>,
     /// The session whose prompt event is being reduced, when not the view's own (a
     /// sub-agent's, shown on this session's tab).
     owner: Option<String>,
@@ -138,6 +146,16 @@ impl Transcript {
         i
     }
 
+    /// Gives back the spare room of the block list and its per-block lists.
+    pub(crate) fn release_spare(&mut self) {
+        self.blocks.shrink_to_fit();
+        self.idx.changed.shrink_to_fit();
+        self.idx.parts.shrink_to_fit();
+        if self.idx.changed_list.is_empty() {
+            self.idx.changed_list = Vec::new();
+        }
+    }
+
     /// Notes that block `i` changed (its update is due).
     fn mark(&mut self, i: usize) {
         if let Some(flag) = self.idx.changed.get_mut(i)
@@ -170,6 +188,7 @@ impl Transcript {
     pub(crate) fn set_prompt(&mut self, prompt: Option<&str>) {
         if self.idx.prompt.as_deref() != prompt {
             self.idx.prompt = prompt.map(str::to_owned);
+            self.idx.prompt_ref = None;
         }
     }
 
@@ -189,10 +208,90 @@ impl Transcript {
         }
     }
 
+    /// The string an arena reference names (a block's message, event or prompt id).
+    pub fn id(&self, r: Option<TextRef>) -> Option<&str> {
+        r.map(|r| self.idx.arena.get(r))
+    }
+
+    /// Keeps `s` in the arena.
+    fn keep(&mut self, s: Option<&str>) -> Option<TextRef> {
+        s.map(|s| self.idx.arena.push(s))
+    }
+
+    /// Keeps a user message's preview, its text in the arena.
+    fn keep_preview(&mut self, p: Preview) -> UserText {
+        UserText {
+            text: self.idx.arena.push(&p.text),
+            truncated: p.truncated,
+            total_bytes: p.total_bytes,
+            total_lines: p.total_lines,
+            body_ref: p.body_ref.map(String::into_boxed_str),
+        }
+    }
+
+    /// Gives user block `i` its first text (a known user message's text is never rewritten
+    /// by a repeated event).
+    fn fill_user_text(&mut self, i: usize, text: &str, bodies: &mut BodyStore) {
+        if matches!(self.blocks.get(i), Some(Block::User(b)) if b.text.is_none()) {
+            let kept = self.keep_preview(bodies.preview(text, Limits::default()));
+            if let Some(Block::User(b)) = self.block_mut(i) {
+                b.text = Some(kept);
+            }
+        }
+    }
+
+    /// Replaces user block `i`'s text; the old text's bytes become garbage, and the arena is
+    /// compacted once more than half of it is.
+    fn set_user_text(&mut self, i: usize, p: Preview) {
+        let kept = self.keep_preview(p);
+        let old = match self.block_mut(i) {
+            Some(Block::User(b)) => b.text.replace(kept),
+            _ => None,
+        };
+        if let Some(old) = old
+            && self.idx.arena.release(old.text)
+        {
+            self.compact();
+        }
+    }
+
+    /// Moves every string still referred to into a new arena (in block order), dropping the
+    /// garbage.
+    fn compact(&mut self) {
+        let mut refs: Vec<&mut TextRef> = Vec::new();
+        for block in &mut self.blocks {
+            match block {
+                Block::User(b) => {
+                    let UserBlock { event_id, message_id, text, prompt_id, .. } = &mut **b;
+                    refs.extend([event_id, message_id, prompt_id].into_iter().flatten());
+                    refs.extend(text.as_mut().map(|t| &mut t.text));
+                }
+                Block::Assistant(b) | Block::Reasoning(b) => {
+                    let TextBlock { message_id, prompt_id, .. } = &mut **b;
+                    refs.extend([message_id, prompt_id].into_iter().flatten());
+                }
+                Block::Tool(_) | Block::Approval(_) | Block::Notice(_) => {}
+            }
+        }
+        refs.extend(self.idx.parts.iter_mut().map(|(id, _)| id));
+        self.idx.arena = self.idx.arena.compact(refs.into_iter());
+        self.idx.prompt_ref = None;
+    }
+
+    /// The prompt the events being reduced answer, as a block carries it.
+    fn prompt_ref(&mut self) -> Option<TextRef> {
+        if self.idx.prompt_ref.is_none()
+            && let Some(p) = &self.idx.prompt
+        {
+            self.idx.prompt_ref = Some(self.idx.arena.push(p));
+        }
+        self.idx.prompt_ref
+    }
+
     /// The text of the session's first prompt.
     pub fn first_prompt(&self) -> Option<&str> {
         match self.blocks.get(self.idx.first_user?) {
-            Some(Block::User(b)) => b.text.as_ref().map(|t| t.text.as_str()),
+            Some(Block::User(b)) => self.id(b.text.as_ref().map(|t| t.text)),
             _ => None,
         }
     }
@@ -221,10 +320,10 @@ impl Transcript {
         let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
         map.get((mid, turn, scope), |i| match self.blocks.get(i) {
             Some(Block::Assistant(b)) if !reasoning => {
-                b.message_id.as_deref() == Some(mid) && b.turn == turn && b.scope == scope
+                self.id(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
             }
             Some(Block::Reasoning(b)) if reasoning => {
-                b.message_id.as_deref() == Some(mid) && b.turn == turn && b.scope == scope
+                self.id(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
             }
             _ => false,
         })
@@ -233,7 +332,7 @@ impl Transcript {
     /// The user block indexed for a message id.
     fn user_block_at(&self, mid: &str) -> Option<usize> {
         self.idx.user.get(mid, |i| {
-            matches!(self.blocks.get(i), Some(Block::User(b)) if b.message_id.as_deref() == Some(mid))
+            matches!(self.blocks.get(i), Some(Block::User(b)) if self.id(b.message_id) == Some(mid))
         })
     }
 
@@ -261,10 +360,11 @@ impl Transcript {
                 return i;
             }
         }
-        let prompt_id = self.idx.prompt.clone();
+        let prompt_id = self.prompt_ref();
+        let mid = self.keep(message_id);
         let block = |block_id| TextBlock {
             block_id,
-            message_id: message_id.map(str::to_owned),
+            message_id: mid,
             turn,
             text: String::new(),
             status: StreamStatus::Streaming,
@@ -307,17 +407,13 @@ impl Transcript {
         let text = kilo::non_empty(&f.text);
         if let Some(i) = message_id.and_then(|m| self.user_block_at(m)) {
             // Known user message: only a first text may be filled in, never rewritten.
-            if let Some(t) = text
-                && matches!(self.blocks.get(i), Some(Block::User(b)) if b.text.is_none())
-                && let Some(Block::User(b)) = self.block_mut(i)
-            {
-                b.text = Some(bodies.preview(t, Limits::default()));
+            if let Some(t) = text {
+                self.fill_user_text(i, t, bodies);
             }
             return false;
         }
         let text = text.map(|t| bodies.preview(t, Limits::default()));
-        let mid = message_id.map(str::to_owned);
-        self.push_user(ev, mid, text);
+        self.push_user(ev, message_id, text);
         true
     }
 
@@ -325,13 +421,16 @@ impl Transcript {
     pub(crate) fn push_user(
         &mut self,
         ev: &RawEvent,
-        message_id: Option<String>,
+        message_id: Option<&str>,
         text: Option<Preview>,
     ) -> usize {
+        let text = text.map(|p| self.keep_preview(p));
         self.idx.exchange += 1;
-        let (event_id, turn) = (ev.id.clone(), ev.turn);
-        let prompt_id = self.idx.prompt.clone();
-        let key = message_id.clone();
+        let turn = ev.turn;
+        let event_id = self.keep(ev.id.as_deref());
+        let prompt_id = self.prompt_ref();
+        let key = message_id;
+        let message_id = self.keep(message_id);
         let i = self.push(|block_id| {
             Block::User(Box::new(UserBlock {
                 block_id,
@@ -343,7 +442,7 @@ impl Transcript {
             }))
         });
         if let Some(m) = key {
-            self.idx.user.insert(m.as_str(), i);
+            self.idx.user.insert(m, i);
         }
         if self.idx.first_user.is_none() {
             self.idx.first_user = Some(i);
@@ -461,11 +560,7 @@ impl Transcript {
         };
         let text = kilo::non_empty(&part.text).unwrap_or_default();
         if let Some(u) = self.user_block_at(mid) {
-            if matches!(self.blocks.get(u), Some(Block::User(b)) if b.text.is_none())
-                && let Some(Block::User(b)) = self.block_mut(u)
-            {
-                b.text = Some(bodies.preview(text, Limits::default()));
-            }
+            self.fill_user_text(u, text, bodies);
             return;
         }
         let (i, part) = self.part_block(reasoning, pid, mid);
@@ -496,14 +591,22 @@ impl Transcript {
 
     /// The block of a Kilo part and the part's number, both assigned on first sight.
     fn part_block(&mut self, reasoning: bool, pid: &str, mid: &str) -> (usize, NonZeroU64) {
-        if let Some(&found) = self.idx.parts.get(pid) {
-            return found;
+        let (arena, parts) = (&self.idx.arena, &self.idx.parts);
+        let found = self
+            .idx
+            .part_index
+            .get(pid, |n| parts.get(n).is_some_and(|&(id, _)| arena.get(id) == pid));
+        if let Some(n) = found
+            && let Some(&(_, i)) = self.idx.parts.get(n)
+        {
+            return (i, part_number(n));
         }
         let i = self.text_block_for(reasoning, Some(mid), None, 0);
-        let part = NonZeroU64::MIN.saturating_add(self.idx.parts_seen);
-        self.idx.parts_seen += 1;
-        self.idx.parts.insert(pid.into(), (i, part));
-        (i, part)
+        let n = self.idx.parts.len();
+        let id = self.idx.arena.push(pid);
+        self.idx.parts.push((id, i));
+        self.idx.part_index.insert(pid, n);
+        (i, part_number(n))
     }
 
     /// A turn boundary: later id-less deltas start new blocks. With `end`, the run is
@@ -523,6 +626,11 @@ impl Transcript {
             }
         }
     }
+}
+
+/// The number the spans of the `n`th part seen carry.
+fn part_number(n: usize) -> NonZeroU64 {
+    NonZeroU64::MIN.saturating_add(n as u64)
 }
 
 /// Brings the spans up to date with `text`: text written without a part id (BreadBoard
