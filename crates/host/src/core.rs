@@ -888,7 +888,6 @@ impl Host {
         let priority = self.priority_of(session_id);
         let engine = self.engine;
         self.activity += 1;
-        let fresh_view = !self.views.contains_key(session_id);
         let state = self.sessions.entry_ref(session_id).or_default();
         state.active_at = self.activity;
         let grid = *self.grid.get_or_insert(now);
@@ -905,7 +904,11 @@ impl Host {
             }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
-        let view = self.views.entry_ref(session_id).or_default();
+        // One look-up of the view finds it or makes it (nothing above reads the views).
+        let (view, fresh_view) = match self.views.entry_ref(session_id) {
+            hashbrown::hash_map::EntryRef::Occupied(e) => (e.into_mut(), false),
+            hashbrown::hash_map::EntryRef::Vacant(e) => (e.insert(SessionView::default()), true),
+        };
         let flushed = if lane.pending_len() >= self.config.max_batch {
             lane.flush_now(now, view)
         } else {
