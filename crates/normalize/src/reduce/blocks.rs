@@ -28,7 +28,7 @@ impl Serialize for BlockId {
 /// One block of the transcript, in event order. Each variant is boxed: a session holds
 /// thousands of blocks, and the vector of them then costs two words a slot, whatever the
 /// largest variant's size. The ids of user and text blocks live in the transcript's arena
-/// (read them with [`Transcript::id`](super::Transcript::id)); the transcript serializes
+/// (read them with [`Transcript::text_at`](super::Transcript::text_at)); the transcript serializes
 /// its blocks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
@@ -65,7 +65,7 @@ pub struct UserBlock {
 }
 
 /// A user message's text: a [`Preview`] whose text lives in the transcript's arena (read it
-/// with [`Transcript::id`](super::Transcript::id)).
+/// with [`Transcript::text_at`](super::Transcript::text_at)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserText {
     /// The text to show: the whole message, or head + marker + tail.

@@ -154,7 +154,7 @@ fn text_block(
     let first = if whole { Some(pieces.next().unwrap_or_default()) } else { None };
     let state = WebviewUpdate::AssistantMessage(AssistantMessage {
         key: Cow::Borrowed(&key),
-        message_id: t.id(b.prompt_id).map(Cow::Borrowed),
+        message_id: t.text_at(b.prompt_id).map(Cow::Borrowed),
         reasoning,
         status: message_status(b.status),
         error: borrowed(&b.error),
@@ -202,9 +202,9 @@ fn user<'a>(t: &'a Transcript, b: &'a UserBlock) -> WebviewUpdate<'a> {
     };
     WebviewUpdate::UserMessage(UserMessage {
         key: Cow::Owned(b.block_id.to_string()),
-        message_id: t.id(b.prompt_id).map(Cow::Borrowed),
+        message_id: t.text_at(b.prompt_id).map(Cow::Borrowed),
         text: b.text.as_ref().map_or(empty, |p| TextPreview {
-            text: Cow::Borrowed(t.id(Some(p.text)).unwrap_or_default()),
+            text: Cow::Borrowed(t.text_at(Some(p.text)).unwrap_or_default()),
             truncated: p.truncated,
             total_bytes: p.truncated.then_some(p.total_bytes as u64),
             body_ref: p.body_ref.as_deref().map(Cow::Borrowed),

@@ -521,7 +521,10 @@ fn outline(v: &SessionView) -> Vec<String> {
         .iter()
         .map(|b| match b {
             Block::User(u) => {
-                format!("user:{}", v.transcript.id(u.text.as_ref().map(|t| t.text)).unwrap_or(""))
+                format!(
+                    "user:{}",
+                    v.transcript.text_at(u.text.as_ref().map(|t| t.text)).unwrap_or("")
+                )
             }
             Block::Assistant(t) => format!("assistant:{}:{:?}", t.text, t.status),
             Block::Reasoning(t) => format!("reasoning:{}", t.text),
@@ -624,8 +627,8 @@ fn blocks_carry_the_prompt_they_answer() {
         .blocks
         .iter()
         .map(|b| match b {
-            Block::User(u) => v.transcript.id(u.prompt_id),
-            Block::Assistant(t) => v.transcript.id(t.prompt_id),
+            Block::User(u) => v.transcript.text_at(u.prompt_id),
+            Block::Assistant(t) => v.transcript.text_at(t.prompt_id),
             _ => None,
         })
         .collect();

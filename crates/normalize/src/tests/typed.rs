@@ -184,8 +184,8 @@ fn user_read(p: Payload) -> (Option<String>, Option<String>) {
     let t = reduced(Engine::BreadBoard, "user_message", p).transcript;
     match t.blocks.first() {
         Some(Block::User(b)) => {
-            let text = t.id(b.text.as_ref().map(|p| p.text)).map(str::to_owned);
-            (t.id(b.message_id).map(str::to_owned), text)
+            let text = t.text_at(b.text.as_ref().map(|p| p.text)).map(str::to_owned);
+            (t.text_at(b.message_id).map(str::to_owned), text)
         }
         other => panic!("{other:?}"),
     }

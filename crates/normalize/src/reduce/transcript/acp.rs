@@ -47,7 +47,8 @@ impl Transcript {
         if let Some(i) = existing
             && let Some(Block::User(b)) = self.blocks.get(i)
         {
-            let mut whole = self.id(b.text.as_ref().map(|t| t.text)).unwrap_or_default().to_owned();
+            let mut whole =
+                self.text_at(b.text.as_ref().map(|t| t.text)).unwrap_or_default().to_owned();
             whole.push_str(&text);
             self.set_user_text(i, bodies.preview(&whole, Limits::default()));
             return false;

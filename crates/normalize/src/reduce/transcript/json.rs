@@ -71,29 +71,29 @@ impl Transcript {
     fn user_json<'a>(&'a self, b: &'a UserBlock) -> UserJson<'a> {
         UserJson {
             block_id: b.block_id,
-            event_id: self.id(b.event_id),
-            message_id: self.id(b.message_id),
+            event_id: self.text_at(b.event_id),
+            message_id: self.text_at(b.message_id),
             turn: b.turn,
             text: b.text.as_ref().map(|p| PreviewJson {
-                text: self.id(Some(p.text)).unwrap_or_default(),
+                text: self.text_at(Some(p.text)).unwrap_or_default(),
                 truncated: p.truncated,
                 total_bytes: p.total_bytes,
                 total_lines: p.total_lines,
                 body_ref: p.body_ref.as_deref(),
             }),
-            prompt_id: self.id(b.prompt_id),
+            prompt_id: self.text_at(b.prompt_id),
         }
     }
 
     fn text_json<'a>(&'a self, b: &'a TextBlock) -> TextJson<'a> {
         TextJson {
             block_id: b.block_id,
-            message_id: self.id(b.message_id),
+            message_id: self.text_at(b.message_id),
             turn: b.turn,
             text: &b.text,
             status: b.status,
             error: b.error.as_deref(),
-            prompt_id: self.id(b.prompt_id),
+            prompt_id: self.text_at(b.prompt_id),
         }
     }
 

@@ -208,8 +208,9 @@ impl Transcript {
         }
     }
 
-    /// The string an arena reference names (a block's message, event or prompt id).
-    pub fn id(&self, r: Option<TextRef>) -> Option<&str> {
+    /// The string an arena reference names: a block's message, event or prompt id, or a
+    /// user message's preview text.
+    pub fn text_at(&self, r: Option<TextRef>) -> Option<&str> {
         r.map(|r| self.idx.arena.get(r))
     }
 
@@ -291,7 +292,7 @@ impl Transcript {
     /// The text of the session's first prompt.
     pub fn first_prompt(&self) -> Option<&str> {
         match self.blocks.get(self.idx.first_user?) {
-            Some(Block::User(b)) => self.id(b.text.as_ref().map(|t| t.text)),
+            Some(Block::User(b)) => self.text_at(b.text.as_ref().map(|t| t.text)),
             _ => None,
         }
     }
@@ -320,10 +321,10 @@ impl Transcript {
         let map = if reasoning { &self.idx.reasoning } else { &self.idx.assistant };
         map.get((mid, turn, scope), |i| match self.blocks.get(i) {
             Some(Block::Assistant(b)) if !reasoning => {
-                self.id(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
+                self.text_at(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
             }
             Some(Block::Reasoning(b)) if reasoning => {
-                self.id(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
+                self.text_at(b.message_id) == Some(mid) && b.turn == turn && b.scope == scope
             }
             _ => false,
         })
@@ -332,7 +333,7 @@ impl Transcript {
     /// The user block indexed for a message id.
     fn user_block_at(&self, mid: &str) -> Option<usize> {
         self.idx.user.get(mid, |i| {
-            matches!(self.blocks.get(i), Some(Block::User(b)) if self.id(b.message_id) == Some(mid))
+            matches!(self.blocks.get(i), Some(Block::User(b)) if self.text_at(b.message_id) == Some(mid))
         })
     }
 
