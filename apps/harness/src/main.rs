@@ -83,8 +83,8 @@ enum Command {
     /// fake Kilo server whose writes it times. One JSON line per measurement.
     BenchE2e(bench_e2e::BenchArgs),
     /// The floor `bench-e2e` compares a sidecar with: answers requests with `ok` and relays
-    /// each Kilo event as one stdout line the moment it arrives (takes the sidecar's flags;
-    /// reads `--engine-url`). Run it through a script given as `bench-e2e --sidecar`.
+    /// each engine event (Kilo or BreadBoard shape) as a stdout line (takes the sidecar's flags;
+    /// reads `--engine` and `--engine-url`). Run it through a script given as `bench-e2e --sidecar`.
     FloorRelay(floor_relay::FloorArgs),
     /// Redact stdin to stdout (JSON stays valid JSON; other text is redacted as text).
     Redact {
@@ -153,10 +153,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         Command::BenchE2e(args) => tokio::runtime::Runtime::new()?
             .block_on(bench_e2e::run(args))
             .map_err(|e| anyhow::anyhow!("bench-e2e: {e:#}")),
-        Command::FloorRelay(args) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(floor_relay::run(args)),
+        Command::FloorRelay(args) => floor_relay::main(args),
         Command::Redact { log_line } => redact::run(log_line),
         Command::Contain { root, flavor, resolve, paths } => {
             contain::run(&root, flavor, resolve, &paths)
