@@ -256,6 +256,16 @@ impl SseClient {
         self.resume_id = id;
     }
 
+    /// [`SseClient::set_resume_id`] with `Some(id)` written out, into the id already held: a
+    /// caller that moves its position at every event (a numeric sequence) allocates nothing.
+    pub fn set_resume_id_to(&mut self, id: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        let held = self.resume_id.get_or_insert_with(String::new);
+        held.clear();
+        // Writing into a `String` cannot fail.
+        let _ = write!(held, "{id}");
+    }
+
     /// The stream's last event id.
     pub fn last_event_id(&self) -> &str {
         self.parser.last_event_id()

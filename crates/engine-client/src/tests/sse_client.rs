@@ -465,3 +465,15 @@ async fn the_read_timeout_counts_from_the_last_read() {
     );
     assert_eq!(started.elapsed(), Duration::from_secs(115));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resume_id_written_in_place_is_sent() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["id: uuid-1\ndata: {\"seq\":3}\n\n"], FakeEnd::Eof));
+    fake.push_stream(FakeStream::script(["data: b\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake).with_resume_from(ResumeFrom::Caller).with_resume_id("12345");
+    take(&mut c, 2).await;
+    c.set_resume_id_to(3u64);
+    take(&mut c, 2).await;
+    assert_eq!(last_event_id_headers(&fake), vec![Some("12345".into()), Some("3".into())]);
+}
