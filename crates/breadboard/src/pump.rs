@@ -93,12 +93,11 @@ fn map(shared: &Shared, session: &str, update: StreamUpdate, out: &mut Vec<Input
     let gone = matches!(update, StreamUpdate::Ended { summary: None });
     let ended = matches!(update, StreamUpdate::Ended { .. });
     let mut states = lock(&shared.states);
-    // The session's name is copied only the first time.
-    if !states.contains_key(session) {
-        states.insert(session.to_owned(), Default::default());
-    }
+    // One look-up per update; the session's name is copied only the first time.
     if let Some(state) = states.get_mut(session) {
         state.apply_into(session, update, out);
+    } else {
+        states.entry(session.to_owned()).or_default().apply_into(session, update, out);
     }
     drop(states);
     if let Some(seq) = seq {

@@ -251,7 +251,7 @@ impl SessionStream {
             match item {
                 SseClientEvent::Connected { reconnects } => self.on_connected(reconnects).await,
                 SseClientEvent::Event(event) => {
-                    self.on_event(&event.last_event_id, &event.data).await
+                    self.on_event(event.last_event_id, &event.data).await
                 }
                 SseClientEvent::Disconnected { reason: DropReason::Eof, attempt, delay } => {
                     self.on_eof(attempt, delay).await;
@@ -345,14 +345,13 @@ impl SessionStream {
         }
     }
 
-    async fn on_event(&mut self, sse_id: &str, data: &str) {
-        let event = match BbEvent::parse(sse_id, data) {
-            Ok(event) => event,
+    async fn on_event(&mut self, sse_id: String, data: &str) {
+        let event = match BbEvent::parse("", data) {
+            // The SSE id is moved in, not copied.
+            Ok(event) => BbEvent { sse_id, ..event },
             Err(error) => {
-                self.pending.push_back(StreamUpdate::Malformed {
-                    sse_id: sse_id.to_owned(),
-                    error: error.to_string(),
-                });
+                let error = error.to_string();
+                self.pending.push_back(StreamUpdate::Malformed { sse_id, error });
                 return;
             }
         };
@@ -427,7 +426,10 @@ impl SessionStream {
     async fn deliver(&mut self, event: BbEvent) {
         if let Some(seq) = event.seq {
             self.cursor.advance(seq);
-            self.sse.set_resume_id(self.cursor.resume_id());
+            // The last `seq`, written into the id the client holds (no string per event).
+            if let Some(last) = self.cursor.last_seq() {
+                self.sse.set_resume_id_to(last);
+            }
         }
         let engine_gap = (event.kind == "stream.gap").then(|| {
             event

@@ -5,8 +5,10 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::StreamExt as _;
 
 use super::backoff::{Jitter, RandomJitter, ReconnectPolicy};
@@ -162,6 +164,8 @@ pub struct SseClient {
     connections: u32,
     server_retry: Option<Duration>,
     healthy: bool,
+    /// The read timeout's timer, kept from one read to the next ([`read_until`]).
+    watch: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl std::fmt::Debug for SseClient {
@@ -204,6 +208,7 @@ impl SseClient {
             connections: 0,
             server_retry: None,
             healthy: false,
+            watch: None,
         }
     }
 
@@ -251,6 +256,16 @@ impl SseClient {
         self.resume_id = id;
     }
 
+    /// [`SseClient::set_resume_id`] with `Some(id)` written out, into the id already held: a
+    /// caller that moves its position at every event (a numeric sequence) allocates nothing.
+    pub fn set_resume_id_to(&mut self, id: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        let held = self.resume_id.get_or_insert_with(String::new);
+        held.clear();
+        // Writing into a `String` cannot fail.
+        let _ = write!(held, "{id}");
+    }
+
     /// The stream's last event id.
     pub fn last_event_id(&self) -> &str {
         self.parser.last_event_id()
@@ -259,6 +274,7 @@ impl SseClient {
     /// Stops the client: the connection is dropped and `next` returns `None`.
     pub fn close(&mut self) {
         self.state = State::Done;
+        self.watch = None;
         self.pending.clear();
         self.failure = None;
     }
@@ -318,11 +334,15 @@ impl SseClient {
                     self.opened(opened);
                 }
                 State::Streaming(stream) => {
-                    match tokio::time::timeout(self.policy.read_timeout, stream.next()).await {
-                        Err(_) => self.dropped(DropReason::ReadTimeout(self.policy.read_timeout)),
-                        Ok(None) => self.dropped(DropReason::Eof),
-                        Ok(Some(Err(err))) => self.dropped(DropReason::Transport(err)),
-                        Ok(Some(Ok(bytes))) => self.feed(&bytes),
+                    let timeout = self.policy.read_timeout;
+                    let deadline = timer_now() + timeout;
+                    let watch = &mut self.watch;
+                    let read = std::future::poll_fn(|cx| read_until(stream, watch, deadline, cx));
+                    match read.await {
+                        None => self.dropped(DropReason::ReadTimeout(timeout)),
+                        Some(None) => self.dropped(DropReason::Eof),
+                        Some(Some(Err(err))) => self.dropped(DropReason::Transport(err)),
+                        Some(Some(Ok(bytes))) => self.feed(&bytes),
                     }
                 }
             }
@@ -406,6 +426,7 @@ impl SseClient {
 
     /// Schedules a reconnect after a drop, or gives up.
     fn dropped(&mut self, reason: DropReason) {
+        self.watch = None;
         self.attempt += 1;
         if self.attempt > self.policy.max_attempts {
             let attempts = self.attempt - 1;
@@ -416,5 +437,39 @@ impl SseClient {
         self.state = State::Connect { delay, until: None };
         let attempt = self.attempt;
         self.pending.push_back(SseClientEvent::Disconnected { reason, attempt, delay });
+    }
+}
+
+/// The runtime's clock (tokio's, which tests pause), that a read's timeout counts from, as
+/// `tokio::time::timeout` read it.
+#[allow(clippy::disallowed_methods)] // the read timer's clock: the one tokio's timers run on
+fn timer_now() -> tokio::time::Instant {
+    tokio::time::Instant::now()
+}
+
+/// The next chunk of `stream`, or `None` once `deadline` passes without one (the read
+/// timeout). The timer is kept in `watch` from one read to the next and moved only when it
+/// fires before this read's deadline (it was set for an earlier read) or is set later than
+/// it (the timeout was tightened): a stream that carries bytes more often than its timeout
+/// updates the runtime's timer wheel about once per timeout, not at every read.
+fn read_until(
+    stream: &mut ByteStream,
+    watch: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    deadline: tokio::time::Instant,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Option<Result<Bytes, TransportError>>>> {
+    if let Poll::Ready(item) = stream.poll_next_unpin(cx) {
+        return Poll::Ready(Some(item));
+    }
+    let timer = watch.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+    if timer.deadline() > deadline {
+        timer.as_mut().reset(deadline);
+    }
+    loop {
+        match timer.as_mut().poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(()) if timer.deadline() >= deadline => return Poll::Ready(None),
+            Poll::Ready(()) => timer.as_mut().reset(deadline),
+        }
     }
 }

@@ -432,3 +432,48 @@ async fn a_tightened_read_timeout_bounds_the_connection_being_opened() {
     );
     assert_eq!(gated.opens(), 1);
 }
+
+/// The read timeout's timer is kept from one read to the next: bytes more often than the
+/// timeout never trip it, and silence after them trips it one timeout after the last read
+/// began, as a timer set anew at every read would.
+#[tokio::test(start_paused = true)]
+#[allow(clippy::disallowed_methods)] // reads tokio's paused (simulated) clock
+async fn the_read_timeout_counts_from_the_last_read() {
+    let fake = FakeTransport::new();
+    let live = fake.push_live_stream();
+    let mut c = client(&fake); // the policy's read timeout: 15 s
+    assert!(matches!(take(&mut c, 1).await[0], SseClientEvent::Connected { reconnects: 0 }));
+    let started = tokio::time::Instant::now();
+    for n in 0..10u64 {
+        let line = format!("id: {n}\ndata: x\n\n");
+        let send = live.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            let _ = send.send(Ok(bytes::Bytes::from(line)));
+        });
+        assert_eq!(take(&mut c, 1).await[0], event("x", &n.to_string()));
+    }
+    assert_eq!(started.elapsed(), Duration::from_secs(100), "no timeout in 100 s of traffic");
+    let items = take(&mut c, 1).await;
+    assert_eq!(
+        items[0],
+        SseClientEvent::Disconnected {
+            reason: DropReason::ReadTimeout(Duration::from_secs(15)),
+            attempt: 1,
+            delay: ms(250)
+        }
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(115));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resume_id_written_in_place_is_sent() {
+    let fake = FakeTransport::new();
+    fake.push_stream(FakeStream::script(["id: uuid-1\ndata: {\"seq\":3}\n\n"], FakeEnd::Eof));
+    fake.push_stream(FakeStream::script(["data: b\n\n"], FakeEnd::Stall));
+    let mut c = client(&fake).with_resume_from(ResumeFrom::Caller).with_resume_id("12345");
+    take(&mut c, 2).await;
+    c.set_resume_id_to(3u64);
+    take(&mut c, 2).await;
+    assert_eq!(last_event_id_headers(&fake), vec![Some("12345".into()), Some("3".into())]);
+}
