@@ -110,6 +110,8 @@ struct Scratch {
     targets: Vec<String>,
     moved: Vec<String>,
     name: String,
+    /// Sessions whose pending batch is flushed, in the order their batches began.
+    due: Vec<(u64, String)>,
 }
 
 /// The open connections, written into `open`.
@@ -161,8 +163,9 @@ pub struct Host {
     pub(crate) order: Vec<String>,
     /// Per session, in one entry: its state, its event lane and its reduced view model.
     pub(crate) slots: Slots,
-    /// The order sessions got their first pending event.
-    pub(crate) batch_order: VecDeque<String>,
+    /// Batches begun so far (a session's pending batch is numbered when it begins:
+    /// batches are published in the order they began).
+    batches_begun: u64,
     fitter: Fitter,
     pub(crate) conns: BTreeMap<ConnId, Conn>,
     pub(crate) tabs: Tabs,
@@ -223,7 +226,7 @@ impl Host {
             engine,
             order: Vec::new(),
             slots: Slots::default(),
-            batch_order: VecDeque::new(),
+            batches_begun: 0,
             fitter: Fitter::new(config.max_message_bytes, config.recent_turns),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
@@ -566,21 +569,20 @@ impl Host {
         self.now = Some(now);
         self.expire_prompts(now);
         self.heartbeat(now);
-        let due: Vec<String> = self
-            .batch_order
-            .iter()
-            .filter(|id| self.slots.lane(id).and_then(Lane::poll_timeout).is_some_and(|d| d <= now))
-            .cloned()
-            .collect();
-        for id in due {
-            let Some(Slot { lane: Some(lane), view, .. }) = self.slots.get_mut(&id) else {
+        let mut due = std::mem::take(&mut self.scratch.due);
+        self.slots.pending_in_order(&mut due, |_, s| {
+            s.lane.as_ref().and_then(Lane::poll_timeout).is_some_and(|d| d <= now)
+        });
+        for (_, id) in due.drain(..) {
+            let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(&id) else {
                 continue;
             };
             if let Some(events) = lane.poll_flush(now, view.get_or_insert_default()) {
-                self.batch_order.retain(|s| *s != id);
+                *batch = None;
                 self.publish(&id, events, now);
             }
         }
+        self.scratch.due = due;
     }
 
     /// The earliest time a pending batch is due, a prompt expires or a heartbeat is due, if
@@ -904,7 +906,8 @@ impl Host {
         state.active_at = self.activity;
         let lane = slot.lane.get_or_insert_with(|| Lane::new(engine, priority, grid));
         if lane.pending_len() == 0 {
-            self.batch_order.push_back(session_id.to_owned());
+            self.batches_begun += 1;
+            slot.batch = Some(self.batches_begun);
         }
         for (event, class) in events {
             let ends = foreign.is_none() && ends_reply(&event.event_type);
@@ -922,7 +925,7 @@ impl Host {
             lane.poll_flush(now, view)
         };
         if let Some(events) = flushed {
-            self.batch_order.retain(|s| s != session_id);
+            slot.batch = None;
             self.publish(session_id, events, now);
         }
         if fresh_view {
@@ -931,9 +934,11 @@ impl Host {
     }
 
     fn flush_session(&mut self, id: &str, now: Instant) {
-        let Some(Slot { lane: Some(lane), view, .. }) = self.slots.get_mut(id) else { return };
+        let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(id) else {
+            return;
+        };
+        *batch = None;
         let Some(events) = lane.flush_now(now, view.get_or_insert_default()) else { return };
-        self.batch_order.retain(|s| s != id);
         self.publish(id, events, now);
     }
 
@@ -1029,9 +1034,12 @@ impl Host {
     }
 
     fn flush_all(&mut self, now: Instant) {
-        while let Some(id) = self.batch_order.pop_front() {
+        let mut due = std::mem::take(&mut self.scratch.due);
+        self.slots.pending_in_order(&mut due, |_, _| true);
+        for (_, id) in due.drain(..) {
             self.flush_session(&id, now);
         }
+        self.scratch.due = due;
         self.changed = Some(HashSet::new());
     }
 
@@ -1054,11 +1062,12 @@ impl Host {
             return;
         };
         if !changed.is_empty() {
-            let due: Vec<String> =
-                self.batch_order.iter().filter(|id| changed.contains(*id)).cloned().collect();
-            for id in due {
+            let mut due = std::mem::take(&mut self.scratch.due);
+            self.slots.pending_in_order(&mut due, |id, _| changed.contains(id));
+            for (_, id) in due.drain(..) {
                 self.flush_session(&id, now);
             }
+            self.scratch.due = due;
             changed.clear();
         }
         self.changed = Some(changed);

@@ -25,6 +25,9 @@ pub(crate) struct Slot {
     pub(crate) lane: Option<Lane>,
     /// Its reduced view model (sent with a declared resync).
     pub(crate) view: Option<SessionView>,
+    /// Where its pending batch stands in the order batches began (the host's count of
+    /// batches begun when its lane got its first pending event); `None`: nothing pending.
+    pub(crate) batch: Option<u64>,
 }
 
 impl Slot {
@@ -85,6 +88,24 @@ impl Slots {
 
     pub(crate) fn lanes(&self) -> impl Iterator<Item = &Lane> {
         self.map.values().filter_map(|s| s.lane.as_ref())
+    }
+
+    /// Into `out`, the sessions with a pending batch that `pick` keeps, in the order their
+    /// batches began.
+    pub(crate) fn pending_in_order(
+        &self,
+        out: &mut Vec<(u64, String)>,
+        pick: impl Fn(&str, &Slot) -> bool,
+    ) {
+        out.clear();
+        for (id, slot) in &self.map {
+            if let Some(at) = slot.batch
+                && pick(id, slot)
+            {
+                out.push((at, id.clone()));
+            }
+        }
+        out.sort_unstable_by_key(|(at, _)| *at);
     }
 
     /// The sessions with a view, and their entries.

@@ -69,12 +69,12 @@ impl Host {
         if let Some(slot) = self.slots.get_mut(id) {
             slot.view = None;
             slot.lane = None;
+            slot.batch = None;
             if let Some(state) = &mut slot.state {
                 state.view_dropped = true;
             }
         }
         self.slots.prune(id);
-        self.batch_order.retain(|s| s != id);
         self.views_dropped += 1;
     }
 
