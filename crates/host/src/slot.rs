@@ -23,8 +23,9 @@ pub(crate) struct Slot {
     /// Its event lane, from its first event until its view is dropped or it is forgotten
     /// with nothing pending.
     pub(crate) lane: Option<Lane>,
-    /// Its reduced view model (sent with a declared resync).
-    pub(crate) view: Option<SessionView>,
+    /// Its reduced view model (sent with a declared resync). Boxed: a view is ~2 KiB, and
+    /// the map's table keeps room for more entries than it holds.
+    pub(crate) view: Option<Box<SessionView>>,
     /// Where its pending batch stands in the order batches began (the host's count of
     /// batches begun when its lane got its first pending event); `None`: nothing pending.
     pub(crate) batch: Option<u64>,
@@ -74,11 +75,11 @@ impl Slots {
     }
 
     pub(crate) fn view(&self, id: &str) -> Option<&SessionView> {
-        self.map.get(id)?.view.as_ref()
+        self.map.get(id)?.view.as_deref()
     }
 
     pub(crate) fn view_mut(&mut self, id: &str) -> Option<&mut SessionView> {
-        self.map.get_mut(id)?.view.as_mut()
+        self.map.get_mut(id)?.view.as_deref_mut()
     }
 
     /// The known sessions and their state.
