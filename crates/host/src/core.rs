@@ -880,10 +880,6 @@ impl Host {
         if events.len() == 0 {
             return;
         }
-        if !self.slots.knows(&session_id) {
-            self.entry(&session_id);
-            self.touch(&session_id);
-        }
         self.push_events(&session_id, None, events, now);
     }
 
@@ -902,6 +898,12 @@ impl Host {
         let grid = *self.grid.get_or_insert(now);
         // One look-up finds the session's state, lane and view (or makes them).
         let slot = self.slots.slot(session_id);
+        if slot.state.is_none() && foreign.is_none() {
+            // Its first events: the session is listed first, its `bb/state` entry is new.
+            self.order.insert(0, session_id.to_owned());
+            mark_changed(&mut self.changed, session_id);
+            self.state_dirty = true;
+        }
         let state = slot.state.get_or_insert_default();
         state.active_at = self.activity;
         let lane = slot.lane.get_or_insert_with(|| Lane::new(engine, priority, grid));
@@ -1045,11 +1047,7 @@ impl Host {
 
     /// `session`'s entry in `bb/state` changed: its pending events go out before the state.
     pub(crate) fn touch(&mut self, session: &str) {
-        if let Some(changed) = &mut self.changed
-            && !changed.contains(session)
-        {
-            changed.insert(session.to_owned());
-        }
+        mark_changed(&mut self.changed, session);
         self.state_dirty = true;
     }
 
@@ -1142,6 +1140,15 @@ impl Host {
         }
         self.state_dirty = true;
         let _ = now;
+    }
+}
+
+/// Notes that `session`'s `bb/state` entry changed (`None`: every entry already did).
+fn mark_changed(changed: &mut Option<HashSet<String>>, session: &str) {
+    if let Some(changed) = changed
+        && !changed.contains(session)
+    {
+        changed.insert(session.to_owned());
     }
 }
 
