@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bb_normalize::{Engine, EventClass, Priority, SessionView, UpdateList};
+use bb_normalize::{Engine, EventClass, Priority, UpdateList};
 use bb_protocol::v1::{
     ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, StatePayload, V1Topic,
 };
@@ -19,12 +19,8 @@ use crate::input::Input;
 use crate::lane::Lane;
 use crate::prompting::{PromptCounters, Withdraw};
 use crate::prompts::{PromptConfig, Prompts};
+use crate::slot::{Keyed, Slot, Slots};
 use crate::tabs::{ConnId, RingLimits, Tabs, implicit_tab};
-
-/// A map keyed by session id, hashed with `foldhash`, whose `entry_ref` copies the key only
-/// when it inserts one: the event path looks a session up per input and must not allocate
-/// for it.
-type Keyed<V> = hashbrown::HashMap<String, V, foldhash::fast::RandomState>;
 
 /// Tunables of the host core. The flush cadence is `bb_normalize`'s (by priority).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +110,8 @@ struct Scratch {
     targets: Vec<String>,
     moved: Vec<String>,
     name: String,
+    /// Sessions whose pending batch is flushed, in the order their batches began.
+    due: Vec<(u64, String)>,
 }
 
 /// The open connections, written into `open`.
@@ -161,14 +159,13 @@ pub const LOST_NOTICE: &str = "The engine no longer holds this session (it resta
 pub struct Host {
     pub(crate) config: HostConfig,
     engine: Engine,
-    /// Session ids in display order; `sessions` holds their state.
+    /// Session ids in display order; `slots` holds their state.
     pub(crate) order: Vec<String>,
-    pub(crate) sessions: Keyed<SessionState>,
-    /// Event lanes per session, and the order sessions got their first pending event.
-    pub(crate) lanes: Keyed<Lane>,
-    pub(crate) batch_order: VecDeque<String>,
-    /// Reduced view model per session (sent with a declared resync).
-    pub(crate) views: Keyed<SessionView>,
+    /// Per session, in one entry: its state, its event lane and its reduced view model.
+    pub(crate) slots: Slots,
+    /// Batches begun so far (a session's pending batch is numbered when it begins:
+    /// batches are published in the order they began).
+    batches_begun: u64,
     fitter: Fitter,
     pub(crate) conns: BTreeMap<ConnId, Conn>,
     pub(crate) tabs: Tabs,
@@ -228,10 +225,8 @@ impl Host {
             config,
             engine,
             order: Vec::new(),
-            sessions: Keyed::default(),
-            lanes: Keyed::default(),
-            batch_order: VecDeque::new(),
-            views: Keyed::default(),
+            slots: Slots::default(),
+            batches_begun: 0,
             fitter: Fitter::new(config.max_message_bytes, config.recent_turns),
             conns: BTreeMap::new(),
             tabs: Tabs::new(limits),
@@ -274,14 +269,14 @@ impl Host {
     /// Whether a session's turn streams (as far as the engine's events said): it runs and
     /// waits on no prompt of its session.
     pub fn any_streaming(&self) -> bool {
-        self.sessions.iter().any(|(id, s)| s.running && self.prompts.open_count(Some(id)) == 0)
+        self.slots.states().any(|(id, s)| s.running && self.prompts.open_count(Some(id)) == 0)
     }
 
     /// Whether `session` may queue one more prompt behind its running turn: `Err` with how
     /// many are queued and the bound when not (`queue_full`).
     pub fn queue_room(&self, session: &str) -> Result<(), (u64, u64)> {
         let max = self.config.max_queued_prompts;
-        match self.sessions.get(session) {
+        match self.slots.state(session) {
             Some(s) if s.running && s.queued_prompts >= max => Err((s.queued_prompts, max)),
             _ => Ok(()),
         }
@@ -291,19 +286,19 @@ impl Host {
     /// on no prompt of its session (a turn waiting on the user sends nothing more until it
     /// is answered).
     pub fn turns(&self, session: &str) -> (u64, bool) {
-        self.sessions.get(session).map_or((0, false), |s| {
+        self.slots.state(session).map_or((0, false), |s| {
             (s.turns, s.running && self.prompts.open_count(Some(session)) == 0)
         })
     }
 
     /// Deltas merged into an earlier one so far, over all sessions still known.
     pub fn coalesced_deltas(&self) -> u64 {
-        self.lanes.values().map(Lane::coalesced).sum()
+        self.slots.lanes().map(Lane::coalesced).sum()
     }
 
     /// Whether the engine knows `session_id` (as far as the host has seen).
     pub fn knows_session(&self, session_id: &str) -> bool {
-        self.sessions.contains_key(session_id)
+        self.slots.knows(session_id)
     }
 
     /// The full body behind a truncated item's `ref`, while it is still held.
@@ -314,7 +309,7 @@ impl Host {
     /// The full body behind a `ref` seen in `session`'s events or updates (an item's
     /// payload, an oversized update, or a text previewed in the view), while still held.
     pub fn session_body(&self, session: &str, body_ref: &str) -> Option<&str> {
-        self.fitter.body(body_ref).or_else(|| self.views.get(session)?.body(body_ref))
+        self.fitter.body(body_ref).or_else(|| self.slots.view(session)?.body(body_ref))
     }
 
     /// A page of `session`'s older turns (`bb.history`): up to `limit` turns (at most
@@ -327,7 +322,7 @@ impl Host {
         before: u64,
         limit: Option<u64>,
     ) -> Option<HistoryResult> {
-        let view = self.views.get(session)?;
+        let view = self.slots.view(session)?;
         let turns = limit.map_or(self.config.history_turns, |l| {
             usize::try_from(l).unwrap_or(usize::MAX).clamp(1, HISTORY_MAX_TURNS)
         });
@@ -345,11 +340,13 @@ impl Host {
     /// block lists (called by the runtime when the engine went quiet after a burst, before
     /// its allocator returns free pages). Nothing queued is touched.
     pub fn release_spare(&mut self) {
-        for lane in self.lanes.values_mut() {
-            lane.release_spare();
-        }
-        for view in self.views.values_mut() {
-            view.release_spare();
+        for (_, slot) in self.slots.iter_mut() {
+            if let Some(lane) = &mut slot.lane {
+                lane.release_spare();
+            }
+            if let Some(view) = &mut slot.view {
+                view.release_spare();
+            }
         }
     }
 
@@ -465,15 +462,14 @@ impl Host {
                 // What the session streamed before it went still leaves, in order.
                 self.flush_session(&id, now);
                 self.prompts.remove_session(&id);
-                self.lanes.remove(&id);
-                self.views.remove(&id);
+                let known = self.slots.remove(&id).is_some_and(|s| s.state.is_some());
                 self.tabs.remove_session(&id);
                 self.floors.remove(&id);
                 self.claims.removed(&id);
                 if let Some(changed) = &mut self.changed {
                     changed.remove(&id);
                 }
-                if self.sessions.remove(&id).is_some() {
+                if known {
                     self.order.retain(|s| *s != id);
                 }
                 for c in self.conns.values_mut() {
@@ -573,25 +569,26 @@ impl Host {
         self.now = Some(now);
         self.expire_prompts(now);
         self.heartbeat(now);
-        let due: Vec<String> = self
-            .batch_order
-            .iter()
-            .filter(|id| self.lanes.get(*id).and_then(Lane::poll_timeout).is_some_and(|d| d <= now))
-            .cloned()
-            .collect();
-        for id in due {
-            let view = self.views.entry_ref(&id).or_default();
-            if let Some(events) = self.lanes.get_mut(&id).and_then(|l| l.poll_flush(now, view)) {
-                self.batch_order.retain(|s| *s != id);
+        let mut due = std::mem::take(&mut self.scratch.due);
+        self.slots.pending_in_order(&mut due, |_, s| {
+            s.lane.as_ref().and_then(Lane::poll_timeout).is_some_and(|d| d <= now)
+        });
+        for (_, id) in due.drain(..) {
+            let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(&id) else {
+                continue;
+            };
+            if let Some(events) = lane.poll_flush(now, view.get_or_insert_default()) {
+                *batch = None;
                 self.publish(&id, events, now);
             }
         }
+        self.scratch.due = due;
     }
 
     /// The earliest time a pending batch is due, a prompt expires or a heartbeat is due, if
     /// any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let lanes = self.lanes.values().filter_map(Lane::poll_timeout).min();
+        let lanes = self.slots.lanes().filter_map(Lane::poll_timeout).min();
         [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
     }
 
@@ -600,7 +597,7 @@ impl Host {
     /// gather engine events ends the pause before it (and before [`Host::poll_timeout`]), so
     /// that events still on their way are read in time for the beat they would make.
     pub fn next_beat(&self, now: Instant) -> Option<Instant> {
-        self.lanes.values().filter_map(Lane::next_beat).filter(|beat| *beat > now).min()
+        self.slots.lanes().filter_map(Lane::next_beat).filter(|beat| *beat > now).min()
     }
 
     /// Sends every ready connection the connection state again when the heartbeat is due: the
@@ -717,24 +714,25 @@ impl Host {
     /// Whether the bridge keeps something of `id` to show: it knows the session, or still
     /// holds its reduced view.
     pub fn kept_view(&self, id: &str) -> bool {
-        self.sessions.contains_key(id) || self.views.contains_key(id)
+        self.slots.get(id).is_some_and(|s| s.state.is_some() || s.view.is_some())
     }
 
     /// Whether the engine was found no longer holding `id` ([`Input::SessionLost`]).
     pub fn session_is_lost(&self, id: &str) -> bool {
-        self.sessions.get(id).is_some_and(|s| s.lost)
+        self.slots.state(id).is_some_and(|s| s.lost)
     }
 
     pub(crate) fn entry(&mut self, id: &str) -> &mut SessionState {
-        if !self.sessions.contains_key(id) {
+        let slot = self.slots.slot(id);
+        if slot.state.is_none() {
             self.order.insert(0, id.to_owned());
         }
-        self.sessions.entry_ref(id).or_default()
+        slot.state.get_or_insert_default()
     }
 
     /// The parent of `session`, when the engine named one.
     pub(crate) fn sessions_parent(&self, session: &str) -> Option<&str> {
-        self.sessions.get(session)?.parent.as_deref()
+        self.slots.state(session)?.parent.as_deref()
     }
 
     /// The id of `conn`'s explicit tab that shows `session`, if any.
@@ -800,7 +798,7 @@ impl Host {
     /// Records for `tab` a declared resync of `session` from its view, if it has one.
     fn record_resync(&mut self, tab: &str, session: &str) {
         let Some(receive) = self.tabs.get(tab).map(|t| t.receive) else { return };
-        let Some(view) = self.views.get(session) else { return };
+        let Some(view) = self.slots.view(session) else { return };
         let (payload, bytes) = self.fitter.resync(session, view, receive);
         let ordinal = self.floors.current(session);
         self.tabs.record(tab, payload, (bytes, ordinal));
@@ -808,31 +806,43 @@ impl Host {
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
         let mut order = Vec::with_capacity(list.len());
-        let mut sessions = Keyed::with_capacity_and_hasher(list.len(), Default::default());
+        // Every known session is forgotten, then the listed ones are known again.
+        let mut old: Keyed<SessionState> = Keyed::default();
+        for (id, slot) in self.slots.iter_mut() {
+            if let Some(state) = slot.state.take() {
+                old.insert(id.clone(), state);
+            }
+        }
         for summary in list {
-            let id = summary.session_id.clone();
-            let mut state = self.sessions.remove(&id).unwrap_or_default();
+            let mut state = old.remove(&summary.session_id).unwrap_or_default();
             if summary.parent_id.is_some() {
                 state.parent.clone_from(&summary.parent_id);
             }
+            let slot = self.slots.slot(&summary.session_id);
+            let id = summary.session_id.clone();
             state.summary = Some(summary);
-            if sessions.insert(id.clone(), state).is_none() {
+            if slot.state.replace(state).is_none() {
                 order.push(id);
             }
         }
         // Sessions with a run in progress stay even if the listing raced their creation.
-        for (id, state) in self.sessions.drain() {
-            if state.running && !sessions.contains_key(&id) {
-                order.push(id.clone());
-                sessions.insert(id, state);
+        for (id, state) in old.drain() {
+            if state.running {
+                self.slots.slot(&id).state = Some(state);
+                order.push(id);
             }
         }
         self.order = order;
-        self.sessions = sessions;
-        let known = &self.sessions;
-        self.lanes.retain(|id, lane| known.contains_key(id) || lane.pending_len() > 0);
+        // A lane stays with its session, or while it holds events.
+        for (_, slot) in self.slots.iter_mut() {
+            if slot.state.is_none() && slot.lane.as_ref().is_some_and(|l| l.pending_len() == 0) {
+                slot.lane = None;
+            }
+        }
+        self.slots.prune_all();
+        let known = &self.slots;
         for c in self.conns.values_mut() {
-            if c.active.as_ref().is_some_and(|a| !known.contains_key(a)) {
+            if c.active.as_ref().is_some_and(|a| !known.knows(a)) {
                 c.active = None;
             }
         }
@@ -850,10 +860,11 @@ impl Host {
     }
 
     fn refresh_priorities(&mut self) {
-        let ids: Vec<String> = self.lanes.keys().cloned().collect();
+        let ids: Vec<String> =
+            self.slots.iter().filter(|(_, s)| s.lane.is_some()).map(|(id, _)| id.clone()).collect();
         for id in ids {
             let priority = self.priority_of(&id);
-            if let Some(lane) = self.lanes.get_mut(&id) {
+            if let Some(lane) = self.slots.get_mut(&id).and_then(|s| s.lane.as_mut()) {
                 lane.set_priority(priority);
             }
         }
@@ -868,10 +879,6 @@ impl Host {
     ) {
         if events.len() == 0 {
             return;
-        }
-        if !self.sessions.contains_key(&session_id) {
-            self.entry(&session_id);
-            self.touch(&session_id);
         }
         self.push_events(&session_id, None, events, now);
     }
@@ -888,13 +895,21 @@ impl Host {
         let priority = self.priority_of(session_id);
         let engine = self.engine;
         self.activity += 1;
-        let state = self.sessions.entry_ref(session_id).or_default();
-        state.active_at = self.activity;
         let grid = *self.grid.get_or_insert(now);
-        let lane =
-            self.lanes.entry_ref(session_id).or_insert_with(|| Lane::new(engine, priority, grid));
+        // One look-up finds the session's state, lane and view (or makes them).
+        let slot = self.slots.slot(session_id);
+        if slot.state.is_none() && foreign.is_none() {
+            // Its first events: the session is listed first, its `bb/state` entry is new.
+            self.order.insert(0, session_id.to_owned());
+            mark_changed(&mut self.changed, session_id);
+            self.state_dirty = true;
+        }
+        let state = slot.state.get_or_insert_default();
+        state.active_at = self.activity;
+        let lane = slot.lane.get_or_insert_with(|| Lane::new(engine, priority, grid));
         if lane.pending_len() == 0 {
-            self.batch_order.push_back(session_id.to_owned());
+            self.batches_begun += 1;
+            slot.batch = Some(self.batches_begun);
         }
         for (event, class) in events {
             let ends = foreign.is_none() && ends_reply(&event.event_type);
@@ -904,18 +919,15 @@ impl Host {
             }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
-        // One look-up of the view finds it or makes it (nothing above reads the views).
-        let (view, fresh_view) = match self.views.entry_ref(session_id) {
-            hashbrown::hash_map::EntryRef::Occupied(e) => (e.into_mut(), false),
-            hashbrown::hash_map::EntryRef::Vacant(e) => (e.insert(SessionView::default()), true),
-        };
+        let fresh_view = slot.view.is_none();
+        let view = slot.view.get_or_insert_default();
         let flushed = if lane.pending_len() >= self.config.max_batch {
             lane.flush_now(now, view)
         } else {
             lane.poll_flush(now, view)
         };
         if let Some(events) = flushed {
-            self.batch_order.retain(|s| s != session_id);
+            slot.batch = None;
             self.publish(session_id, events, now);
         }
         if fresh_view {
@@ -924,11 +936,11 @@ impl Host {
     }
 
     fn flush_session(&mut self, id: &str, now: Instant) {
-        let view = self.views.entry_ref(id).or_default();
-        let Some(events) = self.lanes.get_mut(id).and_then(|l| l.flush_now(now, view)) else {
+        let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(id) else {
             return;
         };
-        self.batch_order.retain(|s| s != id);
+        *batch = None;
+        let Some(events) = lane.flush_now(now, view.get_or_insert_default()) else { return };
         self.publish(id, events, now);
     }
 
@@ -948,7 +960,7 @@ impl Host {
         let mut lagging = Vec::new();
         let mut messages = self.fitter.split(id, events, self.config.max_batch);
         if self.updates_wanted
-            && let Some(view) = self.views.get_mut(id)
+            && let Some(view) = self.slots.view_mut(id)
         {
             // What the batch changed in the view, with the last of its messages.
             let mut list = UpdateList::new();
@@ -1024,19 +1036,18 @@ impl Host {
     }
 
     fn flush_all(&mut self, now: Instant) {
-        while let Some(id) = self.batch_order.pop_front() {
+        let mut due = std::mem::take(&mut self.scratch.due);
+        self.slots.pending_in_order(&mut due, |_, _| true);
+        for (_, id) in due.drain(..) {
             self.flush_session(&id, now);
         }
+        self.scratch.due = due;
         self.changed = Some(HashSet::new());
     }
 
     /// `session`'s entry in `bb/state` changed: its pending events go out before the state.
     pub(crate) fn touch(&mut self, session: &str) {
-        if let Some(changed) = &mut self.changed
-            && !changed.contains(session)
-        {
-            changed.insert(session.to_owned());
-        }
+        mark_changed(&mut self.changed, session);
         self.state_dirty = true;
     }
 
@@ -1049,11 +1060,12 @@ impl Host {
             return;
         };
         if !changed.is_empty() {
-            let due: Vec<String> =
-                self.batch_order.iter().filter(|id| changed.contains(*id)).cloned().collect();
-            for id in due {
+            let mut due = std::mem::take(&mut self.scratch.due);
+            self.slots.pending_in_order(&mut due, |id, _| changed.contains(id));
+            for (_, id) in due.drain(..) {
                 self.flush_session(&id, now);
             }
+            self.scratch.due = due;
             changed.clear();
         }
         self.changed = Some(changed);
@@ -1108,11 +1120,11 @@ impl Host {
         if !lagging.is_empty() {
             let mut messages = Vec::new();
             for tab in lagging {
-                let views = &self.views;
+                let slots = &self.slots;
                 let fitter = &mut self.fitter;
                 let floors = &self.floors;
                 messages.extend(self.tabs.catch_up(&tab, |session, receive| {
-                    let view = views.get(session)?;
+                    let view = slots.view(session)?;
                     let (payload, bytes) = fitter.resync(session, view, receive);
                     Some((payload, bytes, floors.current(session)))
                 }));
@@ -1128,6 +1140,15 @@ impl Host {
         }
         self.state_dirty = true;
         let _ = now;
+    }
+}
+
+/// Notes that `session`'s `bb/state` entry changed (`None`: every entry already did).
+fn mark_changed(changed: &mut Option<HashSet<String>>, session: &str) {
+    if let Some(changed) = changed
+        && !changed.contains(session)
+    {
+        changed.insert(session.to_owned());
     }
 }
 

@@ -194,6 +194,7 @@ mod prompting;
 pub mod prompts;
 mod saved;
 mod shape;
+mod slot;
 mod state;
 mod tabs;
 mod unshown;

@@ -27,7 +27,7 @@ impl Host {
         let mut changed = false;
         let mut n = 0;
         for id in &self.order {
-            let Some(s) = self.sessions.get(id) else { continue };
+            let Some(s) = self.slots.state(id) else { continue };
             if n == sessions.len() {
                 sessions.push(SessionSummary::default());
                 changed = true;
@@ -40,7 +40,7 @@ impl Host {
             changed = true;
         }
         changed |= set_opt(active_session_id, active);
-        let active_running = active.and_then(|id| self.sessions.get(id)).is_some_and(|s| s.running);
+        let active_running = active.and_then(|id| self.slots.state(id)).is_some_and(|s| s.running);
         changed |= set(running, Some(active_running));
         changed |= set(pending_permission_count, Some(self.prompts.open_count(None)));
         changed
@@ -84,7 +84,7 @@ impl Host {
         changed |= set_str(&mut slot.session_id, session_id);
         // A session the engine gave no title is named by its first prompt.
         if title.as_deref().is_none_or(|t| t.trim().is_empty()) {
-            let named = self.views.get(id).and_then(bb_normalize::SessionView::title);
+            let named = self.slots.view(id).and_then(bb_normalize::SessionView::title);
             changed |= set_opt(&mut slot.title, named.as_deref());
         } else {
             changed |= set_opt(&mut slot.title, title.as_deref());

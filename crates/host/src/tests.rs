@@ -556,9 +556,9 @@ fn a_burst_leaves_no_room_held_once_released() {
     h.handle(events_in(&h, "s1", events), c.now());
     let out = run_to_idle(&mut h, &c);
     assert_eq!(ids(&out, "s1").len(), 3000);
-    assert!(h.lanes["s1"].spare() >= 3000, "the burst grew the queue");
+    assert!(h.slots.lane("s1").unwrap().spare() >= 3000, "the burst grew the queue");
     h.release_spare();
-    assert_eq!(h.lanes["s1"].spare(), 0);
+    assert_eq!(h.slots.lane("s1").unwrap().spare(), 0);
     h.handle(events_in(&h, "s1", vec![ev("after")]), c.now());
     assert_eq!(ids(&run_to_idle(&mut h, &c), "s1"), ["after"], "the queue grows again");
 }

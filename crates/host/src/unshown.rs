@@ -34,7 +34,7 @@ impl Host {
     /// Drops the least recently active unshown views past the bound.
     pub(crate) fn bound_unshown_views(&mut self) {
         let limit = self.config.max_unshown_views;
-        if self.views.len() <= limit {
+        if self.slots.with_view().nth(limit).is_none() {
             return;
         }
         let open: Vec<ConnId> = self.conns.keys().copied().collect();
@@ -42,10 +42,10 @@ impl Host {
             return;
         }
         let mut unshown: Vec<(u64, String)> = self
-            .views
-            .keys()
-            .filter(|id| self.droppable(id))
-            .map(|id| (self.sessions.get(id.as_str()).map_or(0, |s| s.active_at), id.clone()))
+            .slots
+            .with_view()
+            .filter(|(id, _)| self.droppable(id))
+            .map(|(id, s)| (s.state.as_ref().map_or(0, |s| s.active_at), id.clone()))
             .collect();
         if unshown.len() <= limit {
             return;
@@ -60,18 +60,21 @@ impl Host {
     /// No tab shows it, and nothing of it waits on a person or a flush.
     fn droppable(&self, id: &str) -> bool {
         !self.tabs.is_bound(id)
-            && !self.sessions.get(id).is_some_and(|s| s.running)
+            && !self.slots.state(id).is_some_and(|s| s.running)
             && self.prompts.open_count(Some(id)) == 0
-            && self.lanes.get(id).is_none_or(|l| l.pending_len() == 0)
+            && self.slots.lane(id).is_none_or(|l| l.pending_len() == 0)
     }
 
     fn drop_view(&mut self, id: &str) {
-        self.views.remove(id);
-        self.lanes.remove(id);
-        self.batch_order.retain(|s| s != id);
-        if let Some(state) = self.sessions.get_mut(id) {
-            state.view_dropped = true;
+        if let Some(slot) = self.slots.get_mut(id) {
+            slot.view = None;
+            slot.lane = None;
+            slot.batch = None;
+            if let Some(state) = &mut slot.state {
+                state.view_dropped = true;
+            }
         }
+        self.slots.prune(id);
         self.views_dropped += 1;
     }
 
@@ -82,8 +85,7 @@ impl Host {
 
     /// Tells the tab binding `id` that its earlier history was dropped, once.
     pub(crate) fn view_was_dropped(&mut self, id: &str, now: Instant) {
-        let dropped =
-            self.sessions.get_mut(id).is_some_and(|s| std::mem::take(&mut s.view_dropped));
+        let dropped = self.slots.state_mut(id).is_some_and(|s| std::mem::take(&mut s.view_dropped));
         if dropped {
             self.bridge_notice(id, "bb-view-dropped", VIEW_DROPPED_NOTICE, now);
         }
