@@ -75,6 +75,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
+    let terminate = terminate_signal();
     let launcher = Arc::new(Launcher::start(args.engine).await?);
     // The engine is checked (its executable found, an agent started, a URL parsed) before
     // the URL is printed: a link that cannot work is never shown.
@@ -125,7 +126,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // engine it started.
     let mut runtime = runtime;
     let stopped = tokio::select! {
-        served = axum::serve(listener, app).with_graceful_shutdown(terminate_signal()) => {
+        served = axum::serve(listener, app).with_graceful_shutdown(terminate) => {
             served.map_err(anyhow::Error::from)
         }
         ended = &mut runtime => match ended {
@@ -148,17 +149,21 @@ async fn run(args: Args) -> anyhow::Result<()> {
     stopped
 }
 
-/// Resolves on SIGTERM or SIGINT.
-async fn terminate_signal() {
+/// Installs the SIGTERM and SIGINT handlers now, and resolves once either signal arrives.
+/// Called before the URL is printed: a signal sent once a client can connect is never the
+/// default action (which ends the process without closing connections or stopping the
+/// engine).
+fn terminate_signal() -> impl Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        tracing::warn!("cannot install signal handlers");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {},
-        _ = int.recv() => {},
+    let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
+    async move {
+        let (Ok(mut term), Ok(mut int)) = handlers else {
+            tracing::warn!("cannot install signal handlers");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
     }
 }

@@ -22,6 +22,7 @@ const WRITERS_GRACE: Duration = Duration::from_secs(2);
 /// Binds `path` (or reports its owner), then runs the service over its clients until the
 /// linger period passes with no client, or SIGTERM/SIGINT; then stops the engine.
 pub(crate) async fn run(args: Args, path: PathBuf, pace: Pace) -> anyhow::Result<()> {
+    let terminate = crate::terminate_signal();
     let mut listener = match bb_bridge_stdio::socket::bind(&path)
         .with_context(|| format!("cannot listen on {}", path.display()))?
     {
@@ -37,7 +38,7 @@ pub(crate) async fn run(args: Args, path: PathBuf, pace: Pace) -> anyhow::Result
     let linger = Duration::from_secs(args.linger);
     let (tx, connections) = mpsc::channel(16);
     let serving = tokio::spawn(async move {
-        let served = listener.serve(tx, Limits::default(), linger, crate::terminate_signal()).await;
+        let served = listener.serve(tx, Limits::default(), linger, terminate).await;
         (listener, served)
     });
     // The engine set-up is checked before `listening on` is said: a sidecar that cannot serve

@@ -91,9 +91,10 @@ fn main() -> anyhow::Result<()> {
 
 /// Runs the service loop on stdio until the webview closes.
 async fn run(args: Args, pace: Pace) -> anyhow::Result<()> {
+    let terminate = terminate_signal();
     let launcher = Launcher::start_paced(args.engine, Some(pace)).await?;
     let service = service(&launcher).await?;
-    let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate_signal());
+    let (sink, bridge) = bb_bridge_stdio::stdio(Limits::default(), terminate);
     let result = service.run(bb_service::sink::single(sink)).await;
     bridge.reader.abort();
     if let Err(err) = bridge.writer.await {
@@ -124,17 +125,21 @@ fn release_free_memory() {
     memdbg::full("trim");
 }
 
-/// Resolves on SIGTERM or SIGINT, so the engine is stopped in order.
-pub(crate) async fn terminate_signal() {
+/// Installs the SIGTERM and SIGINT handlers now, and resolves once either signal arrives, so
+/// the engine is stopped in order. Called before anything is started: a signal that comes
+/// while the engine starts or before the future is first polled is kept, not the default
+/// action (which ends the process without stopping the engine in order).
+pub(crate) fn terminate_signal() -> impl Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        tracing::warn!("cannot install signal handlers; only end of input stops the sidecar");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {},
-        _ = int.recv() => {},
+    let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
+    async move {
+        let (Ok(mut term), Ok(mut int)) = handlers else {
+            tracing::warn!("cannot install signal handlers; only end of input stops the sidecar");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
     }
 }
