@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bb_bridge_ws::{HeadlessPlatform, OriginPolicy, WsState};
-use bb_launch::{EngineArgs, Launcher};
+use bb_launch::{EngineArgs, Launcher, terminate_signal};
 use bb_protocol::Limits;
 use clap::Parser;
 use secrecy::ExposeSecret;
@@ -147,23 +147,4 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     tracing::info!("stopping; bye");
     stopped
-}
-
-/// Installs the SIGTERM and SIGINT handlers now, and resolves once either signal arrives.
-/// Called before the URL is printed: a signal sent once a client can connect is never the
-/// default action (which ends the process without closing connections or stopping the
-/// engine).
-fn terminate_signal() -> impl Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
-    async move {
-        let (Ok(mut term), Ok(mut int)) = handlers else {
-            tracing::warn!("cannot install signal handlers");
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = int.recv() => {},
-        }
-    }
 }

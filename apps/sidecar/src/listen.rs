@@ -22,7 +22,7 @@ const WRITERS_GRACE: Duration = Duration::from_secs(2);
 /// Binds `path` (or reports its owner), then runs the service over its clients until the
 /// linger period passes with no client, or SIGTERM/SIGINT; then stops the engine.
 pub(crate) async fn run(args: Args, path: PathBuf, pace: Pace) -> anyhow::Result<()> {
-    let terminate = crate::terminate_signal();
+    let terminate = bb_launch::terminate_signal();
     let mut listener = match bb_bridge_stdio::socket::bind(&path)
         .with_context(|| format!("cannot listen on {}", path.display()))?
     {

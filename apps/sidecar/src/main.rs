@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bb_launch::{EngineArgs, EngineParts, Launcher};
+use bb_launch::{EngineArgs, EngineParts, Launcher, terminate_signal};
 use bb_protocol::Limits;
 use bb_service::{MemoryTrim, Pace, Service, SystemClock};
 use clap::Parser;
@@ -123,23 +123,4 @@ fn release_free_memory() {
     unsafe { libmimalloc_sys::mi_collect(true) }
     #[cfg(feature = "memdbg")]
     memdbg::full("trim");
-}
-
-/// Installs the SIGTERM and SIGINT handlers now, and resolves once either signal arrives, so
-/// the engine is stopped in order. Called before anything is started: a signal that comes
-/// while the engine starts or before the future is first polled is kept, not the default
-/// action (which ends the process without stopping the engine in order).
-pub(crate) fn terminate_signal() -> impl Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
-    async move {
-        let (Ok(mut term), Ok(mut int)) = handlers else {
-            tracing::warn!("cannot install signal handlers; only end of input stops the sidecar");
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = int.recv() => {},
-        }
-    }
 }

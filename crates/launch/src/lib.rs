@@ -1,6 +1,7 @@
 //! The engine side of every bridge binary: the engine flags (`--workspace`, `--engine`,
 //! `--engine-bin`, `--engine-url`, `--engine-*-env`, `--state-dir`, …) and the code that turns
-//! them into an engine adapter and, in spawn mode, its supervision. `bb-sidecar` and
+//! them into an engine adapter and, in spawn mode, its supervision; and the stop signals
+//! (SIGTERM, SIGINT) both binaries obey. `bb-sidecar` and
 //! `bb-gateway` both flatten [`EngineArgs`] into their command line, so they take the same
 //! flags with the same defaults (the offline demo engine).
 //!
@@ -10,6 +11,8 @@
 
 mod args;
 mod launcher;
+mod signal;
 
 pub use args::{EngineArgs, EngineKind};
 pub use launcher::{EngineParts, LaunchError, Launcher};
+pub use signal::terminate_signal;
