@@ -104,17 +104,16 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::client::{KiloClient, KiloRouterHandle, RouterOptions, Session, spawn_router};
+use crate::client::{KiloClient, KiloRouterHandle, RouterOptions, Session, spawn_router_into};
 use async_trait::async_trait;
+use bb_engine_client::sse::SseClient;
 use bb_engine_client::transport::{EngineAuth, EngineTransport, HttpOptions, HttpTransport};
 use bb_protocol::v1::{
-    Capabilities, CommandParams, CommandResult, ConnectionStatus, CreateSessionParams,
-    DownloadArtifactParams, DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus,
-    FileSnippetResult, InitResult, ListFilesParams, ListFilesResult, ListSessionsResult,
-    OpenDiffParams, ReadFileSnippetParams, SendMessageParams, SendMessageResult, SessionAck,
-    SessionParams, SessionSummary,
+    Capabilities, CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
+    DownloadArtifactResult, EngineInfo, EngineKind, EngineStatus, FileSnippetResult, InitResult,
+    ListFilesParams, ListFilesResult, ListSessionsResult, OpenDiffParams, ReadFileSnippetParams,
+    SendMessageParams, SendMessageResult, SessionAck, SessionParams, SessionSummary,
 };
-use tokio::task::JoinHandle;
 
 pub use events::TURN_FAILED_EVENT;
 pub use ingest::Mapping;
@@ -165,14 +164,8 @@ impl Default for KiloOptions {
 #[derive(Debug)]
 struct Bound {
     client: KiloClient,
+    /// The router, with the pump in its task (stopped when dropped).
     router: KiloRouterHandle,
-    pump: JoinHandle<()>,
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        self.pump.abort();
-    }
 }
 
 /// The Kilo engine adapter.
@@ -252,21 +245,22 @@ impl KiloAdapter {
         // The router and the pump run where the settings say (`KiloOptions::events`).
         let entered = self.settings.events.as_ref().map(tokio::runtime::Handle::enter);
         // Never gives up while the engine is meant to run; refused credentials still stop it.
-        let (router, router_updates) = spawn_router(client.clone(), RouterOptions::default());
-        let updates = self.updates.clone();
+        let options = RouterOptions::default();
+        let sse = SseClient::new(client.transport().clone(), client.event_request())
+            .with_policy(options.policy);
         // A restarted engine's requests died with the old one: the runtime tells the host.
         let restarted = std::mem::replace(&mut *lock(&self.was_bound), true);
         let context =
             pump::PumpContext { shared: self.shared.clone(), client: client.clone(), restarted };
-        let pump = tokio::spawn(async move {
-            let _ = updates.try_send(pump::connection(ConnectionStatus::Connecting, None, None));
-            pump::run(router_updates, updates, context).await;
-        });
+        // The pump runs in the router's task: an update goes from the stream to the host's
+        // channel without a channel and a task of its own in between.
+        let pump = pump::Pump::new(self.updates.clone(), context);
+        let router = spawn_router_into(client.clone(), sse, pump);
         drop(entered);
         for id in self.shared.tracked() {
             router.track(id);
         }
-        let bound = Bound { client, router, pump };
+        let bound = Bound { client, router };
         // The previous router and pump stop when dropped.
         *self.lock() = Some(bound);
     }

@@ -1,5 +1,5 @@
-//! Router updates → host inputs: one task per bound engine that reads the Kilo event router
-//! (one `GET /event` stream, refresh-on-reconnect) and reports in engine order.
+//! Router updates → host inputs: the consumer of the Kilo event router (one `GET /event`
+//! stream, refresh-on-reconnect), run in the router's own task, that reports in engine order.
 //!
 //! Recovery: the stream reconnects without giving up while the engine is meant to run
 //! (capped back-off; each attempt is a `bb/connection` `connecting` with its count); after a
@@ -10,16 +10,16 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::client::{
+    Consumer, Gone, KiloClient, KiloUpdate, MessageWithParts, PermissionRequest, QuestionRequest,
+};
+use crate::events::{Action, KiloEventState, classed, prompt_of};
+use crate::shared::{Shared, kind_of};
 use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
-
-use crate::client::{KiloClient, KiloUpdate, MessageWithParts, PermissionRequest, QuestionRequest};
-use crate::events::{Action, KiloEventState, classed, prompt_of};
-use crate::shared::{Shared, kind_of};
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
@@ -37,60 +37,83 @@ pub(crate) struct PumpContext {
     pub(crate) restarted: bool,
 }
 
-/// Runs until the router stops or the service is gone.
-pub(crate) async fn run(
-    mut router: mpsc::Receiver<KiloUpdate>,
+/// The router's consumer: each update mapped as it is taken, what a wake-up of the router
+/// had ready sent on at its flush. Adjacent events of one session among them go on as one
+/// input (`push_merged`), and the engine calls the mapping asks for follow them.
+pub(crate) struct Pump {
     updates: InputSender,
-    context: PumpContext,
-) {
-    let PumpContext { shared, client, mut restarted } = context;
-    let mut state = KiloEventState::new(shared.clone());
-    let mut rehydrations: u64 = 0;
-    // What the router had ready is mapped together: adjacent events of one session go on
-    // as one input (`push_merged`), and the engine calls the mapping asks for follow them.
-    // Each update is mapped into `inputs`, a buffer kept across updates.
-    let (mut received, mut mapped, mut actions) = (Vec::new(), Vec::new(), Vec::new());
-    let mut inputs = Vec::new();
-    while router.recv_many(&mut received, Input::MERGED_EVENTS).await > 0 {
-        for update in received.drain(..) {
-            // What was mapped before a reconnection goes out first: mapping that one waits
-            // on the engine.
-            let waits = matches!(update, KiloUpdate::Connected { .. });
-            if waits && !send_all(&updates, &mut mapped).await {
-                return;
-            }
-            map(
-                update,
-                &mut state,
-                &shared,
-                &client,
-                &mut restarted,
-                &mut rehydrations,
-                &mut inputs,
-            )
-            .await;
-            for input in inputs.drain(..) {
-                push_merged(&mut mapped, input);
-            }
-            actions.extend(state.take_actions());
-        }
-        if !send_all(&updates, &mut mapped).await {
-            return;
-        }
-        for action in actions.drain(..) {
-            act(&client, action).await;
+    shared: Arc<Shared>,
+    client: KiloClient,
+    restarted: bool,
+    state: KiloEventState,
+    rehydrations: u64,
+    /// Mapped, not yet sent.
+    mapped: Vec<Input>,
+    /// One update's inputs (a buffer kept across updates).
+    inputs: Vec<Input>,
+    actions: Vec<Action>,
+}
+
+impl Pump {
+    pub(crate) fn new(updates: InputSender, context: PumpContext) -> Self {
+        let PumpContext { shared, client, restarted } = context;
+        Self {
+            updates,
+            state: KiloEventState::new(shared.clone()),
+            shared,
+            client,
+            restarted,
+            rehydrations: 0,
+            mapped: Vec::new(),
+            inputs: Vec::new(),
+            actions: Vec::new(),
         }
     }
 }
 
-/// Sends `mapped` in order; `false` once the service is gone.
-async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> bool {
-    for update in mapped.drain(..) {
-        if updates.send(update).await.is_err() {
-            return false;
-        }
+impl Consumer for Pump {
+    fn started(&mut self) {
+        let _ = self.updates.try_send(connection(ConnectionStatus::Connecting, None, None));
     }
-    true
+
+    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        // What was mapped before a reconnection goes out first: mapping that one waits on
+        // the engine.
+        if matches!(update, KiloUpdate::Connected { .. }) {
+            send_all(&self.updates, &mut self.mapped).await?;
+        }
+        map(
+            update,
+            &mut self.state,
+            &self.shared,
+            &self.client,
+            &mut self.restarted,
+            &mut self.rehydrations,
+            &mut self.inputs,
+        )
+        .await;
+        for input in self.inputs.drain(..) {
+            push_merged(&mut self.mapped, input);
+        }
+        self.actions.extend(self.state.take_actions());
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        send_all(&self.updates, &mut self.mapped).await?;
+        for action in self.actions.drain(..) {
+            act(&self.client, action).await;
+        }
+        Ok(())
+    }
+}
+
+/// Sends `mapped` in order; `Gone` once the service is gone.
+async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> Result<(), Gone> {
+    for update in mapped.drain(..) {
+        updates.send(update).await.map_err(|_| Gone)?;
+    }
+    Ok(())
 }
 
 /// One router update as host inputs, in the order they apply, appended to `out`.

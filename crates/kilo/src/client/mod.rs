@@ -9,6 +9,7 @@ mod types;
 
 pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent};
 pub use rest::{KiloClient, KiloError};
+pub(crate) use router::{Consumer, Gone, spawn_router_into};
 pub use router::{
     KiloRouterHandle, KiloUpdate, RouterOptions, Routing, route, spawn_router, spawn_router_with,
 };

@@ -4,6 +4,9 @@
 //! events resume (refresh-on-reconnect).
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -161,11 +164,49 @@ pub fn spawn_router_with(
     capacity: usize,
 ) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
     let (updates, receiver) = mpsc::channel(capacity.max(1));
+    (spawn_router_into(client, sse, Channel(updates)), receiver)
+}
+
+/// [`spawn_router`] whose updates go straight to `out` in the router's own task: no channel
+/// and no second task between the stream and what consumes its updates (the adapter's pump).
+pub(crate) fn spawn_router_into(
+    client: KiloClient,
+    sse: SseClient,
+    out: impl Consumer + Send + 'static,
+) -> KiloRouterHandle {
     let (commands, command_rx) = mpsc::unbounded_channel();
-    let router =
-        Router { client, sse, updates, tracked: BTreeSet::new(), routing: Routing::default() };
+    let router = Router { client, sse, out, tracked: BTreeSet::new(), routing: Routing::default() };
     let task = tokio::spawn(router.run(command_rx));
-    (KiloRouterHandle { commands, task }, receiver)
+    KiloRouterHandle { commands, task }
+}
+
+/// What the router hands its updates to, in order, in its own task.
+pub(crate) trait Consumer {
+    /// Runs first, when the router's task starts.
+    fn started(&mut self) {}
+
+    /// One update.
+    fn take(&mut self, update: KiloUpdate) -> impl Future<Output = Result<(), Gone>> + Send;
+
+    /// The stream has nothing more ready now (or a batch of [`READY_BATCH`] updates was
+    /// taken): what was taken goes on.
+    fn flush(&mut self) -> impl Future<Output = Result<(), Gone>> + Send;
+}
+
+/// The updates of one wake-up the router takes before its consumer flushes.
+pub(crate) const READY_BATCH: usize = 256;
+
+/// The consumer of [`spawn_router`]: a channel.
+struct Channel(mpsc::Sender<KiloUpdate>);
+
+impl Consumer for Channel {
+    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        self.0.send(update).await.map_err(|_| Gone)
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        Ok(())
+    }
 }
 
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
@@ -242,19 +283,26 @@ fn route_fresh(data: String) -> KiloUpdate {
     }
 }
 
-struct Router {
+struct Router<C> {
     client: KiloClient,
     sse: SseClient,
-    updates: mpsc::Sender<KiloUpdate>,
+    out: C,
     tracked: BTreeSet<String>,
     routing: Routing,
 }
 
 /// The consumer went away: stop.
-struct Gone;
+pub(crate) struct Gone;
 
-impl Router {
+/// Whether the router goes on after a stream item.
+enum Flow {
+    Continue,
+    Stop,
+}
+
+impl<C: Consumer> Router<C> {
     async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        self.out.started();
         let _ = self.run_inner(&mut commands).await;
         self.sse.close();
     }
@@ -268,23 +316,53 @@ impl Router {
             tokio::select! {
                 biased;
                 command = commands.recv(), if commands_open => match command {
-                    Some(command) => self.command(command).await?,
+                    Some(command) => {
+                        self.command(command).await?;
+                        self.out.flush().await?;
+                    }
                     None => commands_open = false,
                 },
-                item = self.sse.next() => match item {
-                    Some(Ok(item)) => self.stream_item(item).await?,
-                    Some(Err(err)) => {
-                        self.send(KiloUpdate::Failed(err)).await?;
+                item = self.sse.next() => {
+                    let mut flow = self.item(item).await?;
+                    // What the stream has ready now goes with it, one flush for them all.
+                    for _ in 1..READY_BATCH {
+                        let Flow::Continue = flow else { break };
+                        let Some(item) = self.ready_item().await else { break };
+                        flow = self.item(item).await?;
+                    }
+                    self.out.flush().await?;
+                    if let Flow::Stop = flow {
                         return Ok(());
                     }
-                    None => return Ok(()),
-                },
+                }
             }
         }
     }
 
+    /// The stream's next item when it has one ready now, without waiting for one.
+    async fn ready_item(&mut self) -> Option<Option<Result<SseClientEvent, SseClientError>>> {
+        let mut next = pin!(self.sse.next());
+        std::future::poll_fn(|cx| match next.as_mut().poll(cx) {
+            Poll::Ready(item) => Poll::Ready(Some(item)),
+            Poll::Pending => Poll::Ready(None),
+        })
+        .await
+    }
+
+    /// One item of the stream: `Stop` once it is over.
+    async fn item(
+        &mut self,
+        item: Option<Result<SseClientEvent, SseClientError>>,
+    ) -> Result<Flow, Gone> {
+        match item {
+            Some(Ok(item)) => self.stream_item(item).await.map(|()| Flow::Continue),
+            Some(Err(err)) => self.send(KiloUpdate::Failed(err)).await.map(|()| Flow::Stop),
+            None => Ok(Flow::Stop),
+        }
+    }
+
     async fn send(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        self.updates.send(update).await.map_err(|_| Gone)
+        self.out.take(update).await
     }
 
     async fn command(&mut self, command: Command) -> Result<(), Gone> {

@@ -8,7 +8,9 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::client::{KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_with};
+use crate::client::{
+    Consumer, Gone, KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_into, spawn_router_with,
+};
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
 use bb_engine_client::sse::{NoJitter, ReconnectPolicy, SseClient, SseClientError};
 use bb_engine_client::transport::{HttpMethod, TransportError};
@@ -226,4 +228,57 @@ async fn silent_stream_is_treated_as_dropped_after_15_seconds() {
         KiloUpdate::Reconnecting { delay, .. } => assert_eq!(delay, Duration::from_millis(250)),
         other => panic!("{other:?}"),
     }
+}
+
+/// A consumer that reports what it is handed, and when it is told to flush.
+struct Recording(mpsc::UnboundedSender<String>);
+
+impl Consumer for Recording {
+    fn started(&mut self) {
+        let _ = self.0.send("started".into());
+    }
+
+    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        self.0.send(summary(&update)).map_err(|_| Gone)
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        self.0.send("flush".into()).map_err(|_| Gone)
+    }
+}
+
+async fn recorded(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(rx.recv().await.unwrap());
+    }
+    out
+}
+
+/// The adapter's pump runs in the router's task: what the stream has ready at once is
+/// handed over in order, then flushed once.
+#[tokio::test(start_paused = true)]
+async fn a_consumer_takes_what_is_ready_then_flushes_once() {
+    let fake = FakeTransport::new();
+    let live = fake.push_live_stream();
+    let client = KiloClient::new(Arc::new(fake.clone()));
+    let sse =
+        SseClient::new(client.transport().clone(), client.event_request()).with_jitter(NoJitter);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let _handle = spawn_router_into(client, sse, Recording(tx));
+    assert_eq!(recorded(&mut rx, 3).await, ["started", "connected 0", "flush"]);
+    let chunk: String =
+        [delta("evt_1", "a"), delta("evt_2", "b"), delta("evt_3", "c")].iter().map(data).collect();
+    live.send(Ok(Bytes::from(chunk))).unwrap();
+    assert_eq!(
+        recorded(&mut rx, 4).await,
+        [
+            "event ses_a message.part.delta evt_1",
+            "event ses_a message.part.delta evt_2",
+            "event ses_a message.part.delta evt_3",
+            "flush",
+        ]
+    );
+    live.send(Ok(Bytes::from(data(&delta("evt_4", "d"))))).unwrap();
+    assert_eq!(recorded(&mut rx, 2).await, ["event ses_a message.part.delta evt_4", "flush"]);
 }
