@@ -595,7 +595,7 @@ impl Host {
     }
 
     /// When the earliest pending batch is due, if any is pending.
-    fn lanes_due(&self) -> Option<Instant> {
+    pub(crate) fn lanes_due(&self) -> Option<Instant> {
         self.lane_times.due(|| self.slots.lanes().filter_map(Lane::poll_timeout).min())
     }
 
