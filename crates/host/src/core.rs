@@ -16,7 +16,7 @@ use crate::conn::Conn;
 use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK, RECENT_TURNS};
 use crate::floor::Floors;
 use crate::input::Input;
-use crate::lane::Lane;
+use crate::lane::{Lane, LaneTimes};
 use crate::prompting::{PromptCounters, Withdraw};
 use crate::prompts::{PromptConfig, Prompts};
 use crate::slot::{Keyed, Slot, Slots};
@@ -163,6 +163,8 @@ pub struct Host {
     pub(crate) order: Vec<String>,
     /// Per session, in one entry: its state, its event lane and its reduced view model.
     pub(crate) slots: Slots,
+    /// The lanes' earliest due time and beat, while no lane changed them.
+    pub(crate) lane_times: LaneTimes,
     /// Batches begun so far (a session's pending batch is numbered when it begins:
     /// batches are published in the order they began).
     batches_begun: u64,
@@ -226,6 +228,7 @@ impl Host {
             engine,
             order: Vec::new(),
             slots: Slots::default(),
+            lane_times: LaneTimes::default(),
             batches_begun: 0,
             fitter: Fitter::new(config.max_message_bytes, config.recent_turns),
             conns: BTreeMap::new(),
@@ -463,6 +466,7 @@ impl Host {
                 self.flush_session(&id, now);
                 self.prompts.remove_session(&id);
                 let known = self.slots.remove(&id).is_some_and(|s| s.state.is_some());
+                self.lane_times.forget();
                 self.tabs.remove_session(&id);
                 self.floors.remove(&id);
                 self.claims.removed(&id);
@@ -569,6 +573,10 @@ impl Host {
         self.now = Some(now);
         self.expire_prompts(now);
         self.heartbeat(now);
+        if self.lanes_due().is_none_or(|due| due > now) {
+            // No batch is due: the lanes are not visited.
+            return;
+        }
         let mut due = std::mem::take(&mut self.scratch.due);
         self.slots.pending_in_order(&mut due, |_, s| {
             s.lane.as_ref().and_then(Lane::poll_timeout).is_some_and(|d| d <= now)
@@ -582,13 +590,19 @@ impl Host {
                 self.publish(&id, events, now);
             }
         }
+        self.lane_times.forget();
         self.scratch.due = due;
+    }
+
+    /// When the earliest pending batch is due, if any is pending.
+    pub(crate) fn lanes_due(&self) -> Option<Instant> {
+        self.lane_times.due(|| self.slots.lanes().filter_map(Lane::poll_timeout).min())
     }
 
     /// The earliest time a pending batch is due, a prompt expires or a heartbeat is due, if
     /// any.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let lanes = self.slots.lanes().filter_map(Lane::poll_timeout).min();
+        let lanes = self.lanes_due();
         [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
     }
 
@@ -597,7 +611,16 @@ impl Host {
     /// gather engine events ends the pause before it (and before [`Host::poll_timeout`]), so
     /// that events still on their way are read in time for the beat they would make.
     pub fn next_beat(&self, now: Instant) -> Option<Instant> {
-        self.slots.lanes().filter_map(Lane::next_beat).filter(|beat| *beat > now).min()
+        let earliest =
+            self.lane_times.beat(|| self.slots.lanes().filter_map(Lane::next_beat).min());
+        match earliest {
+            Some(beat) if beat > now => Some(beat),
+            // A beat passed with nothing to flush: the next one after `now`, lane by lane.
+            Some(_) => {
+                self.slots.lanes().filter_map(Lane::next_beat).filter(|beat| *beat > now).min()
+            }
+            None => None,
+        }
     }
 
     /// Sends every ready connection the connection state again when the heartbeat is due: the
@@ -837,6 +860,7 @@ impl Host {
         for (_, slot) in self.slots.iter_mut() {
             if slot.state.is_none() && slot.lane.as_ref().is_some_and(|l| l.pending_len() == 0) {
                 slot.lane = None;
+                self.lane_times.forget();
             }
         }
         self.slots.prune_all();
@@ -866,6 +890,7 @@ impl Host {
             let priority = self.priority_of(&id);
             if let Some(lane) = self.slots.get_mut(&id).and_then(|s| s.lane.as_mut()) {
                 lane.set_priority(priority);
+                self.lane_times.forget();
             }
         }
     }
@@ -926,9 +951,13 @@ impl Host {
         } else {
             lane.poll_flush(now, view)
         };
-        if let Some(events) = flushed {
-            slot.batch = None;
-            self.publish(session_id, events, now);
+        match flushed {
+            Some(events) => {
+                slot.batch = None;
+                self.publish(session_id, events, now);
+                self.lane_times.forget();
+            }
+            None => self.lane_times.queued(lane.poll_timeout()),
         }
         if fresh_view {
             self.bound_unshown_views();
@@ -940,7 +969,9 @@ impl Host {
             return;
         };
         *batch = None;
-        let Some(events) = lane.flush_now(now, view.get_or_insert_default()) else { return };
+        let flushed = lane.flush_now(now, view.get_or_insert_default());
+        self.lane_times.forget();
+        let Some(events) = flushed else { return };
         self.publish(id, events, now);
     }
 

@@ -1,6 +1,7 @@
 //! One session's outgoing event lane: `bb_normalize`'s batcher (delta coalescing, flush
 //! cadence by priority, immediate flushes) around the webview's [`EngineEvent`]s.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -154,5 +155,52 @@ impl Lane {
                 item
             })
             .collect()
+    }
+}
+
+/// The lanes' earliest due time and earliest beat, kept from one look to the next, so that
+/// a round of the service loop (which asks for both) does not visit every session's lane:
+/// at 100 sessions that was a cold cache line or two per lane, per round. Queuing an event
+/// only ever brings a lane's due time earlier ([`LaneTimes::queued`]) and leaves its beat
+/// as it was; anything else that moves them (a flush, a priority change, a lane dropped)
+/// forgets both ([`LaneTimes::forget`]), and the next look visits the lanes again.
+#[derive(Debug, Default)]
+pub(crate) struct LaneTimes {
+    /// `None`: to be found again; `Some(None)`: no lane has events pending.
+    due: Cell<Option<Option<Instant>>>,
+    /// The earliest beat of any lane, past or not; `None`: to be found again.
+    beat: Cell<Option<Option<Instant>>>,
+}
+
+impl LaneTimes {
+    /// The earliest due time, found with `find` when it is not known.
+    pub(crate) fn due(&self, find: impl FnOnce() -> Option<Instant>) -> Option<Instant> {
+        let due = self.due.get().unwrap_or_else(find);
+        self.due.set(Some(due));
+        due
+    }
+
+    /// The earliest beat, found with `find` when it is not known.
+    pub(crate) fn beat(&self, find: impl FnOnce() -> Option<Instant>) -> Option<Instant> {
+        let beat = self.beat.get().unwrap_or_else(find);
+        self.beat.set(Some(beat));
+        beat
+    }
+
+    /// A lane queued events and is now due at `due`.
+    pub(crate) fn queued(&self, due: Option<Instant>) {
+        if let Some(known) = self.due.get() {
+            let earliest = match (known, due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            self.due.set(Some(earliest));
+        }
+    }
+
+    /// A lane flushed, changed priority or went: both times are found again.
+    pub(crate) fn forget(&self) {
+        self.due.set(None);
+        self.beat.set(None);
     }
 }

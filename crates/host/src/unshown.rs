@@ -70,6 +70,7 @@ impl Host {
             slot.view = None;
             slot.lane = None;
             slot.batch = None;
+            self.lane_times.forget();
             if let Some(state) = &mut slot.state {
                 state.view_dropped = true;
             }

@@ -311,3 +311,50 @@ fn background_sessions_publish_on_one_grid() {
     assert_eq!(super::ids(&out, "b"), ["b1"]);
     assert_eq!(super::ids(&out, "d"), ["d1"]);
 }
+
+/// The lanes' earliest due time and beat the host keeps between looks are, after every
+/// input, poll and timeout, what a visit of every lane finds: queued events, flushes at the
+/// cadence and on the grid, immediate classes, a selection that changes priorities, a
+/// state change that flushes, a removed session.
+#[test]
+fn the_kept_deadlines_are_the_lanes_own() {
+    use crate::lane::Lane;
+    fn check(h: &Host, c: &FakeClock, step: usize) {
+        let due = h.slots.lanes().filter_map(Lane::poll_timeout).min();
+        assert_eq!(h.lanes_due(), due, "due after step {step}");
+        let now = c.now();
+        let beat = h.slots.lanes().filter_map(Lane::next_beat).filter(|b| *b > now).min();
+        assert_eq!(h.next_beat(now), beat, "beat after step {step}");
+    }
+    let c = clock();
+    let mut h = ready_host(&c);
+    let sessions = ["a", "b", "d"];
+    h.handle(Input::SessionsListed(sessions.iter().map(|s| summary(s)).collect()), c.now());
+    drain(&mut h);
+    // A fixed walk through the operations, dense enough that each follows each.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for step in 0..2_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let session = sessions[usize::try_from(x % 3).unwrap_or(0)];
+        match (x >> 8) % 9 {
+            0..=3 => send(&mut h, &c, session, vec![ev(&format!("e{step}"))]),
+            4 => send(&mut h, &c, session, vec![kilo_delta(&format!("e{step}"), "t")]),
+            5 => c.advance(ms((x >> 16) % 40)),
+            6 => h.handle_timeout(c.now()),
+            7 if (x >> 16).is_multiple_of(4) => h.handle(Input::select(0, session), c.now()),
+            7 => {
+                drain(&mut h);
+            }
+            _ if (x >> 16).is_multiple_of(64) => {
+                h.handle(Input::SessionRemoved(session.to_owned()), c.now())
+            }
+            _ => {
+                c.advance(ms((x >> 24) % 120));
+                h.handle_timeout(c.now());
+            }
+        }
+        check(&h, &c, step);
+    }
+}
