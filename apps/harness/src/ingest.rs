@@ -32,7 +32,7 @@ use bb_breadboard::client::{BbEvent, StreamUpdate};
 use bb_engine_client::sse::{SseItem, SseParser};
 use bb_host::Input;
 use bb_host::{Clock, HostConfig};
-use bb_kilo::client::{KiloUpdate, RouterOptions, Routing};
+use bb_kilo::client::{KiloUpdate, Routing};
 use bb_protocol::v1::{EngineKind, Receive};
 use bb_protocol::{Limits, V1Message};
 use bb_service::sink::OUTBOUND_CAPACITY;
@@ -44,6 +44,10 @@ use crate::normalize::EngineArg;
 
 /// Bytes per read, as a socket read would deliver them.
 const CHUNK: usize = 16 * 1024;
+
+/// Capacity of the pipelined replay's channel from the Kilo router to its pump (the
+/// router's update channel before the pump ran in the router's task).
+const PUMP_CAPACITY: usize = 1024;
 
 /// `--receive`: what the webview asks `bb/events` to carry.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -424,7 +428,7 @@ async fn run_pipelined(
     let (to_writer, mut writer_rx) = mpsc::channel(OUTBOUND_CAPACITY);
     let reading = match engine {
         EngineArg::Kilo => {
-            let (to_pump, pump_rx) = mpsc::channel(RouterOptions::default().capacity);
+            let (to_pump, pump_rx) = mpsc::channel(PUMP_CAPACITY);
             let mut pump = Pump::default();
             tokio::spawn(stage(pump_rx, to_core, move |step, out| pump.step(step, out)));
             tokio::spawn(async move {

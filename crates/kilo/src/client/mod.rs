@@ -9,9 +9,9 @@ mod types;
 
 pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent};
 pub use rest::{KiloClient, KiloError};
-pub(crate) use router::{Consumer, Gone, spawn_router_into};
 pub use router::{
-    KiloRouterHandle, KiloUpdate, RouterOptions, Routing, route, spawn_router, spawn_router_with,
+    Consumer, Gone, KiloRouterHandle, KiloUpdate, READY_BATCH, RouterOptions, Routing, route,
+    spawn_router_into,
 };
 pub use routes::{FileDiff, QuestionRequest};
 pub use types::{

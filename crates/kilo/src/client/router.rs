@@ -127,49 +127,28 @@ impl Drop for KiloRouterHandle {
     }
 }
 
-/// Settings of [`spawn_router`].
+/// Settings of the router.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouterOptions {
     /// Reconnect policy of the event stream (read timeout: 15 s, heartbeats come every 10 s).
     pub policy: ReconnectPolicy,
-    /// Capacity of the update channel (a full channel pauses reading the stream).
-    pub capacity: usize,
 }
 
 impl Default for RouterOptions {
     /// The default reconnect policy (250 ms doubling to 5 s) with unbounded attempts: the
     /// stream of an engine that is meant to run is never given up (a restarting engine may
-    /// take long to come back); only refused credentials stop it. Capacity 1024.
+    /// take long to come back); only refused credentials stop it.
     fn default() -> Self {
         let policy = ReconnectPolicy { max_attempts: u32::MAX, ..ReconnectPolicy::default() };
-        Self { policy, capacity: 1024 }
+        Self { policy }
     }
 }
 
-/// Starts the router on the current tokio runtime: one `GET /event` stream for `client`'s
-/// instance. Returns its handle and the updates.
-pub fn spawn_router(
-    client: KiloClient,
-    options: RouterOptions,
-) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
-    let sse = SseClient::new(client.transport().clone(), client.event_request())
-        .with_policy(options.policy);
-    spawn_router_with(client, sse, options.capacity)
-}
-
-/// [`spawn_router`] with a prepared SSE client (tests inject jitter and policy).
-pub fn spawn_router_with(
-    client: KiloClient,
-    sse: SseClient,
-    capacity: usize,
-) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
-    let (updates, receiver) = mpsc::channel(capacity.max(1));
-    (spawn_router_into(client, sse, Channel(updates)), receiver)
-}
-
-/// [`spawn_router`] whose updates go straight to `out` in the router's own task: no channel
-/// and no second task between the stream and what consumes its updates (the adapter's pump).
-pub(crate) fn spawn_router_into(
+/// Starts the router on the current tokio runtime: one `GET /event` stream (`sse`, a client
+/// of `client`'s instance), whose updates go straight to `out` in the router's own task: no
+/// channel and no second task between the stream and what consumes its updates (the
+/// adapter's pump).
+pub fn spawn_router_into(
     client: KiloClient,
     sse: SseClient,
     out: impl Consumer + Send + 'static,
@@ -181,7 +160,7 @@ pub(crate) fn spawn_router_into(
 }
 
 /// What the router hands its updates to, in order, in its own task.
-pub(crate) trait Consumer {
+pub trait Consumer {
     /// Runs first, when the router's task starts.
     fn started(&mut self) {}
 
@@ -194,20 +173,7 @@ pub(crate) trait Consumer {
 }
 
 /// The updates of one wake-up the router takes before its consumer flushes.
-pub(crate) const READY_BATCH: usize = 256;
-
-/// The consumer of [`spawn_router`]: a channel.
-struct Channel(mpsc::Sender<KiloUpdate>);
-
-impl Consumer for Channel {
-    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        self.0.send(update).await.map_err(|_| Gone)
-    }
-
-    async fn flush(&mut self) -> Result<(), Gone> {
-        Ok(())
-    }
-}
+pub const READY_BATCH: usize = 256;
 
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
 /// not a Kilo event. Pure: [`Routing::route`] without the previous event.
@@ -291,8 +257,9 @@ struct Router<C> {
     routing: Routing,
 }
 
-/// The consumer went away: stop.
-pub(crate) struct Gone;
+/// The consumer went away: the router stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone;
 
 /// Whether the router goes on after a stream item.
 enum Flow {

@@ -8,9 +8,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::client::{
-    Consumer, Gone, KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_into, spawn_router_with,
-};
+use crate::client::{Consumer, Gone, KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_into};
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
 use bb_engine_client::sse::{NoJitter, ReconnectPolicy, SseClient, SseClientError};
 use bb_engine_client::transport::{HttpMethod, TransportError};
@@ -32,7 +30,22 @@ fn start(fake: &FakeTransport) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>)
     let sse = SseClient::new(client.transport().clone(), client.event_request())
         .with_jitter(NoJitter)
         .with_policy(ReconnectPolicy { max_attempts: 3, ..ReconnectPolicy::default() });
-    spawn_router_with(client, sse, 64)
+    let (updates, rx) = mpsc::channel(64);
+    (spawn_router_into(client, sse, Channel(updates)), rx)
+}
+
+/// A consumer that hands each update on through a channel (a full channel pauses the
+/// router's reading of the stream).
+struct Channel(mpsc::Sender<KiloUpdate>);
+
+impl Consumer for Channel {
+    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        self.0.send(update).await.map_err(|_| Gone)
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        Ok(())
+    }
 }
 
 fn rest_ok(fake: &FakeTransport, messages: &Value) {

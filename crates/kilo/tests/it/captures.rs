@@ -8,9 +8,11 @@ use std::sync::Arc;
 
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
 use bb_engine_client::sse::{NoJitter, ReconnectPolicy, SseClient};
-use bb_kilo::client::{KiloClient, KiloUpdate, spawn_router_with};
+use bb_kilo::client::{KiloClient, KiloUpdate};
 use bytes::Bytes;
 use serde_json::{Value, json};
+
+use crate::spawn_router;
 
 fn kilo_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/engine/kilo")
@@ -68,7 +70,7 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
     let sse = SseClient::new(client.transport().clone(), client.event_request())
         .with_jitter(NoJitter)
         .with_policy(ReconnectPolicy { max_attempts: 1, ..ReconnectPolicy::default() });
-    let (_handle, mut rx) = spawn_router_with(client, sse, 16);
+    let (_handle, mut rx) = spawn_router(client, sse, 16);
     let mut got = Vec::new();
     loop {
         match rx.recv().await.unwrap() {

@@ -11,13 +11,14 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use bb_engine_client::sse::{ReconnectPolicy, SseClientError};
+use bb_engine_client::sse::{ReconnectPolicy, SseClient, SseClientError};
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport, TransportError};
-use bb_kilo::client::{KiloClient, KiloUpdate, RouterOptions, spawn_router};
+use bb_kilo::client::{KiloClient, KiloRouterHandle, KiloUpdate};
 use bytes::Bytes;
 use futures_util::stream;
 use secrecy::SecretString;
 use serde_json::json;
+use tokio::sync::mpsc;
 
 /// `base64("kilo:secret")`.
 const BASIC: &str = "Basic a2lsbzpzZWNyZXQ=";
@@ -111,13 +112,16 @@ fn client(url: &str, password: &str) -> KiloClient {
     KiloClient::new(Arc::new(transport))
 }
 
-fn options() -> RouterOptions {
+/// The router of `client`'s stream, retrying quickly and twice at most.
+fn spawn_router(client: KiloClient) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
     let policy = ReconnectPolicy {
         initial_delay: Duration::from_millis(5),
         max_attempts: 2,
         ..ReconnectPolicy::default()
     };
-    RouterOptions { policy, capacity: 64 }
+    let sse =
+        SseClient::new(client.transport().clone(), client.event_request()).with_policy(policy);
+    crate::spawn_router(client, sse, 64)
 }
 
 fn label(update: &KiloUpdate) -> String {
@@ -137,7 +141,7 @@ fn label(update: &KiloUpdate) -> String {
 async fn drop_mid_event_discards_partial_reconnects_and_rehydrates() {
     let engine = Engine::default();
     let url = serve(engine.clone()).await;
-    let (handle, mut rx) = spawn_router(client(&url, "secret"), options());
+    let (handle, mut rx) = spawn_router(client(&url, "secret"));
     handle.track(SES);
     let mut got = Vec::new();
     while got.len() < 9 {
@@ -167,7 +171,7 @@ async fn wrong_password_is_an_auth_error_without_retry_loop() {
     let kilo = client(&url, "wrong");
     let err = kilo.health().await.unwrap_err();
     assert!(err.is_auth(), "{err:?}");
-    let (handle, mut rx) = spawn_router(kilo, options());
+    let (handle, mut rx) = spawn_router(kilo);
     assert_eq!(rx.recv().await, Some(KiloUpdate::Failed(SseClientError::Auth { status: 401 })));
     assert_eq!(rx.recv().await, None);
     assert!(handle.is_finished());
@@ -188,7 +192,7 @@ async fn rest_calls_carry_basic_auth() {
 #[tokio::test]
 async fn a_stream_that_is_not_an_event_stream_is_fatal() {
     let url = serve(Engine { plain_text_events: true, ..Engine::default() }).await;
-    let (_handle, mut rx) = spawn_router(client(&url, "secret"), options());
+    let (_handle, mut rx) = spawn_router(client(&url, "secret"));
     let update = rx.recv().await.unwrap();
     assert_eq!(
         update,

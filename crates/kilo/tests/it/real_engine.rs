@@ -9,10 +9,10 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bb_engine_client::sse::SseClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
 use bb_kilo::client::{
     CreateSession, KiloClient, KiloUpdate, PermissionReply, PromptRequest, RouterOptions,
-    spawn_router,
 };
 use secrecy::SecretString;
 use serde_json::Value;
@@ -117,7 +117,9 @@ async fn scenario(engine: &Engine) {
     assert_eq!(health.version.as_deref(), Some("7.7.9"));
     kilo.config().await.expect("config");
 
-    let (router, mut rx) = spawn_router(kilo.clone(), RouterOptions::default());
+    let sse = SseClient::new(kilo.transport().clone(), kilo.event_request())
+        .with_policy(RouterOptions::default().policy);
+    let (router, mut rx) = crate::spawn_router(kilo.clone(), sse, 1024);
     assert!(matches!(rx.recv().await, Some(KiloUpdate::Connected { reconnects: 0 })));
 
     let session = kilo.create_session(&CreateSession::default()).await.expect("create");
