@@ -1,6 +1,7 @@
 //! The host state machine: inputs in, `bb/*` topics out per webview connection, flush
 //! deadlines reported.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use crate::conn::Conn;
 use crate::fit::{Fitter, HISTORY_PAGE_BYTES, PAYLOAD_SLACK, RECENT_TURNS};
 use crate::floor::Floors;
 use crate::input::Input;
-use crate::lane::{Lane, LaneTimes};
+use crate::lane::{Lane, LaneTimes, earliest};
 use crate::prompting::{PromptCounters, Withdraw};
 use crate::prompts::{PromptConfig, Prompts};
 use crate::slot::{Keyed, Slot, Slots};
@@ -578,19 +579,35 @@ impl Host {
             return;
         }
         let mut due = std::mem::take(&mut self.scratch.due);
+        // The pass that picks the due lanes visits every lane with events pending: the
+        // earliest of the others is the due time after the flushes, with the flushed lanes'
+        // own.
+        let later = Cell::new(None);
         self.slots.pending_in_order(&mut due, |_, s| {
-            s.lane.as_ref().and_then(Lane::poll_timeout).is_some_and(|d| d <= now)
+            match s.lane.as_ref().and_then(Lane::poll_timeout) {
+                Some(d) if d <= now => true,
+                d => {
+                    later.set(earliest(later.get(), d));
+                    false
+                }
+            }
         });
+        let mut later = later.get();
         for (_, id) in due.drain(..) {
             let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(&id) else {
                 continue;
             };
-            if let Some(events) = lane.poll_flush(now, view.get_or_insert_default()) {
+            let was = lane.times();
+            let events = lane.poll_flush(now, view.get_or_insert_default());
+            let times = lane.times();
+            later = earliest(later, times.0);
+            self.lane_times.flushed(was, times);
+            if let Some(events) = events {
                 *batch = None;
                 self.publish(&id, events, now);
             }
         }
-        self.lane_times.forget();
+        self.lane_times.found_due(later);
         self.scratch.due = due;
     }
 
@@ -932,6 +949,8 @@ impl Host {
         let state = slot.state.get_or_insert_default();
         state.active_at = self.activity;
         let lane = slot.lane.get_or_insert_with(|| Lane::new(engine, priority, grid));
+        // Its times as the kept ones know them (a new lane's are none).
+        let was = lane.times();
         if lane.pending_len() == 0 {
             self.batches_begun += 1;
             slot.batch = Some(self.batches_begun);
@@ -953,9 +972,9 @@ impl Host {
         };
         match flushed {
             Some(events) => {
+                self.lane_times.flushed(was, lane.times());
                 slot.batch = None;
                 self.publish(session_id, events, now);
-                self.lane_times.forget();
             }
             None => self.lane_times.queued(lane.poll_timeout()),
         }

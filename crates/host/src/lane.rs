@@ -162,7 +162,9 @@ impl Lane {
 /// a round of the service loop (which asks for both) does not visit every session's lane:
 /// at 100 sessions that was a cold cache line or two per lane, per round. Queuing an event
 /// only ever brings a lane's due time earlier ([`LaneTimes::queued`]) and leaves its beat
-/// as it was; anything else that moves them (a flush, a priority change, a lane dropped)
+/// as it was; a flush moves only the flushed lane's ([`LaneTimes::flushed`]: a time that
+/// lane may have set is forgotten), a timed flush of every due lane finds the due time in
+/// the pass that picks them ([`LaneTimes::found_due`]); a priority change or a lane dropped
 /// forgets both ([`LaneTimes::forget`]), and the next look visits the lanes again.
 #[derive(Debug, Default)]
 pub(crate) struct LaneTimes {
@@ -190,17 +192,64 @@ impl LaneTimes {
     /// A lane queued events and is now due at `due`.
     pub(crate) fn queued(&self, due: Option<Instant>) {
         if let Some(known) = self.due.get() {
-            let earliest = match (known, due) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            self.due.set(Some(earliest));
+            self.due.set(Some(earliest(known, due)));
         }
     }
 
-    /// A lane flushed, changed priority or went: both times are found again.
+    /// A lane flushed: its due time and beat were `was` (due, beat) and are now `now`.
+    /// Where a kept time was earlier than the lane's old one, the lane did not set it, and
+    /// it stays (or moves to the lane's new time, if that is earlier); a time the lane may
+    /// have set is found again.
+    pub(crate) fn flushed(&self, was: LaneTime, now: LaneTime) {
+        self.due.set(moved(self.due.get(), was.0, now.0));
+        self.beat.set(moved(self.beat.get(), was.1, now.1));
+    }
+
+    /// Every lane with events pending was visited, and the earliest due time is `due`; the
+    /// beats of the lanes that flushed moved as [`LaneTimes::flushed`] has them.
+    pub(crate) fn found_due(&self, due: Option<Instant>) {
+        self.due.set(Some(due));
+    }
+
+    /// A lane changed priority or went: both times are found again.
     pub(crate) fn forget(&self) {
         self.due.set(None);
         self.beat.set(None);
+    }
+}
+
+/// A lane's due time and beat.
+pub(crate) type LaneTime = (Option<Instant>, Option<Instant>);
+
+impl Lane {
+    /// Its due time and beat.
+    pub(crate) fn times(&self) -> LaneTime {
+        (self.poll_timeout(), self.next_beat())
+    }
+}
+
+/// The earlier of two times, either of which may be none.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The earliest of a kept time (`None`: not known) after one lane's moved from `was` to
+/// `now`: still known where the lane did not set it.
+fn moved(
+    kept: Option<Option<Instant>>,
+    was: Option<Instant>,
+    now: Option<Instant>,
+) -> Option<Option<Instant>> {
+    let kept = kept?;
+    match (kept, was) {
+        // The earliest may have been this lane's.
+        (Some(k), Some(w)) if k >= w => None,
+        (Some(k), _) => Some(earliest(Some(k), now)),
+        // No lane had one, this one included.
+        (None, None) => Some(now),
+        (None, Some(_)) => None,
     }
 }
