@@ -260,6 +260,14 @@ impl Input {
     /// that arrived together, so each goes to the service loop (and the host core) as one
     /// input.
     pub fn merge(&mut self, next: Input) -> Option<Input> {
+        self.merged(next).err()
+    }
+
+    /// [`Input::merge`]: `next`'s session id once merged, else `next` back.
+    // `next` goes back by move, as `merge` gives it: a box would allocate for every input
+    // not merged.
+    #[allow(clippy::result_large_err)]
+    fn merged(&mut self, next: Input) -> Result<String, Input> {
         match (self, next) {
             (
                 Input::Events { session_id, events },
@@ -268,9 +276,9 @@ impl Input {
                 && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
             {
                 events.extend(next_events);
-                None
+                Ok(next_id)
             }
-            (_, next) => Some(next),
+            (_, next) => Err(next),
         }
     }
 
@@ -322,11 +330,21 @@ pub fn connection_payload(
 
 /// Appends `input` to `out`, merged into the last one where [`Input::merge`] can.
 pub fn push_merged(out: &mut Vec<Input>, input: Input) {
+    push_merged_id(out, input);
+}
+
+/// [`push_merged`], handing back the session id of an input merged into the one before it:
+/// an adapter's mapping may write the next event's there instead of allocating one.
+pub fn push_merged_id(out: &mut Vec<Input>, input: Input) -> Option<String> {
     let unmerged = match out.last_mut() {
-        Some(last) => last.merge(input),
-        None => Some(input),
+        Some(last) => last.merged(input),
+        None => Err(input),
     };
-    if let Some(input) = unmerged {
-        out.push(input);
+    match unmerged {
+        Ok(id) => Some(id),
+        Err(input) => {
+            out.push(input);
+            None
+        }
     }
 }

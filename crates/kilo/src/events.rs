@@ -52,6 +52,9 @@ struct Read {
     memo: Option<Memo>,
 }
 
+/// The largest spare session id [`KiloEventState`] keeps (Kilo's are 30 bytes).
+const SPARE_SESSION_CAPACITY: usize = 256;
+
 /// What the event mapping remembers between events.
 #[derive(Debug)]
 pub(crate) struct KiloEventState {
@@ -64,6 +67,9 @@ pub(crate) struct KiloEventState {
     /// The last event's body was handed on unread and is not JSON: a `sync` echo read by
     /// comparison with it is not JSON either.
     last_malformed: bool,
+    /// A session id its input no longer needs (merged into the one before it), to write
+    /// the next event's into ([`KiloEventState::reuse_session`]).
+    spare_session: Option<String>,
 }
 
 impl Default for KiloEventState {
@@ -80,6 +86,28 @@ impl KiloEventState {
             actions: Vec::new(),
             failures: 0,
             last_malformed: false,
+            spare_session: None,
+        }
+    }
+
+    /// Keeps `id`, the session id of an input merged into the one before it, for the next
+    /// event's: one allocation fewer per event of a session whose events come together.
+    pub(crate) fn reuse_session(&mut self, id: String) {
+        // A kept id is a session id's size; a huge one is not kept.
+        if id.capacity() <= SPARE_SESSION_CAPACITY {
+            self.spare_session = Some(id);
+        }
+    }
+
+    /// `id` as an owned session id, written into the spare one when there is one.
+    fn session_id(&mut self, id: &str) -> String {
+        match self.spare_session.take() {
+            Some(mut owned) => {
+                owned.clear();
+                owned.push_str(id);
+                owned
+            }
+            None => id.to_owned(),
         }
     }
 
@@ -183,7 +211,7 @@ impl KiloEventState {
         properties: &Payload,
         mut facts: Facts<'_>,
     ) -> Option<Read> {
-        let session_id = facts.session()?.to_owned();
+        let session_id = self.session_id(facts.session()?);
         let class = classify_kilo_fields(event_type, facts.kilo_fields());
         let fail_closed = class == EventClass::Unknown && self.in_flow(&session_id);
         let raised = prompt_of(event_type, &session_id, properties);

@@ -1,7 +1,7 @@
 //! The Kilo event mapping without its task: what the pump does with each router update, for
 //! in-process replays of captures (`bb-harness ingest`) through the sidecar's own path.
 
-use bb_host::Input;
+use bb_host::{Input, push_merged_id};
 
 use crate::client::KiloUpdate;
 use crate::events::KiloEventState;
@@ -11,6 +11,8 @@ use crate::events::KiloEventState;
 #[derive(Debug, Default)]
 pub struct Mapping {
     state: KiloEventState,
+    /// One update's inputs (a buffer kept across updates).
+    inputs: Vec<Input>,
 }
 
 impl Mapping {
@@ -22,5 +24,23 @@ impl Mapping {
             KiloUpdate::Sync(sync) => self.state.sync_echo(&sync),
             _ => Vec::new(),
         }
+    }
+
+    /// [`Mapping::map`], the inputs pushed onto `out` as the pump pushes them: adjacent
+    /// events of one session merged (`bb_host::push_merged_id`), each merged input's session
+    /// id written over by the next event's.
+    pub fn map_merged(&mut self, update: KiloUpdate, out: &mut Vec<Input>) {
+        let mut inputs = std::mem::take(&mut self.inputs);
+        match update {
+            KiloUpdate::Event { event, .. } => self.state.apply_into(event, &mut inputs),
+            KiloUpdate::Sync(sync) => inputs.extend(self.state.sync_echo(&sync)),
+            _ => {}
+        }
+        for input in inputs.drain(..) {
+            if let Some(id) = push_merged_id(out, input) {
+                self.state.reuse_session(id);
+            }
+        }
+        self.inputs = inputs;
     }
 }

@@ -15,7 +15,7 @@ use crate::client::{
 };
 use crate::events::{Action, KiloEventState, classed, prompt_of};
 use crate::shared::{Shared, kind_of};
-use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged_id};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
@@ -39,7 +39,7 @@ pub(crate) struct PumpContext {
 
 /// The router's consumer: each update mapped as it is taken, what a wake-up of the router
 /// had ready sent on at its flush. Adjacent events of one session among them go on as one
-/// input (`push_merged`), and the engine calls the mapping asks for follow them.
+/// input (`push_merged_id`, the merged input's session id written over by the next event's), and the engine calls the mapping asks for follow them.
 pub(crate) struct Pump {
     updates: InputSender,
     shared: Arc<Shared>,
@@ -93,7 +93,9 @@ impl Consumer for Pump {
         )
         .await;
         for input in self.inputs.drain(..) {
-            push_merged(&mut self.mapped, input);
+            if let Some(id) = push_merged_id(&mut self.mapped, input) {
+                self.state.reuse_session(id);
+            }
         }
         self.actions.extend(self.state.take_actions());
         Ok(())
