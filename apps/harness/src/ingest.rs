@@ -243,21 +243,19 @@ fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {
 #[derive(Default)]
 struct Pump {
     mapping: bb_kilo::Mapping,
-    held: Option<Input>,
+    /// Mapped, not yet sent: the last input may take the next update's events.
+    held: Vec<Input>,
 }
 
 impl Pump {
     fn step(&mut self, step: Step<KiloUpdate>, out: &mut Vec<Step<Input>>) {
         let step = match step {
             Step::Item(update) => {
-                for update in self.mapping.map(update) {
-                    let unmerged = match &mut self.held {
-                        Some(held) => held.merge(update),
-                        None => Some(update),
-                    };
-                    if let Some(update) = unmerged {
-                        out.extend(self.held.replace(update).map(Step::Item));
-                    }
+                self.mapping.map_merged(update, &mut self.held);
+                if self.held.len() > 1 {
+                    let last = self.held.pop();
+                    out.extend(self.held.drain(..).map(Step::Item));
+                    self.held.extend(last);
                 }
                 return;
             }
@@ -265,7 +263,7 @@ impl Pump {
             Step::Now(now) => Step::Now(now),
             Step::Tick => Step::Tick,
         };
-        out.extend(self.held.take().map(Step::Item));
+        out.extend(self.held.drain(..).map(Step::Item));
         out.push(step);
     }
 }
@@ -299,6 +297,8 @@ struct Writer {
     published: u64,
     bytes_out: u64,
     out: Option<std::io::BufWriter<std::fs::File>>,
+    /// The line being written.
+    line: Vec<u8>,
 }
 
 impl Writer {
@@ -311,12 +311,15 @@ impl Writer {
     }
 
     fn write(&mut self, message: V1Message) {
-        if let Some(line) = bb_bridge_stdio::encode(message, &self.limits) {
+        // As the stdio writer does: the line written into a kept buffer.
+        self.line.clear();
+        if bb_bridge_stdio::encode_into(&mut self.line, message, &self.limits) {
+            self.line.push(b'\n');
             self.published += 1;
-            self.bytes_out += line.len() as u64 + 1;
+            self.bytes_out += self.line.len() as u64;
             if let Some(out) = &mut self.out {
                 // A failed write shows as a short file; the figures stay the run's.
-                let _ = writeln!(out, "{line}");
+                let _ = out.write_all(&self.line);
             }
         }
     }

@@ -159,8 +159,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 
 /// Appends the line of one envelope and its `\n` (nothing when it is dropped).
 fn push_line(buf: &mut Vec<u8>, message: V1Message, limits: &Limits) {
-    if let Some(line) = encode(message, limits) {
-        buf.extend_from_slice(line.as_bytes());
+    if encode_into(buf, message, limits) {
         buf.push(b'\n');
     }
 }
@@ -169,13 +168,22 @@ fn push_line(buf: &mut Vec<u8>, message: V1Message, limits: &Limits) {
 /// an invalid response becomes an `internal_error` response, an invalid event is logged and
 /// dropped (`None`).
 pub fn encode(message: V1Message, limits: &Limits) -> Option<String> {
-    match message.to_line(limits) {
-        Ok(line) => Some(line),
+    let mut line = Vec::new();
+    encode_into(&mut line, message, limits).then(|| String::from_utf8(line).ok()).flatten()
+}
+
+/// [`encode`], the line appended to `buf` (a writer's buffer; without its `\n`) instead of
+/// made a `String` of its own: `false` when it is dropped, `buf` then as it was.
+pub fn encode_into(buf: &mut Vec<u8>, message: V1Message, limits: &Limits) -> bool {
+    match message.write_line(buf, limits) {
+        Ok(()) => true,
         Err(rejection) => {
             tracing::error!(code = %rejection.code, detail = %rejection.detail, "outbound message failed validation; not sent");
-            let V1Message::Response(response) = message else { return None };
+            let V1Message::Response(response) = message else { return false };
             let error = V1Error::new("internal_error", "the bridge produced an invalid response");
-            V1Message::Response(V1Response::failure(response.id, error)).to_line(limits).ok()
+            V1Message::Response(V1Response::failure(response.id, error))
+                .write_line(buf, limits)
+                .is_ok()
         }
     }
 }

@@ -34,7 +34,7 @@ mod process_io;
 #[cfg(unix)]
 pub mod socket;
 
-pub use framing::{Bridge, encode, spawn_io, stdio};
+pub use framing::{Bridge, encode, encode_into, spawn_io, stdio};
 
 #[cfg(test)]
 mod tests;

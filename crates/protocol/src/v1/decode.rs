@@ -93,31 +93,54 @@ impl V1Message {
     /// second time; the rejection is the one decoding would give. Requests and responses are
     /// decoded again.
     pub fn to_line(&self, limits: &Limits) -> Result<String, Rejection> {
+        let mut bytes = Vec::new();
+        self.write_line(&mut bytes, limits)?;
+        String::from_utf8(bytes).map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))
+    }
+
+    /// [`V1Message::to_line`], the line appended to `out` (a writer's buffer) instead of
+    /// returned: no line of its own to allocate and copy. On a rejection `out` is as it was.
+    pub fn write_line(&self, out: &mut Vec<u8>, limits: &Limits) -> Result<(), Rejection> {
+        let start = out.len();
+        let written = self.write_checked(out, start, limits);
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+
+    /// Writes the line at `out[start..]` and checks it there.
+    fn write_checked(
+        &self,
+        out: &mut Vec<u8>,
+        start: usize,
+        limits: &Limits,
+    ) -> Result<(), Rejection> {
         // Sized for a written event list and update list, so the line is not regrown as it
         // is written.
-        let mut bytes = Vec::with_capacity(match self {
+        out.reserve(match self {
             V1Message::Event(V1Event { topic: V1Topic::Events(p), .. }) => {
                 let updates = p.updates.as_ref().map_or(0, |u| u.written_len() + 12);
                 p.events.written_len() + updates + p.session_id.len() + 128
             }
             _ => 256,
         });
-        serde_json::to_writer(&mut bytes, self)
+        serde_json::to_writer(&mut *out, self)
             .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
-        let line = String::from_utf8(bytes)
-            .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
+        // serde_json writes UTF-8 only (every string it writes is a `str`).
+        let line = &out[start..];
         match self {
             V1Message::Event(event) => {
-                limits.precheck(line.as_bytes())?;
+                limits.precheck(line)?;
                 event.topic.check_counts().map_err(|e| {
                     let topic = event.topic.name();
                     envelope(format!("payload does not match `{topic}`: {e}"))
                 })?;
             }
             V1Message::Request(_) | V1Message::Response(_) => {
-                decode_v1(line.as_bytes(), limits)?;
+                decode_v1(line, limits)?;
             }
         }
-        Ok(line)
+        Ok(())
     }
 }
