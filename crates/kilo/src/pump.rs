@@ -39,7 +39,8 @@ pub(crate) struct PumpContext {
 
 /// The router's consumer: each update mapped as it is taken, what a wake-up of the router
 /// had ready sent on at its flush. Adjacent events of one session among them go on as one
-/// input (`push_merged_id`, the merged input's session id written over by the next event's), and the engine calls the mapping asks for follow them.
+/// input (`push_merged_id`: the merged input's session id is written over with the next
+/// event's), and the engine calls the mapping asks for follow them.
 pub(crate) struct Pump {
     updates: InputSender,
     shared: Arc<Shared>,
