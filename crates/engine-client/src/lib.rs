@@ -4,8 +4,7 @@
 //! Each engine's client (its routes, wire types and event router) lives in its own crate
 //! (`bb-kilo`, `bb-breadboard`).
 //!
-//! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`, and each
-//! `http://` stream through `hyper` on a connection of its own.
+//! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`.
 
 pub mod fake;
 pub mod sse;

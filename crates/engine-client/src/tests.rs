@@ -1,6 +1,5 @@
 //! Unit tests: the SSE parser against the fixture vectors and a re-chunking property; the
-//! reconnecting client against the fake transport; the HTTP transport's streams against a raw
-//! TCP server.
+//! reconnecting client and the transport against the fake transport.
 
 mod sse_client;
 mod sse_vectors;

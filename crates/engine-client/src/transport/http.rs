@@ -55,7 +55,7 @@ impl Default for HttpOptions {
 pub const DEFAULT_MAX_BODY: usize = 64 << 20;
 
 /// Largest body prefix kept in [`TransportError::Http`].
-pub(super) const ERROR_BODY_CAP: usize = 4096;
+const ERROR_BODY_CAP: usize = 4096;
 
 /// [`EngineTransport`] over HTTP to an engine on a loopback address.
 #[derive(Debug, Clone)]
@@ -174,7 +174,7 @@ fn send_error(err: &reqwest::Error, deadline: Duration) -> TransportError {
     }
 }
 
-pub(super) fn error_chain(err: &dyn std::error::Error) -> String {
+fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -249,14 +249,11 @@ impl EngineTransport for HttpTransport {
     }
 
     async fn open_stream(&self, request: EngineRequest) -> Result<ByteStream, TransportError> {
-        let builder = self.build(request.with_header("accept", "text/event-stream"))?;
-        if self.base.scheme() == "http" {
-            // Each stream on its own connection, read in the stream's own task.
-            let request = builder.build().map_err(|e| TransportError::Invalid(error_chain(&e)))?;
-            return super::own_conn::open_stream(request, self.options.connect_timeout).await;
-        }
-        let response =
-            builder.send().await.map_err(|e| send_error(&e, self.options.connect_timeout))?;
+        let response = self
+            .build(request.with_header("accept", "text/event-stream"))?
+            .send()
+            .await
+            .map_err(|e| send_error(&e, self.options.connect_timeout))?;
         let response = check_status(response).await?;
         let content_type = response
             .headers()
