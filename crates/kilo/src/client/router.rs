@@ -175,6 +175,18 @@ pub trait Consumer {
 /// The updates of one wake-up the router takes before its consumer flushes.
 pub const READY_BATCH: usize = 256;
 
+/// A channel as the consumer: each update handed on as it is taken (a full channel pauses
+/// the router's reading of the stream). What a test or a stream of a test's own reads.
+impl Consumer for mpsc::Sender<KiloUpdate> {
+    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
+        self.send(update).await.map_err(|_| Gone)
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        Ok(())
+    }
+}
+
 /// Routes one SSE `data` payload of the stream: the session it belongs to, no session, or
 /// not a Kilo event. Pure: [`Routing::route`] without the previous event.
 pub fn route(data: String) -> KiloUpdate {

@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::{
-    Consumer, CreateSession, Gone, KiloClient, KiloUpdate, PromptRequest, RouterOptions,
-    spawn_router_into,
+    CreateSession, KiloClient, KiloUpdate, PromptRequest, RouterOptions, spawn_router_into,
 };
 use bb_engine_client::sse::SseClient;
 use bb_engine_client::transport::{EngineAuth, HttpOptions, HttpTransport};
@@ -123,8 +122,8 @@ pub fn supervised_kilo(bridge: u32, within: Duration) -> SupervisedKilo {
 pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Duration) -> String {
     let sse = SseClient::new(client.transport().clone(), client.event_request())
         .with_policy(RouterOptions::default().policy);
-    let (tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
-    let _router = spawn_router_into(client.clone(), sse, Channel(tx));
+    let (tx, mut updates) = tokio::sync::mpsc::channel(1024);
+    let _router = spawn_router_into(client.clone(), sse, tx);
     // The test's stream is up (the engine has set up the workspace) before the session is made.
     loop {
         let update = tokio::time::timeout(within, updates.recv())
@@ -156,19 +155,6 @@ pub async fn slow_turn_streaming(client: &KiloClient, ticks: u32, within: Durati
         }
     }
     session
-}
-
-/// The consumer of [`slow_turn_streaming`]'s router: each update handed on.
-struct Channel(tokio::sync::mpsc::UnboundedSender<KiloUpdate>);
-
-impl Consumer for Channel {
-    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        self.0.send(update).map_err(|_| Gone)
-    }
-
-    async fn flush(&mut self) -> Result<(), Gone> {
-        Ok(())
-    }
 }
 
 /// Checks the `bb/events` payloads a webview got for a session whose `MOCK:slow` turn

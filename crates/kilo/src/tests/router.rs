@@ -31,21 +31,7 @@ fn start(fake: &FakeTransport) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>)
         .with_jitter(NoJitter)
         .with_policy(ReconnectPolicy { max_attempts: 3, ..ReconnectPolicy::default() });
     let (updates, rx) = mpsc::channel(64);
-    (spawn_router_into(client, sse, Channel(updates)), rx)
-}
-
-/// A consumer that hands each update on through a channel (a full channel pauses the
-/// router's reading of the stream).
-struct Channel(mpsc::Sender<KiloUpdate>);
-
-impl Consumer for Channel {
-    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        self.0.send(update).await.map_err(|_| Gone)
-    }
-
-    async fn flush(&mut self) -> Result<(), Gone> {
-        Ok(())
-    }
+    (spawn_router_into(client, sse, updates), rx)
 }
 
 fn rest_ok(fake: &FakeTransport, messages: &Value) {

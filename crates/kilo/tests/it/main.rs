@@ -11,9 +11,7 @@ mod rest_captures;
 mod supervisor;
 
 use bb_engine_client::sse::SseClient;
-use bb_kilo::client::{
-    Consumer, Gone, KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_into,
-};
+use bb_kilo::client::{KiloClient, KiloRouterHandle, KiloUpdate, spawn_router_into};
 use tokio::sync::mpsc;
 
 /// The router of `client`'s stream `sse`, its updates handed on through a channel of
@@ -24,18 +22,5 @@ fn spawn_router(
     capacity: usize,
 ) -> (KiloRouterHandle, mpsc::Receiver<KiloUpdate>) {
     let (updates, rx) = mpsc::channel(capacity);
-    (spawn_router_into(client, sse, Channel(updates)), rx)
-}
-
-/// The router's consumer of [`spawn_router`].
-struct Channel(mpsc::Sender<KiloUpdate>);
-
-impl Consumer for Channel {
-    async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        self.0.send(update).await.map_err(|_| Gone)
-    }
-
-    async fn flush(&mut self) -> Result<(), Gone> {
-        Ok(())
-    }
+    (spawn_router_into(client, sse, updates), rx)
 }
