@@ -36,7 +36,10 @@ await run(outDir, async ({ context, step, errors }) => {
   await model.selectOption(other);
   // The agent's answer moves the picker (the run update), not the click alone.
   await page.waitForFunction((v) => window.__bb.store.chats.get(window.__bb.store.activeSessionId)?.run?.configOptions?.some((o) => o.category === 'model' && o.value === v), other, { timeout: LONG });
-  expect(await model.inputValue() === other, `the model picker shows ${other}`);
+  // The view renders on the next animation frame after the store moved: wait for it.
+  const shown = await page.waitForFunction((v) => document.querySelector('[data-testid=picker][data-category=model]')?.value === v, other, { timeout: T })
+    .then(() => true, () => false);
+  expect(shown, `the model picker shows ${other} (it shows ${await model.inputValue()})`);
   await step(page, 'model-picked');
 
   // The `/` menu: opened by `/`, filtered, closed by Escape, picked with the keyboard.
