@@ -623,23 +623,6 @@ impl Host {
         [lanes, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
     }
 
-    /// The earliest of [`Host::poll_timeout`]'s times but a background session's batch: the
-    /// batch of a session a receiving webview has selected, a prompt's expiry, the heartbeat.
-    /// A bridge that pauses its reads to gather engine events (`bb_service`'s pacing) ends
-    /// the pause before this; a background batch (no webview watches that session stream,
-    /// and it already waits out its cadence and the grid) is published by the wake-up the
-    /// pause ends in instead, at most a pause after it was due, rather than with a wake-up of
-    /// its own.
-    pub fn urgent_timeout(&self) -> Option<Instant> {
-        let shown = self
-            .conns
-            .values()
-            .filter(|c| c.deliverable())
-            .filter_map(|c| self.slots.get(c.active.as_deref()?)?.lane.as_ref()?.poll_timeout())
-            .min();
-        [shown, self.prompts.poll_timeout(), self.next_heartbeat].into_iter().flatten().min()
-    }
-
     /// The next cadence point after `now` of the sessions a webview shows
     /// ([`bb_normalize::batch::Batcher::next_beat`]): a bridge that pauses its reads to
     /// gather engine events ends the pause before it (and before [`Host::poll_timeout`]), so

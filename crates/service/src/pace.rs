@@ -8,17 +8,13 @@
 //! streams and many events at once; at lower rates (a lone streaming session, a sparse
 //! event) it never pauses and every event is read at once.
 //!
-//! The pause never runs into the service loop's next urgent deadline (the batch of a session
-//! a webview has selected, a prompt's expiry, the heartbeat: `bb_host::Host::urgent_timeout`;
-//! the loop's own restart, closing grace and trim) nor into the next beat of a shown session
-//! that streams faster than its cadence (`bb_host::Host::next_beat`: its next batch is still
-//! on its way): it ends [`MARGIN`] before them, so a batch due at its cadence is published on
-//! time with what arrived meanwhile. What a pause delays is an event that would have left at
-//! once (the first event of a quiet session, a permission request, a run end) while the
-//! bridge is this busy: by at most [`GATHER`]; and a background session's batch due on the
-//! host's grid (no webview watches that session stream): the wake-up the pause ends in
-//! publishes it, at most [`GATHER`] after it was due. Ending the pause for it cost a wake-up
-//! of its own and another for its timer, at each of the grid's ten points a second.
+//! The pause never runs into the service loop's next deadline (the next batch due, the
+//! selected session's cadence flush, a prompt's expiry) nor into the next beat of a shown
+//! session that streams faster than its cadence (`bb_host::Host::next_beat`: its next batch
+//! is still on its way): it ends [`MARGIN`] before them, so a batch due at its cadence is
+//! published on time with what arrived meanwhile. What a pause
+//! delays is an event that would have left at once (the first event of a quiet session, a
+//! permission request, a run end) while the bridge is this busy: by at most [`GATHER`].
 //!
 //! [`Pace`] is shared by the service loop (which counts the events it is handed and
 //! publishes its next deadline) and the runtimes it paces ([`Pace::park_hook`], installed

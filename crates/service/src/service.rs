@@ -274,17 +274,10 @@ impl Service {
             .flatten()
             .min();
             if let Some(pace) = &self.config.pace {
-                // The pause ends before what must not wait, and before a shown session's next
-                // beat: a session that streams keeps its cadence however long the pause may
-                // be. A background session's batch waits for the wake-up the pause ends in.
-                let urgent = [
-                    self.host.urgent_timeout(),
-                    self.host.next_beat(now),
-                    self.restart_at,
-                    self.closing_deadline(),
-                    self.trimmer.deadline(),
-                ];
-                pace.set_due(urgent.into_iter().flatten().min());
+                // The pause also ends before a shown session's next beat: a session that
+                // streams keeps its cadence however long the pause may be.
+                let beat = self.host.next_beat(now);
+                pace.set_due([deadline, beat].into_iter().flatten().min());
             }
             let event = tokio::select! {
                 biased;

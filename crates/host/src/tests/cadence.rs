@@ -55,42 +55,6 @@ fn cadence_follows_the_selected_session() {
     assert_eq!(super::ids(&drain(&mut h), "b"), ["b1"]);
 }
 
-/// The urgent deadline is the selected session's batch, never a background one's: a pacing
-/// bridge may publish that one with a later wake-up; while the webview is hidden no batch
-/// is urgent.
-#[test]
-fn the_urgent_timeout_leaves_background_batches_out() {
-    let c = clock();
-    let mut h = ready_host(&c);
-    h.handle(Input::SessionsListed(vec![summary("a"), summary("b")]), c.now());
-    h.handle(Input::select(0, "a"), c.now());
-    drain(&mut h);
-    let t0 = c.now();
-    send(&mut h, &c, "a", vec![ev("a0")]);
-    send(&mut h, &c, "b", vec![ev("b0")]);
-    drain(&mut h);
-    c.advance(ms(1));
-    send(&mut h, &c, "b", vec![ev("b1")]);
-    assert_eq!(h.poll_timeout(), Some(t0 + ms(500)));
-    assert_eq!(h.urgent_timeout(), None, "only a background batch is pending");
-    send(&mut h, &c, "a", vec![ev("a1")]);
-    assert_eq!(h.poll_timeout(), Some(t0 + ms(33)));
-    assert_eq!(h.urgent_timeout(), Some(t0 + ms(33)));
-    c.advance_to(t0 + ms(33));
-    h.handle_timeout(c.now());
-    assert_eq!(super::ids(&drain(&mut h), "a"), ["a1"]);
-    assert_eq!(h.urgent_timeout(), None);
-    assert_eq!(h.poll_timeout(), Some(t0 + ms(500)), "the background batch is still due");
-    c.advance(ms(1));
-    send(&mut h, &c, "a", vec![ev("a2")]);
-    h.handle(Input::visibility(0, false), c.now());
-    drain(&mut h);
-    c.advance(ms(1));
-    send(&mut h, &c, "a", vec![ev("a3")]);
-    assert!(h.poll_timeout().is_some());
-    assert_eq!(h.urgent_timeout(), None, "a hidden webview shows no session");
-}
-
 /// Selecting a session moves its pending batch to the active cadence at once.
 #[test]
 fn selecting_a_session_speeds_up_its_pending_batch() {
