@@ -41,14 +41,17 @@ pub const BUSY_RATE: u64 = 300;
 /// A pause ends this long before the service loop's next deadline.
 pub const MARGIN: Duration = Duration::from_millis(1);
 
+/// How long the event rate is counted over, in milliseconds.
+const WINDOW_MS: u64 = 100;
+
 /// How long the event rate is counted over.
-const WINDOW: Duration = Duration::from_millis(100);
+const WINDOW: Duration = Duration::from_millis(WINDOW_MS);
 
 /// Events within a counting window that make the bridge busy before that window is over:
 /// [`BUSY_RATE`] over [`WINDOW`], so they came at least that fast. A burst is paced from its
 /// 30th event instead of from the end of the window it began in (a hundred wake-ups at 1,000
 /// events a second, more on the BreadBoard shape where an event takes two reads unpaced).
-const BUSY_COUNT: u64 = 30;
+const BUSY_COUNT: u64 = BUSY_RATE * WINDOW_MS / 1_000;
 
 /// Shorter pauses are not taken (a sleep costs about a wake-up).
 const MIN_PAUSE: Duration = Duration::from_micros(500);
@@ -241,8 +244,7 @@ mod tests {
         assert_eq!(m.pause(t0, 7, None, GATHER), None, "no rate known yet");
         assert_eq!(m.pause(t0 + 10 * MS, 7 + BUSY_COUNT - 1, None, GATHER), None);
         assert_eq!(m.pause(t0 + 20 * MS, 7 + BUSY_COUNT, None, GATHER), Some(GATHER));
-        let rate = BUSY_COUNT * 1_000 / u64::try_from(WINDOW.as_millis()).expect("fits");
-        assert_eq!(rate, BUSY_RATE, "the count is the busy rate over a window");
+        assert_eq!(BUSY_COUNT, 30, "300 a second over 100 ms");
     }
 
     #[test]
