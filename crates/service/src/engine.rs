@@ -6,14 +6,17 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use bb_host::{Input, Prompt, Verdict};
+use bb_host::{Prompt, Verdict};
 use bb_protocol::v1::{
     CommandParams, CommandResult, CreateSessionParams, DownloadArtifactParams,
     DownloadArtifactResult, EngineKind, FileSnippetResult, InitResult, ListFilesParams,
     ListFilesResult, ListSessionsResult, OpenDiffParams, ReadFileSnippetParams, SendMessageParams,
     SendMessageResult, SessionAck, SessionParams, SessionSummary, V1Error,
 };
-use tokio::sync::mpsc;
+
+pub use crate::inputs::{
+    INPUT_CAPACITY, INPUT_EVENT_BUDGET, InputReceiver, InputSender, input_channel,
+};
 
 /// Why an engine call failed. Each variant has a stable wire code ([`EngineError::code`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,20 +123,6 @@ impl PromptAnswer {
     pub fn withdraw(prompt: Prompt, reason: AnswerReason) -> Self {
         Self { prompt, verdict: Verdict::Deny, remember: false, rule_update: None, reason }
     }
-}
-
-/// Capacity of an engine's input channel; a full channel applies back-pressure to the
-/// engine's event reader rather than dropping events.
-pub const INPUT_CAPACITY: usize = 1024;
-
-/// Sending half of an engine's input channel: adapters hand the host core its [`Input`]s.
-pub type InputSender = mpsc::Sender<Input>;
-/// Receiving half of an engine's input channel, read by the service loop.
-pub type InputReceiver = mpsc::Receiver<Input>;
-
-/// A fresh input channel.
-pub fn input_channel() -> (InputSender, InputReceiver) {
-    mpsc::channel(INPUT_CAPACITY)
 }
 
 fn unsupported<T>(engine: &'static str, method: &'static str) -> Result<T, EngineError> {

@@ -16,7 +16,10 @@
 //! folder (a folder with no session created or selected since the bridge started is not
 //! asked); a session id no folder has claimed goes to the first started folder that knows it
 //! (`bb.selectSession`), else to the default folder; counters add up across folders,
-//! diagnostics are the default folder's.
+//! diagnostics are the default folder's. Each started folder's input channel has its own event
+//! budget and the forwarder draws on this adapter's as it passes an input on, so `k` started
+//! folders may hold up to `k + 1` budgets of events queued (sharing one would need every
+//! engine crate's constructor to take it).
 
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};

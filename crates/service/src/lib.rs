@@ -48,7 +48,10 @@
 //! Every engine update reaches the host core through one routing function; [`Ingest`] runs
 //! that routing and the host core without the loop, time passed in, so a capture can be
 //! replayed through the sidecar's own path and stages (`bb-harness ingest`, with the engine
-//! crate's event mapping before it).
+//! crate's event mapping before it). An engine's inputs arrive on its input channel
+//! ([`input_channel`]), bounded in inputs and in the engine events they carry
+//! ([`engine::INPUT_EVENT_BUDGET`]): a reader faster than the loop waits whatever the
+//! scheduling, and nothing is dropped.
 //!
 //! # Choices
 //!
@@ -104,6 +107,7 @@ pub mod engine;
 pub mod folders;
 pub mod fs;
 mod ingest;
+mod inputs;
 mod lifecycle;
 mod metrics;
 mod order;

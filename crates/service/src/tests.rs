@@ -3,6 +3,7 @@
 
 mod drain;
 mod fs;
+mod inputs;
 mod metrics;
 mod metrics_service;
 mod order;
