@@ -35,7 +35,7 @@ fn tree_session(data: &str) -> Option<String> {
 /// data is not a Kilo event.
 fn by_tree(data: &str) -> Option<(String, Option<String>, Option<String>)> {
     let event = KiloEvent::parse(data).ok()?;
-    Some((event.event_type, event.id, tree_session(data)))
+    Some((event.event_type.into_owned(), event.id, tree_session(data)))
 }
 
 /// Checks one event; whether the fast path took it.
@@ -53,7 +53,10 @@ fn check(data: &str) -> bool {
             assert_eq!(Some(sync.session_id), session, "{data}");
         }
         (KiloUpdate::Event { event }, Some((kind, id, session))) => {
-            assert_eq!((event.session(), &event.event_type, &event.id), (session, &kind, &id));
+            assert_eq!(
+                (event.session(), &*event.event_type, &event.id),
+                (session, kind.as_str(), &id)
+            );
         }
         (KiloUpdate::Unrouted(event), Some((kind, id, session))) => {
             assert_eq!((event.event_type, event.id, None), (kind, id, session), "{data}");

@@ -77,7 +77,7 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
             KiloUpdate::Connected { .. } => {}
             KiloUpdate::Event { event } => {
                 let kept = json!({"type": event.event_type, "id": event.id, "body": event.body.value()});
-                got.push((event.event_type.clone(), event.session(), kept));
+                got.push((event.event_type.to_string(), event.session(), kept));
             }
             KiloUpdate::Sync(sync) => got.push((
                 "sync".to_owned(),
