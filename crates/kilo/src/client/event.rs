@@ -377,8 +377,8 @@ fn count(text: &str) -> Option<(u64, &str)> {
 pub struct UnroutedEvent {
     /// The event's `id`, when it has one.
     pub id: Option<String>,
-    /// The event's `type`.
-    pub event_type: String,
+    /// The event's `type`: a known one borrowed ([`super::event_type`]).
+    pub event_type: Cow<'static, str>,
     /// The SSE `data`, as sent.
     pub data: String,
 }
@@ -401,7 +401,7 @@ impl UnroutedEvent {
             return Err(data);
         };
         let id = id.map(Cow::into_owned);
-        let event_type = kind.into_owned();
+        let event_type = super::event_type(&kind);
         Ok(Self { id, event_type, data })
     }
 }

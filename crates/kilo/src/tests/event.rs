@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::client::KiloEvent;
+use crate::client::{KiloEvent, UnroutedEvent};
 
 #[test]
 fn kilo_event_session_sources() {
@@ -76,7 +76,9 @@ fn known_event_types_are_borrowed_and_others_owned_by_every_read() {
         let split = KiloEvent::split(data.clone()).unwrap().event_type;
         let text = KiloEvent::parse(&spaced).unwrap().event_type;
         let tree = KiloEvent::parse(&odd).unwrap().event_type;
-        for read in [split, text, tree] {
+        let unrouted = UnroutedEvent::parse(format!(r#"{{"type":"{kind}","properties":{{}}}}"#));
+        let unrouted = unrouted.unwrap().event_type;
+        for read in [split, text, tree, unrouted] {
             assert_eq!(read, kind);
             assert_eq!(matches!(read, Cow::Borrowed(_)), known, "{kind}");
         }

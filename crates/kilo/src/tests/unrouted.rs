@@ -45,7 +45,7 @@ fn check(data: &str) -> bool {
     if let Ok(event) = &fast {
         let (kind, id, session) = tree.clone().expect("the fast path takes Kilo events only");
         assert_eq!(session, None, "taken although it names a session: {data}");
-        assert_eq!((event.event_type.as_str(), &event.id), (kind.as_str(), &id), "{data}");
+        assert_eq!((&*event.event_type, &event.id), (kind.as_str(), &id), "{data}");
         assert_eq!(event.data, data);
     }
     match (route(data.to_owned()), tree) {
@@ -59,7 +59,11 @@ fn check(data: &str) -> bool {
             );
         }
         (KiloUpdate::Unrouted(event), Some((kind, id, session))) => {
-            assert_eq!((event.event_type, event.id, None), (kind, id, session), "{data}");
+            assert_eq!(
+                (event.event_type.into_owned(), event.id, None),
+                (kind, id, session),
+                "{data}"
+            );
         }
         (KiloUpdate::Malformed { .. }, None) => {}
         (other, tree) => panic!("{data}: routed {other:?}, the tree says {tree:?}"),

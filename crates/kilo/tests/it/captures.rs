@@ -84,7 +84,7 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
                 Some(sync.session_id.clone()),
                 json!({"type": "sync", "id": sync.id, "aggregateID": sync.session_id, "seq": sync.seq}),
             )),
-            KiloUpdate::Unrouted(event) => got.push((event.event_type.clone(), None, event.raw())),
+            KiloUpdate::Unrouted(event) => got.push((event.event_type.to_string(), None, event.raw())),
             KiloUpdate::Reconnecting { .. } => return got,
             other => panic!("unexpected {other:?}"),
         }
