@@ -161,7 +161,7 @@ impl Inner {
         let class = bb_normalize::class::classify_acp(kind, &payload);
         let event = EngineEvent {
             id: format!("acp-{n}"),
-            event_type: kind.to_owned(),
+            event_type: kind.to_owned().into(),
             turn: None,
             ts: None,
             payload: payload.into(),

@@ -54,7 +54,7 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
 pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
     EngineEvent {
         id: e.sse_id,
-        event_type: e.kind,
+        event_type: e.kind.into(),
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
         payload: e.payload,

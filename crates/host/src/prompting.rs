@@ -372,7 +372,7 @@ impl Host {
         };
         let event = EngineEvent {
             id: format!("bb-prompt-closed-{}", self.closings),
-            event_type: PROMPT_CLOSED_EVENT.to_owned(),
+            event_type: PROMPT_CLOSED_EVENT.into(),
             turn: None,
             ts: None,
             payload: payload.into(),

@@ -34,7 +34,7 @@ pub(super) fn event_of(id: &str, kind: &str, payload: Value) -> EngineEvent {
     };
     EngineEvent {
         id: id.into(),
-        event_type: kind.into(),
+        event_type: kind.to_owned().into(),
         turn: None,
         ts: None,
         payload: payload.into(),

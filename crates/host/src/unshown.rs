@@ -101,7 +101,7 @@ impl Host {
         payload.insert("source".into(), "bridge".into());
         let event = EngineEvent {
             id: format!("{kind}-{}", self.closings),
-            event_type: "warning".to_owned(),
+            event_type: "warning".into(),
             turn: None,
             ts: None,
             payload: payload.into(),

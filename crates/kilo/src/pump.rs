@@ -371,7 +371,7 @@ impl<'a> From<&'a PermissionRequest> for PermissionView<'a> {
     }
 }
 
-fn asked(event_type: &str, id: &str, body: Value) -> EngineEvent {
+fn asked(event_type: &'static str, id: &str, body: Value) -> EngineEvent {
     let payload = match body {
         Value::Object(map) => map,
         _ => Map::new(),

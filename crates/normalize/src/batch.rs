@@ -239,7 +239,7 @@ struct DeltaKey<'a> {
 
 /// A delta event's coalescing key, appended field and that field's text.
 fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)> {
-    let field = match ev.kind.as_str() {
+    let field = match &*ev.kind {
         "assistant.message.delta"
         | "assistant.reasoning.delta"
         | "assistant.thought_summary.delta" => "delta",

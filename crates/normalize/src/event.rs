@@ -1,5 +1,7 @@
 //! The raw engine event both engines map into, and the parsers from their wire JSON.
 
+use std::borrow::Cow;
+
 pub use bb_payload::Payload;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -26,9 +28,11 @@ pub struct RawEvent {
     pub id: Option<String>,
     /// The engine that produced the event.
     pub engine: Engine,
-    /// The engine's `type` discriminator, verbatim.
+    /// The engine's `type` discriminator, verbatim: borrowed when the adapter knows the type,
+    /// so a known one costs no allocation per event (`bb_protocol::v1::EngineEvent` holds it
+    /// the same way).
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// The session the event belongs to, when it names one.
     pub session_id: Option<String>,
     /// BreadBoard envelope `seq` (per-session counter), or Kilo `sync` seq.
@@ -60,7 +64,11 @@ pub enum EventError {
 
 impl RawEvent {
     /// Builds an event by hand (tests, adapters that already parsed the envelope).
-    pub fn new(engine: Engine, kind: impl Into<String>, payload: impl Into<Payload>) -> Self {
+    pub fn new(
+        engine: Engine,
+        kind: impl Into<Cow<'static, str>>,
+        payload: impl Into<Payload>,
+    ) -> Self {
         Self {
             id: None,
             engine,
@@ -125,7 +133,7 @@ fn take_u64(obj: &Map<String, Value>, key: &str) -> Option<u64> {
 }
 
 fn from_breadboard(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> {
-    let kind = take_str(&obj, "type").ok_or(EventError::MissingType)?;
+    let kind = take_str(&obj, "type").ok_or(EventError::MissingType)?.into();
     let ts = take_u64(&obj, "timestamp_ms")
         .or_else(|| take_u64(&obj, "timestamp"))
         .or_else(|| take_u64(&obj, "ts"));
@@ -144,7 +152,8 @@ fn from_breadboard(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> 
 fn from_acp(obj: Map<String, Value>) -> Result<RawEvent, EventError> {
     let kind = take_str(&obj, "sessionUpdate")
         .or_else(|| take_str(&obj, "type"))
-        .ok_or(EventError::MissingType)?;
+        .ok_or(EventError::MissingType)?
+        .into();
     let session_id = take_str(&obj, "sessionId");
     Ok(RawEvent {
         id: take_str(&obj, "id"),
@@ -166,7 +175,7 @@ fn from_kilo(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> {
         }
         return Err(EventError::MissingType);
     }
-    let kind = take_str(&obj, "type").ok_or(EventError::MissingType)?;
+    let kind: Cow<'static, str> = take_str(&obj, "type").ok_or(EventError::MissingType)?.into();
     let id = take_str(&obj, "id");
     if kind == "sync" {
         let payload = obj.remove("syncEvent").unwrap_or(Value::Null);

@@ -217,7 +217,7 @@ fn engine_words() -> std::collections::BTreeSet<String> {
         bb_fake_engine::EVENT_TYPES.iter().map(|t| (*t).to_owned()).collect();
     for (engine, path) in captures() {
         for ev in raw_events(engine, &path) {
-            out.insert(ev.kind.clone());
+            out.insert(ev.kind.to_string());
             keys(&ev.payload, &mut out);
             // The classes of the normalization table (`tool.result`, `unknown_event`, …).
             let class = bb_normalize::Classified::new(ev).class.as_str();

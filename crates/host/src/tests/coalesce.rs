@@ -15,7 +15,13 @@ fn event(id: &str, kind: &str, turn: Option<u64>, ts: Option<f64>, payload: Valu
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    EngineEvent { id: id.into(), event_type: kind.into(), turn, ts, payload: payload.into() }
+    EngineEvent {
+        id: id.into(),
+        event_type: kind.to_owned().into(),
+        turn,
+        ts,
+        payload: payload.into(),
+    }
 }
 
 fn kilo_delta(id: &str, part: &str, text: &str) -> EngineEvent {

@@ -800,7 +800,7 @@ fn the_first_answer_wins_and_every_window_is_told_who_answered() {
     h.handle(done, c.now());
     let out = run_to_idle(&mut h, &c);
     let types: Vec<(Option<String>, String)> =
-        items(&out).into_iter().map(|(_, tab, i)| (tab, i.event.event_type.clone())).collect();
+        items(&out).into_iter().map(|(_, tab, i)| (tab, i.event.event_type.to_string())).collect();
     let both = |tab: &str| {
         vec![
             (Some(tab.to_owned()), PROMPT_CLOSED_EVENT.to_owned()),
@@ -905,7 +905,7 @@ fn an_answer_saved_on_its_way_is_delivered_after_a_restart_not_asked_again() {
         .into_iter()
         .map(|(_, _, i)| {
             let decision = i.event.payload["decision"].as_str().unwrap_or_default().to_owned();
-            (i.event.event_type.clone(), decision)
+            (i.event.event_type.to_string(), decision)
         })
         .collect();
     let closed = |d: &str| (PROMPT_CLOSED_EVENT.to_owned(), d.to_owned());

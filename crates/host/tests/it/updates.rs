@@ -261,7 +261,7 @@ fn both_carries_the_events_and_their_updates() {
 fn breadboard(kind: &str, payload: serde_json::Value) -> EngineEvent {
     EngineEvent {
         id: String::new(),
-        event_type: kind.into(),
+        event_type: kind.to_owned().into(),
         turn: None,
         ts: None,
         payload: payload.as_object().cloned().unwrap_or_default().into(),

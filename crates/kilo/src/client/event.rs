@@ -23,8 +23,9 @@ use serde_json::value::RawValue;
 pub struct KiloEvent {
     /// The event's `id` (`evt_…`), when it has one.
     pub id: Option<String>,
-    /// The event's `type` (`message.part.delta`, `sync`, …).
-    pub event_type: String,
+    /// The event's `type` (`message.part.delta`, `sync`, …): a known one borrowed
+    /// ([`super::event_type`]).
+    pub event_type: Cow<'static, str>,
     /// `properties` (`syncEvent` for `sync`), `null` when absent; kept as text when the event
     /// has the usual shape.
     pub body: Payload,
@@ -99,8 +100,9 @@ impl KiloEvent {
             None => raw.get("payload").filter(|p| p.get("type").is_some()).unwrap_or(&raw),
             Some(_) => &raw,
         };
-        let event_type =
-            event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?.to_owned();
+        let event_type = super::event_type(
+            event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?,
+        );
         let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
         let key = if event_type == "sync" { "syncEvent" } else { "properties" };
         let body = event.get(key).cloned().unwrap_or(Value::Null).into();
@@ -124,7 +126,7 @@ impl KiloEvent {
         if event_type == "sync" {
             return Err(data);
         }
-        let (id, event_type) = (id.map(str::to_owned), event_type.to_owned());
+        let (id, event_type) = (id.map(str::to_owned), super::event_type(event_type));
         let at = |s: &str| s.as_ptr().addr() - data.as_ptr().addr();
         let body = at(body)..at(body) + body.len();
         let event = global_payload(&data).map_or(0, at);
@@ -187,7 +189,7 @@ impl KiloEvent {
         };
         Some(Self {
             id: shape.id.map(Cow::into_owned),
-            event_type: kind.into_owned(),
+            event_type: super::event_type(&kind),
             body: Payload::from_text(body.to_owned()),
             unread: None,
         })
@@ -375,8 +377,8 @@ fn count(text: &str) -> Option<(u64, &str)> {
 pub struct UnroutedEvent {
     /// The event's `id`, when it has one.
     pub id: Option<String>,
-    /// The event's `type`.
-    pub event_type: String,
+    /// The event's `type`: a known one borrowed ([`super::event_type`]).
+    pub event_type: Cow<'static, str>,
     /// The SSE `data`, as sent.
     pub data: String,
 }
@@ -399,7 +401,7 @@ impl UnroutedEvent {
             return Err(data);
         };
         let id = id.map(Cow::into_owned);
-        let event_type = kind.into_owned();
+        let event_type = super::event_type(&kind);
         Ok(Self { id, event_type, data })
     }
 }

@@ -2,12 +2,14 @@
 //! `GET /event` stream per workspace.
 
 mod event;
+mod kind;
 mod rest;
 mod router;
 mod routes;
 mod types;
 
 pub use event::{KiloEvent, KiloEventError, SyncEcho, UnroutedEvent};
+pub use kind::event_type;
 pub use rest::{KiloClient, KiloError};
 pub use router::{
     Consumer, Gone, KiloRouterHandle, KiloUpdate, READY_BATCH, RouterOptions, Routing, route,

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::client::KiloEvent;
+use crate::client::{KiloEvent, UnroutedEvent};
 
 #[test]
 fn kilo_event_session_sources() {
@@ -54,4 +54,33 @@ fn kilo_event_session_sources() {
     let null_type = r#"{"type":null,"payload":{"type":"x","properties":{"sessionID":"a"}}}"#;
     assert!(KiloEvent::parse(null_type).is_err());
     assert!(KiloEvent::parse("nope").is_err());
+}
+
+#[test]
+fn known_event_types_are_borrowed_and_others_owned_by_every_read() {
+    use std::borrow::Cow;
+
+    let cases = [
+        ("message.part.delta", true),
+        ("message.part.updated", true),
+        ("session.status", true),
+        ("plugin.added", true),
+        ("message.part.delta.v2", false),
+        ("x", false),
+    ];
+    for (kind, known) in cases {
+        let data = format!(r#"{{"id":"evt_1","type":"{kind}","properties":{{"sessionID":"s"}}}}"#);
+        let spaced = format!(r#"{{"type": "{kind}", "properties": {{"sessionID": "s"}}}}"#);
+        // A number id: the borrowed read refuses it, the tree reads it.
+        let odd = format!(r#"{{"type":"{kind}","id":7,"properties":{{}}}}"#);
+        let split = KiloEvent::split(data.clone()).unwrap().event_type;
+        let text = KiloEvent::parse(&spaced).unwrap().event_type;
+        let tree = KiloEvent::parse(&odd).unwrap().event_type;
+        let unrouted = UnroutedEvent::parse(format!(r#"{{"type":"{kind}","properties":{{}}}}"#));
+        let unrouted = unrouted.unwrap().event_type;
+        for read in [split, text, tree, unrouted] {
+            assert_eq!(read, kind);
+            assert_eq!(matches!(read, Cow::Borrowed(_)), known, "{kind}");
+        }
+    }
 }

@@ -91,7 +91,7 @@ fn forwarded(updates: &[Input]) -> Vec<(String, String, String)> {
     updates
         .iter()
         .flat_map(events_of)
-        .map(|(session, e)| (session.to_owned(), e.event_type.clone(), e.id.clone()))
+        .map(|(session, e)| (session.to_owned(), e.event_type.to_string(), e.id.clone()))
         .collect()
 }
 
@@ -454,7 +454,7 @@ fn captured_events_get_their_engine_time() {
     let updates = replay("stream_text");
     let mut timed = 0;
     for (_, e) in updates.iter().flat_map(events_of) {
-        match e.event_type.as_str() {
+        match &*e.event_type {
             "message.updated" | "session.updated" | "message.part.updated" => {
                 assert!(e.ts.is_some_and(|t| t > 1.7e12), "{} has no time", e.id);
                 timed += 1;

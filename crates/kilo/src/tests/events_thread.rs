@@ -42,7 +42,7 @@ async fn the_kilo_event_path_runs_on_it() {
             }
         }
     };
-    assert_eq!(got, (SES.to_owned(), "session.status".to_owned()));
+    assert_eq!(got, (SES.to_owned(), "session.status".into()));
     drop(adapter);
     stop.send(()).unwrap();
     thread.join().unwrap().unwrap();

@@ -35,7 +35,7 @@ fn tree_session(data: &str) -> Option<String> {
 /// data is not a Kilo event.
 fn by_tree(data: &str) -> Option<(String, Option<String>, Option<String>)> {
     let event = KiloEvent::parse(data).ok()?;
-    Some((event.event_type, event.id, tree_session(data)))
+    Some((event.event_type.into_owned(), event.id, tree_session(data)))
 }
 
 /// Checks one event; whether the fast path took it.
@@ -45,7 +45,7 @@ fn check(data: &str) -> bool {
     if let Ok(event) = &fast {
         let (kind, id, session) = tree.clone().expect("the fast path takes Kilo events only");
         assert_eq!(session, None, "taken although it names a session: {data}");
-        assert_eq!((event.event_type.as_str(), &event.id), (kind.as_str(), &id), "{data}");
+        assert_eq!((&*event.event_type, &event.id), (kind.as_str(), &id), "{data}");
         assert_eq!(event.data, data);
     }
     match (route(data.to_owned()), tree) {
@@ -53,10 +53,17 @@ fn check(data: &str) -> bool {
             assert_eq!(Some(sync.session_id), session, "{data}");
         }
         (KiloUpdate::Event { event }, Some((kind, id, session))) => {
-            assert_eq!((event.session(), &event.event_type, &event.id), (session, &kind, &id));
+            assert_eq!(
+                (event.session(), &*event.event_type, &event.id),
+                (session, kind.as_str(), &id)
+            );
         }
         (KiloUpdate::Unrouted(event), Some((kind, id, session))) => {
-            assert_eq!((event.event_type, event.id, None), (kind, id, session), "{data}");
+            assert_eq!(
+                (event.event_type.into_owned(), event.id, None),
+                (kind, id, session),
+                "{data}"
+            );
         }
         (KiloUpdate::Malformed { .. }, None) => {}
         (other, tree) => panic!("{data}: routed {other:?}, the tree says {tree:?}"),

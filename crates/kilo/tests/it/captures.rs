@@ -77,14 +77,14 @@ async fn route(sse: Vec<u8>, chunk: usize) -> Vec<(String, Option<String>, Value
             KiloUpdate::Connected { .. } => {}
             KiloUpdate::Event { event } => {
                 let kept = json!({"type": event.event_type, "id": event.id, "body": event.body.value()});
-                got.push((event.event_type.clone(), event.session(), kept));
+                got.push((event.event_type.to_string(), event.session(), kept));
             }
             KiloUpdate::Sync(sync) => got.push((
                 "sync".to_owned(),
                 Some(sync.session_id.clone()),
                 json!({"type": "sync", "id": sync.id, "aggregateID": sync.session_id, "seq": sync.seq}),
             )),
-            KiloUpdate::Unrouted(event) => got.push((event.event_type.clone(), None, event.raw())),
+            KiloUpdate::Unrouted(event) => got.push((event.event_type.to_string(), None, event.raw())),
             KiloUpdate::Reconnecting { .. } => return got,
             other => panic!("unexpected {other:?}"),
         }

@@ -88,7 +88,7 @@ async fn turn_text(rx: &mut mpsc::Receiver<KiloUpdate>, session: &str) -> (Strin
                     let delta = event.body.get("delta").and_then(Value::as_str);
                     text.push_str(delta.unwrap_or_default());
                 }
-                types.push(event.event_type.clone());
+                types.push(event.event_type.to_string());
                 if event.event_type == "session.turn.close" {
                     break;
                 }

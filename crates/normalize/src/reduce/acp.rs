@@ -30,7 +30,7 @@ impl SessionView {
     pub(crate) fn acp_info(&mut self, ev: &RawEvent) {
         let p = &ev.payload;
         let run = &mut self.run;
-        match ev.kind.as_str() {
+        match &*ev.kind {
             "session_info_update" => match p.get("title") {
                 Some(Value::String(t)) if !t.is_empty() => run.title = Some(t.clone()),
                 Some(Value::Null) => run.title = None,
@@ -115,7 +115,7 @@ impl SessionView {
 
 /// The level of an ACP notice-class event.
 pub(crate) fn notice_level(ev: &RawEvent) -> NoticeLevel {
-    match ev.kind.as_str() {
+    match &*ev.kind {
         "notice" => match str_at(&ev.payload, &[&["severity"]]) {
             Some("error") => NoticeLevel::Error,
             Some("warning") => NoticeLevel::Warning,

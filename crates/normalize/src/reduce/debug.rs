@@ -37,7 +37,7 @@ impl UnknownNode {
         let payload_size = serde_json::to_string(&ev.payload).map_or(0, |s| s.len());
         Self {
             event_id: ev.id.clone(),
-            kind: ev.kind.clone(),
+            kind: ev.kind.to_string(),
             payload_size,
             payload: log_line_json(&ev.payload, UNKNOWN_PAYLOAD_CAP),
             n: 0,
@@ -86,7 +86,7 @@ impl DebugLane {
     /// Keeps an unknown event; returns the node (for logging).
     pub(crate) fn unknown(&mut self, ev: &RawEvent) -> &UnknownNode {
         self.unknown_count += 1;
-        *self.unknown_by_type.entry(ev.kind.clone()).or_default() += 1;
+        *self.unknown_by_type.entry(ev.kind.to_string()).or_default() += 1;
         if self.unknown.len() == UNKNOWN_KEPT {
             self.unknown.pop_front();
             self.unknown_evicted += 1;

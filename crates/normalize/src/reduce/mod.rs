@@ -188,7 +188,7 @@ impl SessionView {
                     self.run.next_turn();
                 }
             }
-            C::AssistantStream => match ev.kind.as_str() {
+            C::AssistantStream => match &*ev.kind {
                 "agent_message_chunk" => t.acp_chunk(ev, false),
                 "message.updated" => t.kilo_message(ev),
                 "message.part.updated" => t.kilo_text_part(ev, false, bodies),
@@ -196,7 +196,7 @@ impl SessionView {
                 "message.removed" | "message.part.removed" => {}
                 _ => t.breadboard_assistant(ev),
             },
-            C::ReasoningStream => match ev.kind.as_str() {
+            C::ReasoningStream => match &*ev.kind {
                 "agent_thought_chunk" => t.acp_chunk(ev, true),
                 "message.part.updated" => t.kilo_text_part(ev, true, bodies),
                 _ => t.breadboard_reasoning(ev),
@@ -229,7 +229,7 @@ impl SessionView {
             }
             C::RunErrorOrGap if ev.engine == Engine::Acp => self.acp_notice(ev),
             C::RunErrorOrGap => {
-                let (level, fallback) = match ev.kind.as_str() {
+                let (level, fallback) = match &*ev.kind {
                     "stream.gap" => (NoticeLevel::Gap, "stream gap"),
                     "warning" => (NoticeLevel::Warning, "warning"),
                     _ => (NoticeLevel::Error, "error"),

@@ -6,11 +6,11 @@ use crate::class::{EventClass as C, classify};
 use crate::event::{Engine, RawEvent};
 
 fn bb(kind: &str, payload: Value) -> C {
-    classify(&RawEvent::new(Engine::BreadBoard, kind, payload))
+    classify(&RawEvent::new(Engine::BreadBoard, kind.to_owned(), payload))
 }
 
 fn kilo(kind: &str, payload: Value) -> C {
-    classify(&RawEvent::new(Engine::Kilo, kind, payload))
+    classify(&RawEvent::new(Engine::Kilo, kind.to_owned(), payload))
 }
 
 #[test]
@@ -143,14 +143,11 @@ fn parse_kilo_shapes() {
     assert_eq!((ev.id.as_deref(), ev.session_id.as_deref()), (Some("evt_1"), Some("ses_1")));
     let sync = r#"{"type":"sync","syncEvent":{"id":"evt_2","type":"message.updated.1","seq":4,"aggregateID":"ses_9","data":{}},"id":"evt_2"}"#;
     let ev = RawEvent::parse(Engine::Kilo, sync, None).unwrap();
-    assert_eq!(
-        (ev.kind.as_str(), ev.seq, ev.session_id.as_deref()),
-        ("sync", Some(4), Some("ses_9"))
-    );
+    assert_eq!((&*ev.kind, ev.seq, ev.session_id.as_deref()), ("sync", Some(4), Some("ses_9")));
     let global =
         r#"{"directory":"/p","payload":{"id":"evt_3","type":"server.connected","properties":{}}}"#;
     let ev = RawEvent::parse(Engine::Kilo, global, None).unwrap();
-    assert_eq!((ev.kind.as_str(), ev.id.as_deref()), ("server.connected", Some("evt_3")));
+    assert_eq!((&*ev.kind, ev.id.as_deref()), ("server.connected", Some("evt_3")));
 }
 
 #[test]

@@ -11,11 +11,11 @@ use crate::reduce::{
 };
 
 fn bb(kind: &str, payload: Value) -> RawEvent {
-    RawEvent::new(Engine::BreadBoard, kind, payload)
+    RawEvent::new(Engine::BreadBoard, kind.to_owned(), payload)
 }
 
 fn kilo(kind: &str, payload: Value) -> RawEvent {
-    RawEvent::new(Engine::Kilo, kind, payload)
+    RawEvent::new(Engine::Kilo, kind.to_owned(), payload)
 }
 
 fn view(events: impl IntoIterator<Item = RawEvent>) -> SessionView {

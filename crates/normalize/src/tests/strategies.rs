@@ -98,7 +98,7 @@ pub(super) fn bb_event() -> impl Strategy<Value = RawEvent> {
         |((kind, payload), turn, id, seq)| RawEvent {
             id,
             engine: Engine::BreadBoard,
-            kind: kind.to_owned(),
+            kind: kind.to_owned().into(),
             session_id: Some("s".to_owned()),
             seq,
             turn,
@@ -126,7 +126,7 @@ pub(super) fn kilo_event() -> impl Strategy<Value = RawEvent> {
     (body, prop::option::of("evt_[a-z0-9]{5}")).prop_map(|((kind, payload), id)| RawEvent {
         id,
         engine: Engine::Kilo,
-        kind: kind.to_owned(),
+        kind: kind.to_owned().into(),
         session_id: Some("ses".to_owned()),
         seq: None,
         turn: None,
@@ -194,7 +194,7 @@ pub(super) fn wild_event() -> impl Strategy<Value = RawEvent> {
         |(k, kilo, payload, turn)| RawEvent {
             id: Some("e".to_owned()),
             engine: if kilo { Engine::Kilo } else { Engine::BreadBoard },
-            kind: k.to_owned(),
+            kind: k.to_owned().into(),
             session_id: None,
             seq: None,
             turn,

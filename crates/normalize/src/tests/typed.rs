@@ -26,7 +26,7 @@ fn forms(json: &str) -> (Value, [Payload; 2]) {
 /// The view after one event.
 fn reduced(engine: Engine, kind: &str, payload: Payload) -> SessionView {
     let mut v = SessionView::new();
-    v.apply_event(RawEvent::new(engine, kind, payload));
+    v.apply_event(RawEvent::new(engine, kind.to_owned(), payload));
     v
 }
 

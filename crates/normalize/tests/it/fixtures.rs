@@ -38,7 +38,7 @@ fn only_documented_types_are_unknown() {
             }
         }
     }
-    let unknown: BTreeSet<&str> = unknown.iter().map(String::as_str).collect();
+    let unknown: BTreeSet<&str> = unknown.iter().map(|k| &**k).collect();
     assert_eq!(unknown, expected);
 }
 

@@ -1,5 +1,6 @@
 //! The three v1 event topics and their exact payloads.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -155,8 +156,10 @@ pub struct EngineEvent {
     /// Engine resume token, carried untouched.
     pub id: String,
     /// Event type (open set; unknown types are forwarded).
+    // Borrowed where an adapter knows the type (Kilo's are a small set: no allocation per
+    // event), owned otherwise.
     #[serde(rename = "type")]
-    pub event_type: String,
+    pub event_type: Cow<'static, str>,
     /// Turn number.
     #[serde(
         default,

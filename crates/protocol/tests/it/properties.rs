@@ -171,7 +171,13 @@ fn item() -> impl Strategy<Value = EventItem> {
         .prop_map(
             |((id, event_type, turn), ts, payload, (class, message_id, truncated, session_id))| {
                 let payload = payload.into_iter().collect::<Map<_, _>>();
-                let event = EngineEvent { id, event_type, turn, ts, payload: payload.into() };
+                let event = EngineEvent {
+                    id,
+                    event_type: event_type.into(),
+                    turn,
+                    ts,
+                    payload: payload.into(),
+                };
                 EventItem { event, class, message_id, truncated, session_id }
             },
         )

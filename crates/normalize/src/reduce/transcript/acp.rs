@@ -69,7 +69,7 @@ impl Transcript {
             (Some(t), Some(d)) if ev.kind == "notice" => format!("{t}: {d}"),
             (Some(t), _) if ev.kind == "notice" => t.to_owned(),
             _ => str_at(p, &[&["message"], &["reason"], &["error", "message"]])
-                .unwrap_or(ev.kind.as_str())
+                .unwrap_or(&*ev.kind)
                 .to_owned(),
         };
         self.notice(ev, level, &message);

@@ -16,7 +16,7 @@ impl Transcript {
     /// `permission.request`: appends an actionable approval card.
     pub(crate) fn permission_request(&mut self, ev: &RawEvent) {
         let f: AskFields<'_> = ev.payload.read();
-        let question = matches!(ev.kind.as_str(), "question.asked" | "elicitation");
+        let question = matches!(&*ev.kind, "question.asked" | "elicitation");
         let request_id = kilo::id(&f.request_id)
             .or_else(|| kilo::id(&f.id))
             .or_else(|| kilo::id(&f.request_id_upper))
@@ -121,7 +121,7 @@ impl Transcript {
             .or_else(|| kilo::id(&f.request_id_upper))
             .or_else(|| kilo::id(&f.id))
             .or_else(|| kilo::id(&f.request_id_camel));
-        let decision = match ev.kind.as_str() {
+        let decision = match &*ev.kind {
             "question.replied" => "answered".to_owned(),
             "question.rejected" => "rejected".to_owned(),
             _ => {

@@ -459,7 +459,7 @@ impl Transcript {
         let f: BbText<'_> = ev.payload.read();
         let mid = f.message_id();
         let scope = self.scope(ev);
-        match ev.kind.as_str() {
+        match &*ev.kind {
             "assistant.message.start" => {
                 self.text_block_for(false, mid, ev.turn, scope);
             }
