@@ -180,3 +180,33 @@ async fn a_cut_anywhere_delivers_each_complete_event_once_and_no_partial_one() {
         assert_eq!(second, all, "cut at {cut}: the next connection starts clean");
     }
 }
+
+/// Every event type the real engines sent in the captures is one the bridge holds as a
+/// static string (`bb_kilo::client::event_type`): a type the engine adds shows here, where
+/// it would otherwise only cost an allocation per event.
+#[test]
+fn every_captured_event_type_is_held_without_allocation() {
+    let mut types = std::collections::BTreeSet::new();
+    for dir in [kilo_dir(), kilo_dir().join("opencode")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "sse") {
+                continue;
+            }
+            for data in complete_events(&std::fs::read(&path).unwrap()) {
+                let Ok(event) = serde_json::from_str::<Value>(&data) else { continue };
+                // `/global/event` wraps the event in `payload`.
+                let event = if event.get("type").is_some() { &event } else { &event["payload"] };
+                if let Some(kind) = event["type"].as_str() {
+                    types.insert(kind.to_owned());
+                }
+            }
+        }
+    }
+    assert!(types.len() >= 15, "only {} types captured: {types:?}", types.len());
+    let owned: Vec<_> = types
+        .iter()
+        .filter(|kind| matches!(bb_kilo::client::event_type(kind), std::borrow::Cow::Owned(_)))
+        .collect();
+    assert!(owned.is_empty(), "captured types not held as static strings: {owned:?}");
+}
