@@ -2,7 +2,7 @@
 //! `GET /event` stream ([`client`]), the adapter that serves every v1 method over them and
 //! maps the engine's events into host inputs, the supervisor that starts `kilo serve`
 //! ([`supervisor`], the runtime's engine starter), and, behind the `testing` feature, the
-//! setup the real-Kilo tests share ([`testing`]).
+//! setup the real-Kilo tests share (`testing`).
 //!
 //! IO contract: network IO to the engine through `bb-engine-client`'s transport; the engine
 //! process is spawned through `bb-supervisor`'s spawner port; workspace files are read on the

@@ -334,7 +334,7 @@ impl Held {
 /// What a reader keeps of a delta on its payload ([`Delta::memo`]): its `messageID`,
 /// `partID`, `field` and `delta`, each where it is in the payload's text when it needed no
 /// unescaping (its text is then its value). Two adjacent deltas whose `delta` strings are
-/// both placed so merge without a tree ([`splice`]).
+/// both placed so merge without a tree (`splice`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeltaMemo {
     fields: [Held; 4],

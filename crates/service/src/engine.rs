@@ -1,7 +1,7 @@
 //! The engine adapter trait every engine implements (one method per v1 method, and the one
 //! way an answer to a prompt reaches the engine), its typed error with stable wire codes,
 //! and the input channel an engine reports through: adapters hand the host core its
-//! [`Input`]s.
+//! [`Input`](bb_host::Input)s.
 
 use std::fmt;
 
@@ -131,7 +131,7 @@ fn unsupported<T>(engine: &'static str, method: &'static str) -> Result<T, Engin
 
 /// One engine behind the bridge. Every v1 method has a method here taking the `bb-protocol`
 /// params and returning its result; those an engine lacks default to `not_supported`.
-/// Engines report streamed events and state changes as host [`Input`]s on the
+/// Engines report streamed events and state changes as host [`Input`](bb_host::Input)s on the
 /// [`InputSender`] they were built with (a constructor returns the adapter together with the
 /// matching [`InputReceiver`]); an engine's prompts are raised there too, and the host owns
 /// them: `bb.approvePermission` is decided by the host (shown, pending, trust) and only an
@@ -171,7 +171,7 @@ pub trait EngineAdapter: Send + Sync + fmt::Debug {
     /// `bb.deleteSession`.
     async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError>;
 
-    /// `bb.sendMessage`: starts a turn; the reply streams as [`Input::Events`].
+    /// `bb.sendMessage`: starts a turn; the reply streams as [`Input::Events`](bb_host::Input::Events).
     /// Returns once the turn started, never at its end: the bridge runs a connection's state
     /// changes one at a time, so a send that waited for the reply would hold back `bb.stop`.
     async fn send_message(

@@ -131,7 +131,7 @@ impl Pace {
     }
 
     /// The hook a runtime calls before it parks its thread (`on_thread_park`): while busy,
-    /// it sleeps the pause [`Meter::pause`] decides.
+    /// it sleeps the pause the event rate decides (`Meter::pause`).
     pub fn park_hook(&self) -> impl Fn() + Send + Sync + 'static {
         let pace = self.clone();
         let meter = Mutex::new(Meter::default());

@@ -390,7 +390,7 @@ impl UnroutedEvent {
     }
 
     /// The event when `data` is a Kilo event (top-level `type`, or wrapped) in which no key
-    /// that could name a session appears ([`cannot_name_session`]), read without building a
+    /// that could name a session appears (`cannot_name_session`), read without building a
     /// tree (its body validated and skipped); otherwise `data` back (the caller parses it
     /// whole).
     pub fn parse(data: String) -> Result<Self, String> {
