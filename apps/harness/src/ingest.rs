@@ -221,11 +221,26 @@ fn breadboard_decode(
         // The session stream's resume cursor (an integer compare) is left out: a cycled
         // capture repeats its `seq`s, which the cursor would drop.
         let Ok(event) = BbEvent::parse(last_event_id, &data) else { return };
-        let session = event.session_id.clone();
+        // A stream task knows its session; a capture may hold several, so each event's is
+        // read from its envelope here.
+        let session = session_of(&data);
         select_first(&session, out, selected);
         let updates = mapping.map(&session, StreamUpdate::Event(event));
         out.extend(updates.into_iter().map(Step::Item));
     }
+}
+
+/// The envelope's `session_id` (empty when absent or not a string, as the bridge read it
+/// when the event kept it).
+fn session_of(data: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow, default)]
+        session_id: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_str::<Envelope<'_>>(data)
+        .map(|e| e.session_id.into_owned())
+        .unwrap_or_default()
 }
 
 fn select_first<T>(session: &str, out: &mut Vec<Step<T>>, selected: &mut bool) {

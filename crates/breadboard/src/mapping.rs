@@ -54,7 +54,7 @@ pub(crate) fn summary(s: &BbSummary) -> SessionSummary {
 pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
     EngineEvent {
         id: e.sse_id,
-        event_type: e.kind.into(),
+        event_type: e.kind,
         turn: e.turn.and_then(|t| u64::try_from(t).ok()),
         ts: e.timestamp_ms.map(|t| t as f64),
         payload: e.payload,
@@ -330,7 +330,7 @@ impl SessionState {
     /// webview saw it before). What the event does is read from it first; it then moves into
     /// its webview form, its payload not copied.
     fn on_event(&mut self, session: &str, event: BbEvent, show: bool, out: &mut Vec<Input>) {
-        if matches!(event.kind.as_str(), "tool_call" | "tool_result" | "tool.result")
+        if matches!(&*event.kind, "tool_call" | "tool_result" | "tool.result")
             && let Some(payload) = event.payload.as_object()
         {
             record_diffs(payload, &mut self.diffs);
@@ -373,7 +373,7 @@ impl SessionState {
     /// What `event` does besides being shown, with the request table updated.
     fn effect(&mut self, session: &str, event: &BbEvent) -> Effect {
         let text = |key: &str| event.payload.get(key).and_then(Value::as_str).map(str::to_owned);
-        match event.kind.as_str() {
+        match &*event.kind {
             "turn_start"
             | "user_message"
             | "assistant.message.start"

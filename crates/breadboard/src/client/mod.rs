@@ -3,6 +3,7 @@
 
 mod cursor;
 mod error;
+mod kind;
 mod rest;
 mod store;
 mod stream;

@@ -2,7 +2,11 @@
 //! of unknown fields; an event's payload is kept as the engine's text where it is written as
 //! its tree would be, so nothing is lost downstream.
 
+use std::borrow::Cow;
+
+use super::kind::event_type;
 use bb_protocol::v1::Payload;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -12,14 +16,11 @@ use serde_json::{Map, Value};
 pub struct BbEvent {
     /// The SSE `id:` (the `seq` as text, or the UUID of an un-sequenced event).
     pub sse_id: String,
-    /// The envelope UUID.
-    pub id: String,
     /// The per-session sequence number; `None` for the connect-time snapshot.
     pub seq: Option<u64>,
-    /// The event type (e.g. `assistant_delta`, `tool_call`, `stream.gap`).
-    pub kind: String,
-    /// The session the event belongs to.
-    pub session_id: String,
+    /// The event type (e.g. `assistant_delta`, `tool_call`, `stream.gap`): a static string
+    /// for the types the bridge knows, an owned copy for any other.
+    pub kind: Cow<'static, str>,
     /// The agent turn, when the engine set one.
     pub turn: Option<i64>,
     /// Epoch milliseconds.
@@ -41,52 +42,138 @@ pub enum EventDecodeError {
     NoType,
 }
 
-/// The envelope's fields as sent, each read leniently below (a field of another type reads
-/// as absent, as the engine's optional fields do); other fields are skipped unread. `P`: the
-/// payload, as its text ([`BbEvent::parse`]) or its tree (when its text is not kept).
+/// The envelope's fields the bridge reads, each read leniently below (a field of another
+/// type reads as absent, as the engine's optional fields do); other fields (the envelope's
+/// own UUID and its `session_id` among them: a stream is one session's, and the SSE id names
+/// the event) are skipped unread. `P`: the payload, as its text ([`BbEvent::parse`]) or its
+/// tree (when its text is not kept).
 #[derive(Deserialize)]
-struct Envelope<P> {
-    #[serde(default)]
-    id: Value,
-    #[serde(default)]
-    seq: Value,
-    #[serde(rename = "type", default)]
-    kind: Value,
-    #[serde(default)]
-    session_id: Value,
-    #[serde(default)]
-    turn: Value,
+struct Envelope<'a, P> {
+    #[serde(default, borrow)]
+    seq: Field<'a>,
+    #[serde(rename = "type", default, borrow)]
+    kind: Field<'a>,
+    #[serde(default, borrow)]
+    turn: Field<'a>,
     /// Present (even as `null`) or not: a present `timestamp_ms` is the one read.
-    #[serde(default, deserialize_with = "present")]
-    timestamp_ms: Option<Value>,
-    #[serde(default)]
-    timestamp: Value,
+    #[serde(default, borrow, deserialize_with = "present")]
+    timestamp_ms: Option<Field<'a>>,
+    #[serde(default, borrow)]
+    timestamp: Field<'a>,
     #[serde(default)]
     payload: P,
 }
 
 /// A field that is present, whatever its value (`null` included).
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Field<'de>>, D::Error> {
+    Field::deserialize(deserializer).map(Some)
 }
 
-/// A string field's text, moved out (empty when absent or not a string).
-fn text(value: Value) -> String {
-    match value {
-        Value::String(s) => s,
-        _ => String::new(),
+/// One envelope field as the envelope reads it: a string (borrowed from the event's text
+/// unless it has escapes), a whole number, or anything else, skipped unread. No tree is
+/// built: the envelope's fields cost no allocation of their own until they are kept.
+#[derive(Debug, Default)]
+enum Field<'a> {
+    /// Absent, `null`, or of a type no envelope field takes (a fraction, a bool, an array,
+    /// an object).
+    #[default]
+    Other,
+    Text(Cow<'a, str>),
+    /// A whole number ≥ 0.
+    Unsigned(u64),
+    /// A whole number < 0.
+    Negative(i64),
+}
+
+impl Field<'_> {
+    /// As `serde_json::Value::as_u64` reads it.
+    fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Field::Unsigned(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// As `serde_json::Value::as_i64` reads it.
+    fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Field::Unsigned(n) => i64::try_from(n).ok(),
+            Field::Negative(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(FieldVisitor)
+    }
+}
+
+struct FieldVisitor;
+
+impl<'de> Visitor<'de> for FieldVisitor {
+    type Value = Field<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Field::Text(Cow::Owned(text)))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Field::Unsigned(n))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(u64::try_from(n).map_or(Field::Negative(n), Field::Unsigned))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Field::Other)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Field::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Field::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Field::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Field::Other)
     }
 }
 
 impl BbEvent {
     /// Parses one SSE event (`id:` and `data:`) into an envelope. Only the envelope's own
-    /// fields are kept. An object payload is kept as its text, copied once, when it is
+    /// fields are kept, read without a tree; a known `type` is held as a static string
+    /// ([`event_type`]). An object payload is kept as its text, copied once, when it is
     /// written as serde_json writes its value (or can be rewritten so: whitespace, string
     /// escapes, number forms; [`Payload::as_written`]): the webview gets the bytes its tree
     /// would give, and its readers read the fields they need from the text. Any other
     /// payload is read as a tree, as the whole envelope was before.
     pub fn parse(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
-        if let Ok(envelope) = serde_json::from_str::<Envelope<Option<&RawValue>>>(data) {
+        if let Ok(envelope) = serde_json::from_str::<Envelope<'_, Option<&RawValue>>>(data) {
             let payload = match envelope.payload {
                 None => Some(Payload::default()),
                 Some(raw) if raw.get().starts_with('{') => Payload::as_written(raw.get()),
@@ -97,8 +184,8 @@ impl BbEvent {
                 return Self::from_envelope(sse_id, envelope, payload);
             }
         }
-        let mut envelope: Envelope<Value> = serde_json::from_str(data).map_err(|e| {
-            if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+        let mut envelope: Envelope<'_, Value> = serde_json::from_str(data).map_err(|e| {
+            if serde_json::from_str::<IgnoredAny>(data).is_ok() {
                 // JSON, but not an object (or one with a field twice).
                 return EventDecodeError::NoType;
             }
@@ -113,18 +200,16 @@ impl BbEvent {
 
     fn from_envelope<P>(
         sse_id: &str,
-        envelope: Envelope<P>,
+        envelope: Envelope<'_, P>,
         payload: Payload,
     ) -> Result<Self, EventDecodeError> {
-        let Value::String(kind) = envelope.kind else {
+        let Field::Text(kind) = envelope.kind else {
             return Err(EventDecodeError::NoType);
         };
         Ok(Self {
             sse_id: sse_id.to_owned(),
-            id: text(envelope.id),
             seq: envelope.seq.as_u64(),
-            kind,
-            session_id: text(envelope.session_id),
+            kind: event_type(&kind),
             turn: envelope.turn.as_i64(),
             timestamp_ms: envelope.timestamp_ms.unwrap_or(envelope.timestamp).as_u64(),
             payload,

@@ -101,25 +101,56 @@ fn error_envelopes_decode_to_typed_errors() {
 fn events_parse_tolerantly() {
     let data = r#"{"id":"u1","seq":null,"type":"tool_result","session_id":"s","turn":null,"timestamp":5,"timestamp_ms":5,"protocol_version":"1.0","payload":{"todo":{}},"extra":1}"#;
     let event = BbEvent::parse("u1", data).unwrap();
-    assert_eq!(
-        (event.seq, event.kind.as_str(), event.timestamp_ms),
-        (None, "tool_result", Some(5))
-    );
-    assert_eq!(event.id, "u1");
+    assert_eq!((event.seq, &*event.kind, event.timestamp_ms), (None, "tool_result", Some(5)));
+    assert_eq!(event.sse_id, "u1");
     assert_eq!(event.payload.text(), Some(r#"{"todo":{}}"#), "other fields are skipped");
     let odd = r#"{"id":7,"seq":"x","type":"warning","turn":"2","timestamp_ms":null,"timestamp":9,"payload":[1]}"#;
     let event = BbEvent::parse("7", odd).unwrap();
-    assert_eq!(
-        (event.id.as_str(), event.seq, event.turn),
-        ("", None, None),
-        "other types read as absent"
-    );
+    assert_eq!((event.seq, event.turn), (None, None), "other types read as absent");
     assert_eq!(event.timestamp_ms, None, "a present timestamp_ms is the one read");
     assert_eq!(event.payload, json!({}));
     assert_eq!(BbEvent::parse("1", "[1]"), Err(EventDecodeError::NoType));
     assert!(BbEvent::parse("1", "not json").is_err());
     assert!(BbEvent::parse("1", r#"{"seq":1}"#).is_err());
+    assert!(BbEvent::parse("1", r#"{"seq":1,"type":7}"#).is_err(), "a type that is no string");
     assert_eq!(BbEvent::parse("1", r#"{"type":"warning"}"#).unwrap().payload, json!({}));
+}
+
+/// The envelope's fields read as `serde_json::Value`'s `as_u64`/`as_i64`/`as_str` read
+/// them (the envelope was a tree of values before it was read field by field).
+#[test]
+fn envelope_fields_read_as_their_values_would() {
+    let numbers = [
+        "0",
+        "7",
+        "-3",
+        "18446744073709551615",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "1.0",
+        "1e3",
+        "true",
+        "null",
+        r#""5""#,
+        "[1,{}]",
+        r#"{"a":[1]}"#,
+    ];
+    for n in numbers {
+        let value: serde_json::Value = serde_json::from_str(n).unwrap();
+        let data = format!(r#"{{"type":"x","seq":{n},"turn":{n},"timestamp":{n}}}"#);
+        let event = BbEvent::parse("1", &data).unwrap();
+        assert_eq!(event.seq, value.as_u64(), "seq {n}");
+        assert_eq!(event.turn, value.as_i64(), "turn {n}");
+        assert_eq!(event.timestamp_ms, value.as_u64(), "timestamp {n}");
+    }
+    let escaped = BbEvent::parse("1", r#"{"type":"tool\u005fcall","seq":2}"#).unwrap();
+    assert_eq!((&*escaped.kind, escaped.seq), ("tool_call", Some(2)), "an escaped type");
+    assert!(
+        matches!(escaped.kind, std::borrow::Cow::Borrowed(_)),
+        "a known type, escaped, is still held as a static string"
+    );
+    let unknown = BbEvent::parse("1", r#"{"type":"new.kind"}"#).unwrap();
+    assert_eq!(&*unknown.kind, "new.kind", "an unknown type is forwarded as is");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use bb_breadboard::client::{BreadboardClient, GapReason, SessionStream, StreamUpdate};
+use bb_breadboard::client::{BbEvent, BreadboardClient, GapReason, SessionStream, StreamUpdate};
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
 use bb_engine_client::transport::TransportError;
 use bytes::Bytes;
@@ -130,4 +130,27 @@ async fn every_real_capture_replays_with_no_loss() {
             "{name}"
         );
     }
+}
+
+/// Every event type of the real captures is one the bridge holds as a static string: the
+/// engine's events cost no allocation for their type ([`bb_breadboard::client::BbEvent`]'s
+/// `kind`).
+#[test]
+fn every_captured_event_type_is_held_without_allocation() {
+    let mut files = Vec::new();
+    sse_files(&fixtures(), &mut files);
+    let mut owned = std::collections::BTreeSet::new();
+    let mut types = std::collections::BTreeSet::new();
+    for sse in files {
+        for line in std::fs::read_to_string(&sse).unwrap().lines() {
+            let Some(data) = line.strip_prefix("data: ") else { continue };
+            let Ok(event) = BbEvent::parse("1", data) else { continue };
+            types.insert(event.kind.to_string());
+            if let std::borrow::Cow::Owned(kind) = event.kind {
+                owned.insert(kind);
+            }
+        }
+    }
+    assert!(types.len() >= 20, "only {} types captured: {types:?}", types.len());
+    assert!(owned.is_empty(), "captured types not held as static strings: {owned:?}");
 }

@@ -82,7 +82,7 @@ async fn a_cut_at_every_event_index_still_delivers_every_event_once_in_order() {
             (1..=9).collect::<Vec<_>>(),
             "cut after {cut} events: {updates:#?}"
         );
-        let ids: Vec<_> = events(&updates).iter().map(|e| e.id.clone()).collect();
+        let ids: Vec<_> = events(&updates).iter().map(|e| e.sse_id.clone()).collect();
         let mut unique = ids.clone();
         unique.dedup();
         assert_eq!(ids, unique);
@@ -170,7 +170,7 @@ async fn delete_blocked_by_a_pending_permission_is_bounded_then_succeeds_after_a
         .unwrap();
     engine.client.delete_session(&session, crate::support::BOUND).await.unwrap();
     let updates = collect_until(&mut stream, |u| matches!(u, StreamUpdate::Ended { .. })).await;
-    let kinds: Vec<_> = events(&updates).iter().map(|e| e.kind.as_str()).collect();
+    let kinds: Vec<_> = events(&updates).iter().map(|e| &*e.kind).collect();
     assert_eq!(kinds.first(), Some(&"permission_response"));
     assert!(kinds.ends_with(&["completion", "run_finished"]), "{kinds:?}");
     assert_eq!(updates.last(), Some(&StreamUpdate::Ended { summary: None }));
