@@ -167,7 +167,7 @@ impl<'de> Visitor<'de> for FieldVisitor {
 impl BbEvent {
     /// Parses one SSE event (`id:` and `data:`) into an envelope. Only the envelope's own
     /// fields are kept, read without a tree; a known `type` is held as a static string
-    /// ([`event_type`]). An object payload is kept as its text, copied once, when it is
+    /// (`client/kind.rs`). An object payload is kept as its text, copied once, when it is
     /// written as serde_json writes its value (or can be rewritten so: whitespace, string
     /// escapes, number forms; [`Payload::as_written`]): the webview gets the bytes its tree
     /// would give, and its readers read the fields they need from the text. Any other
