@@ -1,12 +1,15 @@
 //! The engine-neutral transport of every HTTP engine: the sans-IO SSE parser, the reconnecting
-//! SSE client, and the engine transport port with its HTTP implementation (the one place a
-//! secret is exposed, to build an auth header) and an in-memory fake for fault injection.
+//! SSE client, the engine transport port with its HTTP implementation (the one place a
+//! secret is exposed, to build an auth header) and an in-memory fake for fault injection, and
+//! [`known_types!`], with which each engine crate holds the event types it knows without an
+//! allocation.
 //! Each engine's client (its routes, wire types and event router) lives in its own crate
 //! (`bb-kilo`, `bb-breadboard`).
 //!
 //! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`.
 
 pub mod fake;
+pub mod kind;
 pub mod sse;
 pub mod transport;
 

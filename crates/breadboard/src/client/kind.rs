@@ -3,23 +3,12 @@
 
 use std::borrow::Cow;
 
-/// Expands to a `match` that gives each listed type as the static string it is, and anything
-/// else as an owned copy.
-macro_rules! known_types {
-    ($kind:expr, [$($known:literal),* $(,)?]) => {
-        match $kind {
-            $($known => Cow::Borrowed($known),)*
-            other => Cow::Owned(other.to_owned()),
-        }
-    };
-}
-
 /// `kind`, an envelope's `type` as read from the stream: borrowed from the program when it is
 /// one of the types the bridge classes (`bb_normalize::class::classify_breadboard`' table) or
 /// one the engine sends besides, an owned copy for any other (the open set is forwarded as
 /// is).
 pub(crate) fn event_type(kind: &str) -> Cow<'static, str> {
-    known_types!(
+    bb_engine_client::known_types!(
         kind,
         [
             "assistant.message.delta",

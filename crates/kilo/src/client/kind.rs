@@ -3,22 +3,11 @@
 
 use std::borrow::Cow;
 
-/// Expands to a `match` that gives each listed type as the static string it is, and anything
-/// else as an owned copy.
-macro_rules! known_types {
-    ($kind:expr, [$($known:literal),* $(,)?]) => {
-        match $kind {
-            $($known => Cow::Borrowed($known),)*
-            other => Cow::Owned(other.to_owned()),
-        }
-    };
-}
-
 /// `kind`, an event's `type` as read from the stream: borrowed from the program when it is
 /// one of the types the bridge maps (`bb_normalize::class::classify_kilo_fields`' table) or
 /// one the stream sends often, an owned copy for any other (the open set is forwarded as is).
 pub fn event_type(kind: &str) -> Cow<'static, str> {
-    known_types!(
+    bb_engine_client::known_types!(
         kind,
         [
             "message.updated",
