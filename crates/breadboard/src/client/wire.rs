@@ -5,8 +5,9 @@
 use std::borrow::Cow;
 
 use super::kind::event_type;
+use bb_payload::{LooseI64, LooseStr, LooseU64, Present};
 use bb_protocol::v1::Payload;
-use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -42,126 +43,28 @@ pub enum EventDecodeError {
     NoType,
 }
 
-/// The envelope's fields the bridge reads, each read leniently below (a field of another
-/// type reads as absent, as the engine's optional fields do); other fields (the envelope's
-/// own UUID and its `session_id` among them: a stream is one session's, and the SSE id names
-/// the event) are skipped unread. `P`: the payload, as its text ([`BbEvent::parse`]) or its
-/// tree (when its text is not kept).
+/// The envelope's fields the bridge reads, each read leniently with `bb-payload`'s loose
+/// field types (a field of another type reads as absent, as `Value::as_u64`/`as_i64`/`as_str`
+/// read it, and as the engine's optional fields do), strings borrowed from the event's text
+/// unless escaped: no tree is built. Other fields (the envelope's own UUID and its
+/// `session_id` among them: a stream is one session's, and the SSE id names the event) are
+/// skipped unread. `P`: the payload, as its text ([`BbEvent::parse`]) or its tree (when its
+/// text is not kept).
 #[derive(Deserialize)]
 struct Envelope<'a, P> {
-    #[serde(default, borrow)]
-    seq: Field<'a>,
+    #[serde(default)]
+    seq: LooseU64,
     #[serde(rename = "type", default, borrow)]
-    kind: Field<'a>,
-    #[serde(default, borrow)]
-    turn: Field<'a>,
+    kind: LooseStr<'a>,
+    #[serde(default)]
+    turn: LooseI64,
     /// Present (even as `null`) or not: a present `timestamp_ms` is the one read.
-    #[serde(default, borrow, deserialize_with = "present")]
-    timestamp_ms: Option<Field<'a>>,
-    #[serde(default, borrow)]
-    timestamp: Field<'a>,
+    #[serde(default)]
+    timestamp_ms: Present<LooseU64>,
+    #[serde(default)]
+    timestamp: LooseU64,
     #[serde(default)]
     payload: P,
-}
-
-/// A field that is present, whatever its value (`null` included).
-fn present<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Field<'de>>, D::Error> {
-    Field::deserialize(deserializer).map(Some)
-}
-
-/// One envelope field as the envelope reads it: a string (borrowed from the event's text
-/// unless it has escapes), a whole number, or anything else, skipped unread. No tree is
-/// built: the envelope's fields cost no allocation of their own until they are kept.
-#[derive(Debug, Default)]
-enum Field<'a> {
-    /// Absent, `null`, or of a type no envelope field takes (a fraction, a bool, an array,
-    /// an object).
-    #[default]
-    Other,
-    Text(Cow<'a, str>),
-    /// A whole number ≥ 0.
-    Unsigned(u64),
-    /// A whole number < 0.
-    Negative(i64),
-}
-
-impl Field<'_> {
-    /// As `serde_json::Value::as_u64` reads it.
-    fn as_u64(&self) -> Option<u64> {
-        match *self {
-            Field::Unsigned(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    /// As `serde_json::Value::as_i64` reads it.
-    fn as_i64(&self) -> Option<i64> {
-        match *self {
-            Field::Unsigned(n) => i64::try_from(n).ok(),
-            Field::Negative(n) => Some(n),
-            _ => None,
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(FieldVisitor)
-    }
-}
-
-struct FieldVisitor;
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = Field<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
-        Ok(Field::Text(Cow::Borrowed(text)))
-    }
-
-    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(Field::Text(Cow::Owned(text.to_owned())))
-    }
-
-    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
-        Ok(Field::Text(Cow::Owned(text)))
-    }
-
-    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
-        Ok(Field::Unsigned(n))
-    }
-
-    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
-        Ok(u64::try_from(n).map_or(Field::Negative(n), Field::Unsigned))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Field::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Field::Other)
-    }
 }
 
 impl BbEvent {
@@ -203,15 +106,15 @@ impl BbEvent {
         envelope: Envelope<'_, P>,
         payload: Payload,
     ) -> Result<Self, EventDecodeError> {
-        let Field::Text(kind) = envelope.kind else {
+        let Some(kind) = envelope.kind.get() else {
             return Err(EventDecodeError::NoType);
         };
         Ok(Self {
             sse_id: sse_id.to_owned(),
-            seq: envelope.seq.as_u64(),
-            kind: event_type(&kind),
-            turn: envelope.turn.as_i64(),
-            timestamp_ms: envelope.timestamp_ms.unwrap_or(envelope.timestamp).as_u64(),
+            seq: envelope.seq.0,
+            kind: event_type(kind),
+            turn: envelope.turn.0,
+            timestamp_ms: envelope.timestamp_ms.0.unwrap_or(envelope.timestamp).0,
             payload,
         })
     }
