@@ -9,9 +9,9 @@
 /// use std::borrow::Cow;
 ///
 /// fn event_type(kind: &str) -> Cow<'static, str> {
-///     bb_engine_client::known_types!(kind, ["message.updated", "session.idle"])
+///     bb_engine_client::known_types!(kind, ["turn.start", "turn.end"])
 /// }
-/// assert!(matches!(event_type("session.idle"), Cow::Borrowed("session.idle")));
+/// assert!(matches!(event_type("turn.end"), Cow::Borrowed("turn.end")));
 /// assert!(matches!(event_type("new.kind"), Cow::Owned(_)));
 /// ```
 #[macro_export]
