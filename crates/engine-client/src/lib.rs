@@ -6,7 +6,8 @@
 //! Each engine's client (its routes, wire types and event router) lives in its own crate
 //! (`bb-kilo`, `bb-breadboard`).
 //!
-//! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`.
+//! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`, and each
+//! `http://` stream through `hyper` on a connection of its own.
 
 pub mod fake;
 pub mod kind;

@@ -1,5 +1,6 @@
 //! Unit tests: the SSE parser against the fixture vectors and a re-chunking property; the
-//! reconnecting client and the transport against the fake transport.
+//! reconnecting client against the fake transport; the HTTP transport's streams against a raw
+//! TCP server.
 
 mod sse_client;
 mod sse_vectors;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use futures_util::StreamExt as _;
 use secrecy::{ExposeSecret as _, SecretString};
 
+use super::own_conn;
 use super::{
     ByteStream, EngineRequest, EngineResponse, EngineTransport, Form, HttpMethod, TransportError,
 };
@@ -55,7 +56,7 @@ impl Default for HttpOptions {
 pub const DEFAULT_MAX_BODY: usize = 64 << 20;
 
 /// Largest body prefix kept in [`TransportError::Http`].
-const ERROR_BODY_CAP: usize = 4096;
+pub(super) const ERROR_BODY_CAP: usize = 4096;
 
 /// [`EngineTransport`] over HTTP to an engine on a loopback address.
 #[derive(Debug, Clone)]
@@ -174,7 +175,7 @@ fn send_error(err: &reqwest::Error, deadline: Duration) -> TransportError {
     }
 }
 
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -249,9 +250,15 @@ impl EngineTransport for HttpTransport {
     }
 
     async fn open_stream(&self, request: EngineRequest) -> Result<ByteStream, TransportError> {
+        let builder = self.build(request.with_header("accept", "text/event-stream"))?;
+        let request = builder.build().map_err(|e| TransportError::Invalid(error_chain(&e)))?;
+        if self.base.scheme() == "http" && own_conn::fits(&request) {
+            // Each stream on its own connection, read in the stream's own task.
+            return own_conn::open_stream(request, self.options.connect_timeout).await;
+        }
         let response = self
-            .build(request.with_header("accept", "text/event-stream"))?
-            .send()
+            .client
+            .execute(request)
             .await
             .map_err(|e| send_error(&e, self.options.connect_timeout))?;
         let response = check_status(response).await?;

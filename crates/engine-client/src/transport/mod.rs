@@ -1,5 +1,5 @@
 //! The engine transport port: requests and raw byte streams to an engine. Its HTTP adapter
-//! lives in `http`.
+//! lives in `http`, the connection each of its `http://` streams is read on in `own_conn`.
 
 use std::fmt;
 use std::pin::Pin;
@@ -10,6 +10,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 
 mod http;
+pub(crate) mod own_conn;
 
 pub use http::{DEFAULT_MAX_BODY, EngineAuth, HttpOptions, HttpTransport};
 
