@@ -7,7 +7,7 @@
 //! (`bb-kilo`, `bb-breadboard`).
 //!
 //! IO contract: parsing is sans-IO; the transport does network IO through `reqwest`, and each
-//! `http://` stream through `hyper` on a connection of its own.
+//! `http://` stream on a tokio `TcpStream` of its own (`transport::own_conn`).
 
 pub mod fake;
 pub mod kind;
