@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use bb_payload::Payload;
 use serde_json::Value;
 
+use crate::breadboard::BbText;
 use crate::class::Classified;
 use crate::event::RawEvent;
 use crate::kilo;
-use crate::reduce::BbText;
 
 /// Minimum gap between two cadence flushes of the session the user is looking at.
 pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
@@ -252,7 +252,7 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
         }
         _ => return None,
     };
-    let (id, text) = ev.payload.read::<BbText<'_>>().into_key(field);
+    let (id, text) = BbText::of(&ev.payload).into_key(field);
     let ids = [id, Cow::Borrowed(""), Cow::Borrowed("")];
     Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, text?))
 }
