@@ -95,10 +95,51 @@ impl TextMemo {
         self.fields.each_ref().map(|at| at.as_ref().and_then(|at| text.get(at.clone())))
     }
 
+    /// Where the string of `field` (`delta` or `text`) is in the payload's text (between its
+    /// quotes), when it is one.
+    pub(crate) fn span(&self, field: &str) -> Option<Range<usize>> {
+        self.fields[if field == "text" { 3 } else { 2 }].clone()
+    }
+
     /// The fields, as a read of `payload` (the one this memo is kept on) finds them.
     pub(crate) fn fields<'a>(&self, payload: &'a Payload) -> BbText<'a> {
         let [item_id, message_id, delta, text] =
             self.found(payload).map(|s| LooseStr(s.map(Cow::Borrowed)));
         BbText { item_id, message_id, delta, text }
     }
+}
+
+/// Writes `merged` (the merged deltas' text, in order) into `payload`, a BreadBoard delta's
+/// (the last of those merged), as its `field` string, in its text where the string is: no
+/// tree and no second scan, and the payload keeps its memo (taken over, not copied) for the
+/// reducers. Only when every merged delta's memo knew where its string was (the caller
+/// checks the others'), that is when none is written with an escape: then none holds a
+/// quote, a backslash or a control character, nor does `merged`, their concatenation, which
+/// serde_json writes as it is; the text, written as its tree would be, stays so. Else
+/// `merged` is handed back (the caller writes it another way).
+pub(crate) fn splice(payload: &mut Payload, field: &str, merged: String) -> Result<(), String> {
+    let (Some(at), Some(text)) =
+        (payload.memo::<TextMemo>().and_then(|m| m.span(field)), payload.text())
+    else {
+        return Err(merged);
+    };
+    let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
+    spliced.push_str(&text[..at.start]);
+    spliced.push_str(&merged);
+    spliced.push_str(&text[at.end..]);
+    let Some(mut memo) = payload.take_memo::<TextMemo>().or_else(|| payload.memo().cloned()) else {
+        return Err(merged);
+    };
+    // The places after the string move by the change of its length.
+    for held in memo.fields.iter_mut().flatten() {
+        if held.start >= at.end {
+            *held = held.start - at.len() + merged.len()..held.end - at.len() + merged.len();
+        }
+    }
+    memo.fields[if field == "text" { 3 } else { 2 }] = Some(at.start..at.start + merged.len());
+    // Valid JSON by construction (above): the delta's text with one string's text replaced
+    // by text of the same kind.
+    *payload = Payload::from_text_unchecked(spliced);
+    payload.set_memo(memo);
+    Ok(())
 }
