@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use bb_payload::Payload;
 use serde_json::Value;
 
+use crate::breadboard::{self, BbText};
 use crate::class::Classified;
 use crate::event::RawEvent;
 use crate::kilo;
-use crate::reduce::BbText;
 
 /// Minimum gap between two cadence flushes of the session the user is looking at.
 pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
@@ -252,15 +252,17 @@ fn delta_key(ev: &RawEvent) -> Option<(DeltaKey<'_>, &'static str, Cow<'_, str>)
         }
         _ => return None,
     };
-    let (id, text) = ev.payload.read::<BbText<'_>>().into_key(field);
+    let (id, text) = BbText::of(&ev.payload).into_key(field);
     let ids = [id, Cow::Borrowed(""), Cow::Borrowed("")];
     Some((DeltaKey { kind: &ev.kind, ids, turn: ev.turn }, field, text?))
 }
 
-/// Whether `payload`'s delta memo knows where its string is in its text.
-fn spans(payload: &Payload) -> bool {
+/// Whether `payload`'s delta memo (Kilo's, or BreadBoard's of its `field`) knows where its
+/// string is in its text.
+fn spans(payload: &Payload, field: &str) -> bool {
     payload.text().is_some()
-        && payload.memo::<kilo::DeltaMemo>().is_some_and(|m| m.span().is_some())
+        && (payload.memo::<kilo::DeltaMemo>().is_some_and(|m| m.span().is_some())
+            || payload.memo::<breadboard::TextMemo>().is_some_and(|m| m.span(field).is_some()))
 }
 
 /// When `last` and `next` are deltas of one stream of one session: appends `next`'s text to
@@ -277,13 +279,13 @@ fn merge_text(last: &Classified, next: &Classified, merging: &mut Option<Merging
     match merging {
         Some(m) => {
             m.text.push_str(&t2);
-            m.splice &= spans(&next.event.payload);
+            m.splice &= spans(&next.event.payload, m.field);
         }
         None => {
             let mut text = String::with_capacity(t1.len() + t2.len());
             text.push_str(&t1);
             text.push_str(&t2);
-            let splice = spans(&last.event.payload) && spans(&next.event.payload);
+            let splice = spans(&last.event.payload, field) && spans(&next.event.payload, field);
             *merging = Some(Merging { field, text, splice });
         }
     }
@@ -305,12 +307,17 @@ fn absorb(last: &mut Classified, next: Classified) {
 
 impl Merging {
     /// Writes the concatenated text into `payload`, the last merged delta's: into its text
-    /// where every merged Kilo delta's memo knew where its string was ([`kilo::splice`]), or
+    /// where every merged delta's memo knew where its string was ([`kilo::splice`],
+    /// [`breadboard::splice`]), or
     /// where the text is written as its tree would be (a BreadBoard payload,
     /// [`Payload::set_str_in_text`]), else into its tree.
     fn close(self, payload: &mut Payload) {
         let text = if self.splice {
-            match kilo::splice(payload, self.text) {
+            let spliced = match payload.memo::<breadboard::TextMemo>() {
+                Some(_) => breadboard::splice(payload, self.field, self.text),
+                None => kilo::splice(payload, self.text),
+            };
+            match spliced {
                 Ok(()) => return,
                 Err(text) => text,
             }

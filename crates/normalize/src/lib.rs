@@ -88,6 +88,7 @@
 //!   which `body.get` returns for the session.
 
 pub mod batch;
+pub mod breadboard;
 pub mod class;
 pub mod contain;
 pub mod event;

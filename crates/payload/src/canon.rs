@@ -1,6 +1,10 @@
 //! Whether a JSON text is byte for byte what serde_json writes for its value (compact, its
 //! own escapes, its number forms), and that text when only whitespace, escapes or number
-//! forms differ: a payload kept as such text goes out exactly as its tree would have.
+//! forms differ: a payload kept as such text goes out exactly as its tree would have. The
+//! same scan can say where some top-level string fields are in that text ([`canonical_fields`]),
+//! so a reader of those fields needs no second pass.
+
+use std::ops::Range;
 
 /// Deepest nesting checked here (serde_json refuses 128 levels; an envelope adds one).
 const MAX_DEPTH: usize = 100;
@@ -21,37 +25,73 @@ pub enum Canonical {
     Tree,
 }
 
+/// A top-level field of an object as [`canonical_fields`] found it in the text serde_json
+/// writes for it (the text itself when [`Canonical::Same`], else the rewritten text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field {
+    /// Absent, or not a string (a typed read of it as a string finds nothing).
+    Absent,
+    /// A string without escapes: its text between the quotes, which is its value.
+    At(Range<usize>),
+    /// A string written with an escape: its value is not its text (a reader unescapes it).
+    Escaped,
+}
+
 /// How `text` (JSON) compares with serde_json's writing of its value: a scan, no
 /// allocation unless it must be rewritten.
 pub fn canonical(text: &str) -> Canonical {
-    let mut walk = Walk { text, pos: 0, copied: 0, out: None };
+    canonical_fields(text, []).0
+}
+
+/// [`canonical`], and in the same scan, when `text` is an object, where its top-level fields
+/// named `keys` are in the text that [`Canonical`] says is written (`text` itself, or the
+/// rewritten text); each [`Field::Absent`] when the text is not an object or is
+/// [`Canonical::Tree`].
+pub fn canonical_fields<const N: usize>(text: &str, keys: [&str; N]) -> (Canonical, [Field; N]) {
+    let absent = || std::array::from_fn(|_| Field::Absent);
+    let mut walk =
+        Walk { text, pos: 0, copied: 0, out: None, keys, found: absent(), escaped: false };
     if walk.value(0).is_none() {
-        return Canonical::Tree;
+        return (Canonical::Tree, absent());
     }
     walk.whitespace();
     if walk.pos != text.len() {
-        return Canonical::Tree;
+        return (Canonical::Tree, absent());
     }
-    match walk.out {
+    let canonical = match walk.out {
         None => Canonical::Same,
         Some(mut out) => {
             out.push_str(&text[walk.copied..]);
             Canonical::Rewritten(out)
         }
-    }
+    };
+    (canonical, walk.found)
 }
 
 /// A scan of `text`, writing into `out` (from the first difference on) what serde_json
 /// would write; `None` from a step: not decided here.
-struct Walk<'a> {
+struct Walk<'a, 'k, const N: usize> {
     text: &'a str,
     pos: usize,
     /// How much of `text` is accounted for in `out`.
     copied: usize,
     out: Option<String>,
+    /// The top-level fields to find, and what was found of each.
+    keys: [&'k str; N],
+    found: [Field; N],
+    /// Whether the last string scanned is written with an escape.
+    escaped: bool,
 }
 
-impl<'a> Walk<'a> {
+impl<'a, const N: usize> Walk<'a, '_, N> {
+    /// Where `text`'s byte `at` (not before `copied`) is in what is written.
+    fn written_at(&self, at: usize) -> usize {
+        match &self.out {
+            None => at,
+            Some(out) => out.len() + at - self.copied,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
@@ -131,11 +171,30 @@ impl<'a> Walk<'a> {
                 return None;
             }
             self.pos += 1;
-            self.value(depth)?;
+            match self.keys.iter().position(|k| *k == key).filter(|_| depth == 1) {
+                Some(i) => self.found[i] = self.field(depth)?,
+                None => self.value(depth)?,
+            }
             if !self.next_or_close(b'}')? {
                 return Some(());
             }
         }
+    }
+
+    /// A top-level field's value, and what a reader of it as a string finds.
+    fn field(&mut self, depth: usize) -> Option<Field> {
+        self.whitespace();
+        if self.peek()? != b'"' {
+            self.value(depth)?;
+            return Some(Field::Absent);
+        }
+        let start = self.written_at(self.pos + 1);
+        self.string(false)?;
+        if self.escaped {
+            return Some(Field::Escaped);
+        }
+        // No escape is written: the written text between the quotes is the value.
+        Some(Field::At(start..self.written_at(self.pos - 1)))
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
@@ -162,6 +221,7 @@ impl<'a> Walk<'a> {
         let text = self.text;
         let start = self.pos + 1;
         self.pos = start;
+        self.escaped = false;
         loop {
             let rest = text.as_bytes().get(self.pos..)?;
             self.pos += rest.iter().position(|&b| b == b'"' || b == b'\\')?;
@@ -181,7 +241,10 @@ impl<'a> Walk<'a> {
         let bytes = self.text.as_bytes();
         let from = self.pos;
         match *bytes.get(from + 1)? {
-            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
+            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.pos += 2;
+                self.escaped = true;
+            }
             b'/' => {
                 self.pos += 2;
                 self.replace(from, "/");
@@ -206,6 +269,7 @@ impl<'a> Walk<'a> {
                 };
                 let mut buf = [0u8; 6];
                 let written = escaped(c, &mut buf);
+                self.escaped |= written.starts_with('\\');
                 if written != &self.text[from..self.pos] {
                     self.replace(from, written);
                 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use canon::{Canonical, canonical};
+pub use canon::{Canonical, Field, canonical, canonical_fields};
 pub use loose::{
     LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
     LooseVec, Present,
@@ -67,13 +67,25 @@ impl Payload {
     /// escapes or number forms differ ([`canonical`]). `None` when that is not decided here
     /// ([`Canonical::Tree`]): the caller builds the tree.
     pub fn as_written(text: &str) -> Option<Self> {
-        let text = match canonical(text) {
+        Self::as_written_fields(text, []).map(|(payload, [])| payload)
+    }
+
+    /// [`Payload::as_written`], with where the top-level fields named `keys` are in the
+    /// payload's text, found in the same scan ([`canonical_fields`]): a reader of those
+    /// fields (as strings) can keep them as a memo ([`Payload::set_memo`]) without reading
+    /// the text again.
+    pub fn as_written_fields<const N: usize>(
+        text: &str,
+        keys: [&str; N],
+    ) -> Option<(Self, [Field; N])> {
+        let (canonical, found) = canonical_fields(text, keys);
+        let text = match canonical {
             Canonical::Same => text.to_owned(),
             Canonical::Rewritten(text) => text,
             Canonical::Tree => return None,
         };
         // Valid JSON: the caller's, or serde_json's writing of its value.
-        Some(Self::from_text_unchecked(text))
+        Some((Self::from_text_unchecked(text), found))
     }
 
     /// The JSON text it was received as, while unchanged (`None` for one built as a tree).

@@ -434,3 +434,34 @@ fn a_string_field_set_in_canonical_text_is_written_as_the_tree_would_be() {
     }
     assert!(!Payload::from(json!({"delta": "a"})).set_str_in_text("delta", "x"));
 }
+
+#[test]
+fn top_level_string_fields_are_found_where_the_written_text_holds_them() {
+    use super::{Field, canonical_fields};
+    let found = |text: &str| {
+        let (canonical, found) = canonical_fields(text, ["a", "b", "c", "d"]);
+        let written = match canonical {
+            super::Canonical::Same => text.to_owned(),
+            super::Canonical::Rewritten(out) => out,
+            super::Canonical::Tree => return None,
+        };
+        Some(found.map(|f| match f {
+            Field::At(at) => Some(written[at].to_owned()),
+            Field::Escaped => Some("<escaped>".to_owned()),
+            Field::Absent => None,
+        }))
+    };
+    let s = |v: &str| Some(v.to_owned());
+    assert_eq!(
+        found(r#"{"a":"x","b":{"a":"y"},"c":1,"e":"z"}"#),
+        Some([s("x"), None, None, None]),
+        "only top-level strings"
+    );
+    assert_eq!(
+        found("{ \"b\" : \"caf\\u00e9\\/\" ,\n \"a\": \"\\n\", \"d\":\"1.50\", \"x\": 1.50 }"),
+        Some([s("<escaped>"), s("café/"), None, s("1.50")]),
+        "in the rewritten text"
+    );
+    assert_eq!(found(r#"{"a":"x","a":"y"}"#), None, "a key twice is not decided here");
+    assert_eq!(found(r#"["a","b"]"#), Some([None, None, None, None]));
+}

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use super::kind::event_type;
+use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo, reads_text};
 use bb_payload::{LooseI64, LooseStr, LooseU64, Present};
 use bb_protocol::v1::Payload;
 use serde::de::IgnoredAny;
@@ -79,7 +80,9 @@ impl BbEvent {
         if let Ok(envelope) = serde_json::from_str::<Envelope<'_, Option<&RawValue>>>(data) {
             let payload = match envelope.payload {
                 None => Some(Payload::default()),
-                Some(raw) if raw.get().starts_with('{') => Payload::as_written(raw.get()),
+                Some(raw) if raw.get().starts_with('{') => {
+                    as_written(raw.get(), envelope.kind.get().is_some_and(reads_text))
+                }
                 // Anything else reads as an empty object, unless too deep to read: below.
                 Some(_) => None,
             };
@@ -118,6 +121,21 @@ impl BbEvent {
             payload,
         })
     }
+}
+
+/// An object payload's `text` kept as [`Payload::as_written`] keeps it; with `memo`, the
+/// fields the batcher and the reducers read of an assistant or reasoning event
+/// ([`bb_normalize::breadboard::TEXT_FIELDS`]) are found in the same scan and kept on it
+/// as their memo, so that neither reads the text again.
+fn as_written(text: &str, memo: bool) -> Option<Payload> {
+    if !memo {
+        return Payload::as_written(text);
+    }
+    let (mut payload, found) = Payload::as_written_fields(text, TEXT_FIELDS)?;
+    if let Some(memo) = TextMemo::new(found) {
+        payload.set_memo(memo);
+    }
+    Some(payload)
 }
 
 /// `GET /health`.

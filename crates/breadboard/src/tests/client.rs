@@ -242,3 +242,59 @@ proptest! {
         prop_assert!(BbEvent::parse("1", &data).unwrap().payload.text().is_some(), "kept as text");
     }
 }
+
+/// A payload of an assistant or reasoning event, with the text fields the batcher and the
+/// reducers read: each absent, a string (escapes included) or another value.
+fn arb_text_payload() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let field = prop::option::of(prop_oneof![
+        "[a-z\"\\\n\u{1}/ é’😀]{0,6}".prop_map(Value::from),
+        arb_payload(),
+    ]);
+    (arb_payload(), [field.clone(), field.clone(), field.clone(), field]).prop_map(
+        |(rest, fields)| {
+            let mut map = match rest {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            let names = bb_normalize::breadboard::TEXT_FIELDS;
+            for (name, value) in names.into_iter().zip(fields) {
+                if let Some(value) = value {
+                    map.insert(name.to_owned(), value);
+                }
+            }
+            Value::Object(map)
+        },
+    )
+}
+
+proptest! {
+    /// The memo of an assistant or reasoning event's text fields finds what lookups in its
+    /// payload's tree find, in any form the engine may write it; it is left out only when
+    /// one of them is a string written with an escape, or the payload is held as a tree
+    /// (the fields are then read).
+    #[test]
+    fn a_text_memo_finds_what_the_payload_holds_whatever_its_form(payload in arb_text_payload()) {
+        use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo};
+        let compact = serde_json::to_string(&payload).unwrap();
+        let escaped = TEXT_FIELDS.iter().any(|f| {
+            payload.get(f).and_then(serde_json::Value::as_str).is_some_and(|s| {
+                serde_json::to_string(s).unwrap().len() != s.len() + 2
+            })
+        });
+        let forms =
+            [compact.clone(), bb_fake_engine::ascii_escape(&compact), serde_json::to_string_pretty(&payload).unwrap()];
+        for (form, kind) in forms.iter().zip(["assistant.message.delta", "assistant_delta", "assistant.reasoning.delta"]) {
+            let data = format!(r#"{{"type":"{kind}","seq":1,"payload":{form}}}"#);
+            let event = BbEvent::parse("1", &data).unwrap();
+            let memo = event.payload.memo::<TextMemo>();
+            // A payload read as a tree (a key with an escape) has no text to find fields in.
+            let read = escaped || event.payload.text().is_none();
+            prop_assert_eq!(memo.is_none(), read, "{}", form);
+            if let Some(memo) = memo {
+                let looked_up = TEXT_FIELDS.map(|f| payload.get(f).and_then(serde_json::Value::as_str));
+                prop_assert_eq!(memo.found(&event.payload), looked_up);
+            }
+        }
+    }
+}

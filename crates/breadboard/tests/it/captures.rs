@@ -154,3 +154,46 @@ fn every_captured_event_type_is_held_without_allocation() {
     assert!(types.len() >= 20, "only {} types captured: {types:?}", types.len());
     assert!(owned.is_empty(), "captured types not held as static strings: {owned:?}");
 }
+
+/// Every assistant and reasoning event of the real captures (streams and replay sources)
+/// keeps the memo of its text fields the batcher and the reducers read, and the memo finds
+/// what lookups in the payload's tree find.
+#[test]
+fn every_captured_text_event_keeps_a_memo_of_what_its_payload_holds() {
+    use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo, reads_text};
+
+    let mut files = Vec::new();
+    sse_files(&fixtures(), &mut files);
+    let mut lines = Vec::new();
+    for sse in &files {
+        let body = std::fs::read_to_string(sse).unwrap();
+        lines.extend(body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_owned));
+        let source = sse.with_file_name("source.jsonl");
+        if let Ok(body) = std::fs::read_to_string(source) {
+            lines.extend(body.lines().filter(|l| l.starts_with('{')).map(str::to_owned));
+        }
+    }
+    let (mut checked, mut read) = (0, 0);
+    for data in &lines {
+        let Ok(event) = BbEvent::parse("1", data) else { continue };
+        if !reads_text(&event.kind) {
+            assert!(event.payload.memo::<TextMemo>().is_none(), "{data}");
+            continue;
+        }
+        let looked_up =
+            TEXT_FIELDS.map(|f| event.payload.get(f).and_then(serde_json::Value::as_str));
+        // A string written with an escape (`\n` in a text) is read, not kept.
+        let escaped = looked_up.iter().flatten().any(|s| s.contains(['"', '\\', '\n', '\t', '\r']));
+        match event.payload.memo::<TextMemo>() {
+            Some(memo) => {
+                assert_eq!(memo.found(&event.payload), looked_up, "{data}");
+                checked += 1;
+            }
+            None => {
+                assert!(escaped, "no memo: {data}");
+                read += 1;
+            }
+        }
+    }
+    assert!(checked >= 100 && checked > read, "{checked} text events kept a memo, {read} not");
+}

@@ -20,7 +20,6 @@ pub use blocks::{
 pub use debug::{DebugLane, UNKNOWN_KEPT, UNKNOWN_PAYLOAD_CAP, UnknownNode};
 pub use run::{Checkpoint, FileChange, LogLink, Outcome, RunLane, RunState, RunSummary};
 pub use tasks::{TaskSignal, TaskStatus, TasksLane, Todo};
-pub(crate) use transcript::BbText;
 pub use transcript::{BlocksJson, Transcript};
 pub use updates::{Earlier, UPDATE_TEXT_CHUNK, UpdateList};
 

@@ -329,6 +329,62 @@ proptest! {
     }
 }
 
+/// A BreadBoard delta's payload text: `item_id` and `seq` before or after its `delta`.
+fn bb_delta_body(text: &str, delta_first: bool) -> String {
+    let delta = format!(r#""delta":{}"#, json!(text));
+    match delta_first {
+        true => format!(r#"{{{delta},"item_id":"m","seq":1}}"#),
+        false => format!(r#"{{"item_id":"m",{delta},"seq":1}}"#),
+    }
+}
+
+/// A BreadBoard delta as the BreadBoard client hands it over: its payload as its text, with
+/// the memo of its text fields found in the scan that checked it.
+fn bb_delta_read(id: &str, text: &str, delta_first: bool) -> Classified {
+    let body = bb_delta_body(text, delta_first);
+    let fields = crate::breadboard::TEXT_FIELDS;
+    let (mut payload, found) = bb_payload::Payload::as_written_fields(&body, fields).unwrap();
+    if let Some(memo) = crate::breadboard::TextMemo::new(found) {
+        payload.set_memo(memo);
+    }
+    let mut ev =
+        RawEvent::new(Engine::BreadBoard, "assistant.message.delta", serde_json::Value::Null)
+            .with_id(id);
+    ev.payload = payload;
+    Classified::new(ev)
+}
+
+proptest! {
+    /// Merged BreadBoard deltas are what a merge through the tree makes: the same JSON, the
+    /// same text for the webview, and a memo a read agrees with; whether their text was
+    /// spliced (no escapes in any) or written by the tree's rules, and whether the fields
+    /// after the text move with its length or not.
+    #[test]
+    fn merged_breadboard_deltas_are_the_tree_merge(
+        texts in prop::collection::vec("(?s)[a-z \\[\\]{}\"\\\\\n\u{1}é😀]{0,12}", 2..6),
+        delta_first in any::<bool>(),
+    ) {
+        let t0 = epoch();
+        let mut b = Batcher::default();
+        for (i, t) in texts.iter().enumerate() {
+            b.handle_event(t0, bb_delta_read(&i.to_string(), t, delta_first));
+        }
+        let batch = b.poll_flush(t0).unwrap();
+        prop_assert_eq!(batch.items.len(), 1);
+        let merged = &batch.items[0].event;
+        let want = bb_delta_body(&texts.concat(), delta_first);
+        prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
+        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
+        let plain = !texts.iter().any(|t| escaped(t));
+        let memo = merged.payload.memo::<crate::breadboard::TextMemo>();
+        prop_assert_eq!(memo.is_some(), plain, "the memo is kept where the text is spliced");
+        if let Some(memo) = memo {
+            let read: crate::breadboard::BbText<'_> = merged.payload.read();
+            prop_assert_eq!(memo.fields(&merged.payload), read);
+        }
+    }
+}
+
 /// Whether JSON writes `text` with escapes.
 fn escaped(text: &str) -> bool {
     text.contains(['"', '\\', '\n', '\u{1}'])

@@ -1,7 +1,6 @@
 //! The transcript lane: user, assistant and reasoning blocks keyed by message id + turn
 //! (tool, approval and notice blocks in the submodules).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 
@@ -22,6 +21,7 @@ use keyed::KeyIndex;
 
 use super::arena::{Arena, TextRef};
 use super::blocks::{Block, BlockId, SentText, StreamStatus, TextBlock, UserBlock, UserText};
+use crate::breadboard::BbText;
 use crate::event::RawEvent;
 use crate::kilo;
 use crate::redact::redact_log_line;
@@ -75,38 +75,6 @@ struct Index {
     /// Per block, whether it changed since the last updates were taken; the changed ones.
     changed: Vec<bool>,
     changed_list: Vec<usize>,
-}
-
-/// A BreadBoard assistant or reasoning event's fields, read from its payload's text: its
-/// message id (the first non-empty of `item_id`, on the agent path, and `message_id`, in
-/// replays) and its text (`delta`, `text`). Shared with the batcher so coalescing uses the
-/// same key.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct BbText<'a> {
-    #[serde(borrow)]
-    item_id: LooseStr<'a>,
-    #[serde(borrow)]
-    message_id: LooseStr<'a>,
-    #[serde(borrow)]
-    delta: LooseStr<'a>,
-    #[serde(borrow)]
-    text: LooseStr<'a>,
-}
-
-impl<'a> BbText<'a> {
-    /// The message id.
-    fn message_id(&self) -> Option<&str> {
-        kilo::non_empty(&self.item_id).or_else(|| kilo::non_empty(&self.message_id))
-    }
-
-    /// The message id (empty when none) and the text of `field` (`delta` or `text`), moved
-    /// out.
-    pub(crate) fn into_key(self, field: &str) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
-        let id = [self.item_id.0, self.message_id.0].into_iter().flatten().find(|s| !s.is_empty());
-        let text = if field == "text" { self.text.0 } else { self.delta.0 };
-        (id.unwrap_or_default(), text)
-    }
 }
 
 /// A user message (BreadBoard `user_message`, Kilo user `message.updated`): its id
@@ -456,7 +424,7 @@ impl Transcript {
     /// BreadBoard assistant stream: `assistant_message`, `assistant_delta`,
     /// `assistant.message.start|delta|end`.
     pub(crate) fn breadboard_assistant(&mut self, ev: &RawEvent) {
-        let f: BbText<'_> = ev.payload.read();
+        let f = BbText::of(&ev.payload);
         let mid = f.message_id();
         let scope = self.scope(ev);
         match &*ev.kind {
@@ -507,7 +475,7 @@ impl Transcript {
 
     /// BreadBoard reasoning deltas.
     pub(crate) fn breadboard_reasoning(&mut self, ev: &RawEvent) {
-        let f: BbText<'_> = ev.payload.read();
+        let f = BbText::of(&ev.payload);
         let mid = f.message_id();
         let delta = f.delta.get().or_else(|| f.text.get()).unwrap_or_default();
         let scope = self.scope(ev);
