@@ -963,20 +963,24 @@ impl Host {
             }
         }
         // Full, or due already (first event after a quiet spell, an immediate-flush class).
+        // The due time is read once: it decides the flush and, when there is none, is the
+        // lane's new due time (`Lane::poll_flush` would read it, and then this again).
         let fresh_view = slot.view.is_none();
         let view = slot.view.get_or_insert_default();
-        let flushed = if lane.pending_len() >= self.config.max_batch {
-            lane.flush_now(now, view)
-        } else {
-            lane.poll_flush(now, view)
-        };
+        let due = lane.poll_timeout();
+        let flushed =
+            if lane.pending_len() >= self.config.max_batch || due.is_some_and(|due| due <= now) {
+                lane.flush_now(now, view)
+            } else {
+                None
+            };
         match flushed {
             Some(events) => {
                 self.lane_times.flushed(was, lane.times());
                 slot.batch = None;
                 self.publish(session_id, events, now);
             }
-            None => self.lane_times.queued(lane.poll_timeout()),
+            None => self.lane_times.queued(due),
         }
         if fresh_view {
             self.bound_unshown_views();

@@ -5,9 +5,9 @@ use serde_json::json;
 use crate::limits::{Masks, exceeds_with, nesting_depth_exceeds};
 use crate::v1::{
     AssistantDelta, ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent,
-    EventItem, EventsPayload, InitParams, Receive, SessionParams, Truncation, Updates, V1Call,
-    V1Error, V1Event, V1Message, V1Method, V1Request, V1Response, V1Topic, VisibilityParams,
-    WebviewUpdate,
+    EventItem, EventsPayload, EventsWriter, InitParams, Receive, SessionParams, Truncation,
+    Updates, V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response, V1Topic,
+    VisibilityParams, WebviewUpdate,
 };
 use crate::ws::{
     WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsMethod, WsRequest, WsResponse,
@@ -508,3 +508,59 @@ fn reject_codes_round_trip() {
 }
 
 mod sniff;
+
+/// The `bb/events` line written directly is the derive's line: every optional field absent
+/// and present, written and unwritten lists, empty lists, strings that need escaping.
+#[test]
+fn events_line_is_the_derives_line() {
+    let item = |id: &str, text: &str| EventItem {
+        event: EngineEvent {
+            id: id.into(),
+            event_type: "assistant.message.delta".into(),
+            turn: Some(1),
+            ts: Some(1.5),
+            payload: json!({"delta": text, "n": [1, {"a": null}]})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+                .into(),
+        },
+        class: "transcript.assistant_stream".into(),
+        message_id: None,
+        truncated: None,
+        session_id: None,
+    };
+    let items = vec![item("1", "a \"quoted\"\n\u{1}é"), item("2", "b")];
+    let mut writer = EventsWriter::default();
+    for i in items.clone() {
+        writer.push(i, usize::MAX).unwrap();
+    }
+    let written = writer.finish();
+    let lists = [written, items.into(), Vec::new().into(), EventsWriter::default().finish()];
+    let updates = Updates::from_items(&[WebviewUpdate::AssistantDelta(AssistantDelta {
+        key: "b1".into(),
+        at: 0,
+        delta: "h\"i".into(),
+    })]);
+    let mut view = serde_json::Map::new();
+    view.insert("k\"".into(), json!([1, "x"]));
+    let limits = Limits::default();
+    for (n, events) in lists.into_iter().enumerate() {
+        for fields in 0u8..64 {
+            let on = |bit: u8| fields & (1 << bit) != 0;
+            let message = V1Message::Event(V1Event::new(V1Topic::Events(EventsPayload {
+                session_id: if on(0) { "ses_\"1\"\t".into() } else { "ses_1".into() },
+                events: events.clone(),
+                tab_id: on(1).then(|| "implicit-0".into()),
+                seq: on(2).then_some(u64::from(fields) * 1_000_003),
+                resync: on(3).then_some(fields % 3 == 0),
+                view: on(4).then(|| view.clone()),
+                updates: on(5)
+                    .then(|| if n % 2 == 0 { updates.clone() } else { Updates::default() }),
+                earlier: (fields % 5 == 0).then_some(crate::v1::Earlier { before: 7, turns: 2 }),
+            })));
+            let derive = serde_json::to_string(&message).unwrap();
+            assert_eq!(message.to_line(&limits).unwrap(), derive, "list {n}, fields {fields:#b}");
+        }
+    }
+}

@@ -125,9 +125,17 @@ impl V1Message {
             }
             _ => 256,
         });
-        serde_json::to_writer(&mut *out, self)
-            .map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
-        // serde_json writes UTF-8 only (every string it writes is a `str`).
+        // A `bb/events` line, the one the delivery path writes per flush, is written directly
+        // (`events_line.rs`: the derive's bytes without its generic layers).
+        let written = match self {
+            V1Message::Event(V1Event { topic: V1Topic::Events(p), .. }) => {
+                super::events_line::write(out, p)
+            }
+            _ => serde_json::to_writer(&mut *out, self),
+        };
+        written.map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
+        // UTF-8 only: serde_json writes `str`s, and a `bb/events` line adds ASCII and texts
+        // serde_json wrote.
         let line = &out[start..];
         match self {
             V1Message::Event(event) => {

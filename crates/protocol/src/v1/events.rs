@@ -188,6 +188,14 @@ impl Events {
         }
     }
 
+    /// The items' JSON texts, in order, when the list is written (a line splices them).
+    pub(crate) fn written_json(&self) -> Option<impl Iterator<Item = &RawValue>> {
+        match &*self.0 {
+            Repr::Items(_) => None,
+            Repr::Written(w) => Some(w.json()),
+        }
+    }
+
     /// Whether the list is written (JSON text).
     pub fn is_written(&self) -> bool {
         matches!(&*self.0, Repr::Written(_))
