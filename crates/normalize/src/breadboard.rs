@@ -1,5 +1,5 @@
 //! The fields of BreadBoard assistant and reasoning payloads the batcher and the reducers
-//! read ([`BbText`]), and the memo a reader that found them already keeps on the payload
+//! read (`BbText`), and the memo a reader that found them already keeps on the payload
 //! ([`TextMemo`]): the BreadBoard client finds them in the scan that checks the payload's
 //! text ([`bb_payload::canonical_fields`]), so the batcher's key of each delta (read for the
 //! delta and again for the one after it) and the reducers read no text.
@@ -13,10 +13,10 @@ use serde::Deserialize;
 use crate::class::{EventClass, classify_breadboard};
 use crate::kilo;
 
-/// The top-level fields [`BbText`] reads, in the order [`TextMemo::new`] takes them.
+/// The top-level fields `BbText` reads, in the order [`TextMemo::new`] takes them.
 pub const TEXT_FIELDS: [&str; 4] = ["item_id", "message_id", "delta", "text"];
 
-/// Whether the batcher or the reducers read a BreadBoard event of type `kind` as [`BbText`]
+/// Whether the batcher or the reducers read a BreadBoard event of type `kind` as `BbText`
 /// (the assistant and reasoning streams): the events worth a [`TextMemo`].
 pub fn reads_text(kind: &str) -> bool {
     matches!(classify_breadboard(kind), EventClass::AssistantStream | EventClass::ReasoningStream)
