@@ -11,6 +11,7 @@ use crate::breadboard::{self, BbText};
 use crate::class::Classified;
 use crate::event::RawEvent;
 use crate::kilo;
+use crate::splice::splice;
 
 /// Minimum gap between two cadence flushes of the session the user is looking at.
 pub const ACTIVE_CADENCE: Duration = Duration::from_millis(33);
@@ -307,15 +308,14 @@ fn absorb(last: &mut Classified, next: Classified) {
 
 impl Merging {
     /// Writes the concatenated text into `payload`, the last merged delta's: into its text
-    /// where every merged delta's memo knew where its string was ([`kilo::splice`],
-    /// [`breadboard::splice`]), or
+    /// where every merged delta's memo knew where its string was ([`splice`]), or
     /// where the text is written as its tree would be (a BreadBoard payload,
     /// [`Payload::set_str_in_text`]), else into its tree.
     fn close(self, payload: &mut Payload) {
         let text = if self.splice {
             let spliced = match payload.memo::<breadboard::TextMemo>() {
-                Some(_) => breadboard::splice(payload, self.field, self.text),
-                None => kilo::splice(payload, self.text),
+                Some(_) => splice::<breadboard::TextMemo>(payload, self.field, self.text),
+                None => splice::<kilo::DeltaMemo>(payload, self.field, self.text),
             };
             match spliced {
                 Ok(()) => return,

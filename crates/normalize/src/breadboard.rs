@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::class::{EventClass, classify_breadboard};
 use crate::kilo;
+use crate::splice::Places;
 
 /// The top-level fields `BbText` reads, in the order [`TextMemo::new`] takes them.
 pub const TEXT_FIELDS: [&str; 4] = ["item_id", "message_id", "delta", "text"];
@@ -109,37 +110,12 @@ impl TextMemo {
     }
 }
 
-/// Writes `merged` (the merged deltas' text, in order) into `payload`, a BreadBoard delta's
-/// (the last of those merged), as its `field` string, in its text where the string is: no
-/// tree and no second scan, and the payload keeps its memo (taken over, not copied) for the
-/// reducers. Only when every merged delta's memo knew where its string was (the caller
-/// checks the others'), that is when none is written with an escape: then none holds a
-/// quote, a backslash or a control character, nor does `merged`, their concatenation, which
-/// serde_json writes as it is; the text, written as its tree would be, stays so. Else
-/// `merged` is handed back (the caller writes it another way).
-pub(crate) fn splice(payload: &mut Payload, field: &str, merged: String) -> Result<(), String> {
-    let (Some(at), Some(text)) =
-        (payload.memo::<TextMemo>().and_then(|m| m.span(field)), payload.text())
-    else {
-        return Err(merged);
-    };
-    let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
-    spliced.push_str(&text[..at.start]);
-    spliced.push_str(&merged);
-    spliced.push_str(&text[at.end..]);
-    let Some(mut memo) = payload.take_memo::<TextMemo>().or_else(|| payload.memo().cloned()) else {
-        return Err(merged);
-    };
-    // The places after the string move by the change of its length.
-    for held in memo.fields.iter_mut().flatten() {
-        if held.start >= at.end {
-            *held = held.start - at.len() + merged.len()..held.end - at.len() + merged.len();
-        }
+impl Places for TextMemo {
+    fn place(&self, field: &str) -> Option<Range<usize>> {
+        self.span(field)
     }
-    memo.fields[if field == "text" { 3 } else { 2 }] = Some(at.start..at.start + merged.len());
-    // Valid JSON by construction (above): the delta's text with one string's text replaced
-    // by text of the same kind.
-    *payload = Payload::from_text_unchecked(spliced);
-    payload.set_memo(memo);
-    Ok(())
+
+    fn places_mut(&mut self) -> impl Iterator<Item = &mut Range<usize>> {
+        self.fields.iter_mut().flatten()
+    }
 }

@@ -11,7 +11,7 @@
 //! `messageID` and `text` ([`TextPart`]) and a delta's fields ([`Delta`]), which the batcher
 //! and the reducers read. A delta's memo ([`DeltaMemo`]) also says where its string is in
 //! the payload's text when it needed no unescaping: the batcher merges two such deltas by
-//! writing the merged text there (`splice`), without a tree.
+//! writing the merged text there (`crate::splice`), without a tree.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -20,6 +20,7 @@ use bb_payload::{LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, Pay
 use serde::Deserialize;
 
 use crate::json::Shown;
+use crate::splice::Places;
 
 /// `message.updated` and session events: `info.{role, id, title}` and whether the message
 /// ended (`info.time.completed`) or failed (`info.error`, with its message).
@@ -334,7 +335,7 @@ impl Held {
 /// What a reader keeps of a delta on its payload ([`Delta::memo`]): its `messageID`,
 /// `partID`, `field` and `delta`, each where it is in the payload's text when it needed no
 /// unescaping (its text is then its value). Two adjacent deltas whose `delta` strings are
-/// both placed so merge without a tree (`splice`).
+/// both placed so merge without a tree (`crate::splice`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeltaMemo {
     fields: [Held; 4],
@@ -363,43 +364,18 @@ fn span_in(text: &str, s: &str) -> Option<Range<usize>> {
     (start + s.len() <= text.len()).then_some(start..start + s.len())
 }
 
-/// Writes `merged` (the merged deltas' text, in order) into `payload`, a Kilo delta's (the
-/// last of those merged), as its `delta` string, in its text where the string is: no tree
-/// is built, and the payload keeps its memo (taken over, not copied) for the reducers. Only
-/// when every merged delta's memo knew where its string was (the caller checks the
-/// others'), that is when none needed unescaping: then none holds a quote, a backslash or a
-/// control character, nor does `merged`, their concatenation, which is thus written as it
-/// is and leaves the text valid JSON. Else `merged` is handed back (the caller builds the
-/// tree).
-pub(crate) fn splice(payload: &mut Payload, merged: String) -> Result<(), String> {
-    let (Some(at), Some(text)) =
-        (payload.memo::<DeltaMemo>().and_then(DeltaMemo::span), payload.text())
-    else {
-        return Err(merged);
-    };
-    let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
-    spliced.push_str(&text[..at.start]);
-    spliced.push_str(&merged);
-    spliced.push_str(&text[at.end..]);
-    // The memo is taken over, or copied when a clone of the payload shares it; the places
-    // after the string move by the change of its length, the string is the merged text.
-    let Some(mut memo) = payload.take_memo::<DeltaMemo>().or_else(|| payload.memo().cloned())
-    else {
-        return Err(merged);
-    };
-    for held in &mut memo.fields {
-        if let Held::At(r) = held
-            && r.start >= at.end
-        {
-            *r = r.start - at.len() + merged.len()..r.end - at.len() + merged.len();
-        }
+impl Places for DeltaMemo {
+    /// A Kilo delta's only merged string is its `delta`.
+    fn place(&self, _field: &str) -> Option<Range<usize>> {
+        self.span()
     }
-    memo.fields[3] = Held::At(at.start..at.start + merged.len());
-    // Valid JSON by construction (above): the delta's text, which its reader validated,
-    // with one string's text replaced by text of the same kind.
-    *payload = Payload::from_text_unchecked(spliced);
-    payload.set_memo(memo);
-    Ok(())
+
+    fn places_mut(&mut self) -> impl Iterator<Item = &mut Range<usize>> {
+        self.fields.iter_mut().filter_map(|held| match held {
+            Held::At(at) => Some(at),
+            _ => None,
+        })
+    }
 }
 
 /// `payload` read as `T`: the memo a reader kept of that read, else read now.

@@ -96,6 +96,7 @@ mod json;
 pub mod kilo;
 pub mod redact;
 pub mod reduce;
+mod splice;
 pub mod truncate;
 
 pub use batch::{Batch, Batcher, Priority};
