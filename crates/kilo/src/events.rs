@@ -157,7 +157,7 @@ impl KiloEventState {
         let properties = if properties.is_object() { properties } else { Payload::default() };
         let read = match unread {
             None => self.read(&event_type, &properties, properties.read()),
-            Some(unread) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
+            Some(unread) => match properties.text().map(crate::facts::parse) {
                 Some(Ok(facts)) => self.read(&event_type, &properties, facts),
                 _ => {
                     // The body starts with `{` (the router split it so): it is the one kept.

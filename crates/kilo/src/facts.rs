@@ -156,7 +156,16 @@ pub(crate) fn session_of(event_type: &str, body: &Payload) -> Option<String> {
 
 /// Whether the mapping's typed read takes `text` (a body the router left unread).
 pub(crate) fn reads(text: &str) -> bool {
-    serde_json::from_str::<Facts<'_>>(text).is_ok()
+    parse(text).is_ok()
+}
+
+/// The mapping's typed read of `text` (a body the router left unread): the common flat body
+/// read by hand ([`crate::flat::read`]), any other by serde, with the same result.
+pub(crate) fn parse(text: &str) -> Result<Facts<'_>, serde_json::Error> {
+    match crate::flat::read(text) {
+        Some(facts) => Ok(facts),
+        None => serde_json::from_str(text),
+    }
 }
 
 /// What the mapping keeps on an event's payload of what it read for the batcher and the
