@@ -15,7 +15,7 @@ use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
-use crate::facts::{Facts, Info, Memo, SyncFields};
+use crate::facts::{Facts, Info, Memo, SyncFields, parse_into};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
 use bb_host::{EngineEvents, Input, Prompt, PromptKind};
@@ -155,10 +155,15 @@ impl KiloEventState {
             return;
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
+        // Read in place and lent: a `Facts` is most of a kilobyte, each move a copy of it.
+        let mut facts = Facts::default();
         let read = match unread {
-            None => self.read(&event_type, &properties, properties.read()),
-            Some(unread) => match properties.text().map(crate::facts::parse) {
-                Some(Ok(facts)) => self.read(&event_type, &properties, facts),
+            None => {
+                facts = properties.read();
+                self.read(&event_type, &properties, &mut facts)
+            }
+            Some(unread) => match properties.text().map(|t| parse_into(t, &mut facts)) {
+                Some(Ok(())) => self.read(&event_type, &properties, &mut facts),
                 _ => {
                     // The body starts with `{` (the router split it so): it is the one kept.
                     let body = properties.text().unwrap_or_default();
@@ -174,6 +179,7 @@ impl KiloEventState {
                 }
             },
         };
+        drop(facts);
         let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo }) =
             read
         else {
@@ -209,7 +215,7 @@ impl KiloEventState {
         &mut self,
         event_type: &str,
         properties: &Payload,
-        mut facts: Facts<'_>,
+        facts: &mut Facts<'_>,
     ) -> Option<Read> {
         let session_id = self.session_id(facts.session()?);
         let class = classify_kilo_fields(event_type, facts.kilo_fields());
@@ -219,8 +225,8 @@ impl KiloEventState {
             matches!(event_type, "permission.replied" | "question.replied" | "question.rejected")
                 .then(|| facts.request_id.get().map(str::to_owned))
                 .flatten();
-        let derived = self.derive(event_type, &session_id, properties, &facts);
-        let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
+        let derived = self.derive(event_type, &session_id, properties, facts);
+        let (turn, ts) = (stamp::event_turn(facts), stamp::event_ts(facts));
         let memo = facts.memo(event_type, class, properties.text());
         Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo })
     }

@@ -9,19 +9,26 @@ use bb_payload::LooseStr;
 
 use crate::facts::Facts;
 
-/// `text` read as the typed read of [`Facts`] reads it, when it is a compact object (no
-/// whitespace) whose values are strings, none with a `\u` escape, no key escaped, no key the
-/// flat read cannot fill (`status`, `part`, `info`, `time`, `turn`) and no key it keeps
-/// twice (the typed read refuses that); `None` for any other text: the caller reads it with
-/// serde. Strings without escapes are borrowed from `text`, as serde borrows them.
-pub(crate) fn read(text: &str) -> Option<Facts<'_>> {
+/// `text` read into `facts` (as [`Facts::default`] when called) as the typed read of
+/// [`Facts`] reads it, when it is a compact object (no whitespace) whose values are
+/// strings, none with a `\u` escape, no key escaped, no key the flat read cannot fill
+/// (`status`, `part`, `info`, `time`, `turn`) and no key it keeps twice (the typed read
+/// refuses that): `true`. `false` for any other text, `facts` then partly written: the
+/// caller reads it with serde. Strings without escapes are borrowed from `text`, as serde
+/// borrows them. `facts` is the caller's, written in place: a `Facts` is most of a
+/// kilobyte, and returning one would copy it.
+pub(crate) fn read_into<'a>(text: &'a str, facts: &mut Facts<'a>) -> bool {
+    read(text, facts).is_some()
+}
+
+/// [`read_into`], `None` where it is `false`.
+fn read<'a>(text: &'a str, facts: &mut Facts<'a>) -> Option<()> {
     let bytes = text.as_bytes();
     if bytes.first() != Some(&b'{') {
         return None;
     }
-    let mut facts = Facts::default();
     if bytes.get(1) == Some(&b'}') {
-        return (bytes.len() == 2).then_some(facts);
+        return (bytes.len() == 2).then_some(());
     }
     let mut at = 1;
     loop {
@@ -53,7 +60,7 @@ pub(crate) fn read(text: &str) -> Option<Facts<'_>> {
         }
         match bytes.get(value.end) {
             Some(b',') => at = value.end + 1,
-            Some(b'}') if value.end + 1 == bytes.len() => return Some(facts),
+            Some(b'}') if value.end + 1 == bytes.len() => return Some(()),
             _ => return None,
         }
     }
