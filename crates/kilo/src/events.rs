@@ -15,7 +15,7 @@ use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
-use crate::facts::{Facts, Info, Memo, SyncFields};
+use crate::facts::{Facts, Info, Memo, SyncFields, parse_into};
 use crate::shared::{Shared, kind_of};
 use crate::stamp;
 use bb_host::{EngineEvents, Input, Prompt, PromptKind};
@@ -45,7 +45,6 @@ struct Read {
     fail_closed: bool,
     raised: Option<Prompt>,
     settled: Option<String>,
-    derived: Option<Input>,
     turn: Option<u64>,
     ts: Option<f64>,
     /// What the batcher and the reducers read of the body, read here already.
@@ -155,10 +154,17 @@ impl KiloEventState {
             return;
         }
         let properties = if properties.is_object() { properties } else { Payload::default() };
+        // Read in place and lent: a `Facts` is most of a kilobyte, each move a copy of it.
+        // The update the event implies is written in place too (an `Input` is ~300 bytes).
+        let mut facts = Facts::default();
+        let mut derived = None;
         let read = match unread {
-            None => self.read(&event_type, &properties, properties.read()),
-            Some(unread) => match properties.text().map(serde_json::from_str::<Facts<'_>>) {
-                Some(Ok(facts)) => self.read(&event_type, &properties, facts),
+            None => {
+                facts = properties.read();
+                self.read(&event_type, &properties, &mut facts, &mut derived)
+            }
+            Some(unread) => match properties.text().map(|t| parse_into(t, &mut facts)) {
+                Some(Ok(())) => self.read(&event_type, &properties, &mut facts, &mut derived),
                 _ => {
                     // The body starts with `{` (the router split it so): it is the one kept.
                     let body = properties.text().unwrap_or_default();
@@ -174,8 +180,8 @@ impl KiloEventState {
                 }
             },
         };
-        let Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo }) =
-            read
+        drop(facts);
+        let Some(Read { session_id, class, fail_closed, raised, settled, turn, ts, memo }) = read
         else {
             out.extend(self.unrouted(&event_type));
             return;
@@ -197,19 +203,23 @@ impl KiloEventState {
             }
             _ => Input::Events { session_id, events: EngineEvents::one(event) },
         });
-        out.extend(derived);
+        if let Some(derived) = derived {
+            out.push(derived);
+        }
         if let Some((session_id, unknown)) = failed {
             out.extend(self.fail_turn(&session_id, &unknown));
         }
     }
 
     /// What an event of `event_type` whose body `properties` was read as `facts` means;
-    /// `None` when it names no session.
+    /// `None` when it names no session. The update it implies, if any, is written into
+    /// `derived`.
     fn read(
         &mut self,
         event_type: &str,
         properties: &Payload,
-        mut facts: Facts<'_>,
+        facts: &mut Facts<'_>,
+        derived: &mut Option<Input>,
     ) -> Option<Read> {
         let session_id = self.session_id(facts.session()?);
         let class = classify_kilo_fields(event_type, facts.kilo_fields());
@@ -219,10 +229,11 @@ impl KiloEventState {
             matches!(event_type, "permission.replied" | "question.replied" | "question.rejected")
                 .then(|| facts.request_id.get().map(str::to_owned))
                 .flatten();
-        let derived = self.derive(event_type, &session_id, properties, &facts);
-        let (turn, ts) = (stamp::event_turn(&facts), stamp::event_ts(&facts));
+        // Before the memo, which takes the strings it keeps out of `facts`.
+        *derived = self.derive(event_type, &session_id, properties, facts);
+        let (turn, ts) = (stamp::event_turn(facts), stamp::event_ts(facts));
         let memo = facts.memo(event_type, class, properties.text());
-        Some(Read { session_id, class, fail_closed, raised, settled, derived, turn, ts, memo })
+        Some(Read { session_id, class, fail_closed, raised, settled, turn, ts, memo })
     }
 
     /// Data the router handed on as an event that is not one (its body, unread there, is

@@ -88,6 +88,7 @@ mod errors;
 pub(crate) mod events;
 mod facts;
 pub mod files;
+mod flat;
 mod ingest;
 mod probe;
 mod pump;

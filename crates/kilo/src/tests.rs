@@ -1,7 +1,8 @@
 //! Unit tests of the Kilo engine: the event parse and the router against the fake transport
-//! (routing, `sync` echoes, events of no session), the event mapping on every capture, the
-//! adapter's faults and files against `wiremock`, the permission deadline, the supervisor's
-//! pure parts, and restarts through the service loop in simulated time.
+//! (routing, `sync` echoes, events of no session), the flat body read against serde's, the
+//! event mapping on every capture, the adapter's faults and files against `wiremock`, the
+//! permission deadline, the supervisor's pure parts, and restarts through the service loop
+//! in simulated time.
 
 mod credentials;
 mod endpoint;
@@ -10,6 +11,7 @@ mod events;
 mod events_thread;
 mod faults;
 mod files;
+mod flat;
 mod memo;
 mod restart;
 mod router;
