@@ -48,9 +48,7 @@ pub fn canonical(text: &str) -> Canonical {
 /// rewritten text); each [`Field::Absent`] when the text is not an object or is
 /// [`Canonical::Tree`].
 pub fn canonical_fields<const N: usize>(text: &str, keys: [&str; N]) -> (Canonical, [Field; N]) {
-    let absent = || std::array::from_fn(|_| Field::Absent);
-    let mut walk =
-        Walk { text, pos: 0, copied: 0, out: None, keys, found: absent(), escaped: false };
+    let mut walk = Walk::new(text, keys);
     if walk.value(0).is_none() {
         return (Canonical::Tree, absent());
     }
@@ -58,14 +56,28 @@ pub fn canonical_fields<const N: usize>(text: &str, keys: [&str; N]) -> (Canonic
     if walk.pos != text.len() {
         return (Canonical::Tree, absent());
     }
-    let canonical = match walk.out {
-        None => Canonical::Same,
-        Some(mut out) => {
-            out.push_str(&text[walk.copied..]);
-            Canonical::Rewritten(out)
-        }
-    };
-    (canonical, walk.found)
+    walk.finish()
+}
+
+/// [`canonical_fields`] of the JSON value `text` starts with, and the value's length:
+/// whatever follows it is left unread (and is no part of the writing), for a reader that
+/// scans the text around the value itself (an envelope's one pass over its fields). The
+/// length is 0 when [`Canonical::Tree`].
+pub(crate) fn leading_fields<const N: usize>(
+    text: &str,
+    keys: [&str; N],
+) -> (Canonical, [Field; N], usize) {
+    let mut walk = Walk::new(text, keys);
+    if walk.value(0).is_none() {
+        return (Canonical::Tree, absent(), 0);
+    }
+    let len = walk.pos;
+    let (canonical, found) = walk.finish();
+    (canonical, found, len)
+}
+
+fn absent<const N: usize>() -> [Field; N] {
+    std::array::from_fn(|_| Field::Absent)
 }
 
 /// A scan of `text`, writing into `out` (from the first difference on) what serde_json
@@ -83,7 +95,23 @@ struct Walk<'a, 'k, const N: usize> {
     escaped: bool,
 }
 
-impl<'a, const N: usize> Walk<'a, '_, N> {
+impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
+    fn new(text: &'a str, keys: [&'k str; N]) -> Self {
+        Self { text, pos: 0, copied: 0, out: None, keys, found: absent(), escaped: false }
+    }
+
+    /// What the scan up to the current position decided.
+    fn finish(self) -> (Canonical, [Field; N]) {
+        let canonical = match self.out {
+            None => Canonical::Same,
+            Some(mut out) => {
+                out.push_str(&self.text[self.copied..self.pos]);
+                Canonical::Rewritten(out)
+            }
+        };
+        (canonical, self.found)
+    }
+
     /// Where `text`'s byte `at` (not before `copied`) is in what is written.
     fn written_at(&self, at: usize) -> usize {
         match &self.out {
@@ -224,10 +252,15 @@ impl<'a, const N: usize> Walk<'a, '_, N> {
         self.escaped = false;
         loop {
             let rest = text.as_bytes().get(self.pos..)?;
-            self.pos += rest.iter().position(|&b| b == b'"' || b == b'\\')?;
-            if text.as_bytes()[self.pos] == b'"' {
-                self.pos += 1;
-                return Some(&text[start..self.pos - 1]);
+            self.pos += string_stop(rest)?;
+            match text.as_bytes()[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(&text[start..self.pos - 1]);
+                }
+                // A control character is written escaped: this is not JSON.
+                b if b < 0x20 => return None,
+                _ => {}
             }
             if key {
                 return None;
@@ -305,6 +338,36 @@ impl<'a, const N: usize> Walk<'a, '_, N> {
         }
         Some(())
     }
+}
+
+/// Where the first byte of `bytes` that ends a plain run of a JSON string is: a `"`, a `\\`
+/// or a control character (which a string holds only escaped). Eight bytes a step: strings
+/// are most of what a scan of JSON text reads.
+pub fn string_stop(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    /// The bytes of `v` that are zero have their high bit set (and maybe bytes above the
+    /// first such one: only the lowest is exact).
+    fn zeros(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGH
+    }
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else { break };
+        let v = u64::from_le_bytes(chunk);
+        // Below 0x20: the subtraction borrows into the high bit of a byte below 0x80.
+        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGH;
+        let hits =
+            zeros(v ^ (ONES * u64::from(b'"'))) | zeros(v ^ (ONES * u64::from(b'\\'))) | control;
+        if hits != 0 {
+            // The lowest flagged byte is a true hit of one of the three (a false one of
+            // each lies above its first true one).
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = bytes.get(at..)?;
+    tail.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| at + i)
 }
 
 /// A `\u` escape's four hex digits.

@@ -22,7 +22,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use canon::{Canonical, Field, canonical, canonical_fields};
+pub use canon::{Canonical, Field, canonical, canonical_fields, string_stop};
 pub use loose::{
     LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
     LooseVec, Present,
@@ -86,6 +86,25 @@ impl Payload {
         };
         // Valid JSON: the caller's, or serde_json's writing of its value.
         Some((Self::from_text_unchecked(text), found))
+    }
+
+    /// [`Payload::as_written_fields`] of the JSON value `text` starts with (no whitespace
+    /// before it), and that value's length in `text`: what follows the value is left unread,
+    /// for a reader that finds where the value ends with this scan rather than before it (the
+    /// payload inside an event's envelope, scanned in the envelope's one pass). `None` as
+    /// for [`Payload::as_written`], and for a value that is not JSON.
+    pub fn as_written_fields_leading<const N: usize>(
+        text: &str,
+        keys: [&str; N],
+    ) -> Option<(Self, [Field; N], usize)> {
+        let (canonical, found, len) = canon::leading_fields(text, keys);
+        let text = match canonical {
+            Canonical::Same => text[..len].to_owned(),
+            Canonical::Rewritten(text) => text,
+            Canonical::Tree => return None,
+        };
+        // Valid JSON: the caller's, or serde_json's writing of its value.
+        Some((Self::from_text_unchecked(text), found, len))
     }
 
     /// The JSON text it was received as, while unchanged (`None` for one built as a tree).

@@ -5,6 +5,7 @@ mod cursor;
 mod error;
 mod kind;
 mod rest;
+mod scan;
 mod store;
 mod stream;
 mod wire;

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use super::kind::event_type;
+use super::scan::{self, Head};
 use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo, reads_text};
 use bb_payload::{LooseI64, LooseStr, LooseU64, Present};
 use bb_protocol::v1::Payload;
@@ -76,7 +77,31 @@ impl BbEvent {
     /// escapes, number forms; [`Payload::as_written`]): the webview gets the bytes its tree
     /// would give, and its readers read the fields they need from the text. Any other
     /// payload is read as a tree, as the whole envelope was before.
+    ///
+    /// The common envelope is read in one pass over its bytes (`client/scan.rs`); what that
+    /// pass does not decide is read with serde, to the same result.
     pub fn parse(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
+        let Some(scanned) = scan::envelope(data) else {
+            return Self::parse_serde(sse_id, data);
+        };
+        let payload = match scanned.payload {
+            None => Payload::default(),
+            Some((mut payload, found)) => {
+                if scanned.head.kind.is_some_and(reads_text)
+                    && let Some(memo) = TextMemo::new(found)
+                {
+                    payload.set_memo(memo);
+                }
+                payload
+            }
+        };
+        Self::from_head(sse_id, scanned.head, payload)
+    }
+
+    /// [`BbEvent::parse`] with serde alone: the envelope read field by field, its payload
+    /// as text when [`Payload::as_written`] keeps it, else the envelope read again with its
+    /// payload as a tree.
+    pub(crate) fn parse_serde(sse_id: &str, data: &str) -> Result<Self, EventDecodeError> {
         if let Ok(envelope) = serde_json::from_str::<Envelope<'_, Option<&RawValue>>>(data) {
             let payload = match envelope.payload {
                 None => Some(Payload::default()),
@@ -87,7 +112,7 @@ impl BbEvent {
                 Some(_) => None,
             };
             if let Some(payload) = payload {
-                return Self::from_envelope(sse_id, envelope, payload);
+                return Self::from_head(sse_id, envelope.head(), payload);
             }
         }
         let mut envelope: Envelope<'_, Value> = serde_json::from_str(data).map_err(|e| {
@@ -101,25 +126,33 @@ impl BbEvent {
             Value::Object(map) => Payload::from(map),
             _ => Payload::default(),
         };
-        Self::from_envelope(sse_id, envelope, payload)
+        Self::from_head(sse_id, envelope.head(), payload)
     }
 
-    fn from_envelope<P>(
-        sse_id: &str,
-        envelope: Envelope<'_, P>,
-        payload: Payload,
-    ) -> Result<Self, EventDecodeError> {
-        let Some(kind) = envelope.kind.get() else {
+    fn from_head(sse_id: &str, head: Head<'_>, payload: Payload) -> Result<Self, EventDecodeError> {
+        let Some(kind) = head.kind else {
             return Err(EventDecodeError::NoType);
         };
         Ok(Self {
             sse_id: sse_id.to_owned(),
-            seq: envelope.seq.0,
+            seq: head.seq,
             kind: event_type(kind),
-            turn: envelope.turn.0,
-            timestamp_ms: envelope.timestamp_ms.0.unwrap_or(envelope.timestamp).0,
+            turn: head.turn,
+            timestamp_ms: head.timestamp_ms,
             payload,
         })
+    }
+}
+
+impl<P> Envelope<'_, P> {
+    /// The fields kept, as the one-pass scan gives them.
+    fn head(&self) -> Head<'_> {
+        Head {
+            seq: self.seq.0,
+            kind: self.kind.get(),
+            turn: self.turn.0,
+            timestamp_ms: self.timestamp_ms.0.unwrap_or(self.timestamp).0,
+        }
     }
 }
 

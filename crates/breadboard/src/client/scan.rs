@@ -1,0 +1,301 @@
+//! An event envelope read in one pass over its bytes, for the common case: its top-level
+//! keys compared as bytes, the fields the bridge keeps read as their loose types read them,
+//! every other value skipped (and checked to be JSON), and the payload scanned as it is
+//! kept ([`Payload::as_written_fields_leading`]) in the same pass. Anything else gives up,
+//! and the envelope is read with serde (`BbEvent::parse_serde`), so that every result is the
+//! one that read gives.
+//!
+//! serde_json's derived read walks each of the engine's 13 fields through `next_key` and
+//! `ignore_value` to keep five; this is most of an event's parse.
+
+use bb_normalize::breadboard::TEXT_FIELDS;
+use bb_payload::{Field, Payload, string_stop};
+
+/// Deepest nesting of a skipped value read here (serde_json's limit is 128).
+const MAX_DEPTH: usize = 64;
+
+/// The envelope's fields the bridge keeps, as its serde read finds them (`wire.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Head<'a> {
+    pub(super) seq: Option<u64>,
+    pub(super) kind: Option<&'a str>,
+    pub(super) turn: Option<i64>,
+    /// `timestamp_ms` when present (even as `null`), else `timestamp`.
+    pub(super) timestamp_ms: Option<u64>,
+}
+
+/// An envelope as [`envelope`] read it.
+pub(super) struct Scanned<'a> {
+    pub(super) head: Head<'a>,
+    /// The object payload kept as its tree is written, with where its [`TEXT_FIELDS`] are;
+    /// `None` when there is none (absent or `null`).
+    pub(super) payload: Option<(Payload, [Field; 4])>,
+}
+
+/// `data` read in one pass, or `None` when this scan does not decide it: a key written
+/// with an escape or sent twice (of the fields read), a `type` written with an escape, a
+/// number in a field read that is not a plain non-negative integer (of up to 19 digits), a
+/// payload that is not an object or `null` or is not kept as text, a `\u` escape of a
+/// surrogate or nesting deeper than 64 in a skipped value, text that is not JSON or not an
+/// object. The serde read decides those.
+pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
+    let mut s = Scan { text: data, pos: 0 };
+    let mut head = Head::default();
+    let (mut timestamp_ms, mut timestamp) = (None, None);
+    let mut payload = None;
+    let mut seen = 0u8;
+    s.whitespace();
+    s.eat(b'{')?;
+    s.whitespace();
+    if s.peek()? == b'}' {
+        s.pos += 1;
+    } else {
+        loop {
+            s.whitespace();
+            let key = s.key()?;
+            s.whitespace();
+            s.eat(b':')?;
+            s.whitespace();
+            let bit = match key {
+                b"seq" => 1,
+                b"type" => 2,
+                b"turn" => 4,
+                b"timestamp_ms" => 8,
+                b"timestamp" => 16,
+                b"payload" => 32,
+                _ => 0,
+            };
+            if seen & bit != 0 {
+                // serde refuses a field twice.
+                return None;
+            }
+            seen |= bit;
+            match bit {
+                1 => head.seq = s.uint()?,
+                2 => head.kind = s.str_or_other()?,
+                4 => head.turn = s.uint()?.and_then(|u| i64::try_from(u).ok()),
+                8 => timestamp_ms = Some(s.uint()?),
+                16 => timestamp = s.uint()?,
+                32 => payload = s.payload()?,
+                _ => s.skip(1)?,
+            }
+            s.whitespace();
+            match s.next()? {
+                b',' => {}
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    s.whitespace();
+    if s.pos != data.len() {
+        return None;
+    }
+    head.timestamp_ms = timestamp_ms.unwrap_or(timestamp);
+    Some(Scanned { head, payload })
+}
+
+/// The scan's place in the envelope's text.
+struct Scan<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.next()? == b).then_some(())
+    }
+
+    fn whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn word(&mut self, word: &str) -> Option<()> {
+        self.text[self.pos..].starts_with(word).then(|| self.pos += word.len())
+    }
+
+    /// A key without escapes: its bytes between the quotes.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        let (text, escaped) = self.string()?;
+        (!escaped).then_some(text.as_bytes())
+    }
+
+    /// A string (at its opening quote): its text between the quotes, and whether it is
+    /// written with an escape. `None` for a control character, a bad escape, a `\u` of a
+    /// surrogate (read by serde, which checks it where it reads the string).
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        let bytes = self.text.as_bytes();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.pos + 1;
+        self.pos = start;
+        let mut escaped = false;
+        loop {
+            let rest = bytes.get(self.pos..)?;
+            self.pos += string_stop(rest)?;
+            match bytes[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Some((&self.text[start..self.pos - 1], escaped));
+                }
+                b'\\' => {}
+                _ => return None,
+            }
+            escaped = true;
+            match *bytes.get(self.pos + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
+                b'u' => {
+                    let hex = bytes.get(self.pos + 2..self.pos + 6)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) || matches!(hex[0], b'd' | b'D') {
+                        // Not hex, or maybe a surrogate (D800-DFFF, and D000-D7FF with them).
+                        return None;
+                    }
+                    self.pos += 6;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A value read as `LooseStr` reads it: a string without escapes, or `None` for any
+    /// other value (skipped).
+    fn str_or_other(&mut self) -> Option<Option<&'a str>> {
+        if self.peek()? != b'"' {
+            return self.skip(1).map(|()| None);
+        }
+        match self.string()? {
+            (text, false) => Some(Some(text)),
+            (_, true) => None,
+        }
+    }
+
+    /// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
+    /// which all fit), or `None` for any value that is no number (skipped). Other numbers
+    /// are not read here.
+    fn uint(&mut self) -> Option<Option<u64>> {
+        if !self.peek()?.is_ascii_digit() {
+            if self.peek()? == b'-' {
+                return None;
+            }
+            return self.skip(1).map(|()| None);
+        }
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        let digits = &bytes[start..self.pos];
+        let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
+        if fraction || digits.len() > 19 || (digits[0] == b'0' && digits.len() > 1) {
+            return None;
+        }
+        Some(Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0'))))
+    }
+
+    /// The payload: an object kept as its tree is written, or `None` for `null`.
+    fn payload(&mut self) -> Option<Option<(Payload, [Field; 4])>> {
+        match self.peek()? {
+            b'{' => {
+                let (payload, found, len) =
+                    Payload::as_written_fields_leading(&self.text[self.pos..], TEXT_FIELDS)?;
+                self.pos += len;
+                Some(Some((payload, found)))
+            }
+            b'n' => self.word("null").map(|()| None),
+            _ => None,
+        }
+    }
+
+    /// Any JSON value at nesting `depth`, unread.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.nested(depth, b'}', true),
+            b'[' => self.nested(depth, b']', false),
+            b't' => self.word("true"),
+            b'f' => self.word("false"),
+            b'n' => self.word("null"),
+            _ => self.number(),
+        }
+    }
+
+    /// An object (`keyed`) or an array, unread.
+    fn nested(&mut self, depth: usize, close: u8, keyed: bool) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.pos += 1;
+        self.whitespace();
+        if self.peek()? == close {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.whitespace();
+            if keyed {
+                self.string()?;
+                self.whitespace();
+                self.eat(b':')?;
+                self.whitespace();
+            }
+            self.skip(depth + 1)?;
+            self.whitespace();
+            match self.next()? {
+                b',' => {}
+                b if b == close => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// A number as JSON writes one: `-`, an integer without a leading zero, a fraction, an
+    /// exponent.
+    fn number(&mut self) -> Option<()> {
+        if self.peek()? == b'-' {
+            self.pos += 1;
+        }
+        match self.peek()? {
+            b'0' => self.pos += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            self.some_digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+    }
+
+    /// At least one digit.
+    fn some_digits(&mut self) -> Option<()> {
+        self.peek().filter(u8::is_ascii_digit)?;
+        self.digits();
+        Some(())
+    }
+}
