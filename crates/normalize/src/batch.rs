@@ -86,6 +86,10 @@ pub struct Batcher {
     /// Whether the last flush's first event came within the cadence of the flush before it
     /// (the session streams faster than its cadence).
     streaming: bool,
+    /// When the pending events are due ([`Batcher::poll_timeout`]), kept as the times it
+    /// follows change: the host reads it two or three times per event, and a background
+    /// batcher's due time is a grid point, a 128-bit division to find again.
+    due: Option<Instant>,
 }
 
 /// The concatenated text of the deltas merged into the last pending item so far: appended
@@ -111,7 +115,9 @@ impl Batcher {
     /// The batcher with its background cadence flushes on the [`BACKGROUND_GRID`] counted
     /// from `origin` (the batchers of one host share it).
     pub fn on_grid(self, origin: Instant) -> Self {
-        Self { grid: Some(origin), ..self }
+        let mut batcher = Self { grid: Some(origin), ..self };
+        batcher.due = batcher.find_due();
+        batcher
     }
 
     /// The current priority.
@@ -122,6 +128,7 @@ impl Batcher {
     /// Changes the priority (the next deadline follows the new cadence).
     pub fn set_priority(&mut self, priority: Priority) {
         self.priority = priority;
+        self.due = self.find_due();
     }
 
     /// Events waiting (coalesced deltas count as one).
@@ -137,11 +144,14 @@ impl Batcher {
     /// Queues one event, merging it into the previous one when both are deltas of the same
     /// message + turn (+ part).
     pub fn handle_event(&mut self, now: Instant, item: Classified) {
-        if item.class.flushes_immediately() {
+        // Only a batch's first event and its first immediate one move its due time.
+        if item.class.flushes_immediately() && !self.immediate {
             self.immediate = true;
-        }
-        if self.first_pending.is_none() {
+            self.first_pending.get_or_insert(now);
+            self.due = self.find_due();
+        } else if self.first_pending.is_none() {
             self.first_pending = Some(now);
+            self.due = self.find_due();
         }
         if let Some(last) = self.pending.last_mut()
             && merge_text(last, &item, &mut self.merging)
@@ -158,6 +168,11 @@ impl Batcher {
     /// or for an immediate class, else when the cadence since the last flush has passed (for
     /// a background batcher on the grid, at the grid's next point from then).
     pub fn poll_timeout(&self) -> Option<Instant> {
+        self.due
+    }
+
+    /// The due time [`Batcher::poll_timeout`] keeps, found from the times it follows.
+    pub(crate) fn find_due(&self) -> Option<Instant> {
         let first = self.first_pending?;
         let Some(last) = self.last_flush.filter(|_| !self.immediate) else {
             return Some(first);
@@ -205,6 +220,7 @@ impl Batcher {
         self.immediate = false;
         self.first_pending = None;
         self.last_flush = Some(now);
+        self.due = None;
         Some(batch)
     }
 

@@ -440,3 +440,55 @@ fn a_shown_session_streaming_faster_than_its_cadence_has_a_next_beat() {
     hidden.poll_flush(t0 + ms(500)).unwrap();
     assert_eq!(hidden.next_beat(), None, "a background session waits for the grid");
 }
+
+/// One step of a batcher's life: an event after a gap (ms), a priority change, or a poll.
+#[derive(Debug, Clone)]
+enum Step {
+    Event(u64, RawEvent),
+    Priority(Priority),
+    Poll(u64),
+    FlushNow(u64),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let prio =
+        prop_oneof![Just(Priority::Active), Just(Priority::Visible), Just(Priority::Background)];
+    prop_oneof![
+        4 => (0u64..300, super::strategies::bb_event()).prop_map(|(g, e)| Step::Event(g, e)),
+        1 => prio.prop_map(Step::Priority),
+        2 => (0u64..700).prop_map(Step::Poll),
+        1 => (0u64..50).prop_map(Step::FlushNow),
+    ]
+}
+
+proptest! {
+    /// The due time the batcher keeps is the one its times give at every step, on the grid
+    /// or not: queuing, immediate events, priority changes, timed and forced flushes.
+    #[test]
+    fn kept_due_time_is_the_one_found(steps in prop::collection::vec(step(), 1..40), on_grid in any::<bool>()) {
+        let t0 = epoch();
+        let mut b = Batcher::new(Priority::Background);
+        if on_grid {
+            b = b.on_grid(t0 + ms(7));
+        }
+        let mut now = t0;
+        for step in steps {
+            match step {
+                Step::Event(gap, event) => {
+                    now += ms(gap);
+                    b.handle_event(now, Classified::new(event));
+                }
+                Step::Priority(p) => b.set_priority(p),
+                Step::Poll(gap) => {
+                    now += ms(gap);
+                    b.poll_flush(now);
+                }
+                Step::FlushNow(gap) => {
+                    now += ms(gap);
+                    b.flush_now(now);
+                }
+            }
+            prop_assert_eq!(b.poll_timeout(), b.find_due());
+        }
+    }
+}
