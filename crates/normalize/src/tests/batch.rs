@@ -444,7 +444,7 @@ fn a_shown_session_streaming_faster_than_its_cadence_has_a_next_beat() {
 /// One step of a batcher's life: an event after a gap (ms), a priority change, or a poll.
 #[derive(Debug, Clone)]
 enum Step {
-    Event(u64, RawEvent),
+    Event(u64, Box<RawEvent>),
     Priority(Priority),
     Poll(u64),
     FlushNow(u64),
@@ -454,7 +454,7 @@ fn step() -> impl Strategy<Value = Step> {
     let prio =
         prop_oneof![Just(Priority::Active), Just(Priority::Visible), Just(Priority::Background)];
     prop_oneof![
-        4 => (0u64..300, super::strategies::bb_event()).prop_map(|(g, e)| Step::Event(g, e)),
+        4 => (0u64..300, super::strategies::bb_event()).prop_map(|(g, e)| Step::Event(g, Box::new(e))),
         1 => prio.prop_map(Step::Priority),
         2 => (0u64..700).prop_map(Step::Poll),
         1 => (0u64..50).prop_map(Step::FlushNow),
@@ -476,7 +476,7 @@ proptest! {
             match step {
                 Step::Event(gap, event) => {
                     now += ms(gap);
-                    b.handle_event(now, Classified::new(event));
+                    b.handle_event(now, Classified::new(*event));
                 }
                 Step::Priority(p) => b.set_priority(p),
                 Step::Poll(gap) => {
