@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use bb_payload::LooseStr;
+use bb_payload::{LooseStr, string_stop};
 
 use crate::facts::Facts;
 
@@ -84,7 +84,8 @@ fn string(bytes: &[u8], at: usize) -> Option<Span> {
     let mut escaped = false;
     let mut i = at + 1;
     loop {
-        match *bytes.get(i)? {
+        i += string_stop(bytes.get(i..)?)?;
+        match bytes[i] {
             b'"' => return Some(Span { start: at + 1, end: i + 1, escaped }),
             b'\\' => match bytes.get(i + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
@@ -93,8 +94,8 @@ fn string(bytes: &[u8], at: usize) -> Option<Span> {
                 }
                 _ => return None,
             },
-            0..=0x1f => return None,
-            _ => i += 1,
+            // A control character.
+            _ => return None,
         }
     }
 }

@@ -194,9 +194,7 @@ impl<'a> Scan<'a> {
         }
         let bytes = self.text.as_bytes();
         let start = self.pos;
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.pos += 1;
-        }
+        self.digits();
         let digits = &bytes[start..self.pos];
         let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
         if fraction || digits.len() > 19 || (digits[0] == b'0' && digits.len() > 1) {

@@ -86,13 +86,8 @@ impl BbEvent {
         };
         let payload = match scanned.payload {
             None => Payload::default(),
-            Some((mut payload, found)) => {
-                if scanned.head.kind.is_some_and(reads_text)
-                    && let Some(memo) = TextMemo::new(found)
-                {
-                    payload.set_memo(memo);
-                }
-                payload
+            Some((payload, found)) => {
+                with_memo(payload, found, scanned.head.kind.is_some_and(reads_text))
             }
         };
         Self::from_head(sse_id, scanned.head, payload)
@@ -164,11 +159,17 @@ fn as_written(text: &str, memo: bool) -> Option<Payload> {
     if !memo {
         return Payload::as_written(text);
     }
-    let (mut payload, found) = Payload::as_written_fields(text, TEXT_FIELDS)?;
-    if let Some(memo) = TextMemo::new(found) {
+    let (payload, found) = Payload::as_written_fields(text, TEXT_FIELDS)?;
+    Some(with_memo(payload, found, true))
+}
+
+/// `payload`, with the memo of its [`TEXT_FIELDS`] as its scan `found` them when `memo`
+/// (an assistant or reasoning event's) and none is written with an escape.
+fn with_memo(mut payload: Payload, found: [bb_payload::Field; 4], memo: bool) -> Payload {
+    if memo && let Some(memo) = TextMemo::new(found) {
         payload.set_memo(memo);
     }
-    Some(payload)
+    payload
 }
 
 /// `GET /health`.
