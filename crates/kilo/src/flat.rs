@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use bb_payload::{LooseStr, string_stop};
+use bb_payload::LooseStr;
 
 use crate::facts::Facts;
 
@@ -77,6 +77,9 @@ struct Span {
 
 /// The string that opens at `bytes[at]`; `None` when none does, or it holds a `\u` escape,
 /// an escape JSON does not know or a control character (the typed read decides those).
+/// Read a byte at a time: a Kilo body's keys and ids are short, and
+/// `bb_payload::string_stop`'s eight-byte steps cost more here (callgrind, 100 Kilo
+/// sessions: +0.1 k instructions per event).
 fn string(bytes: &[u8], at: usize) -> Option<Span> {
     if bytes.get(at) != Some(&b'"') {
         return None;
@@ -84,8 +87,7 @@ fn string(bytes: &[u8], at: usize) -> Option<Span> {
     let mut escaped = false;
     let mut i = at + 1;
     loop {
-        i += string_stop(bytes.get(i..)?)?;
-        match bytes[i] {
+        match *bytes.get(i)? {
             b'"' => return Some(Span { start: at + 1, end: i + 1, escaped }),
             b'\\' => match bytes.get(i + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
@@ -94,8 +96,8 @@ fn string(bytes: &[u8], at: usize) -> Option<Span> {
                 }
                 _ => return None,
             },
-            // A control character.
-            _ => return None,
+            0..=0x1f => return None,
+            _ => i += 1,
         }
     }
 }
