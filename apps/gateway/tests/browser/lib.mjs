@@ -63,9 +63,39 @@ export async function run(outDir, scenario) {
   } catch (err) {
     console.error(`FAILED: ${err.message}`);
     console.error(`page errors: ${errors.join(' | ')}`);
+    await leftBehind(browser, outDir);
     process.exitCode = 1;
   } finally {
     await browser.close();
+  }
+}
+
+/**
+ * After a failure, what each open page showed: a screenshot (`failed-<n>.png`) and its store
+ * in brief (link, sessions, the active one, each chat's turns, notices), so a failure seen
+ * once says what the page held.
+ */
+async function leftBehind(browser, outDir) {
+  const pages = browser.contexts().flatMap((c) => c.pages());
+  for (const [n, page] of pages.entries()) {
+    try {
+      await page.screenshot({ path: `${outDir}/failed-${n + 1}.png`, fullPage: true });
+      const held = await page.evaluate(() => {
+        const s = window.__bb?.store;
+        if (!s) return null;
+        return {
+          link: s.link,
+          connection: s.connection,
+          activeSessionId: s.activeSessionId,
+          sessions: (s.sessions ?? []).map((x) => `${x.sessionId} ${x.title ?? ''} ${x.status ?? ''}`),
+          chats: [...s.chats].map(([id, c]) => `${id}: ${c.turns.length} turns, rev ${c.rev}`),
+          notices: (s.notices ?? []).map((x) => `${x.kind}: ${x.text}`),
+        };
+      });
+      console.error(`page ${n + 1} (${page.url().replace(/token=[^&]*/, 'token=…')}): ${JSON.stringify(held)}`);
+    } catch (e) {
+      console.error(`page ${n + 1}: not read (${e.message})`);
+    }
   }
 }
 

@@ -53,7 +53,13 @@ fn the_sidebar_page_works_in_a_real_browser() {
     // A page that falls behind a two-message ring gets a declared resync.
     let small_ring = Gateway::start(&["--trusted", "--test-ring-messages", "2"]);
     let shots = repo_root().join("target/browser-shots/demo");
-    let out = node(&dir, &chromium, &["smoke.mjs", &gw.url(), &small_ring.url()], &shots);
+    let out = node(
+        &dir,
+        &chromium,
+        &["smoke.mjs", &gw.url(), &small_ring.url()],
+        &shots,
+        &[&gw, &small_ring],
+    );
     assert!(shots.join("08-reloaded.png").is_file());
     assert!(shots.join("15-resynced.png").is_file());
     assert!(out.contains("ok 11 second-tab-opened-the-session"), "{out}");
@@ -66,16 +72,22 @@ fn a_late_tab_pages_back_through_a_session_in_a_real_browser() {
     let Some((dir, chromium)) = browser_or_skip() else { return };
     let gw = Gateway::start(&["--test-history-turns", "1"]);
     let shots = repo_root().join("target/browser-shots/history");
-    let out = node(&dir, &chromium, &["history.mjs", &gw.url()], &shots);
+    let out = node(&dir, &chromium, &["history.mjs", &gw.url()], &shots, &[&gw]);
     assert!(out.contains("whole-history") && out.contains("answered-from-the-late-tab"), "{out}");
 }
 
+/// Lines of each gateway's log shown when a browser script fails.
+const LOG_TAIL: usize = 200;
+
 /// Runs a browser script with `args` and the shots directory; its output, once it passed.
+/// A failure also shows the end of each of `gateways`' logs (debug level), so a failure
+/// seen once says what the bridge did.
 fn node(
     dir: &std::path::Path,
     chromium: &std::path::Path,
     args: &[&str],
     shots: &std::path::Path,
+    gateways: &[&Gateway],
 ) -> String {
     let _ = std::fs::remove_dir_all(shots);
     let out = Command::new("node")
@@ -88,7 +100,15 @@ fn node(
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
-    assert!(out.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
+    if !out.status.success() {
+        for (n, gw) in gateways.iter().enumerate() {
+            let logs = gw.logs();
+            let lines: Vec<&str> = logs.lines().collect();
+            let tail = lines[lines.len().saturating_sub(LOG_TAIL)..].join("\n");
+            eprintln!("gateway {} log, last {LOG_TAIL} lines:\n{tail}", n + 1);
+        }
+        panic!("the browser test failed:\n{stdout}\n{stderr}");
+    }
     assert!(stdout.contains("all browser checks passed"), "{stdout}");
     stdout
 }
@@ -106,7 +126,7 @@ fn the_sidebar_page_works_on_real_kilo() {
         &world.env(),
     );
     let shots = repo_root().join("target/browser-shots/kilo");
-    let out = node(&dir, &chromium, &["kilo.mjs", &gw.url()], &shots);
+    let out = node(&dir, &chromium, &["kilo.mjs", &gw.url()], &shots, &[&gw]);
     assert!(shots.join("01-opened.png").is_file());
     assert!(out.contains("turn6-sub-agent-approval") && out.contains("resynced"), "{out}");
 }
