@@ -262,7 +262,7 @@ impl Inner {
             }
         };
         if let Some(summary) = fresh {
-            self.send(Input::SessionUpserted(summary)).await;
+            self.send(Input::SessionUpserted(Box::new(summary))).await;
         }
         Ok(())
     }
@@ -398,7 +398,7 @@ impl EngineAdapter for AcpAdapter {
             ..SessionSummary::default()
         };
         lock(&i.state).sessions.push(summary.clone());
-        i.send(Input::SessionUpserted(summary.clone())).await;
+        i.send(Input::SessionUpserted(Box::new(summary.clone()))).await;
         let options = answer.get("configOptions").and_then(Value::as_array).cloned();
         if let Err(err) = commands::configure_new(
             i,
@@ -682,7 +682,10 @@ async fn pump(mut events: mpsc::Receiver<AcpEvent>, inner: Arc<Inner>) {
                 ]);
                 // The host shows it once (a repeat is dropped there).
                 let shows = inner.classed(&session_id, "request_permission", payload);
-                out.push(Input::PromptRaised { prompt: raised, event: Some(shows) });
+                out.push(Input::PromptRaised {
+                    prompt: Box::new(raised),
+                    event: Some(Box::new(shows)),
+                });
             }
             AcpEventKind::PermissionSettled { session_id, request_id, outcome } => {
                 let key = request_key(&request_id);
@@ -692,7 +695,11 @@ async fn pump(mut events: mpsc::Receiver<AcpEvent>, inner: Arc<Inner>) {
                     ("outcome".to_owned(), outcome),
                 ]);
                 let says = inner.classed(&session_id, "permission_settled", payload);
-                out.push(Input::PromptSettled { session_id, request_id: key, event: Some(says) });
+                out.push(Input::PromptSettled {
+                    session_id,
+                    request_id: key,
+                    event: Some(Box::new(says)),
+                });
             }
             AcpEventKind::State { session_id: None, detail, .. } => {
                 // The connection closed: a crash of the current agent restarts it.

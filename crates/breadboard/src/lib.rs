@@ -321,7 +321,7 @@ impl EngineAdapter for BreadboardAdapter {
         self.ensure_stream(&id);
         let summary = self.summary_of(&id).await?;
         // The service learns of the session from the result; the list follows it too.
-        self.send(Input::SessionUpserted(summary.clone())).await;
+        self.send(Input::SessionUpserted(Box::new(summary.clone()))).await;
         Ok(summary)
     }
 

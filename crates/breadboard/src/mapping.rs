@@ -228,7 +228,7 @@ impl SessionState {
                 ]
             }
             StreamUpdate::Rebuilt { summary: s } => {
-                s.map(|s| Input::SessionUpserted(summary(&s))).into_iter().collect()
+                s.map(|s| Input::SessionUpserted(Box::new(summary(&s)))).into_iter().collect()
             }
             StreamUpdate::Malformed { sse_id, error } => {
                 vec![self.warning(session, format!("Unreadable engine event {sse_id}: {error}"))]
@@ -237,7 +237,7 @@ impl SessionState {
             // this stream said before.
             StreamUpdate::Ended { summary: Some(s) } => {
                 let mut out = self.set_running(session, false);
-                out.push(Input::SessionUpserted(summary(&s)));
+                out.push(Input::SessionUpserted(Box::new(summary(&s))));
                 out.push(connection(ConnectionStatus::Connected, None, None));
                 out
             }
@@ -279,7 +279,7 @@ impl SessionState {
         let mut out = self.set_running(session, false);
         self.pending.clear();
         out.push(Input::PromptsListed { session_id: session.to_owned(), prompts: Vec::new() });
-        out.push(Input::SessionUpserted(SessionSummary {
+        out.push(Input::SessionUpserted(Box::new(SessionSummary {
             session_id: session.to_owned(),
             title: None,
             status: Some("ended".to_owned()),
@@ -288,7 +288,7 @@ impl SessionState {
             parent_id: None,
             pending_permission_count: None,
             folder: None,
-        }));
+        })));
         out.push(self.warning(session, reason.to_owned()));
         out
     }
@@ -354,14 +354,16 @@ impl SessionState {
                 out.extend(self.set_running(session, running));
             }
             Effect::Raised(prompt) => out.push(match replayed {
-                None => Input::PromptRaised { prompt, event: shown },
+                None => {
+                    Input::PromptRaised { prompt: Box::new(prompt), event: shown.map(Box::new) }
+                }
                 // Replayed: the host tells this request from a restored one of its id.
-                Some(event_id) => Input::PromptReplayed { prompt, event_id },
+                Some(event_id) => Input::PromptReplayed { prompt: Box::new(prompt), event_id },
             }),
             Effect::Settled(request_id) => out.push(Input::PromptSettled {
                 session_id: session.to_owned(),
                 request_id,
-                event: shown,
+                event: shown.map(Box::new),
             }),
             Effect::SubAgent(upserted) => {
                 out.extend(events(shown));
@@ -439,11 +441,11 @@ fn sub_agent(session: &str, payload: &Map<String, Value>) -> Option<Input> {
     let child = text("child_session_id")?;
     let parent = text("parent_session_id").unwrap_or(session);
     (child != parent).then(|| {
-        Input::SessionUpserted(SessionSummary {
+        Input::SessionUpserted(Box::new(SessionSummary {
             session_id: child.to_owned(),
             parent_id: Some(parent.to_owned()),
             ..SessionSummary::default()
-        })
+        }))
     })
 }
 

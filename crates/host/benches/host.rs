@@ -41,7 +41,7 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
     for s in 0..SESSIONS {
         let summary =
             SessionSummary { session_id: format!("ses_{s}"), ..SessionSummary::default() };
-        host.handle(Input::SessionUpserted(summary), start);
+        host.handle(Input::SessionUpserted(Box::new(summary)), start);
     }
     host.handle(Input::select(0, "ses_0"), start);
     let mut now = start;

@@ -458,7 +458,7 @@ impl Host {
                 if summary.parent_id.is_some() {
                     entry.parent.clone_from(&summary.parent_id);
                 }
-                entry.summary = Some(summary);
+                entry.summary = Some(*summary);
                 self.touch(&id);
             }
             Input::SessionLost { session_id } => self.session_lost(&session_id, now),
@@ -516,15 +516,17 @@ impl Host {
             Input::Events { session_id, events } => {
                 self.engine_events(session_id, events.into_iter(), now);
             }
-            Input::PromptRaised { prompt, event } => self.prompt_raised(prompt, event, now),
+            Input::PromptRaised { prompt, event } => {
+                self.prompt_raised(*prompt, event.map(|e| *e), now);
+            }
             Input::PromptReplayed { prompt, event_id } => {
-                self.prompt_replayed(prompt, &event_id, now);
+                self.prompt_replayed(*prompt, &event_id, now);
             }
             Input::PromptsListed { session_id, prompts } => {
                 self.prompts_listed(&session_id, prompts, now);
             }
             Input::PromptSettled { session_id, request_id, event } => {
-                self.prompt_settled(&session_id, &request_id, event, now);
+                self.prompt_settled(&session_id, &request_id, event.map(|e| *e), now);
             }
             Input::PromptsCancelled { session_id } => self.prompts_cancelled(&session_id),
             Input::PromptAnswered { session_id, request_id, outcome } => {
@@ -553,13 +555,14 @@ impl Host {
                 });
                 payload.session_id = session_id;
                 payload.gap_detected = Some(true);
-                self.handle(Input::Connection(payload), now);
+                self.handle(Input::Connection(Box::new(payload)), now);
             }
             Input::Connection(payload) => {
-                if self.connection.as_ref() == Some(&payload) {
+                if self.connection.as_ref() == Some(&*payload) {
                     return;
                 }
                 self.flush_all(now);
+                let payload = *payload;
                 self.connection = Some(payload.clone());
                 for c in self.conns.values_mut() {
                     c.emit(V1Topic::Connection(payload.clone()));

@@ -1,25 +1,29 @@
-//! [`EngineEvents`]: the engine events of one [`crate::Input::Events`], one held inline (an
-//! engine's stream hands them over one at a time, so nearly every input holds one) and a
-//! list only once inputs merge.
+//! [`EngineEvents`]: the engine events of one [`crate::Input::Events`], on the heap, so that
+//! an input stays small: it moves several times between an engine's stream and the host
+//! (through the pumps' futures, the channel and the service loop), and a move of a large
+//! value is a `memcpy` call each time where a small one is a few register moves.
 
 use std::ops::Deref;
 
 use bb_normalize::EventClass;
 use bb_protocol::v1::EngineEvent;
-use smallvec::SmallVec;
 
 /// An engine event and the class its adapter read.
 pub type ClassedEvent = (EngineEvent, EventClass);
 
-/// Engine events of one session, in engine order, each with its class. Reads as a slice;
-/// one event costs no list.
+/// Engine events of one session, in engine order, each with its class. Reads as a slice.
+///
+/// Why a `Vec` and not one event inline: an event is 200 bytes, which made every
+/// [`crate::Input`] 280 bytes, and an input is moved about fifteen times on its way to the
+/// host; one allocation per input costs less than those copies (BENCHMARKS.md, issue 29's
+/// nineteenth round).
 #[derive(Debug, Clone, PartialEq)]
-pub struct EngineEvents(SmallVec<[ClassedEvent; 1]>);
+pub struct EngineEvents(Vec<ClassedEvent>);
 
 impl EngineEvents {
     /// One event.
     pub fn one(event: ClassedEvent) -> Self {
-        EngineEvents(SmallVec::from_buf([event]))
+        EngineEvents(vec![event])
     }
 
     /// Appends `more` after these events.
@@ -38,7 +42,7 @@ impl Deref for EngineEvents {
 
 impl From<Vec<ClassedEvent>> for EngineEvents {
     fn from(list: Vec<ClassedEvent>) -> Self {
-        EngineEvents(SmallVec::from_vec(list))
+        EngineEvents(list)
     }
 }
 
@@ -56,7 +60,7 @@ impl FromIterator<ClassedEvent> for EngineEvents {
 
 impl IntoIterator for EngineEvents {
     type Item = ClassedEvent;
-    type IntoIter = smallvec::IntoIter<[ClassedEvent; 1]>;
+    type IntoIter = std::vec::IntoIter<ClassedEvent>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()

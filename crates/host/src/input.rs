@@ -109,7 +109,7 @@ pub enum Input {
     /// The engine's full session list (replaces what is known, keeps run state).
     SessionsListed(Vec<SessionSummary>),
     /// A session was created or changed.
-    SessionUpserted(SessionSummary),
+    SessionUpserted(Box<SessionSummary>),
     /// A session was deleted.
     SessionRemoved(String),
     /// A session started or finished running.
@@ -148,9 +148,9 @@ pub enum Input {
     /// replay); it goes out only when the prompt is new (a repeat is not shown again).
     PromptRaised {
         /// The request as the adapter reads it.
-        prompt: Prompt,
+        prompt: Box<Prompt>,
         /// The event that shows it.
-        event: Option<(EngineEvent, EventClass)>,
+        event: Option<Box<(EngineEvent, EventClass)>>,
     },
     /// A permission request or question read again to rebuild state (a resumed stream's
     /// replay of what the webview was shown before): raised as [`Input::PromptRaised`] without
@@ -159,7 +159,7 @@ pub enum Input {
     /// of its id, whose settling follows.
     PromptReplayed {
         /// The request as the adapter reads it.
-        prompt: Prompt,
+        prompt: Box<Prompt>,
         /// The id of the engine event that raised it.
         event_id: String,
     },
@@ -180,7 +180,7 @@ pub enum Input {
         /// The request id.
         request_id: String,
         /// The engine event that says so.
-        event: Option<(EngineEvent, EventClass)>,
+        event: Option<Box<(EngineEvent, EventClass)>>,
     },
     /// The session's turn was stopped or failed: its open prompts are withdrawn (the
     /// engine is told to deny the pending ones, see [`crate::Host::poll_withdraw`]).
@@ -246,8 +246,13 @@ pub enum Input {
         session_id: Option<String>,
     },
     /// The engine connection changed.
-    Connection(ConnectionPayload),
+    Connection(Box<ConnectionPayload>),
 }
+
+// An input moves about fifteen times between an engine's stream and the host (the pumps'
+// futures, the channel, the service loop): kept this small, a move is a few register moves
+// rather than a `memcpy` call. A large new payload goes in a `Box`.
+const _: () = assert!(size_of::<Input>() <= 64);
 
 impl Input {
     /// At most this many events go in one input made by [`Input::merge`].
@@ -299,7 +304,7 @@ impl Input {
         retry_count: Option<u64>,
         last_error: Option<String>,
     ) -> Self {
-        Input::Connection(connection_payload(status, retry_count, last_error))
+        Input::Connection(Box::new(connection_payload(status, retry_count, last_error)))
     }
 
     /// `bb.selectSession` without a tab on `conn`.

@@ -141,7 +141,7 @@ fn nothing_leaves_before_init() {
     let c = clock();
     let mut h = Host::new(Engine::Kilo, config());
     h.handle(Input::Opened(0), c.now());
-    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s1"))), c.now());
     h.handle(events_in(&h, "s1", vec![ev("e1")]), c.now());
     c.advance(Duration::from_secs(1));
     h.handle_timeout(c.now());
@@ -157,7 +157,7 @@ fn nothing_leaves_before_init() {
 fn batches_flush_at_deadline_in_order() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s1"))), c.now());
     h.handle(Input::select(0, "s1"), c.now());
     drain(&mut h);
     h.handle(events_in(&h, "s1", vec![ev("a")]), c.now());
@@ -211,7 +211,7 @@ fn sessions_do_not_cross_talk() {
 fn state_follows_events_of_the_turn() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s1"))), c.now());
     h.handle(Input::select(0, "s1"), c.now());
     h.handle(Input::SessionRunning { session_id: "s1".into(), running: true }, c.now());
     h.handle(events_in(&h, "s1", vec![ev("last-text")]), c.now());
@@ -234,7 +234,7 @@ fn state_projection() {
     h.handle(Input::SessionRunning { session_id: "b".into(), running: true }, c.now());
     for (session, request) in [("a", "p1"), ("a", "p2"), ("b", "p3")] {
         let prompt = Prompt::new(session, request, PromptKind::Exec);
-        h.handle(Input::PromptRaised { prompt, event: None }, c.now());
+        h.handle(Input::PromptRaised { prompt: Box::new(prompt), event: None }, c.now());
     }
     let s = h.state(0);
     assert_eq!(s.active_session_id.as_deref(), Some("b"));
@@ -255,7 +255,7 @@ fn state_projection() {
     // Unchanged state is not re-sent.
     drain(&mut h);
     let repeat = Prompt::new("a", "p1", PromptKind::Exec);
-    h.handle(Input::PromptRaised { prompt: repeat, event: None }, c.now());
+    h.handle(Input::PromptRaised { prompt: Box::new(repeat), event: None }, c.now());
     assert!(drain(&mut h).is_empty());
 }
 
@@ -278,7 +278,7 @@ fn queued_prompts_show_on_their_session_then_clear() {
     assert_eq!(json["sessions"][0]["queuedPrompts"], 2);
     assert!(json["sessions"][1].get("queuedPrompts").is_none(), "{json}");
     // An engine upsert of the summary keeps the host's count.
-    h.handle(Input::SessionUpserted(summary("a")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("a"))), c.now());
     assert_eq!(h.state(0).sessions[0].queued_prompts, Some(2));
     // Unchanged: nothing re-sent; emptied: absent again.
     drain(&mut h);
@@ -370,7 +370,7 @@ fn hidden_past_the_ring_gets_a_declared_resync() {
 fn connection_flushes_pending_events_first() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     drain(&mut h);
     h.handle(events_in(&h, "s", vec![ev("x")]), c.now());
     let conn = ConnectionPayload {
@@ -381,7 +381,7 @@ fn connection_flushes_pending_events_first() {
         gap_detected: None,
         ..Default::default()
     };
-    h.handle(Input::Connection(conn.clone()), c.now());
+    h.handle(Input::Connection(Box::new(conn.clone())), c.now());
     let out = drain(&mut h);
     assert!(matches!(&out[0], V1Topic::Events(_)));
     assert_eq!(out[1], V1Topic::Connection(conn));
@@ -399,7 +399,7 @@ fn reinit_resends_connection_and_state() {
         gap_detected: None,
         ..Default::default()
     };
-    h.handle(Input::Connection(conn), c.now());
+    h.handle(Input::Connection(Box::new(conn)), c.now());
     drain(&mut h);
     h.handle(Input::ready(0), c.now());
     let out = drain(&mut h);
@@ -444,8 +444,8 @@ fn repeated_connection_updates_are_sent_once() {
         gap_detected: None,
         ..Default::default()
     };
-    h.handle(Input::Connection(conn.clone()), c.now());
-    h.handle(Input::Connection(conn.clone()), c.now());
+    h.handle(Input::Connection(Box::new(conn.clone())), c.now());
+    h.handle(Input::Connection(Box::new(conn.clone())), c.now());
     let out = drain(&mut h);
     assert_eq!(out, [V1Topic::Connection(conn)]);
 }
@@ -462,7 +462,7 @@ fn heartbeat_every_interval_to_ready_connections() {
     h.handle(Input::ready(0), t0);
     h.handle(Input::Opened(1), t0);
     let gap = ConnectionPayload { status: ConnectionStatus::Connected, ..Default::default() };
-    h.handle(Input::Connection(gap), t0);
+    h.handle(Input::Connection(Box::new(gap)), t0);
     h.handle(Input::Gap { session_id: Some("s".into()) }, t0);
     let first: Vec<_> = std::iter::from_fn(|| h.poll_output()).collect();
     assert!(first.iter().all(|(conn, _)| *conn == 0), "conn 1 is not ready: {first:?}");
@@ -492,7 +492,7 @@ fn heartbeat_every_interval_to_ready_connections() {
 
     // Hidden: beats still arrive (the webview can tell the bridge is alive); events wait.
     h.handle(Input::visibility(0, false), c.now());
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(events_in(&h, "s", vec![ev("x")]), c.now());
     for _ in 0..2 {
         c.advance_to(h.poll_timeout().expect("armed"));
@@ -514,7 +514,7 @@ fn heartbeat_every_interval_to_ready_connections() {
         last_error: Some("gone".into()),
         ..Default::default()
     };
-    h.handle(Input::Connection(err.clone()), c.now());
+    h.handle(Input::Connection(Box::new(err.clone())), c.now());
     c.advance(every);
     h.handle_timeout(c.now());
     assert_eq!(drain(&mut h), []);
@@ -549,7 +549,7 @@ fn no_heartbeat_unless_configured() {
 fn a_burst_leaves_no_room_held_once_released() {
     let c = clock();
     let mut h = ready_host_of(Engine::Kilo, HostConfig::default(), &c);
-    h.handle(Input::SessionUpserted(summary("s1")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s1"))), c.now());
     h.handle(Input::select(0, "s1"), c.now());
     drain(&mut h);
     let events = (0..3000).map(|i| ev(&format!("e{i}"))).collect();

@@ -95,7 +95,7 @@ pub(super) async fn run(
                 client.fork(id, arg(&args, "messageId")).await.map_err(|e| map(e, Some(id)))?;
             adapter.track(&session.id);
             let listed: SessionSummary = summary(&session);
-            let _ = adapter.updates.send(Input::SessionUpserted(listed.clone())).await;
+            let _ = adapter.updates.send(Input::SessionUpserted(Box::new(listed.clone()))).await;
             serde_json::to_value(listed).unwrap_or_default()
         }
         "revert" => {

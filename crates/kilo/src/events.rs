@@ -197,9 +197,11 @@ impl KiloEventState {
         let event = (event, class);
         out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).
-            (Some(prompt), _) => Input::PromptRaised { prompt, event: Some(event) },
+            (Some(prompt), _) => {
+                Input::PromptRaised { prompt: Box::new(prompt), event: Some(Box::new(event)) }
+            }
             (None, Some(request_id)) => {
-                Input::PromptSettled { session_id, request_id, event: Some(event) }
+                Input::PromptSettled { session_id, request_id, event: Some(Box::new(event)) }
             }
             _ => Input::Events { session_id, events: EngineEvents::one(event) },
         });
@@ -363,9 +365,11 @@ impl KiloEventState {
                 self.track_tool(session_id, facts);
                 None
             }
-            "session.created" | "session.updated" => {
-                facts.info.get().and_then(Info::session_summary).map(Input::SessionUpserted)
-            }
+            "session.created" | "session.updated" => facts
+                .info
+                .get()
+                .and_then(Info::session_summary)
+                .map(|s| Input::SessionUpserted(Box::new(s))),
             "session.deleted" => {
                 // The host closes its prompts with it.
                 self.shared.remove(session_id);

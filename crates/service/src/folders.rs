@@ -248,7 +248,7 @@ fn mark(input: Input, index: usize, labels: &[String], owners: &Owners) -> Vec<I
     match input {
         Input::SessionUpserted(s) => {
             lock(owners).insert(s.session_id.clone(), index);
-            vec![Input::SessionUpserted(marked(s))]
+            vec![Input::SessionUpserted(Box::new(marked(*s)))]
         }
         Input::SessionsListed(list) => {
             // An engine shared by the folders may list the others' sessions too: each stays
@@ -264,7 +264,7 @@ fn mark(input: Input, index: usize, labels: &[String], owners: &Owners) -> Vec<I
                         None => *owned.entry(s.session_id.clone()).or_insert(index),
                     };
                     s.folder = Some(labels[owner].clone());
-                    Input::SessionUpserted(s)
+                    Input::SessionUpserted(Box::new(s))
                 })
                 .collect()
         }
@@ -510,7 +510,7 @@ mod tests {
     #[test]
     fn an_upsert_is_marked_and_claims_its_session() {
         let owners: Owners = Arc::default();
-        let out = mark(Input::SessionUpserted(summary("s")), 1, &labels(), &owners);
+        let out = mark(Input::SessionUpserted(Box::new(summary("s"))), 1, &labels(), &owners);
         assert!(
             matches!(&out[..], [Input::SessionUpserted(s)] if s.folder.as_deref() == Some("/w/b"))
         );

@@ -540,14 +540,14 @@ impl Service {
         match input {
             Input::Connection(payload) => {
                 self.life.engine_connection(payload.status);
-                self.set_connection(payload);
+                self.set_connection(*payload);
             }
             Input::Gap { session_id } => {
                 self.life.gap(session_id.as_deref(), self.clock.wall_ms());
                 let mut payload = self.decorated(self.connection.clone());
                 payload.session_id = session_id;
                 payload.gap_detected = Some(true);
-                self.host.handle(Input::Connection(payload), now);
+                self.host.handle(Input::Connection(Box::new(payload)), now);
             }
             input => {
                 if let Input::Events { events, .. } = &input {
@@ -639,7 +639,7 @@ impl Service {
     fn set_connection(&mut self, payload: ConnectionPayload) {
         let payload = self.decorated(payload);
         self.connection = payload.clone();
-        self.host.handle(Input::Connection(payload), self.clock.now());
+        self.host.handle(Input::Connection(Box::new(payload)), self.clock.now());
     }
 
     /// The supervised engine is gone (exit or failed start): schedule a restart or open the
@@ -792,7 +792,7 @@ fn call_task(
                     let s = adapter.create_session(p).await?;
                     let session_id = s.session_id.clone();
                     let used = Input::SessionUsed { conn, session_id, tab_id };
-                    (to_value(&s)?, vec![Input::SessionUpserted(s), used])
+                    (to_value(&s)?, vec![Input::SessionUpserted(Box::new(s)), used])
                 }
                 V1Call::ListSessions(_) => {
                     let r = adapter.list_sessions().await?;

@@ -142,7 +142,9 @@ impl EngineAdapter for FakeEngine {
                 payload: Map::new().into(),
             };
             let event = Some((event, EventClass::PermissionRequest));
-            tx.send(Input::PromptRaised { prompt, event }).await.unwrap();
+            tx.send(Input::PromptRaised { prompt: Box::new(prompt), event: event.map(Box::new) })
+                .await
+                .unwrap();
             return Ok(SendMessageResult { session_id: sid, message_id: None });
         }
         for (i, word) in p.text.split(' ').enumerate() {
@@ -324,7 +326,7 @@ async fn a_burst_of_updates_yields_one_state() {
     };
     // The test runtime has one thread: the service runs only once the test awaits a read.
     let running = |running| Input::SessionRunning { session_id: "s1".into(), running };
-    tx.send(Input::SessionUpserted(summary)).await.unwrap();
+    tx.send(Input::SessionUpserted(Box::new(summary))).await.unwrap();
     tx.send(running(true)).await.unwrap();
     let events = vec![(event, EventClass::Unknown)];
     tx.send(Input::Events { session_id: "s1".into(), events: events.into() }).await.unwrap();

@@ -137,7 +137,10 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<Input> {
             // A question: shown once by the host, answered with `question.*`.
             let prompt = Prompt::new(&session, &key, PromptKind::Question);
             let shows = inner.classed(&session, "elicitation", payload);
-            out.push(Input::PromptRaised { prompt, event: Some(shows) });
+            out.push(Input::PromptRaised {
+                prompt: Box::new(prompt),
+                event: Some(Box::new(shows)),
+            });
         }
         AcpEventKind::Elicitation { session_id: None, request, .. } => {
             // A request-scoped elicitation (before any session) has no tab to show it on.
@@ -161,7 +164,7 @@ pub(crate) fn map(inner: &Inner, kind: AcpEventKind) -> Vec<Input> {
             out.push(Input::PromptSettled {
                 session_id: session,
                 request_id: key,
-                event: Some(says),
+                event: Some(Box::new(says)),
             });
         }
         AcpEventKind::ElicitationSettled { outcome, .. } => {
@@ -328,7 +331,8 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Input
         Value::Object(map) => map,
         other => obj([("update", other)]),
     };
-    let mut out: Vec<Input> = child.map(Input::SessionUpserted).into_iter().collect();
+    let mut out: Vec<Input> =
+        child.map(|s| Input::SessionUpserted(Box::new(s))).into_iter().collect();
     out.push(match parent {
         // A child session's activity shows under its parent, as the child's task.
         Some(parent) => {
@@ -354,6 +358,6 @@ fn session_update(inner: &Inner, session_id: String, update: Value) -> Vec<Input
     for (terminal, call, held) in released {
         out.extend(release(inner, &terminal, Some(&call), held));
     }
-    out.extend(retitled.map(Input::SessionUpserted));
+    out.extend(retitled.map(|s| Input::SessionUpserted(Box::new(s))));
     out
 }

@@ -29,12 +29,11 @@ fn events_carry_their_seq_id_and_drive_run_and_permission_state() {
     let payload = json!({"request_id": "p1", "category": "edit", "tool": "apply_unified_patch",
         "items": [{"metadata": {"path": "Makefile"}}]});
     let out = state.apply("s", event(4, "permission_request", payload));
-    let Input::PromptRaised { prompt, event: Some((shown, class)) } = &out[0] else {
-        panic!("{out:?}")
-    };
+    let Input::PromptRaised { prompt, event: Some(shown) } = &out[0] else { panic!("{out:?}") };
+    let (shown, class) = &**shown;
     let mut want = Prompt::new("s", "p1", PromptKind::Write);
     want.paths = vec!["Makefile".into()];
-    assert_eq!(*prompt, want);
+    assert_eq!(**prompt, want);
     assert_eq!((shown.id.as_str(), class.as_str()), ("4", "permission.request"));
     assert_eq!(state.pending().collect::<Vec<_>>(), ["p1"]);
     let out = state.apply("s", event(5, "permission_response", json!({"request_id": "p1"})));
@@ -116,7 +115,7 @@ fn replayed_events_rebuild_state_without_reaching_the_view() {
     // Raised without its event (the webview saw it before), naming it: the host tells a
     // replayed earlier request from a restored one of the same id.
     let raised = Input::PromptReplayed {
-        prompt: Prompt::new("s", "p9", PromptKind::Unknown),
+        prompt: Box::new(Prompt::new("s", "p9", PromptKind::Unknown)),
         event_id: "3".into(),
     };
     assert_eq!(out, [raised], "raised without its event: the webview saw it before");

@@ -82,7 +82,7 @@ fn selecting_a_session_speeds_up_its_pending_batch() {
 fn hidden_webview_uses_the_background_cadence() {
     let c = clock();
     let mut h = ready_host(&c);
-    h.handle(Input::SessionUpserted(summary("a")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("a"))), c.now());
     h.handle(Input::select(0, "a"), c.now());
     h.handle(Input::visibility(0, false), c.now());
     let t0 = c.now();

@@ -14,7 +14,10 @@ fn raise(h: &mut Host, c: &FakeClock, event_id: &str) {
     let payload = json!({"request_id": "permission_1", "tool": "bash", "kind": "run"});
     let event = event_of(event_id, "permission_request", payload);
     let prompt = Prompt::new("s", "permission_1", PromptKind::Exec);
-    let input = Input::PromptRaised { prompt, event: Some((event, EventClass::PermissionRequest)) };
+    let input = Input::PromptRaised {
+        prompt: Box::new(prompt),
+        event: Some(Box::new((event, EventClass::PermissionRequest))),
+    };
     h.handle(input, c.now());
 }
 
@@ -49,7 +52,7 @@ fn a_late_answer_to_an_earlier_card_is_not_taken_for_a_later_request_of_its_id()
     let c = clock();
     let mut h =
         Host::new(Engine::BreadBoard, HostConfig { trusted: true, ..HostConfig::default() });
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(Input::Receive { conn: 0, receive: Receive::Updates }, c.now());
     for (conn, tab) in [(0, "tab-a"), (1, "tab-b")] {
         h.handle(Input::ready(conn), c.now());
@@ -99,7 +102,7 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     let c = clock();
     let config = || HostConfig { trusted: true, ..HostConfig::default() };
     let mut h = Host::new(Engine::BreadBoard, config());
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     raise(&mut h, &c, "7");
     h.handle(settle("8"), c.now());
     raise(&mut h, &c, "12");
@@ -110,7 +113,7 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     // The bridge is killed; the restarted one shows the prompt again, then its stream
     // resumes from a position before event 7.
     let mut h2 = Host::new(Engine::BreadBoard, config());
-    h2.handle(Input::SessionUpserted(summary("s")), c.now());
+    h2.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h2.handle(Input::ready(0), c.now());
     let select = Input::SessionSelected { conn: 0, session_id: "s".into(), tab_id: None };
     h2.handle(select, c.now());
@@ -131,10 +134,13 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     // again to rebuild state, not shown (a request without its event, a settling without
     // its event). The soak's stuck turns on the stdio sidecar were this case.
     let mut h3 = Host::new(Engine::BreadBoard, config());
-    h3.handle(Input::SessionUpserted(summary("s")), c.now());
+    h3.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h3.handle(Input::PromptsRestored(saved.clone()), c.now());
     let prompt = Prompt::new("s", "permission_1", PromptKind::Exec);
-    h3.handle(Input::PromptReplayed { prompt: prompt.clone(), event_id: "7".into() }, c.now());
+    h3.handle(
+        Input::PromptReplayed { prompt: Box::new(prompt.clone()), event_id: "7".into() },
+        c.now(),
+    );
     let unshown = Input::PromptSettled {
         session_id: "s".into(),
         request_id: "permission_1".into(),
@@ -142,7 +148,7 @@ fn a_replayed_answer_to_an_earlier_request_of_its_id_does_not_settle_a_restored_
     };
     h3.handle(unshown, c.now());
     // The restored request's own event, replayed: the same request, still open.
-    h3.handle(Input::PromptReplayed { prompt, event_id: "12".into() }, c.now());
+    h3.handle(Input::PromptReplayed { prompt: Box::new(prompt), event_id: "12".into() }, c.now());
     run_to_idle(&mut h3, &c);
     h3.begin_answer("s", "permission_1", Verdict::Allow).expect("still pending after the replay");
 }
@@ -154,6 +160,6 @@ fn settle(event_id: &str) -> Input {
     Input::PromptSettled {
         session_id: "s".into(),
         request_id: "permission_1".into(),
-        event: Some((event, EventClass::PermissionResponse)),
+        event: Some(Box::new((event, EventClass::PermissionResponse))),
     }
 }

@@ -39,7 +39,7 @@ fn kilo_delta(id: &str, part: &str, text: &str) -> EngineEvent {
 fn through_host(engine: Engine, events: Vec<EngineEvent>) -> Vec<EngineEvent> {
     let c = clock();
     let mut h = ready_host_of(engine, HostConfig::default(), &c);
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(Input::select(0, "s"), c.now());
     h.handle(super::events_in(&h, "s", vec![super::ev("warm")]), c.now());
     drain(&mut h);
@@ -203,7 +203,7 @@ proptest! {
         let engine = if kilo { Engine::Kilo } else { Engine::BreadBoard };
         let c = clock();
         let mut h = ready_host_of(engine, HostConfig::default(), &c);
-        h.handle(Input::SessionUpserted(summary("s")), c.now());
+        h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
         h.handle(Input::select(0, "s"), c.now());
         drain(&mut h);
         let mut sent = Vec::new();

@@ -338,8 +338,8 @@ fn engine_status_is_reported_not_invented() {
     let c = clock();
     let mut h = host(&c, config());
     let failed = SessionSummary { status: Some("failed".into()), ..summary("f") };
-    h.handle(Input::SessionUpserted(failed), c.now());
-    h.handle(Input::SessionUpserted(summary("quiet")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(failed)), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("quiet"))), c.now());
     h.handle(Input::SessionRunning { session_id: "r".into(), running: true }, c.now());
     let statuses: BTreeMap<_, _> = h
         .state(0)
@@ -358,7 +358,7 @@ fn an_alive_session_without_a_turn_is_idle_and_named_by_its_first_prompt() {
     let c = clock();
     let mut h = host(&c, config());
     let alive = SessionSummary { status: Some("running".into()), title: None, ..summary("s") };
-    h.handle(Input::SessionUpserted(alive), c.now());
+    h.handle(Input::SessionUpserted(Box::new(alive)), c.now());
     let first = |h: &Host| h.state(0).sessions.into_iter().next().unwrap();
     assert_eq!(first(&h).status.as_deref(), Some("idle"));
     h.handle(Input::SessionRunning { session_id: "s".into(), running: true }, c.now());

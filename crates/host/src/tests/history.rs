@@ -43,7 +43,7 @@ fn users(updates: &[WebviewUpdate<'_>]) -> usize {
 fn a_late_window_gets_the_recent_turns_then_pages_back_to_the_first() {
     let c = clock();
     let mut h = Host::new(Engine::Kilo, HostConfig::default());
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(Input::Receive { conn: 0, receive: Receive::Updates }, c.now());
     h.handle(Input::ready(0), c.now());
     h.handle(

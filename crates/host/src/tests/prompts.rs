@@ -357,8 +357,8 @@ fn replied(session: &str, request: &str, id: &str) -> (EngineEvent, EventClass) 
 
 fn raise(h: &mut Host, c: &FakeClock, session: &str, request: &str, kind: PromptKind, id: &str) {
     let input = Input::PromptRaised {
-        prompt: prompt(session, request, kind),
-        event: Some(asked(session, request, id)),
+        prompt: Box::new(prompt(session, request, kind)),
+        event: Some(Box::new(asked(session, request, id))),
     };
     h.handle(input, c.now());
 }
@@ -387,7 +387,7 @@ fn pending(out: &[V1Topic]) -> Option<u64> {
 
 fn host(c: &FakeClock, config: HostConfig) -> Host {
     let mut h = ready_host_of(Engine::Kilo, config, c);
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(Input::select(0, "s"), c.now());
     drain(&mut h);
     h
@@ -446,7 +446,7 @@ fn a_session_removed_and_created_again_shows_its_requests_again() {
     assert!(items(&out).iter().all(|(_, _, i)| i.event.id != "e1"), "a replay shows nothing");
 
     h.handle(Input::SessionRemoved("s".into()), c.now());
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     h.handle(Input::select(0, "s"), c.now());
     drain(&mut h);
     raise(&mut h, &c, "s", "per_1", PromptKind::Exec, "e1");
@@ -465,7 +465,7 @@ fn the_trust_gate_says_how_to_grant_trust_and_deny_always_works() {
     raise(&mut h, &c, "s", "x", PromptKind::Exec, "e2");
     let mut with_path = prompt("s", "u", PromptKind::Unknown);
     with_path.paths = vec!["../outside.txt".into()];
-    h.handle(Input::PromptRaised { prompt: with_path, event: None }, c.now());
+    h.handle(Input::PromptRaised { prompt: Box::new(with_path), event: None }, c.now());
     for request in ["w", "x", "u"] {
         let err = h.begin_answer("s", request, Verdict::Allow).unwrap_err();
         assert_eq!(err.code(), "workspace_untrusted");
@@ -552,9 +552,9 @@ fn family(c: &FakeClock) -> Host {
     h.handle(Input::TabNamed { conn: 0, tab_id: "t".into() }, c.now());
     h.handle(select, c.now());
     let child = SessionSummary { parent_id: Some("parent".into()), ..summary("child") };
-    h.handle(Input::SessionUpserted(child), c.now());
+    h.handle(Input::SessionUpserted(Box::new(child)), c.now());
     let grandchild = SessionSummary { parent_id: Some("child".into()), ..summary("grandchild") };
-    h.handle(Input::SessionUpserted(grandchild), c.now());
+    h.handle(Input::SessionUpserted(Box::new(grandchild)), c.now());
     drain(&mut h);
     h
 }
@@ -586,7 +586,7 @@ fn a_sub_agent_prompt_is_shown_and_answered_on_its_ancestors_tab() {
     let settled = Input::PromptSettled {
         session_id: "grandchild".into(),
         request_id: "per_9".into(),
-        event: Some(replied("grandchild", "per_9", "e2")),
+        event: Some(Box::new(replied("grandchild", "per_9", "e2"))),
     };
     h.handle(settled, c.now());
     let out = run_to_idle(&mut h, &c);
@@ -603,7 +603,7 @@ fn a_prompt_no_tab_can_show_waits_and_state_names_its_session() {
     let c = clock();
     let mut h = family(&c);
     let orphan = SessionSummary { parent_id: Some("elsewhere".into()), ..summary("orphan") };
-    h.handle(Input::SessionUpserted(orphan), c.now());
+    h.handle(Input::SessionUpserted(Box::new(orphan)), c.now());
     raise(&mut h, &c, "orphan", "per_1", PromptKind::Exec, "e1");
     let out = run_to_idle(&mut h, &c);
     assert!(items(&out).is_empty(), "no tab shows it or an ancestor: it waits");
@@ -632,7 +632,7 @@ fn a_webview_without_tabs_gets_the_sub_agent_prompt_once_in_its_own_session() {
     let mut h = ready_host_of(Engine::Kilo, HostConfig::default(), &c);
     h.handle(Input::SessionUsed { conn: 0, session_id: "parent".into(), tab_id: None }, c.now());
     let child = SessionSummary { parent_id: Some("parent".into()), ..summary("child") };
-    h.handle(Input::SessionUpserted(child), c.now());
+    h.handle(Input::SessionUpserted(Box::new(child)), c.now());
     drain(&mut h);
     raise(&mut h, &c, "child", "per_1", PromptKind::Exec, "e1");
     let shown = items(&run_to_idle(&mut h, &c));
@@ -702,7 +702,7 @@ fn prompt_cards_in_updates_follow_the_hosts_prompts_with_a_sub_agents_session() 
     let settled = Input::PromptSettled {
         session_id: "grandchild".into(),
         request_id: "per_9".into(),
-        event: Some(replied("grandchild", "per_9", "e4")),
+        event: Some(Box::new(replied("grandchild", "per_9", "e4"))),
     };
     h.handle(settled, c.now());
     let seen = cards(&run_to_idle(&mut h, &c), &mut page);
@@ -740,7 +740,7 @@ fn prompt_cards_in_updates_follow_the_hosts_prompts_with_a_sub_agents_session() 
 fn the_first_answer_wins_and_every_window_is_told_who_answered() {
     let c = clock();
     let mut h = Host::new(Engine::Kilo, HostConfig { trusted: true, ..HostConfig::default() });
-    h.handle(Input::SessionUpserted(summary("s")), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary("s"))), c.now());
     for (conn, tab) in [(0, "tab-a"), (1, "tab-b")] {
         h.handle(Input::ready(conn), c.now());
         h.handle(
@@ -789,7 +789,7 @@ fn the_first_answer_wins_and_every_window_is_told_who_answered() {
     let settled = Input::PromptSettled {
         session_id: "s".into(),
         request_id: "p2".into(),
-        event: Some(replied("s", "p2", "e3")),
+        event: Some(Box::new(replied("s", "p2", "e3"))),
     };
     h.handle(settled, c.now());
     let done = Input::PromptAnswered {

@@ -19,7 +19,7 @@ fn host(c: &FakeClock, limit: usize) -> Host {
 
 /// One finished turn's events for `session`.
 fn turn(h: &mut Host, c: &FakeClock, session: &str, n: u64) {
-    h.handle(Input::SessionUpserted(summary(session)), c.now());
+    h.handle(Input::SessionUpserted(Box::new(summary(session))), c.now());
     let events = vec![
         event_of(&format!("{session}-{n}a"), "assistant_message", json!({"text": "hi"})),
         event_of(&format!("{session}-{n}b"), "run_finished", json!({})),
@@ -45,8 +45,8 @@ fn past_the_bound_the_least_recently_active_unshown_views_go() {
     turn(&mut h, &c, "s1", 0);
     let asked = event_of("s1-p", "permission_request", json!({"request_id": "p1"}));
     let raised = Input::PromptRaised {
-        prompt: Prompt::new("s1", "p1", PromptKind::Exec),
-        event: Some((asked, bb_normalize::EventClass::PermissionRequest)),
+        prompt: Box::new(Prompt::new("s1", "p1", PromptKind::Exec)),
+        event: Some(Box::new((asked, bb_normalize::EventClass::PermissionRequest))),
     };
     h.handle(raised, c.now());
     for s in ["s2", "s3", "s4", "s5"] {

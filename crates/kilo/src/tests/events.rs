@@ -77,11 +77,11 @@ fn classed_of(update: &Input) -> Vec<(&str, &EngineEvent, bb_normalize::EventCla
         Input::Events { session_id, events } => {
             events.iter().map(|(e, c)| (session_id.as_str(), e, *c)).collect()
         }
-        Input::PromptRaised { prompt, event: Some((e, c)) } => {
-            vec![(prompt.session_id.as_str(), e, *c)]
+        Input::PromptRaised { prompt, event: Some(shown) } => {
+            vec![(prompt.session_id.as_str(), &shown.0, shown.1)]
         }
-        Input::PromptSettled { session_id, event: Some((e, c)), .. } => {
-            vec![(session_id.as_str(), e, *c)]
+        Input::PromptSettled { session_id, event: Some(says), .. } => {
+            vec![(session_id.as_str(), &says.0, says.1)]
         }
         _ => Vec::new(),
     }

@@ -20,8 +20,8 @@ fn events(inputs: &[Input]) -> Vec<&EngineEvent> {
     for input in inputs {
         match input {
             Input::Events { events, .. } => out.extend(events.iter().map(|(e, _)| e)),
-            Input::PromptRaised { event: Some((e, _)), .. }
-            | Input::PromptSettled { event: Some((e, _)), .. } => out.push(e),
+            Input::PromptRaised { event: Some(shown), .. }
+            | Input::PromptSettled { event: Some(shown), .. } => out.push(&shown.0),
             _ => {}
         }
     }

@@ -71,7 +71,7 @@ async fn metrics_include_the_adapters_counters() {
     // Two prompts raised (one a repeat): one shown.
     for _ in 0..2 {
         let prompt = Prompt::new("s", "per_1", PromptKind::Exec);
-        inputs.send(Input::PromptRaised { prompt, event: None }).await.unwrap();
+        inputs.send(Input::PromptRaised { prompt: Box::new(prompt), event: None }).await.unwrap();
     }
     let metrics =
         CommandParams { session_id: String::new(), command: "metrics".into(), args: None };

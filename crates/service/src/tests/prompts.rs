@@ -53,7 +53,10 @@ impl Loop {
 
     async fn raise(&self, request: &str, kind: PromptKind) {
         let prompt = Prompt::new("s", request, kind);
-        self.inputs.send(Input::PromptRaised { prompt, event: None }).await.unwrap();
+        self.inputs
+            .send(Input::PromptRaised { prompt: Box::new(prompt), event: None })
+            .await
+            .unwrap();
     }
 
     async fn call(&mut self, call: V1Call) -> Value {
