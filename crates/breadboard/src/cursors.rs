@@ -20,7 +20,6 @@
 //! counts once it is handed over. The first confirmation switches to the strict rule for good. Either way a position never
 //! moves past the last event the stream task handed over, and never backwards.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -31,6 +30,7 @@ use crate::client::{CursorStore, write_atomic};
 use bb_host::Clock;
 
 use crate::lock;
+use crate::mapping::BySession;
 
 /// The least time between two saves of the positions file while positions keep moving.
 pub(crate) const SAVE_INTERVAL: Duration = Duration::from_secs(1);
@@ -40,7 +40,7 @@ pub(crate) const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 pub(crate) struct Cursors {
     store: Arc<Mutex<CursorStore>>,
     /// Last `seq` handed to the service per session (an upper bound for a confirmation).
-    handed: Mutex<HashMap<String, u64>>,
+    handed: Mutex<BySession<u64>>,
     confirmed: AtomicBool,
     /// A save is asked for and not yet taken by the writer: further changes join it without
     /// waking the writer again.
@@ -69,7 +69,7 @@ impl Cursors {
         let (wake, woken) = mpsc::channel::<()>();
         Self {
             store: Arc::new(Mutex::new(store)),
-            handed: Mutex::new(HashMap::new()),
+            handed: Mutex::new(BySession::default()),
             confirmed: AtomicBool::new(false),
             pending: Arc::new(AtomicBool::new(false)),
             wake: Mutex::new(Some(wake)),

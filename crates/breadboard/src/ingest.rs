@@ -1,18 +1,16 @@
 //! The BreadBoard event mapping without its tasks: what a session's stream task does with
 //! each stream update, for in-process replays of captures (`bb-harness ingest`).
 
-use std::collections::HashMap;
-
 use bb_host::Input;
 
 use crate::client::StreamUpdate;
-use crate::mapping::SessionState;
+use crate::mapping::States;
 
 /// What each session's stream task does with its stream updates, without the tasks. Its
 /// host inputs go to a `bb_service::Ingest`, as a stream task's go to the service loop.
 #[derive(Debug, Default)]
 pub struct Mapping {
-    sessions: HashMap<String, SessionState>,
+    sessions: States,
 }
 
 impl Mapping {

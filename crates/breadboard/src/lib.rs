@@ -183,7 +183,7 @@ impl BreadboardAdapter {
             updates,
             config,
             cursors,
-            states: Mutex::new(States::new()),
+            states: Mutex::new(States::default()),
             streams: Mutex::new(HashMap::new()),
             lost: Mutex::new(HashSet::new()),
         });
