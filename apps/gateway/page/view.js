@@ -71,6 +71,8 @@ export class View {
     this.notices = el('div', { class: 'notices', 'aria-live': 'polite', 'data-testid': 'notices' });
     this.engine = el('span', { class: 'engine', 'data-testid': 'engine' });
     this.sessionList = el('ul', { class: 'sessions', 'aria-label': 'Sessions', 'data-testid': 'sessions' });
+    /** Each listed session's row, by id (`sessionNode`). */
+    this.sessionNodes = new Map();
     this.chatTitle = el('h2', { class: 'chat-title', 'data-testid': 'chat-title' });
     this.chatStatus = el('span', { class: 'chat-status', role: 'status', 'data-testid': 'chat-status' });
     this.earlier = el('button', { type: 'button', class: 'link earlier', hidden: true, 'data-testid': 'show-earlier', onclick: () => a.showEarlier() });
@@ -199,24 +201,60 @@ export class View {
     if (key === this.sessionsKey) return;
     this.sessionsKey = key;
     if (!s.sessions.length) {
+      this.sessionNodes.clear();
       this.sessionList.replaceChildren(el('li', { class: 'empty' }, 'No sessions yet.'));
       return;
     }
-    this.sessionList.replaceChildren(...s.sessions.map((sess) => {
-      const active = sess.sessionId === s.activeSessionId;
-      const title = sess.title || 'New session';
-      if (s.deleting?.has(sess.sessionId)) {
-        return el('li', { class: 'deleting', 'data-testid': 'session-deleting' },
-          el('span', {}, `“${title}” deleted`),
-          el('button', { type: 'button', class: 'link', 'data-testid': 'undo-delete', onclick: () => this.actions.undoDelete(sess.sessionId) }, 'Undo'));
-      }
-      const words = s.closed?.has(sess.sessionId) ? 'closed' : SESSION_STATES[sess.status] ?? '';
-      return el('li', { class: active ? 'active' : '' },
-        el('button', { type: 'button', class: 'select', title, 'aria-current': active ? 'true' : null, 'data-testid': 'session', 'data-session-id': sess.sessionId, onclick: () => this.actions.select(sess.sessionId) },
-          el('span', { class: 'title' }, title), words ? el('small', { 'data-testid': 'session-status' }, ` · ${words}`) : null),
-        el('button', { type: 'button', class: 'link', 'aria-label': `Delete session ${title}`, 'data-testid': 'delete-session', onclick: () => this.actions.remove(sess.sessionId) }, 'Delete'),
-      );
-    }));
+    const listed = new Set(s.sessions.map((sess) => sess.sessionId));
+    for (const id of this.sessionNodes.keys()) if (!listed.has(id)) this.sessionNodes.delete(id);
+    const nodes = s.sessions.map((sess) => this.sessionNode(sess));
+    // A session's row is kept and updated in place (its status, its title, which is
+    // current), and rows move only when the order changes: a click whose press and release
+    // straddle a `bb/state` (sent on every status change) still lands on the row it pressed.
+    const shown = this.sessionList.children;
+    if (nodes.length !== shown.length || nodes.some((n, i) => shown[i] !== n)) this.sessionList.replaceChildren(...nodes);
+  }
+
+  /** The row of session `sess` in the list: the one shown, brought up to date, or a new one. */
+  sessionNode(sess) {
+    const s = this.store;
+    const id = sess.sessionId;
+    const title = sess.title || 'New session';
+    const deleting = Boolean(s.deleting?.has(id));
+    let row = this.sessionNodes.get(id);
+    if (row?.deleting !== deleting) {
+      row = deleting ? this.deletingRow(id) : this.sessionRow(id);
+      this.sessionNodes.set(id, row);
+    }
+    if (deleting) {
+      row.text.textContent = `“${title}” deleted`;
+      return row.li;
+    }
+    const active = id === s.activeSessionId;
+    const words = s.closed?.has(id) ? 'closed' : SESSION_STATES[sess.status] ?? '';
+    row.li.className = active ? 'active' : '';
+    row.select.title = title;
+    if (active) row.select.setAttribute('aria-current', 'true');
+    else row.select.removeAttribute('aria-current');
+    row.title.textContent = title;
+    row.status.textContent = words ? ` · ${words}` : '';
+    row.status.hidden = !words;
+    row.remove.setAttribute('aria-label', `Delete session ${title}`);
+    return row.li;
+  }
+
+  sessionRow(id) {
+    const title = el('span', { class: 'title' });
+    const status = el('small', { 'data-testid': 'session-status' });
+    const select = el('button', { type: 'button', class: 'select', 'data-testid': 'session', 'data-session-id': id, onclick: () => this.actions.select(id) }, title, status);
+    const remove = el('button', { type: 'button', class: 'link', 'data-testid': 'delete-session', onclick: () => this.actions.remove(id) }, 'Delete');
+    return { deleting: false, li: el('li', {}, select, remove), select, title, status, remove };
+  }
+
+  deletingRow(id) {
+    const text = el('span', {});
+    const undo = el('button', { type: 'button', class: 'link', 'data-testid': 'undo-delete', onclick: () => this.actions.undoDelete(id) }, 'Undo');
+    return { deleting: true, li: el('li', { class: 'deleting', 'data-testid': 'session-deleting' }, text, undo), text };
   }
 
   /** The button that fetches the turns a paged resync left out. */

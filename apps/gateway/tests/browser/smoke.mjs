@@ -149,8 +149,16 @@ await run(outDir, async ({ context, step, errors }) => {
   expect(!(await b.by('transcript').innerText()).includes('Add a Makefile'), "B's session shows none of A's");
   expect(!(await a.by('transcript').innerText()).includes('Hello from B'), "A shows none of B's");
   expect(JSON.stringify(await a.transcript()) === JSON.stringify(before), "A's conversation did not change");
+  // Tab A's keyboard focus is on its own session while B's turn ends: the `bb/state` that
+  // says so updates the list's rows in place, so the focus stays where it was.
+  const running = pageA.locator('[data-testid=session]', { hasText: 'Hello from B' }).getByTestId('session-status').filter({ hasText: 'working' });
+  await running.waitFor({ timeout: T });
+  await a.by('session').filter({ hasText: 'Add a Makefile' }).focus();
   await b.answer(0, 'deny');
   await b.waitStatus('Done');
+  await running.waitFor({ state: 'hidden', timeout: T });
+  const focused = await pageA.evaluate(() => `${document.activeElement?.dataset.testid} ${document.activeElement?.textContent}`);
+  expect(focused === 'session Add a Makefile', `the focus stays on the session it was on, got ${focused}`);
   await step(pageB, 'second-tab-own-session');
 
   // Delete asks for nothing but can be undone for a few seconds.
