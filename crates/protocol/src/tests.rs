@@ -5,9 +5,9 @@ use serde_json::json;
 use crate::limits::{Masks, exceeds_with, nesting_depth_exceeds};
 use crate::v1::{
     AssistantDelta, ConnectionDiagnostics, ConnectionPayload, ConnectionStatus, EngineEvent,
-    EventItem, EventsPayload, EventsWriter, InitParams, Receive, SessionParams, Truncation,
-    Updates, V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response, V1Topic,
-    VisibilityParams, WebviewUpdate,
+    EventItem, EventsPayload, EventsWriter, InitParams, Receive, SessionParams, SessionSummary,
+    StatePayload, Truncation, Updates, V1Call, V1Error, V1Event, V1Message, V1Method, V1Request,
+    V1Response, V1Topic, VisibilityParams, WebviewUpdate,
 };
 use crate::ws::{
     WsCall, WsError, WsEvent, WsEventKind, WsMessage, WsMethod, WsRequest, WsResponse,
@@ -562,5 +562,78 @@ fn events_line_is_the_derives_line() {
             let derive = serde_json::to_string(&message).unwrap();
             assert_eq!(message.to_line(&limits).unwrap(), derive, "list {n}, fields {fields:#b}");
         }
+    }
+}
+
+/// Strings for the state line's property: any text, or short runs of what JSON escapes.
+fn state_string() -> impl proptest::strategy::Strategy<Value = String> {
+    proptest::prop_oneof![
+        proptest::arbitrary::any::<String>(),
+        "[\"\\\\\u{0}-\u{1f}\u{7f}é😀a/]{0,6}",
+    ]
+}
+
+/// Counts across the range decoding accepts, its ends included.
+fn state_count() -> impl proptest::strategy::Strategy<Value = Option<u64>> {
+    proptest::option::of(proptest::prop_oneof![
+        0u64..1000,
+        proptest::sample::select(vec![0, crate::count::MAX_COUNT]),
+        0..=crate::count::MAX_COUNT,
+    ])
+}
+
+fn state_summary() -> impl proptest::strategy::Strategy<Value = SessionSummary> {
+    use proptest::option::of;
+    use proptest::strategy::Strategy;
+    (
+        state_string(),
+        of(state_string()),
+        of(state_string()),
+        // Every kind of f64: integers, fractions, subnormals, infinities and NaN (`null`).
+        of(proptest::prop_oneof![proptest::num::f64::ANY, (0u64..1 << 53).prop_map(|n| n as f64)]),
+        state_count(),
+        of(state_string()),
+        state_count(),
+        of(state_string()),
+    )
+        .prop_map(
+            |(
+                session_id,
+                title,
+                status,
+                updated_at,
+                queued_prompts,
+                parent_id,
+                pending_permission_count,
+                folder,
+            )| SessionSummary {
+                session_id,
+                title,
+                status,
+                updated_at,
+                queued_prompts,
+                parent_id,
+                pending_permission_count,
+                folder,
+            },
+        )
+}
+
+proptest::proptest! {
+    /// The `bb/state` line written directly is the derive's line over any payload: every
+    /// optional field of the payload and of each summary absent and present, strings that
+    /// need escaping, every kind of number.
+    #[test]
+    fn state_line_is_the_derives_line(
+        sessions in proptest::collection::vec(state_summary(), 0..6),
+        active_session_id in proptest::option::of(state_string()),
+        running in proptest::option::of(proptest::arbitrary::any::<bool>()),
+        pending_permission_count in state_count(),
+    ) {
+        let message = V1Message::Event(V1Event::new(V1Topic::State(std::sync::Arc::new(
+            StatePayload { sessions, active_session_id, running, pending_permission_count },
+        ))));
+        let derive = serde_json::to_string(&message).unwrap();
+        proptest::prop_assert_eq!(message.to_line(&Limits::default()).unwrap(), derive);
     }
 }

@@ -123,19 +123,27 @@ impl V1Message {
                 let updates = p.updates.as_ref().map_or(0, |u| u.written_len() + 12);
                 p.events.written_len() + updates + p.session_id.len() + 128
             }
+            // About what a summary with an id, a title, a status and a time takes.
+            V1Message::Event(V1Event { topic: V1Topic::State(s), .. }) => {
+                s.sessions.len() * 128 + 128
+            }
             _ => 256,
         });
-        // A `bb/events` line, the one the delivery path writes per flush, is written directly
-        // (`events_line.rs`: the derive's bytes without its generic layers).
+        // A `bb/events` line, the one the delivery path writes per flush, and a `bb/state`
+        // line, which lists every session, are written directly (`events_line.rs`,
+        // `state_line.rs`: the derive's bytes without its generic layers).
         let written = match self {
             V1Message::Event(V1Event { topic: V1Topic::Events(p), .. }) => {
                 super::events_line::write(out, p)
             }
+            V1Message::Event(V1Event { topic: V1Topic::State(s), .. }) => {
+                super::state_line::write(out, s)
+            }
             _ => serde_json::to_writer(&mut *out, self),
         };
         written.map_err(|e| Rejection::new(RejectCode::InvalidJson, e.to_string()))?;
-        // UTF-8 only: serde_json writes `str`s, and a `bb/events` line adds ASCII and texts
-        // serde_json wrote.
+        // UTF-8 only: serde_json writes `str`s, and a `bb/events` or `bb/state` line adds
+        // ASCII and texts serde_json wrote.
         let line = &out[start..];
         match self {
             V1Message::Event(event) => {

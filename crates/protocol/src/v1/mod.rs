@@ -7,6 +7,7 @@ mod events;
 mod events_line;
 mod params;
 mod results;
+mod state_line;
 mod topics;
 mod update_list;
 mod updates;
