@@ -3,5 +3,6 @@
 //! TCP server.
 
 mod sse_client;
+mod sse_reference;
 mod sse_vectors;
 mod transport;

@@ -87,7 +87,11 @@ pub struct SseParser {
     at_stream_start: bool,
     /// The previous chunk ended with CR: a leading LF in the next chunk belongs to it.
     skip_lf: bool,
+    /// The event's `data` lines joined by `\n`; the spec's buffer, which ends every line with
+    /// `\n`, is this plus one `\n` once `has_data` (the event then takes it as it is).
     data: String,
+    /// A `data` line came since the last dispatch.
+    has_data: bool,
     event_type: String,
     id_buffer: String,
     last_event_id: String,
@@ -122,6 +126,7 @@ impl SseParser {
             at_stream_start: true,
             skip_lf: false,
             data: String::new(),
+            has_data: false,
             event_type: String::new(),
             id_buffer: String::new(),
             last_event_id: String::new(),
@@ -148,6 +153,7 @@ impl SseParser {
         self.at_stream_start = true;
         self.skip_lf = false;
         self.data.clear();
+        self.has_data = false;
         self.event_type.clear();
         self.id_buffer.clone_from(&self.last_event_id);
         self.failed = None;
@@ -164,6 +170,7 @@ impl SseParser {
             self.failed = Some(err.clone());
             self.line.clear();
             self.data.clear();
+            self.has_data = false;
             self.event_type.clear();
         }
         result
@@ -220,7 +227,7 @@ impl SseParser {
                 chunk = rest;
             }
         }
-        while let Some(end) = memchr::memchr2(b'\r', b'\n', chunk) {
+        while let Some(end) = line_end(chunk) {
             let (head, rest) = chunk.split_at(end);
             if self.line.is_empty() {
                 self.check_line_len(head.len())?;
@@ -258,55 +265,73 @@ impl SseParser {
         Ok(())
     }
 
+    /// One line without its terminator. The field is told by the line's first byte and then
+    /// its name, in one match: no search for the colon on the lines the spec names.
     fn process_line(&mut self, line: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
-        if line.is_empty() {
-            self.dispatch(out);
-            return Ok(());
-        }
-        let (field, value) = match memchr::memchr(b':', line) {
-            Some(0) => {
-                out.push(SseItem::Comment(decode(&line[1..]).into_owned()));
-                return Ok(());
+        match line.first() {
+            None => self.dispatch(out),
+            Some(b':') => out.push(SseItem::Comment(decode(&line[1..]).into_owned())),
+            Some(b'd') => {
+                if let Some(value) = value_of(line, b"data") {
+                    self.data_line(value)?;
+                }
             }
-            Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            Some(b'i') => {
+                if let Some(value) = value_of(line, b"id")
+                    && !value.contains(&0)
+                {
+                    // The buffer is reused: an id per event costs one allocation, the copy the
+                    // event carries.
+                    self.id_buffer.clear();
+                    self.id_buffer.push_str(&decode(value));
+                }
             }
-            None => (line, &[][..]),
-        };
-        match field {
-            b"data" => {
-                let value = decode(value);
-                self.check_event_len(value.len() + 1)?;
-                self.data.reserve(value.len() + 1);
-                self.data.push_str(&value);
-                self.data.push('\n');
+            Some(b'e') => {
+                if let Some(value) = value_of(line, b"event") {
+                    let value = decode(value);
+                    self.event_type.clear();
+                    self.check_event_len(value.len())?;
+                    self.event_type.push_str(&value);
+                }
             }
-            b"event" => {
-                let value = decode(value);
-                self.event_type.clear();
-                self.check_event_len(value.len())?;
-                self.event_type.push_str(&value);
+            Some(b'r') => {
+                if let Some(value) = value_of(line, b"retry")
+                    && !value.is_empty()
+                    && value.iter().all(u8::is_ascii_digit)
+                {
+                    let ms = value.iter().fold(0u64, |acc, digit| {
+                        acc.saturating_mul(10).saturating_add(u64::from(digit - b'0'))
+                    });
+                    out.push(SseItem::Retry(ms));
+                }
             }
-            b"id" if !value.contains(&0) => {
-                // The buffer is reused: an id per event costs one allocation, the copy the
-                // event carries.
-                self.id_buffer.clear();
-                self.id_buffer.push_str(&decode(value));
-            }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
-                let ms = value.iter().fold(0u64, |acc, digit| {
-                    acc.saturating_mul(10).saturating_add(u64::from(digit - b'0'))
-                });
-                out.push(SseItem::Retry(ms));
-            }
-            _ => {}
+            // Any other field is ignored.
+            Some(_) => {}
         }
         Ok(())
     }
 
+    /// A `data` line's value. The event's first line is copied once, into a buffer of its
+    /// size that the event then takes; the spec's trailing `\n` is never written.
+    fn data_line(&mut self, value: &[u8]) -> Result<(), SseError> {
+        let value = decode(value);
+        self.check_event_len(value.len() + 1)?;
+        if self.has_data {
+            self.data.reserve(value.len() + 1);
+            self.data.push('\n');
+        } else if self.data.capacity() == 0 {
+            self.data = String::with_capacity(value.len());
+        }
+        self.data.push_str(&value);
+        self.has_data = true;
+        Ok(())
+    }
+
+    /// Fails when the event (its data as the spec buffers it, and its type) plus `extra` bytes
+    /// passes the limit.
     fn check_event_len(&self, extra: usize) -> Result<(), SseError> {
-        if self.data.len() + self.event_type.len() + extra > self.limits.max_event_bytes {
+        let buffered = self.data.len() + usize::from(self.has_data) + self.event_type.len();
+        if buffered + extra > self.limits.max_event_bytes {
             return Err(SseError::EventTooLarge { limit: self.limits.max_event_bytes });
         }
         Ok(())
@@ -314,13 +339,11 @@ impl SseParser {
 
     fn dispatch(&mut self, out: &mut Vec<SseItem>) {
         self.last_event_id.clone_from(&self.id_buffer);
-        if self.data.is_empty() {
+        if !self.has_data {
             self.event_type.clear();
             return;
         }
-        if self.data.ends_with('\n') {
-            self.data.pop();
-        }
+        self.has_data = false;
         let event_type = if self.event_type.is_empty() {
             Cow::Borrowed("message")
         } else {
@@ -332,6 +355,31 @@ impl SseParser {
             last_event_id: self.last_event_id.clone(),
         }));
     }
+}
+
+/// The value of `line` when its field is `name`: the rest after the colon less one leading
+/// space, or empty when the line is the name alone. `None` for any other field (one that
+/// only begins with `name`).
+fn value_of<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    match line.strip_prefix(name)? {
+        [] => Some(&[]),
+        [b':', b' ', value @ ..] | [b':', value @ ..] => Some(value),
+        _ => None,
+    }
+}
+
+/// Where the first CR or LF of `bytes` is. The first 16 bytes are looked at one by one, so a
+/// blank line or a short `id:` line costs no call; `memchr2` searches the rest.
+fn line_end(bytes: &[u8]) -> Option<usize> {
+    const BY_HAND: usize = 16;
+    let head = bytes.len().min(BY_HAND);
+    if let Some(at) = bytes[..head].iter().position(|&b| b == b'\r' || b == b'\n') {
+        return Some(at);
+    }
+    if head == bytes.len() {
+        return None;
+    }
+    memchr::memchr2(b'\r', b'\n', &bytes[head..]).map(|at| head + at)
 }
 
 /// UTF-8 decoding with replacement; the strict validator is much faster on valid input

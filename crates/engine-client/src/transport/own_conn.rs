@@ -257,15 +257,17 @@ impl Framing {
                     *self = Self::Chunked(Chunked::DataEnd);
                 }
                 Self::Chunked(Chunked::DataEnd) => {
-                    let Some(line) = line(buf)? else { return Ok(()) };
-                    if !line.is_empty() {
+                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
+                    if len != 0 {
                         return Err("a chunk is longer than its size line says".into());
                     }
+                    buf.advance(taken);
                     *self = Self::Chunked(Chunked::Size);
                 }
                 Self::Chunked(Chunked::Size) => {
-                    let Some(line) = line(buf)? else { return Ok(()) };
-                    let size = chunk_size(&line)?;
+                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
+                    let size = chunk_size(&buf[..len])?;
+                    buf.advance(taken);
                     *self = Self::Chunked(if size == 0 {
                         Chunked::Trailers
                     } else {
@@ -273,8 +275,9 @@ impl Framing {
                     });
                 }
                 Self::Chunked(Chunked::Trailers) => {
-                    let Some(line) = line(buf)? else { return Ok(()) };
-                    if line.is_empty() {
+                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
+                    buf.advance(taken);
+                    if len == 0 {
                         *self = Self::Ended;
                     }
                 }
@@ -299,21 +302,29 @@ fn take(buf: &mut BytesMut, out: &mut BytesMut, left: u64) -> u64 {
     n as u64
 }
 
-/// The next line of `buf` without its line end (`\r\n`, or a bare `\n`), consumed; `None`
-/// until a whole line is there.
-fn line(buf: &mut BytesMut) -> Result<Option<BytesMut>, String> {
-    let Some(end) = memchr::memchr(b'\n', buf) else {
-        if buf.len() > MAX_LINE {
-            return Err(format!("a chunk-size or trailer line is longer than {MAX_LINE} bytes"));
-        }
-        return Ok(None);
+/// The next line at the start of `buf`: its length without its line end (`\r\n`, or a bare
+/// `\n`) and its length with it, which the caller consumes once it has read the line;
+/// `None` until a whole line is there. The line is read in place (a line split off a
+/// `BytesMut` would make its buffer shared, an allocation per line), and its end is looked
+/// for by hand in the first 18 bytes, where a size line or a chunk's line end is.
+fn line(buf: &BytesMut) -> Result<Option<(usize, usize)>, String> {
+    const BY_HAND: usize = 18;
+    let head = buf.len().min(BY_HAND);
+    let end = match buf[..head].iter().position(|&b| b == b'\n') {
+        Some(end) => end,
+        None if head == buf.len() => return Ok(None),
+        None => match memchr::memchr(b'\n', &buf[head..]) {
+            Some(at) => head + at,
+            None if buf.len() > MAX_LINE => {
+                return Err(format!(
+                    "a chunk-size or trailer line is longer than {MAX_LINE} bytes"
+                ));
+            }
+            None => return Ok(None),
+        },
     };
-    let mut line = buf.split_to(end + 1);
-    line.truncate(end);
-    if line.last() == Some(&b'\r') {
-        line.truncate(end - 1);
-    }
-    Ok(Some(line))
+    let len = if end > 0 && buf[end - 1] == b'\r' { end - 1 } else { end };
+    Ok(Some((len, end + 1)))
 }
 
 /// A chunk-size line's size: hex digits, then optional extensions (`;…`), which are ignored.
@@ -327,8 +338,10 @@ fn chunk_size(line: &[u8]) -> Result<u64, String> {
     if digits == 0 || digits > 16 || !rest_ok {
         return Err(format!("bad chunk-size line {:?}", String::from_utf8_lossy(line)));
     }
-    let text = std::str::from_utf8(&line[..digits]).unwrap_or_default();
-    u64::from_str_radix(text, 16).map_err(|e| format!("chunk size {text:?}: {e}"))
+    // At most 16 hex digits: the value fits in a `u64`.
+    Ok(line[..digits].iter().fold(0, |size, &digit| {
+        (size << 4) | u64::from(char::from(digit).to_digit(16).unwrap_or(0))
+    }))
 }
 
 /// The body of a stream, read from its connection by the stream's own polls.
