@@ -23,36 +23,37 @@ pub(crate) fn write(out: &mut Vec<u8>, payload: &EventsPayload) -> serde_json::R
         Some(items) => splice(out, items.map(|j| j.get())),
         None => json(out, events)?,
     }
-    if let Some(tab_id) = tab_id {
-        out.extend_from_slice(br#","tabId":"#);
-        json(out, tab_id.as_str())?;
-    }
-    if let Some(seq) = seq {
-        out.extend_from_slice(br#","seq":"#);
-        json(out, seq)?;
-    }
-    if let Some(resync) = resync {
-        out.extend_from_slice(if *resync { br#","resync":true"# } else { br#","resync":false"# });
-    }
-    if let Some(view) = view {
-        out.extend_from_slice(br#","view":"#);
-        json(out, view)?;
-    }
+    field(out, br#","tabId":"#, tab_id.as_deref())?;
+    field(out, br#","seq":"#, seq.as_ref())?;
+    field(out, br#","resync":"#, resync.as_ref())?;
+    field(out, br#","view":"#, view.as_ref())?;
     if let Some(updates) = updates {
         out.extend_from_slice(br#","updates":"#);
         splice(out, updates.written().iter().map(|j| j.get()));
     }
-    if let Some(earlier) = earlier {
-        out.extend_from_slice(br#","earlier":"#);
-        json(out, earlier)?;
-    }
+    field(out, br#","earlier":"#, earlier.as_ref())?;
     out.extend_from_slice(b"}}");
     Ok(())
 }
 
-/// `value` as serde_json writes it (a string escaped as the derive escapes it).
-fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
+/// `value` as serde_json writes it (a string escaped as the derive escapes it, a non-finite
+/// number as `null`).
+pub(super) fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
     serde_json::to_writer(&mut *out, value)
+}
+
+/// `key` (`,"name":`) and `value` as serde_json writes it, when there is a value: a field the
+/// derive skips when it is `None`.
+pub(super) fn field<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: Option<&T>,
+) -> serde_json::Result<()> {
+    if let Some(value) = value {
+        out.extend_from_slice(key);
+        json(out, value)?;
+    }
+    Ok(())
 }
 
 /// A JSON array of texts that are JSON already.

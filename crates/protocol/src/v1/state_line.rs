@@ -2,8 +2,7 @@
 //! constant parts as literal text, strings and numbers through serde_json's own writers, so
 //! the bytes are those serde's derive writes.
 
-use serde::Serialize;
-
+use super::events_line::{field, json};
 use super::results::SessionSummary;
 use super::topics::StatePayload;
 
@@ -24,21 +23,9 @@ pub(crate) fn write(out: &mut Vec<u8>, payload: &StatePayload) -> serde_json::Re
         summary(out, session)?;
     }
     out.push(b']');
-    if let Some(id) = active_session_id {
-        out.extend_from_slice(br#","activeSessionId":"#);
-        json(out, id.as_str())?;
-    }
-    if let Some(running) = running {
-        out.extend_from_slice(if *running {
-            br#","running":true"#
-        } else {
-            br#","running":false"#
-        });
-    }
-    if let Some(count) = pending_permission_count {
-        out.extend_from_slice(br#","pendingPermissionCount":"#);
-        json(out, count)?;
-    }
+    field(out, br#","activeSessionId":"#, active_session_id.as_deref())?;
+    field(out, br#","running":"#, running.as_ref())?;
+    field(out, br#","pendingPermissionCount":"#, pending_permission_count.as_ref())?;
     out.extend_from_slice(b"}}");
     Ok(())
 }
@@ -57,40 +44,13 @@ fn summary(out: &mut Vec<u8>, session: &SessionSummary) -> serde_json::Result<()
     } = session;
     out.extend_from_slice(br#"{"sessionId":"#);
     json(out, session_id.as_str())?;
-    if let Some(title) = title {
-        out.extend_from_slice(br#","title":"#);
-        json(out, title.as_str())?;
-    }
-    if let Some(status) = status {
-        out.extend_from_slice(br#","status":"#);
-        json(out, status.as_str())?;
-    }
-    if let Some(updated_at) = updated_at {
-        out.extend_from_slice(br#","updatedAt":"#);
-        json(out, updated_at)?;
-    }
-    if let Some(queued) = queued_prompts {
-        out.extend_from_slice(br#","queuedPrompts":"#);
-        json(out, queued)?;
-    }
-    if let Some(parent_id) = parent_id {
-        out.extend_from_slice(br#","parentId":"#);
-        json(out, parent_id.as_str())?;
-    }
-    if let Some(count) = pending_permission_count {
-        out.extend_from_slice(br#","pendingPermissionCount":"#);
-        json(out, count)?;
-    }
-    if let Some(folder) = folder {
-        out.extend_from_slice(br#","folder":"#);
-        json(out, folder.as_str())?;
-    }
+    field(out, br#","title":"#, title.as_deref())?;
+    field(out, br#","status":"#, status.as_deref())?;
+    field(out, br#","updatedAt":"#, updated_at.as_ref())?;
+    field(out, br#","queuedPrompts":"#, queued_prompts.as_ref())?;
+    field(out, br#","parentId":"#, parent_id.as_deref())?;
+    field(out, br#","pendingPermissionCount":"#, pending_permission_count.as_ref())?;
+    field(out, br#","folder":"#, folder.as_deref())?;
     out.push(b'}');
     Ok(())
-}
-
-/// `value` as serde_json writes it (a string escaped as the derive escapes it, a non-finite
-/// number as `null`).
-fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
-    serde_json::to_writer(&mut *out, value)
 }
