@@ -150,17 +150,20 @@ async fn the_contract_harness_flow_works_end_to_end() {
         json!({"kind": "event", "event": {"type": "message", "data": "two", "id": "2"}})
     );
 
-    let restart = http.post(&stream_url).json(&json!({"command": "restart"})).send().await.unwrap();
-    assert!(restart.status().is_success());
-    let unknown = http.post(&stream_url).json(&json!({"command": "dance"})).send().await.unwrap();
-    assert_eq!(unknown.status(), 400);
+    // The second connection's body ended, so the client is on its third: wait for it, so
+    // that the restart below is what opens the fourth (and none opens before it is asked).
     let mut seen = Vec::new();
     while seen.len() < 3 {
         seen.push(tokio::time::timeout(BOUND, connections.recv()).await.unwrap().unwrap());
     }
-    assert_eq!(harness.connections.lock().unwrap().len(), 3);
+    let restart = http.post(&stream_url).json(&json!({"command": "restart"})).send().await.unwrap();
+    assert!(restart.status().is_success());
+    seen.push(tokio::time::timeout(BOUND, connections.recv()).await.unwrap().unwrap());
+    let unknown = http.post(&stream_url).json(&json!({"command": "dance"})).send().await.unwrap();
+    assert_eq!(unknown.status(), 400);
+    assert_eq!(harness.connections.lock().unwrap().len(), 4, "one connection per restart");
     let ids: Vec<_> = seen.iter().map(|s| s.last_event_id.as_deref()).collect();
-    assert_eq!(ids, [Some("seed"), Some("1"), Some("2")]);
+    assert_eq!(ids, [Some("seed"), Some("1"), Some("2"), Some("2")]);
     for s in &seen {
         assert_eq!(
             (s.method.as_str(), s.body.as_str(), s.custom.as_deref()),
