@@ -83,6 +83,10 @@ pub struct Batcher {
     grid: Option<Instant>,
     /// The text of the last pending item while deltas merge into it.
     merging: Option<Merging>,
+    /// The key of the deltas merging into the last pending item, while `merging` is set:
+    /// the next delta is compared with it, not with a second read of the last item's
+    /// payload. Its buffer is kept across merges.
+    merge_key: HeldKey,
     /// Whether the last flush's first event came within the cadence of the flush before it
     /// (the session streams faster than its cadence).
     streaming: bool,
@@ -154,7 +158,7 @@ impl Batcher {
             self.due = self.find_due();
         }
         if let Some(last) = self.pending.last_mut()
-            && merge_text(last, &item, &mut self.merging)
+            && merge_text(last, &item, &mut self.merging, &mut self.merge_key)
         {
             absorb(last, item);
             self.coalesced += 1;
@@ -283,22 +287,35 @@ fn spans(payload: &Payload, field: &str) -> bool {
 }
 
 /// When `last` and `next` are deltas of one stream of one session: appends `next`'s text to
-/// what `merging` holds of `last`'s (starting it with `last`'s), and says so.
-fn merge_text(last: &Classified, next: &Classified, merging: &mut Option<Merging>) -> bool {
+/// what `merging` holds of `last`'s (starting it with `last`'s, and `held` with their key),
+/// and says so. While a merge is open, `held` is `last`'s key.
+fn merge_text(
+    last: &Classified,
+    next: &Classified,
+    merging: &mut Option<Merging>,
+    held: &mut HeldKey,
+) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
     }
-    let Some((k1, field, t1)) = delta_key(&last.event) else { return false };
     let Some((k2, _, t2)) = delta_key(&next.event) else { return false };
-    if k1 != k2 || last.event.session_id != next.event.session_id {
+    if last.event.session_id != next.event.session_id {
         return false;
     }
     match merging {
         Some(m) => {
+            if !held.is(&k2) {
+                return false;
+            }
             m.text.push_str(&t2);
             m.splice &= spans(&next.event.payload, m.field);
         }
         None => {
+            let Some((k1, field, t1)) = delta_key(&last.event) else { return false };
+            if k1 != k2 {
+                return false;
+            }
+            held.hold(&k2);
             let mut text = String::with_capacity(t1.len() + t2.len());
             text.push_str(&t1);
             text.push_str(&t2);
@@ -307,6 +324,42 @@ fn merge_text(last: &Classified, next: &Classified, merging: &mut Option<Merging
         }
     }
     true
+}
+
+/// A [`DeltaKey`] kept: its strings one after another in one buffer, which later keys
+/// reuse.
+#[derive(Debug, Clone, Default)]
+struct HeldKey {
+    text: String,
+    /// Where the type and each id end in `text`.
+    ends: [usize; 4],
+    turn: Option<i64>,
+}
+
+impl HeldKey {
+    fn hold(&mut self, key: &DeltaKey<'_>) {
+        self.text.clear();
+        self.text.push_str(key.kind);
+        self.ends[0] = self.text.len();
+        for (end, id) in self.ends[1..].iter_mut().zip(&key.ids) {
+            self.text.push_str(id);
+            *end = self.text.len();
+        }
+        self.turn = key.turn;
+    }
+
+    /// Whether `key` equals the key held: the turn and the lengths first, then the bytes of
+    /// the parts that have any.
+    fn is(&self, key: &DeltaKey<'_>) -> bool {
+        let parts = [key.kind, &key.ids[0], &key.ids[1], &key.ids[2]];
+        let starts = [0, self.ends[0], self.ends[1], self.ends[2]];
+        let spans = starts.into_iter().zip(self.ends);
+        self.turn == key.turn
+            && parts.iter().zip(spans.clone()).all(|(part, (from, end))| end - from == part.len())
+            && parts.iter().zip(spans).all(|(part, (from, end))| {
+                part.is_empty() || self.text.as_bytes().get(from..end) == Some(part.as_bytes())
+            })
+    }
 }
 
 /// Merges `next`, whose text [`merge_text`] took, into `last`: the merged event keeps
