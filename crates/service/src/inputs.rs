@@ -110,6 +110,21 @@ impl InputReceiver {
         Some(input)
     }
 
+    /// Appends the inputs queued, up to `limit`, to `buf`, waiting for one when none is;
+    /// `0` once every sender is gone and the channel is empty, or it was closed and is
+    /// empty. Their places go back to the budget in one operation, and the channel's own
+    /// in one more: the service loop takes what a wake-up found this way, not one input at
+    /// a time (two semaphore operations per input).
+    pub async fn recv_many(&mut self, buf: &mut Vec<Input>, limit: usize) -> usize {
+        let from = buf.len();
+        let n = self.rx.recv_many(buf, limit).await;
+        let places: usize = buf[from..].iter().map(|input| places(input) as usize).sum();
+        if places > 0 {
+            self.budget.add_permits(places);
+        }
+        n
+    }
+
     /// The next input if one is queued.
     pub fn try_recv(&mut self) -> Result<Input, TryRecvError> {
         let input = self.rx.try_recv()?;

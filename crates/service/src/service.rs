@@ -149,7 +149,8 @@ enum Completion {
 enum Event {
     Accepted(WebviewSink),
     Webview(ConnId, ConnEvent),
-    Engine(Input),
+    /// Engine inputs, taken into `Service::taken`.
+    Engine,
     Child(std::io::Result<ExitInfo>),
     Completed(Completion),
     Tick,
@@ -162,6 +163,8 @@ pub struct Service {
     host: Host,
     adapter: Arc<dyn EngineAdapter>,
     inputs: Option<InputReceiver>,
+    /// The inputs one wake-up took from `inputs`, handled in order (kept for its room).
+    taken: Vec<Input>,
     clock: Arc<dyn Clock>,
     supervision: Option<Supervision>,
     process: Option<Box<dyn EngineProcess>>,
@@ -217,6 +220,7 @@ impl Service {
             host,
             adapter,
             inputs: Some(inputs),
+            taken: Vec::new(),
             clock,
             supervision,
             process: None,
@@ -287,9 +291,9 @@ impl Service {
                 },
                 Some((conn, report)) = self.conns.next() => Event::Webview(conn, report),
                 Some(done) = tasks.next(), if !tasks.is_empty() => Event::Completed(done),
-                input = next_input(&mut self.inputs) => match input {
-                    Some(input) => Event::Engine(input),
-                    None => { self.inputs = None; continue; }
+                n = next_inputs(&mut self.inputs, &mut self.taken) => match n {
+                    0 => { self.inputs = None; continue; }
+                    _ => Event::Engine,
                 },
                 exit = wait_child(&mut self.process) => Event::Child(exit),
                 () = sleep_until(deadline) => Event::Tick,
@@ -317,19 +321,16 @@ impl Service {
                 self.host.handle(Input::Opened(conn), now);
             }
             Event::Webview(conn, report) => return self.on_webview(conn, report, now),
-            Event::Engine(input) => {
-                self.on_input(input, now);
-                // What the engine client queued behind it is handled before the host's
-                // output is drained: a burst's state changes leave as one `bb/state`. Bounded,
-                // so webview requests wait at most one round.
-                let mut handled = 1;
-                for _ in 1..INPUTS_PER_ROUND {
-                    let Some(Ok(input)) = self.inputs.as_mut().map(|rx| rx.try_recv()) else {
-                        break;
-                    };
-                    self.on_input(input, self.clock.now());
-                    handled += 1;
+            Event::Engine => {
+                // What the engine client queued is handled before the host's output is
+                // drained: a burst's state changes leave as one `bb/state`. Bounded
+                // (`INPUTS_PER_ROUND`), so webview requests wait at most one round.
+                let mut taken = std::mem::take(&mut self.taken);
+                let handled = taken.len();
+                for (i, input) in taken.drain(..).enumerate() {
+                    self.on_input(input, if i == 0 { now } else { self.clock.now() });
                 }
+                self.taken = taken;
                 self.trimmer.inputs(handled, self.clock.now());
             }
             Event::Child(exit) => {
@@ -737,9 +738,11 @@ impl Service {
     }
 }
 
-async fn next_input(inputs: &mut Option<InputReceiver>) -> Option<Input> {
+/// Takes the inputs queued (at least one, at most [`INPUTS_PER_ROUND`]) into `taken`; `0`
+/// once the channel is closed and empty.
+async fn next_inputs(inputs: &mut Option<InputReceiver>, taken: &mut Vec<Input>) -> usize {
     match inputs {
-        Some(rx) => rx.recv().await,
+        Some(rx) => rx.recv_many(taken, INPUTS_PER_ROUND).await,
         None => std::future::pending().await,
     }
 }

@@ -75,6 +75,33 @@ async fn a_sender_waits_for_places_and_goes_on_when_the_loop_takes_inputs() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn taking_many_inputs_at_once_gives_all_their_places_back() {
+    let (tx, mut rx) = input_channel();
+    let full = INPUT_EVENT_BUDGET / Input::MERGED_EVENTS;
+    for _ in 0..full {
+        tx.send(events(Input::MERGED_EVENTS)).await.unwrap();
+    }
+    assert!(matches!(tx.try_send(events(1)), Err(TrySendError::Full(_))));
+    // At most `limit`, in order; their places (and only theirs) come back.
+    let mut taken = vec![events(2)];
+    assert_eq!(rx.recv_many(&mut taken, full - 1).await, full - 1);
+    assert_eq!(taken.len(), full);
+    assert_eq!(count(&taken[0]), 2, "what the buffer held stays first");
+    let room = (full - 1) * Input::MERGED_EVENTS;
+    tx.try_send(events(room)).unwrap();
+    assert!(matches!(tx.try_send(events(1)), Err(TrySendError::Full(_))));
+    taken.clear();
+    assert_eq!(rx.recv_many(&mut taken, 8).await, 2);
+    assert_eq!(taken.iter().map(count).collect::<Vec<_>>(), [Input::MERGED_EVENTS, room]);
+    tx.try_send(events(INPUT_EVENT_BUDGET)).unwrap();
+    // Gone senders end it.
+    drop(tx);
+    taken.clear();
+    assert_eq!(rx.recv_many(&mut taken, 8).await, 1);
+    assert_eq!(rx.recv_many(&mut taken, 8).await, 0);
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_channel_still_holds_at_most_its_capacity_in_inputs() {
     let (tx, mut rx) = input_channel();
     for _ in 0..INPUT_CAPACITY {
