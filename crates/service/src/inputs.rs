@@ -70,8 +70,13 @@ impl InputSender {
     /// Queues `input`, waiting for its places in the budget and then for room in the
     /// channel. Fails (handing the input back) once the receiver is gone or closed.
     pub async fn send(&self, input: Input) -> Result<(), SendError<Input>> {
+        // The common case, room in both, is one `try_send`: no channel future made.
+        let input = match self.try_send(input) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed(input)) => return Err(SendError(input)),
+            Err(TrySendError::Full(input)) => input,
+        };
         let n = places(&input);
-        // The common case, room in the budget, makes no future.
         let permit = match self.budget.try_acquire_many(n) {
             Ok(permit) => permit,
             Err(TryAcquireError::Closed) => return Err(SendError(input)),
