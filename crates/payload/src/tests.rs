@@ -465,3 +465,38 @@ fn top_level_string_fields_are_found_where_the_written_text_holds_them() {
     assert_eq!(found(r#"{"a":"x","a":"y"}"#), None, "a key twice is not decided here");
     assert_eq!(found(r#"["a","b"]"#), Some([None, None, None, None]));
 }
+
+/// Bytes around the ones that end a string's plain run, each likely enough to fall at any
+/// place of a block: the stops, their neighbours, and bytes of multi-byte characters.
+fn arb_string_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![
+        6 => b'a'..=b'z',
+        1 => Just(b'"'),
+        1 => Just(b'\\'),
+        1 => prop_oneof![0u8..0x20, Just(0x20), Just(b'!'), Just(b'#'), Just(b'['), Just(b']')],
+        1 => 0x80u8..=0xff,
+    ];
+    prop::collection::vec(byte, 0..80)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// `string_stop` finds the first `"`, `\` or control character, wherever it falls
+    /// against its sixteen-byte steps (within a step, at a step's edge, in the tail after
+    /// the last whole step, or nowhere).
+    #[test]
+    fn the_first_stop_of_a_string_run_is_found_wherever_it_falls(
+        bytes in arb_string_bytes(),
+        at in 0usize..80,
+    ) {
+        let bytes = &bytes[at.min(bytes.len())..];
+        let expected = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        prop_assert_eq!(super::string_stop(bytes), expected);
+        for block in bytes.as_chunks::<{ super::canon::STEP }>().0 {
+            let expected = block.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            prop_assert_eq!(super::canon::first_stop_words(block), expected);
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            prop_assert_eq!(super::canon::first_stop_sse2(block), expected);
+        }
+    }
+}
