@@ -184,23 +184,34 @@ impl<'a> Scan<'a> {
 
     /// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
     /// which all fit), or `None` for any value that is no number (skipped). Other numbers
-    /// are not read here.
+    /// are not read here. The digits are found and added up in one loop over the text (no
+    /// bounds check a digit); a 20th digit ends it: too many.
     fn uint(&mut self) -> Option<Option<u64>> {
-        if !self.peek()?.is_ascii_digit() {
-            if self.peek()? == b'-' {
+        let rest = self.text.as_bytes().get(self.pos..)?;
+        let first = *rest.first()?;
+        if !first.is_ascii_digit() {
+            if first == b'-' {
                 return None;
             }
             return self.skip(1).map(|()| None);
         }
-        let bytes = self.text.as_bytes();
-        let start = self.pos;
-        self.digits();
-        let digits = &bytes[start..self.pos];
-        let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
-        if fraction || digits.len() > 19 || (digits[0] == b'0' && digits.len() > 1) {
+        let mut n = 0u64;
+        let mut len = 0;
+        for &b in rest.iter().take(20) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            // 19 digits fit; with a 20th the value is refused below, whatever it wrapped to.
+            n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+            len += 1;
+        }
+        self.pos += len;
+        let fraction = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
+        if fraction || len > 19 || (first == b'0' && len > 1) {
             return None;
         }
-        Some(Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0'))))
+        Some(Some(n))
     }
 
     /// The payload: an object kept as its tree is written, or `None` for `null`.
