@@ -251,8 +251,7 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
         self.pos = start;
         self.escaped = false;
         loop {
-            let rest = text.as_bytes().get(self.pos..)?;
-            self.pos += string_stop(rest)?;
+            self.pos = string_stop(text.as_bytes(), self.pos)?;
             match text.as_bytes()[self.pos] {
                 b'"' => {
                     self.pos += 1;
@@ -340,19 +339,21 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
     }
 }
 
-/// Where the first byte of `bytes` that ends a plain run of a JSON string is: a `"`, a `\\`
-/// or a control character (which a string holds only escaped). Sixteen bytes a step
-/// (SSE2 on x86_64), the last fewer than sixteen a byte at a time: strings are most of what
-/// a scan of JSON text reads, and most of an envelope's strings end within the first step.
-pub fn string_stop(bytes: &[u8]) -> Option<usize> {
-    let (blocks, tail) = bytes.as_chunks::<STEP>();
-    for (i, block) in blocks.iter().enumerate() {
-        if let Some(at) = first_stop(block) {
-            return Some(STEP * i + at);
+/// Where the first byte of `bytes` from `at` on that ends a plain run of a JSON string is
+/// (a position in `bytes`): a `"`, a `\\` or a control character (which a string holds only
+/// escaped). Sixteen bytes a step (SSE2 on x86_64); when fewer than sixteen are left, the
+/// last sixteen of `bytes` are compared as one more step, so that a string near the end of
+/// a text is not read a byte at a time. Strings are most of what a scan of JSON text reads,
+/// and most of an envelope's strings end within the first step.
+#[inline]
+pub fn string_stop(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while let Some(block) = bytes.get(at..).and_then(<[u8]>::first_chunk::<STEP>) {
+        if let Some(i) = first_stop(block) {
+            return Some(at + i);
         }
+        at += STEP;
     }
-    let at = STEP * blocks.len();
-    tail.iter().position(|&b| is_stop(b)).map(|i| at + i)
+    last_stop(bytes, at)
 }
 
 /// Bytes [`string_stop`] compares at once.
@@ -367,15 +368,38 @@ fn is_stop(b: u8) -> bool {
 #[inline(always)]
 fn first_stop(block: &[u8; STEP]) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return first_stop_sse2(block);
+    return Some(stops_sse2(block)).filter(|&m| m != 0).map(|m| m.trailing_zeros() as usize);
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     return first_stop_words(block);
 }
 
-/// [`first_stop`], the sixteen bytes compared at once.
+/// [`string_stop`] of the fewer than sixteen bytes from `at` to the end of `bytes`: the
+/// last sixteen bytes of `bytes` compared at once, those before `at` left out.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-pub(crate) fn first_stop_sse2(block: &[u8; STEP]) -> Option<usize> {
+fn last_stop(bytes: &[u8], at: usize) -> Option<usize> {
+    let rest = bytes.get(at..)?;
+    let Some(last) = bytes.last_chunk::<STEP>() else {
+        return rest.iter().position(|&b| is_stop(b)).map(|i| at + i);
+    };
+    // Fewer than STEP bytes are left: 1 to 16 of the last step's bytes lie before `at`.
+    let before = STEP - rest.len();
+    let mask = stops_sse2(last) >> before;
+    (mask != 0).then(|| at + mask.trailing_zeros() as usize)
+}
+
+/// [`string_stop`] of the fewer than sixteen bytes from `at` to the end of `bytes`, a byte
+/// at a time.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn last_stop(bytes: &[u8], at: usize) -> Option<usize> {
+    bytes.get(at..)?.iter().position(|&b| is_stop(b)).map(|i| at + i)
+}
+
+/// The bytes of `block` that end a plain run of a string, as a bit each (bit `i` for
+/// `block[i]`), sixteen bytes compared at once.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn stops_sse2(block: &[u8; STEP]) -> u32 {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8,
@@ -391,7 +415,8 @@ pub(crate) fn first_stop_sse2(block: &[u8; STEP]) -> Option<usize> {
         let control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
         _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
     };
-    (mask != 0).then(|| mask.trailing_zeros() as usize)
+    // The movemask sets the low 16 bits only.
+    mask as u32
 }
 
 /// [`first_stop`] eight bytes a word, where no vector form is written (and in tests, held

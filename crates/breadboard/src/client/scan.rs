@@ -144,8 +144,7 @@ impl<'a> Scan<'a> {
         self.pos = start;
         let mut escaped = false;
         loop {
-            let rest = bytes.get(self.pos..)?;
-            self.pos += string_stop(rest)?;
+            self.pos = string_stop(bytes, self.pos)?;
             match bytes[self.pos] {
                 b'"' => {
                     self.pos += 1;
