@@ -56,15 +56,7 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
             s.whitespace();
             s.eat(b':')?;
             s.whitespace();
-            let bit = match key {
-                b"seq" => 1,
-                b"type" => 2,
-                b"turn" => 4,
-                b"timestamp_ms" => 8,
-                b"timestamp" => 16,
-                b"payload" => 32,
-                _ => 0,
-            };
+            let bit = field_bit(key);
             if seen & bit != 0 {
                 // serde refuses a field twice.
                 return None;
@@ -93,6 +85,21 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     }
     head.timestamp_ms = timestamp_ms.unwrap_or(timestamp);
     Some(Scanned { head, payload })
+}
+
+/// The bit of the envelope's field named `key` in [`envelope`]'s set of fields seen, 0 for a
+/// field not read. Compared by length, then as words (`==` on a slice of a known length);
+/// a `match` on byte-string patterns compares a byte at a time.
+fn field_bit(key: &[u8]) -> u8 {
+    match key.len() {
+        3 if key == b"seq" => 1,
+        4 if key == b"type" => 2,
+        4 if key == b"turn" => 4,
+        12 if key == b"timestamp_ms" => 8,
+        9 if key == b"timestamp" => 16,
+        7 if key == b"payload" => 32,
+        _ => 0,
+    }
 }
 
 /// The scan's place in the envelope's text.
@@ -126,34 +133,57 @@ impl<'a> Scan<'a> {
         self.text[self.pos..].starts_with(word).then(|| self.pos += word.len())
     }
 
-    /// A key without escapes: its bytes between the quotes.
+    /// A key without escapes: its bytes between the quotes. A key with an escape or a
+    /// control character is not decided here.
+    #[inline(always)]
     fn key(&mut self) -> Option<&'a [u8]> {
-        let (text, escaped) = self.string()?;
-        (!escaped).then_some(text.as_bytes())
+        let bytes = self.text.as_bytes();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.pos + 1;
+        let end = string_stop(bytes, start)?;
+        if bytes[end] != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        bytes.get(start..end)
     }
 
     /// A string (at its opening quote): its text between the quotes, and whether it is
     /// written with an escape. `None` for a control character, a bad escape, a `\u` of a
-    /// surrogate (read by serde, which checks it where it reads the string).
+    /// surrogate (read by serde, which checks it where it reads the string). A string
+    /// without escapes (most) is read here; one with an escape by [`Scan::escaped`].
+    #[inline(always)]
     fn string(&mut self) -> Option<(&'a str, bool)> {
         let bytes = self.text.as_bytes();
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.pos + 1;
-        self.pos = start;
-        let mut escaped = false;
+        let end = string_stop(bytes, start)?;
+        if bytes[end] != b'"' {
+            return self.escaped(start, end);
+        }
+        self.pos = end + 1;
+        Some((self.text.get(start..end)?, false))
+    }
+
+    /// The rest of the string that opens at `start - 1`, from `at`, the first `\\` or control
+    /// character in it: as [`Scan::string`].
+    #[inline(never)]
+    fn escaped(&mut self, start: usize, at: usize) -> Option<(&'a str, bool)> {
+        let bytes = self.text.as_bytes();
+        self.pos = at;
         loop {
-            self.pos = string_stop(bytes, self.pos)?;
             match bytes[self.pos] {
                 b'"' => {
                     self.pos += 1;
-                    return Some((&self.text[start..self.pos - 1], escaped));
+                    return Some((self.text.get(start..self.pos - 1)?, true));
                 }
                 b'\\' => {}
                 _ => return None,
             }
-            escaped = true;
             match *bytes.get(self.pos + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
                 b'u' => {
@@ -166,6 +196,7 @@ impl<'a> Scan<'a> {
                 }
                 _ => return None,
             }
+            self.pos = string_stop(bytes, self.pos)?;
         }
     }
 
