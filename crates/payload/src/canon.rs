@@ -10,6 +10,8 @@ use std::ops::Range;
 const MAX_DEPTH: usize = 100;
 /// Most keys of one object checked here for a key sent twice.
 const MAX_KEYS: usize = 32;
+/// Keys of one object kept without an allocation while it is checked.
+const FEW_KEYS: usize = 8;
 
 /// How a JSON text compares with serde_json's writing of its value ([`canonical`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +183,11 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
             self.pos += 1;
             return Some(());
         }
-        let mut keys = [""; MAX_KEYS];
+        // The keys read so far, to find one sent twice: the first few in an array (most
+        // objects have no more; clearing room for all 32 cost 64 stores an object), the
+        // rest in a `Vec`.
+        let mut few = [""; FEW_KEYS];
+        let mut more = Vec::new();
         let mut n = 0;
         loop {
             self.whitespace();
@@ -189,10 +195,13 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
                 return None;
             }
             let key = self.string(true)?;
-            if n == MAX_KEYS || keys[..n].contains(&key) {
+            if n == MAX_KEYS || few[..n.min(FEW_KEYS)].contains(&key) || more.contains(&key) {
                 return None;
             }
-            keys[n] = key;
+            match few.get_mut(n) {
+                Some(slot) => *slot = key,
+                None => more.push(key),
+            }
             n += 1;
             self.whitespace();
             if self.peek()? != b':' {

@@ -369,6 +369,14 @@ fn canonical_text_is_kept_and_near_canonical_text_rewritten() {
     let keys = (0..33).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>();
     assert_eq!(canonical(&format!("{{{}}}", keys[..32].join(","))), Canonical::Same);
     assert_eq!(canonical(&format!("{{{}}}", keys.join(","))), Canonical::Tree);
+    // A key sent twice is found wherever the two fall: both among the first eight keys read
+    // (kept in an array), one there and one after, both after (kept in a `Vec`).
+    for (first, second) in [(1, 5), (2, 12), (10, 20)] {
+        let mut twice = keys[..21].to_vec();
+        twice[second] = twice[first].clone();
+        let text = format!("{{{}}}", twice.join(","));
+        assert_eq!(canonical(&text), Canonical::Tree, "{text}");
+    }
     let kept = Payload::as_written(rewritten[0]).unwrap();
     assert_eq!(kept.text(), Some(written(rewritten[0]).as_str()));
     assert!(Payload::as_written(tree[0]).is_none());
