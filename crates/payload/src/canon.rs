@@ -253,14 +253,29 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
     }
 
     /// A string, its escapes rewritten where serde_json writes them otherwise; its text
-    /// between the quotes. A key must have no escape (keys are compared as text).
+    /// between the quotes. A key must have no escape (keys are compared as text). A string
+    /// without escapes (most) is read here; one with an escape or a control character by
+    /// [`Walk::escaped_string`].
+    #[inline(always)]
     fn string(&mut self, key: bool) -> Option<&'a str> {
         let text = self.text;
         let start = self.pos + 1;
-        self.pos = start;
         self.escaped = false;
+        let end = string_stop(text.as_bytes(), start)?;
+        if text.as_bytes()[end] == b'"' {
+            self.pos = end + 1;
+            return text.get(start..end);
+        }
+        self.pos = end;
+        self.escaped_string(start, key)
+    }
+
+    /// The rest of [`Walk::string`]'s string that opens at `start - 1`, from its first `\\`
+    /// or control character (the current position) on.
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize, key: bool) -> Option<&'a str> {
+        let text = self.text;
         loop {
-            self.pos = string_stop(text.as_bytes(), self.pos)?;
             match text.as_bytes()[self.pos] {
                 b'"' => {
                     self.pos += 1;
@@ -274,6 +289,7 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
                 return None;
             }
             self.escape()?;
+            self.pos = string_stop(text.as_bytes(), self.pos)?;
         }
     }
 

@@ -362,6 +362,10 @@ fn canonical_text_is_kept_and_near_canonical_text_rewritten() {
         &format!("{}{}", "[".repeat(101), "]".repeat(101)),
         "{\"a\":tru",
         "[1] 2",
+        // A control character is no string's end, wherever it falls.
+        "{\"a\":\"\u{1},\"b\":1}",
+        "{\"a\":\"\\n\u{1f},\"b\":1}",
+        "{\"a\":\"0123456789abcdef\n\"}",
     ];
     for text in tree {
         assert_eq!(canonical(text), Canonical::Tree, "{text}");
