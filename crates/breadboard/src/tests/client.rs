@@ -324,6 +324,9 @@ fn arb_value_text() -> impl Strategy<Value = String> {
             Just(r#""\u00e9\/\n""#),
             Just(r#""\x""#),
             Just("\"a\u{1}b\""),
+            // A string whose control character would end it, were it read as an end.
+            Just("\"\u{1}"),
+            Just("\"abcdefghijklmnopq\u{1f}"),
             Just("[1,[2,{\"a\":[]}],{}]"),
             Just("{\"a\":{\"b\":[null,\"c\\\"\"]}}"),
             Just("[1,]"),
