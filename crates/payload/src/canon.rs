@@ -10,6 +10,8 @@ use std::ops::Range;
 const MAX_DEPTH: usize = 100;
 /// Most keys of one object checked here for a key sent twice.
 const MAX_KEYS: usize = 32;
+/// Keys of one object kept without an allocation while it is checked.
+const FEW_KEYS: usize = 8;
 
 /// How a JSON text compares with serde_json's writing of its value ([`canonical`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +183,11 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
             self.pos += 1;
             return Some(());
         }
-        let mut keys = [""; MAX_KEYS];
+        // The keys read so far, to find one sent twice: the first few in an array (most
+        // objects have no more; clearing room for all 32 cost 64 stores an object), the
+        // rest in a `Vec`.
+        let mut few = [""; FEW_KEYS];
+        let mut more = Vec::new();
         let mut n = 0;
         loop {
             self.whitespace();
@@ -189,10 +195,13 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
                 return None;
             }
             let key = self.string(true)?;
-            if n == MAX_KEYS || keys[..n].contains(&key) {
+            if n == MAX_KEYS || few[..n.min(FEW_KEYS)].contains(&key) || more.contains(&key) {
                 return None;
             }
-            keys[n] = key;
+            match few.get_mut(n) {
+                Some(slot) => *slot = key,
+                None => more.push(key),
+            }
             n += 1;
             self.whitespace();
             if self.peek()? != b':' {
@@ -244,15 +253,29 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
     }
 
     /// A string, its escapes rewritten where serde_json writes them otherwise; its text
-    /// between the quotes. A key must have no escape (keys are compared as text).
+    /// between the quotes. A key must have no escape (keys are compared as text). A string
+    /// without escapes (most) is read here; one with an escape or a control character by
+    /// [`Walk::escaped_string`].
+    #[inline(always)]
     fn string(&mut self, key: bool) -> Option<&'a str> {
         let text = self.text;
         let start = self.pos + 1;
-        self.pos = start;
         self.escaped = false;
+        let end = string_stop(text.as_bytes(), start)?;
+        if text.as_bytes()[end] == b'"' {
+            self.pos = end + 1;
+            return text.get(start..end);
+        }
+        self.pos = end;
+        self.escaped_string(start, key)
+    }
+
+    /// The rest of [`Walk::string`]'s string that opens at `start - 1`, from its first `\\`
+    /// or control character (the current position) on.
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize, key: bool) -> Option<&'a str> {
+        let text = self.text;
         loop {
-            let rest = text.as_bytes().get(self.pos..)?;
-            self.pos += string_stop(rest)?;
             match text.as_bytes()[self.pos] {
                 b'"' => {
                     self.pos += 1;
@@ -266,6 +289,7 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
                 return None;
             }
             self.escape()?;
+            self.pos = string_stop(text.as_bytes(), self.pos)?;
         }
     }
 
@@ -340,10 +364,90 @@ impl<'a, 'k, const N: usize> Walk<'a, 'k, N> {
     }
 }
 
-/// Where the first byte of `bytes` that ends a plain run of a JSON string is: a `"`, a `\\`
-/// or a control character (which a string holds only escaped). Eight bytes a step: strings
-/// are most of what a scan of JSON text reads.
-pub fn string_stop(bytes: &[u8]) -> Option<usize> {
+/// Where the first byte of `bytes` from `at` on that ends a plain run of a JSON string is
+/// (a position in `bytes`): a `"`, a `\\` or a control character (which a string holds only
+/// escaped). Sixteen bytes a step (SSE2 on x86_64); when fewer than sixteen are left, the
+/// last sixteen of `bytes` are compared as one more step, so that a string near the end of
+/// a text is not read a byte at a time. Strings are most of what a scan of JSON text reads,
+/// and most of an envelope's strings end within the first step.
+#[inline]
+pub fn string_stop(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while let Some(block) = bytes.get(at..).and_then(<[u8]>::first_chunk::<STEP>) {
+        if let Some(i) = first_stop(block) {
+            return Some(at + i);
+        }
+        at += STEP;
+    }
+    last_stop(bytes, at)
+}
+
+/// Bytes [`string_stop`] compares at once.
+pub(crate) const STEP: usize = 16;
+
+/// Whether `b` ends a plain run of a JSON string.
+fn is_stop(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Where the first byte of `block` that ends a plain run of a string is, if any.
+#[inline(always)]
+fn first_stop(block: &[u8; STEP]) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return Some(stops_sse2(block)).filter(|&m| m != 0).map(|m| m.trailing_zeros() as usize);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    return first_stop_words(block);
+}
+
+/// [`string_stop`] of the fewer than sixteen bytes from `at` to the end of `bytes`: the
+/// last sixteen bytes of `bytes` compared at once, those before `at` left out.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn last_stop(bytes: &[u8], at: usize) -> Option<usize> {
+    let rest = bytes.get(at..)?;
+    let Some(last) = bytes.last_chunk::<STEP>() else {
+        return rest.iter().position(|&b| is_stop(b)).map(|i| at + i);
+    };
+    // Fewer than STEP bytes are left: 1 to 16 of the last step's bytes lie before `at`.
+    let before = STEP - rest.len();
+    let mask = stops_sse2(last) >> before;
+    (mask != 0).then(|| at + mask.trailing_zeros() as usize)
+}
+
+/// [`string_stop`] of the fewer than sixteen bytes from `at` to the end of `bytes`, a byte
+/// at a time.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn last_stop(bytes: &[u8], at: usize) -> Option<usize> {
+    bytes.get(at..)?.iter().position(|&b| is_stop(b)).map(|i| at + i)
+}
+
+/// The bytes of `block` that end a plain run of a string, as a bit each (bit `i` for
+/// `block[i]`), sixteen bytes compared at once.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn stops_sse2(block: &[u8; STEP]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: the build enables SSE2 (the `cfg` above; every x86_64 CPU has it), and `block`
+    // is 16 readable bytes (the load has no alignment requirement).
+    let mask = unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Below 0x20: the unsigned maximum with 0x1f is 0x1f.
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
+    };
+    // The movemask sets the low 16 bits only.
+    mask as u32
+}
+
+/// [`first_stop`] eight bytes a word, where no vector form is written (and in tests, held
+/// to the same answers).
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+pub(crate) fn first_stop_words(block: &[u8; STEP]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     /// The bytes of `v` that are zero have their high bit set (and maybe bytes above the
@@ -351,10 +455,9 @@ pub fn string_stop(bytes: &[u8]) -> Option<usize> {
     fn zeros(v: u64) -> u64 {
         v.wrapping_sub(ONES) & !v & HIGH
     }
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else { break };
-        let v = u64::from_le_bytes(chunk);
+    let (words, _) = block.as_chunks::<8>();
+    for (i, word) in words.iter().enumerate() {
+        let v = u64::from_le_bytes(*word);
         // Below 0x20: the subtraction borrows into the high bit of a byte below 0x80.
         let control = v.wrapping_sub(ONES * 0x20) & !v & HIGH;
         let hits =
@@ -362,12 +465,10 @@ pub fn string_stop(bytes: &[u8]) -> Option<usize> {
         if hits != 0 {
             // The lowest flagged byte is a true hit of one of the three (a false one of
             // each lies above its first true one).
-            return Some(at + (hits.trailing_zeros() / 8) as usize);
+            return Some(8 * i + (hits.trailing_zeros() / 8) as usize);
         }
-        at += 8;
     }
-    let tail = bytes.get(at..)?;
-    tail.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map(|i| at + i)
+    None
 }
 
 /// A `\u` escape's four hex digits.

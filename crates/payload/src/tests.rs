@@ -362,6 +362,10 @@ fn canonical_text_is_kept_and_near_canonical_text_rewritten() {
         &format!("{}{}", "[".repeat(101), "]".repeat(101)),
         "{\"a\":tru",
         "[1] 2",
+        // A control character is no string's end, wherever it falls.
+        "{\"a\":\"\u{1},\"b\":1}",
+        "{\"a\":\"\\n\u{1f},\"b\":1}",
+        "{\"a\":\"0123456789abcdef\n\"}",
     ];
     for text in tree {
         assert_eq!(canonical(text), Canonical::Tree, "{text}");
@@ -369,6 +373,14 @@ fn canonical_text_is_kept_and_near_canonical_text_rewritten() {
     let keys = (0..33).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>();
     assert_eq!(canonical(&format!("{{{}}}", keys[..32].join(","))), Canonical::Same);
     assert_eq!(canonical(&format!("{{{}}}", keys.join(","))), Canonical::Tree);
+    // A key sent twice is found wherever the two fall: both among the first eight keys read
+    // (kept in an array), one there and one after, both after (kept in a `Vec`).
+    for (first, second) in [(1, 5), (2, 12), (10, 20)] {
+        let mut twice = keys[..21].to_vec();
+        twice[second] = twice[first].clone();
+        let text = format!("{{{}}}", twice.join(","));
+        assert_eq!(canonical(&text), Canonical::Tree, "{text}");
+    }
     let kept = Payload::as_written(rewritten[0]).unwrap();
     assert_eq!(kept.text(), Some(written(rewritten[0]).as_str()));
     assert!(Payload::as_written(tree[0]).is_none());
@@ -464,4 +476,43 @@ fn top_level_string_fields_are_found_where_the_written_text_holds_them() {
     );
     assert_eq!(found(r#"{"a":"x","a":"y"}"#), None, "a key twice is not decided here");
     assert_eq!(found(r#"["a","b"]"#), Some([None, None, None, None]));
+}
+
+/// Bytes around the ones that end a string's plain run, each likely enough to fall at any
+/// place of a block: the stops, their neighbours, and bytes of multi-byte characters.
+fn arb_string_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![
+        6 => b'a'..=b'z',
+        1 => Just(b'"'),
+        1 => Just(b'\\'),
+        1 => prop_oneof![0u8..0x20, Just(0x20), Just(b'!'), Just(b'#'), Just(b'['), Just(b']')],
+        1 => 0x80u8..=0xff,
+    ];
+    prop::collection::vec(byte, 0..80)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// `string_stop` finds the first `"`, `\` or control character from where it is asked
+    /// to look, wherever that falls against its sixteen-byte steps (within a step, at a
+    /// step's edge, in the last fewer than sixteen bytes, or nowhere).
+    #[test]
+    fn the_first_stop_of_a_string_run_is_found_wherever_it_falls(
+        bytes in arb_string_bytes(),
+        at in 0usize..90,
+    ) {
+        let is_stop = |b: &u8| *b == b'"' || *b == b'\\' || *b < 0x20;
+        let expected = bytes.get(at..).and_then(|rest| rest.iter().position(is_stop));
+        prop_assert_eq!(super::string_stop(&bytes, at), expected.map(|i| at + i));
+        for block in bytes.as_chunks::<{ super::canon::STEP }>().0 {
+            let expected = block.iter().position(is_stop);
+            prop_assert_eq!(super::canon::first_stop_words(block), expected);
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            {
+                let all = (0..block.len()).filter(|&i| is_stop(&block[i]));
+                let mask = all.fold(0u32, |m, i| m | 1 << i);
+                prop_assert_eq!(super::canon::stops_sse2(block), mask);
+            }
+        }
+    }
 }

@@ -56,15 +56,7 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
             s.whitespace();
             s.eat(b':')?;
             s.whitespace();
-            let bit = match key {
-                b"seq" => 1,
-                b"type" => 2,
-                b"turn" => 4,
-                b"timestamp_ms" => 8,
-                b"timestamp" => 16,
-                b"payload" => 32,
-                _ => 0,
-            };
+            let bit = field_bit(key);
             if seen & bit != 0 {
                 // serde refuses a field twice.
                 return None;
@@ -93,6 +85,21 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     }
     head.timestamp_ms = timestamp_ms.unwrap_or(timestamp);
     Some(Scanned { head, payload })
+}
+
+/// The bit of the envelope's field named `key` in [`envelope`]'s set of fields seen, 0 for a
+/// field not read. Compared by length, then as words (`==` on a slice of a known length);
+/// a `match` on byte-string patterns compares a byte at a time.
+fn field_bit(key: &[u8]) -> u8 {
+    match key.len() {
+        3 if key == b"seq" => 1,
+        4 if key == b"type" => 2,
+        4 if key == b"turn" => 4,
+        12 if key == b"timestamp_ms" => 8,
+        9 if key == b"timestamp" => 16,
+        7 if key == b"payload" => 32,
+        _ => 0,
+    }
 }
 
 /// The scan's place in the envelope's text.
@@ -126,35 +133,57 @@ impl<'a> Scan<'a> {
         self.text[self.pos..].starts_with(word).then(|| self.pos += word.len())
     }
 
-    /// A key without escapes: its bytes between the quotes.
+    /// A key without escapes: its bytes between the quotes. A key with an escape or a
+    /// control character is not decided here.
+    #[inline(always)]
     fn key(&mut self) -> Option<&'a [u8]> {
-        let (text, escaped) = self.string()?;
-        (!escaped).then_some(text.as_bytes())
+        let bytes = self.text.as_bytes();
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.pos + 1;
+        let end = string_stop(bytes, start)?;
+        if bytes[end] != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        bytes.get(start..end)
     }
 
     /// A string (at its opening quote): its text between the quotes, and whether it is
     /// written with an escape. `None` for a control character, a bad escape, a `\u` of a
-    /// surrogate (read by serde, which checks it where it reads the string).
+    /// surrogate (read by serde, which checks it where it reads the string). A string
+    /// without escapes (most) is read here; one with an escape by [`Scan::escaped`].
+    #[inline(always)]
     fn string(&mut self) -> Option<(&'a str, bool)> {
         let bytes = self.text.as_bytes();
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.pos + 1;
-        self.pos = start;
-        let mut escaped = false;
+        let end = string_stop(bytes, start)?;
+        if bytes[end] != b'"' {
+            return self.escaped(start, end);
+        }
+        self.pos = end + 1;
+        Some((self.text.get(start..end)?, false))
+    }
+
+    /// The rest of the string that opens at `start - 1`, from `at`, the first `\\` or control
+    /// character in it: as [`Scan::string`].
+    #[inline(never)]
+    fn escaped(&mut self, start: usize, at: usize) -> Option<(&'a str, bool)> {
+        let bytes = self.text.as_bytes();
+        self.pos = at;
         loop {
-            let rest = bytes.get(self.pos..)?;
-            self.pos += string_stop(rest)?;
             match bytes[self.pos] {
                 b'"' => {
                     self.pos += 1;
-                    return Some((&self.text[start..self.pos - 1], escaped));
+                    return Some((self.text.get(start..self.pos - 1)?, true));
                 }
                 b'\\' => {}
                 _ => return None,
             }
-            escaped = true;
             match *bytes.get(self.pos + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
                 b'u' => {
@@ -167,6 +196,7 @@ impl<'a> Scan<'a> {
                 }
                 _ => return None,
             }
+            self.pos = string_stop(bytes, self.pos)?;
         }
     }
 
@@ -184,23 +214,34 @@ impl<'a> Scan<'a> {
 
     /// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
     /// which all fit), or `None` for any value that is no number (skipped). Other numbers
-    /// are not read here.
+    /// are not read here. The digits are found and added up in one loop over the text (no
+    /// bounds check a digit); a 20th digit ends it: too many.
     fn uint(&mut self) -> Option<Option<u64>> {
-        if !self.peek()?.is_ascii_digit() {
-            if self.peek()? == b'-' {
+        let rest = self.text.as_bytes().get(self.pos..)?;
+        let first = *rest.first()?;
+        if !first.is_ascii_digit() {
+            if first == b'-' {
                 return None;
             }
             return self.skip(1).map(|()| None);
         }
-        let bytes = self.text.as_bytes();
-        let start = self.pos;
-        self.digits();
-        let digits = &bytes[start..self.pos];
-        let fraction = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
-        if fraction || digits.len() > 19 || (digits[0] == b'0' && digits.len() > 1) {
+        let mut n = 0u64;
+        let mut len = 0;
+        for &b in rest.iter().take(20) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            // 19 digits fit; with a 20th the value is refused below, whatever it wrapped to.
+            n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+            len += 1;
+        }
+        self.pos += len;
+        let fraction = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
+        if fraction || len > 19 || (first == b'0' && len > 1) {
             return None;
         }
-        Some(Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0'))))
+        Some(Some(n))
     }
 
     /// The payload: an object kept as its tree is written, or `None` for `null`.

@@ -324,6 +324,9 @@ fn arb_value_text() -> impl Strategy<Value = String> {
             Just(r#""\u00e9\/\n""#),
             Just(r#""\x""#),
             Just("\"a\u{1}b\""),
+            // A string whose control character would end it, were it read as an end.
+            Just("\"\u{1}"),
+            Just("\"abcdefghijklmnopq\u{1f}"),
             Just("[1,[2,{\"a\":[]}],{}]"),
             Just("{\"a\":{\"b\":[null,\"c\\\"\"]}}"),
             Just("[1,]"),
@@ -332,6 +335,9 @@ fn arb_value_text() -> impl Strategy<Value = String> {
         ]
         .prop_map(str::to_owned),
         "[a-z_.\"\\\\\n\u{1} é😀]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        // Longer strings: their ends and escapes fall past a scan's first 16-byte step.
+        "[a-z_.\"\\\\\n\u{1} é😀]{9,40}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        "[a-z_.\"\\\\\n\u{1} é😀]{9,40}".prop_map(|s| format!("\"{s}\"")),
         arb_payload().prop_map(|p| serde_json::to_string(&p).unwrap()),
         arb_payload().prop_map(|p| serde_json::to_string_pretty(&p).unwrap()),
         arb_payload().prop_map(|p| bb_fake_engine::ascii_escape(&serde_json::to_string(&p).unwrap())),
@@ -369,6 +375,7 @@ fn arb_envelope_text() -> impl Strategy<Value = String> {
         Just("visibility"),
         Just("se\\u0071"),
         Just("x"),
+        Just("a_key_longer_than_one_step"),
     ];
     let kind = prop_oneof![
         Just("\"assistant_delta\""),
