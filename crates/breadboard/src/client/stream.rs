@@ -426,7 +426,8 @@ impl SessionStream {
     async fn deliver(&mut self, event: BbEvent) {
         if let Some(seq) = event.seq {
             self.cursor.advance(seq);
-            // The last `seq`, written into the id the client holds (no string per event).
+            // The last `seq`, kept by the client as a number: written out only when it
+            // reconnects, not per event.
             if let Some(last) = self.cursor.last_seq() {
                 self.sse.set_resume_id_to(last);
             }

@@ -99,6 +99,19 @@ pub enum SseClientError {
 /// next call instead of abandoning it and opening another connection.
 type Opening = Pin<Box<dyn Future<Output = Result<ByteStream, TransportError>> + Send>>;
 
+/// The id a caller chose to resume from ([`ResumeFrom::Caller`]). A number is kept as one and
+/// written out only when a connection is opened: a stream whose position moves at every event
+/// formats nothing per event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CallerId {
+    /// None: the next connection sends no `Last-Event-ID`.
+    None,
+    /// This text.
+    Text(String),
+    /// This number, in decimal.
+    Number(u64),
+}
+
 enum State {
     /// Waiting out the back-off before the next attempt (zero: none), until the deadline
     /// it holds once the wait began.
@@ -155,7 +168,7 @@ pub struct SseClient {
     jitter: Box<dyn Jitter>,
     parser: SseParser,
     resume_from: ResumeFrom,
-    resume_id: Option<String>,
+    resume_id: CallerId,
     state: State,
     pending: VecDeque<SseClientEvent>,
     failure: Option<SseClientError>,
@@ -199,7 +212,7 @@ impl SseClient {
             jitter: Box::new(RandomJitter),
             parser: SseParser::new(SseLimits::default()),
             resume_from: ResumeFrom::LastEventId,
-            resume_id: None,
+            resume_id: CallerId::None,
             state: State::Connect { delay: Duration::ZERO, until: None },
             pending: VecDeque::new(),
             failure: None,
@@ -247,23 +260,20 @@ impl SseClient {
     pub fn with_resume_id(mut self, id: impl Into<String>) -> Self {
         let id = id.into();
         self.parser.set_last_event_id(id.clone());
-        self.resume_id = Some(id);
+        self.resume_id = CallerId::Text(id);
         self
     }
 
     /// With [`ResumeFrom::Caller`]: the id to send on the next reconnect (`None`: none).
     pub fn set_resume_id(&mut self, id: Option<String>) {
-        self.resume_id = id;
+        self.resume_id = id.map_or(CallerId::None, CallerId::Text);
     }
 
-    /// [`SseClient::set_resume_id`] with `Some(id)` written out, into the id already held: a
-    /// caller that moves its position at every event (a numeric sequence) allocates nothing.
-    pub fn set_resume_id_to(&mut self, id: impl std::fmt::Display) {
-        use std::fmt::Write as _;
-        let held = self.resume_id.get_or_insert_with(String::new);
-        held.clear();
-        // Writing into a `String` cannot fail.
-        let _ = write!(held, "{id}");
+    /// [`SseClient::set_resume_id`] with the number `seq`, kept as a number and written out
+    /// (in decimal) only when a connection is opened: a caller that moves its position at
+    /// every event (a numeric sequence) pays a store per event, not a formatting.
+    pub fn set_resume_id_to(&mut self, seq: u64) {
+        self.resume_id = CallerId::Number(seq);
     }
 
     /// The stream's last event id.
@@ -282,15 +292,13 @@ impl SseClient {
     /// The id sent as `Last-Event-ID` on the next connection (and, right after
     /// [`SseClientEvent::Connected`], the one the open connection was made with).
     pub fn resume_header(&self) -> Option<String> {
-        self.resume_id().map(str::to_owned)
-    }
-
-    fn resume_id(&self) -> Option<&str> {
-        let id = match self.resume_from {
-            ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
-            ResumeFrom::Caller => self.resume_id.as_deref(),
+        let id = match (self.resume_from, &self.resume_id) {
+            (ResumeFrom::LastEventId, _) => self.parser.last_event_id().to_owned(),
+            (ResumeFrom::Caller, CallerId::None) => return None,
+            (ResumeFrom::Caller, CallerId::Text(id)) => id.clone(),
+            (ResumeFrom::Caller, CallerId::Number(seq)) => seq.to_string(),
         };
-        id.filter(|id| !id.is_empty())
+        (!id.is_empty()).then_some(id)
     }
 
     /// The next item; `None` once closed, `Err` once the client has given up for good
@@ -303,7 +311,7 @@ impl SseClient {
             if let Some(err) = self.failure.take() {
                 return Some(Err(err));
             }
-            if matches!(&self.state, State::Opening { resume, .. } if resume.as_deref() != self.resume_id())
+            if matches!(&self.state, State::Opening { resume, .. } if *resume != self.resume_header())
             {
                 // The resume id moved while the attempt was opening (the caller set it between
                 // two calls): that attempt would resume from the old position, so it is
