@@ -251,7 +251,10 @@ impl SessionStream {
             match item {
                 SseClientEvent::Connected { reconnects } => self.on_connected(reconnects).await,
                 SseClientEvent::Event(event) => {
-                    if let Some(update) = self.on_event(event.last_event_id, &event.data).await {
+                    let update = self.on_event(event.last_event_id, &event.data).await;
+                    // Read (the payload is copied out): the buffer goes back for the next one.
+                    self.sse.reuse_data(event.data);
+                    if let Some(update) = update {
                         return Some(Ok(update));
                     }
                 }

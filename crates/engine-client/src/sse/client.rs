@@ -285,6 +285,13 @@ impl SseClient {
         self.resume_id = CallerId::Number(seq);
     }
 
+    /// Takes back an event's `data` once the caller has read it, for the next event's data
+    /// to be written into ([`SseParser::reuse_data`]): a caller that drops each event's data
+    /// after reading it saves an allocation per event.
+    pub fn reuse_data(&mut self, data: String) {
+        self.parser.reuse_data(data);
+    }
+
     /// The stream's last event id.
     pub fn last_event_id(&self) -> &str {
         self.parser.last_event_id()
