@@ -251,7 +251,12 @@ impl SessionStream {
             match item {
                 SseClientEvent::Connected { reconnects } => self.on_connected(reconnects).await,
                 SseClientEvent::Event(event) => {
-                    self.on_event(event.last_event_id, &event.data).await
+                    let update = self.on_event(event.last_event_id, &event.data).await;
+                    // Read (the payload is copied out): the buffer goes back for the next one.
+                    self.sse.reuse_data(event.data);
+                    if let Some(update) = update {
+                        return Some(Ok(update));
+                    }
                 }
                 SseClientEvent::Disconnected { reason: DropReason::Eof, attempt, delay } => {
                     self.on_eof(attempt, delay).await;
@@ -345,16 +350,20 @@ impl SessionStream {
         }
     }
 
-    async fn on_event(&mut self, sse_id: String, data: &str) {
-        let event = match BbEvent::parse("", data) {
-            // The SSE id is moved in, not copied.
-            Ok(event) => BbEvent { sse_id, ..event },
+    /// One event of the stream: the update to yield at once when it is the next in order and
+    /// nothing is queued (the common case: it goes to the caller without passing through the
+    /// queue), else `None` with what it makes queued.
+    async fn on_event(&mut self, sse_id: String, data: &str) -> Option<StreamUpdate> {
+        let mut event = match BbEvent::parse("", data) {
+            Ok(event) => event,
             Err(error) => {
                 let error = error.to_string();
                 self.pending.push_back(StreamUpdate::Malformed { sse_id, error });
-                return;
+                return None;
             }
         };
+        // The SSE id is moved in, not copied.
+        event.sse_id = sse_id;
         let admission = self.cursor.admit(event.seq);
         let first = self.first_of_connection;
         if matches!(admission, Admission::Deliver | Admission::Gap { .. }) {
@@ -369,6 +378,10 @@ impl SessionStream {
             Admission::Deliver => {
                 self.priming = false;
                 self.recovery = Recovery::None;
+                if self.pending.is_empty() && event.kind != "stream.gap" {
+                    self.advance(event.seq);
+                    return Some(StreamUpdate::Event(event));
+                }
                 self.deliver(event).await;
             }
             Admission::Gap { expected, got } => {
@@ -377,6 +390,7 @@ impl SessionStream {
                 Box::pin(self.on_jump(event, expected, got, first)).await;
             }
         }
+        None
     }
 
     /// A `seq` jump: refill it by resuming from the last contiguous `seq` (the engine's drop
@@ -423,14 +437,21 @@ impl SessionStream {
         self.pending.push_back(StreamUpdate::Rebuilt { summary });
     }
 
-    async fn deliver(&mut self, event: BbEvent) {
-        if let Some(seq) = event.seq {
+    /// The cursor moves past `seq`, and the client resumes after it.
+    fn advance(&mut self, seq: Option<u64>) {
+        if let Some(seq) = seq {
             self.cursor.advance(seq);
-            // The last `seq`, written into the id the client holds (no string per event).
+            // The last `seq`, kept by the client as a number: written out only when it
+            // reconnects, not per event.
             if let Some(last) = self.cursor.last_seq() {
                 self.sse.set_resume_id_to(last);
             }
         }
+    }
+
+    /// Queues `event`, with the gap it reports when it is the engine's `stream.gap`.
+    async fn deliver(&mut self, event: BbEvent) {
+        self.advance(event.seq);
         let engine_gap = (event.kind == "stream.gap").then(|| {
             event
                 .payload

@@ -110,6 +110,31 @@ async fn dropped_events_are_refilled_from_the_ring_without_a_gap() {
     );
 }
 
+/// A connection cut mid-stream is resumed with `Last-Event-ID` = the last `seq` delivered
+/// (a two-digit one here, past the first turn's), and nothing comes twice or goes missing.
+#[tokio::test]
+async fn a_reconnect_after_a_drop_sends_the_last_seq_as_last_event_id() {
+    let engine = Engine::start(EngineConfig::default()).await;
+    let session = engine.session().await;
+    let input = engine.script("turn", STREAMING);
+    for turn in 1..=2 {
+        engine.client.send_input(&session, &input, &[]).await.unwrap();
+        wait_turns(&engine.client, &session, turn).await;
+    }
+    let before = engine.engine().stream_requests().len();
+    engine.engine().update_faults(|f| f.cut_plan = [12].into());
+    let mut stream = SessionStream::open(&engine.client, &session, None, fast()).unwrap();
+    let updates =
+        collect_until(&mut stream, |u| matches!(u, StreamUpdate::Event(e) if e.seq == Some(16)))
+            .await;
+    assert_eq!(seqs(&updates), (1..=16).collect::<Vec<_>>(), "{updates:#?}");
+    let sent: Vec<_> = engine.engine().stream_requests()[before..]
+        .iter()
+        .map(|request| request.last_event_id.clone())
+        .collect();
+    assert_eq!(sent, [None, Some("12".to_owned())], "the whole ring first, then after seq 12");
+}
+
 #[tokio::test]
 async fn a_wrong_token_is_a_clear_error_without_a_retry_loop() {
     let token = SecretString::from("s3cret");

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -99,6 +99,19 @@ pub enum SseClientError {
 /// next call instead of abandoning it and opening another connection.
 type Opening = Pin<Box<dyn Future<Output = Result<ByteStream, TransportError>> + Send>>;
 
+/// The id a caller chose to resume from ([`ResumeFrom::Caller`]). A number is kept as one and
+/// written out only when a connection is opened: a stream whose position moves at every event
+/// formats nothing per event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CallerId {
+    /// None: the next connection sends no `Last-Event-ID`.
+    None,
+    /// This text.
+    Text(String),
+    /// This number, in decimal.
+    Number(u64),
+}
+
 enum State {
     /// Waiting out the back-off before the next attempt (zero: none), until the deadline
     /// it holds once the wait began.
@@ -155,7 +168,7 @@ pub struct SseClient {
     jitter: Box<dyn Jitter>,
     parser: SseParser,
     resume_from: ResumeFrom,
-    resume_id: Option<String>,
+    resume_id: CallerId,
     state: State,
     pending: VecDeque<SseClientEvent>,
     failure: Option<SseClientError>,
@@ -165,7 +178,16 @@ pub struct SseClient {
     server_retry: Option<Duration>,
     healthy: bool,
     /// The read timeout's timer, kept from one read to the next ([`read_until`]).
-    watch: Option<Pin<Box<tokio::time::Sleep>>>,
+    watch: Option<Watch>,
+}
+
+/// The read timeout's timer, and the waker its last poll left registered with it.
+struct Watch {
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// The task that last polled the timer to `Pending`: the timer wakes it when it fires,
+    /// so while that task reads and the timer has not fired, the timer is not polled again
+    /// (a poll registers the waker anew, ~0.1 k instructions at every read that waits).
+    armed: Option<Waker>,
 }
 
 impl std::fmt::Debug for SseClient {
@@ -199,7 +221,7 @@ impl SseClient {
             jitter: Box::new(RandomJitter),
             parser: SseParser::new(SseLimits::default()),
             resume_from: ResumeFrom::LastEventId,
-            resume_id: None,
+            resume_id: CallerId::None,
             state: State::Connect { delay: Duration::ZERO, until: None },
             pending: VecDeque::new(),
             failure: None,
@@ -247,23 +269,27 @@ impl SseClient {
     pub fn with_resume_id(mut self, id: impl Into<String>) -> Self {
         let id = id.into();
         self.parser.set_last_event_id(id.clone());
-        self.resume_id = Some(id);
+        self.resume_id = CallerId::Text(id);
         self
     }
 
     /// With [`ResumeFrom::Caller`]: the id to send on the next reconnect (`None`: none).
     pub fn set_resume_id(&mut self, id: Option<String>) {
-        self.resume_id = id;
+        self.resume_id = id.map_or(CallerId::None, CallerId::Text);
     }
 
-    /// [`SseClient::set_resume_id`] with `Some(id)` written out, into the id already held: a
-    /// caller that moves its position at every event (a numeric sequence) allocates nothing.
-    pub fn set_resume_id_to(&mut self, id: impl std::fmt::Display) {
-        use std::fmt::Write as _;
-        let held = self.resume_id.get_or_insert_with(String::new);
-        held.clear();
-        // Writing into a `String` cannot fail.
-        let _ = write!(held, "{id}");
+    /// [`SseClient::set_resume_id`] with the number `seq`, kept as a number and written out
+    /// (in decimal) only when a connection is opened: a caller that moves its position at
+    /// every event (a numeric sequence) pays a store per event, not a formatting.
+    pub fn set_resume_id_to(&mut self, seq: u64) {
+        self.resume_id = CallerId::Number(seq);
+    }
+
+    /// Takes back an event's `data` once the caller has read it, for the next event's data
+    /// to be written into ([`SseParser::reuse_data`]): a caller that drops each event's data
+    /// after reading it saves an allocation per event.
+    pub fn reuse_data(&mut self, data: String) {
+        self.parser.reuse_data(data);
     }
 
     /// The stream's last event id.
@@ -282,15 +308,13 @@ impl SseClient {
     /// The id sent as `Last-Event-ID` on the next connection (and, right after
     /// [`SseClientEvent::Connected`], the one the open connection was made with).
     pub fn resume_header(&self) -> Option<String> {
-        self.resume_id().map(str::to_owned)
-    }
-
-    fn resume_id(&self) -> Option<&str> {
-        let id = match self.resume_from {
-            ResumeFrom::LastEventId => Some(self.parser.last_event_id()),
-            ResumeFrom::Caller => self.resume_id.as_deref(),
+        let id = match (self.resume_from, &self.resume_id) {
+            (ResumeFrom::LastEventId, _) => self.parser.last_event_id().to_owned(),
+            (ResumeFrom::Caller, CallerId::None) => return None,
+            (ResumeFrom::Caller, CallerId::Text(id)) => id.clone(),
+            (ResumeFrom::Caller, CallerId::Number(seq)) => seq.to_string(),
         };
-        id.filter(|id| !id.is_empty())
+        (!id.is_empty()).then_some(id)
     }
 
     /// The next item; `None` once closed, `Err` once the client has given up for good
@@ -303,7 +327,7 @@ impl SseClient {
             if let Some(err) = self.failure.take() {
                 return Some(Err(err));
             }
-            if matches!(&self.state, State::Opening { resume, .. } if resume.as_deref() != self.resume_id())
+            if matches!(&self.state, State::Opening { resume, .. } if *resume != self.resume_header())
             {
                 // The resume id moved while the attempt was opening (the caller set it between
                 // two calls): that attempt would resume from the old position, so it is
@@ -451,23 +475,38 @@ fn timer_now() -> tokio::time::Instant {
 /// timeout). The timer is kept in `watch` from one read to the next and moved only when it
 /// fires before this read's deadline (it was set for an earlier read) or is set later than
 /// it (the timeout was tightened): a stream that carries bytes more often than its timeout
-/// updates the runtime's timer wheel about once per timeout, not at every read.
+/// updates the runtime's timer wheel about once per timeout, not at every read. Nor is it
+/// polled at every read that waits: only when it was moved, has fired, or another task
+/// reads ([`Watch::armed`]).
 fn read_until(
     stream: &mut ByteStream,
-    watch: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    watch: &mut Option<Watch>,
     deadline: tokio::time::Instant,
     cx: &mut Context<'_>,
 ) -> Poll<Option<Option<Result<Bytes, TransportError>>>> {
     if let Poll::Ready(item) = stream.poll_next_unpin(cx) {
         return Poll::Ready(Some(item));
     }
-    let timer = watch.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+    let Watch { timer, armed } = watch.get_or_insert_with(|| Watch {
+        timer: Box::pin(tokio::time::sleep_until(deadline)),
+        armed: None,
+    });
     if timer.deadline() > deadline {
         timer.as_mut().reset(deadline);
+        *armed = None;
+    }
+    if armed.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) && !timer.is_elapsed() {
+        // Registered with this task and not fired: it wakes the task when it does.
+        return Poll::Pending;
     }
     loop {
         match timer.as_mut().poll(cx) {
-            Poll::Pending => return Poll::Pending,
+            Poll::Pending => {
+                if !armed.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) {
+                    *armed = Some(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
             Poll::Ready(()) if timer.deadline() >= deadline => return Poll::Ready(None),
             Poll::Ready(()) => timer.as_mut().reset(deadline),
         }

@@ -159,6 +159,20 @@ impl SseParser {
         self.failed = None;
     }
 
+    /// Takes back an event's `data` once its reader is done with it: the next event's data is
+    /// written into it (its room kept up to [`SseParser::REUSED_DATA_BYTES`]), so a reader
+    /// that only reads each event's data costs no allocation per event for it.
+    pub fn reuse_data(&mut self, mut data: String) {
+        if self.data.capacity() == 0 && data.capacity() <= Self::REUSED_DATA_BYTES {
+            data.clear();
+            self.data = data;
+        }
+    }
+
+    /// The most room [`SseParser::reuse_data`] keeps: a rare large event's buffer is not held
+    /// for the stream's life.
+    pub const REUSED_DATA_BYTES: usize = 64 << 10;
+
     /// Parses `chunk`, appending every item it completes to `out`. Items completed before an
     /// error are kept in `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
@@ -312,7 +326,8 @@ impl SseParser {
     }
 
     /// A `data` line's value. The event's first line is copied once, into a buffer of its
-    /// size that the event then takes; the spec's trailing `\n` is never written.
+    /// size that the event then takes (or one given back, [`SseParser::reuse_data`]); the
+    /// spec's trailing `\n` is never written.
     fn data_line(&mut self, value: &[u8]) -> Result<(), SseError> {
         let value = decode(value);
         self.check_event_len(value.len() + 1)?;

@@ -353,4 +353,42 @@ proptest! {
             prop_assert_eq!(parser.last_event_id(), reference.last_event_id.as_str());
         }
     }
+
+    /// A parser given back a buffer after every event (`reuse_data`, holding text of its own
+    /// and room to spare) yields what the reference yields.
+    #[test]
+    fn a_parser_given_back_its_data_buffers_yields_what_the_reference_yields(
+        ops in proptest::collection::vec(op(), 0..24),
+        limits in limits(),
+    ) {
+        let mut parser = SseParser::new(limits);
+        let mut reference = Reference::new(limits);
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        for op in &ops {
+            match op {
+                Op::Feed(chunk) => {
+                    let before = got.len();
+                    let fed = parser.feed(chunk, &mut got);
+                    prop_assert_eq!(fed, reference.feed(chunk, &mut want));
+                    for item in &got[before..] {
+                        if let SseItem::Event(event) = item {
+                            let mut spare = String::with_capacity(2 * event.data.len() + 16);
+                            spare.push_str("left over: ");
+                            spare.push_str(&event.data);
+                            parser.reuse_data(spare);
+                        }
+                    }
+                }
+                Op::Reset => {
+                    parser.reset_stream();
+                    reference.reset_stream();
+                }
+                Op::SetId(id) => {
+                    parser.set_last_event_id(id.clone());
+                    reference.set_last_event_id(id.clone());
+                }
+            }
+            prop_assert_eq!(&got, &want);
+        }
+    }
 }

@@ -231,43 +231,68 @@ pub(crate) enum Chunked {
 impl Framing {
     /// Decodes what `buf` holds onto `out` (the body's data), consuming the framing; stops
     /// where `buf` runs out. An error names what broke the framing.
+    ///
+    /// `buf` is read by position and consumed once, at the end: emptied in place when all of
+    /// it was decoded (the usual read: whole chunks), so its room is reused from its start.
+    /// Each `BytesMut::advance` costs ~40 instructions, and a BreadBoard event (two chunks)
+    /// took six.
     pub(crate) fn decode(&mut self, buf: &mut BytesMut, out: &mut BytesMut) -> Result<(), String> {
+        let mut at = 0;
+        let decoded = self.decode_from(buf, &mut at, out);
+        if at == buf.len() {
+            buf.clear();
+        } else {
+            buf.advance(at);
+        }
+        decoded
+    }
+
+    /// [`Framing::decode`] of `buf` from `at`, which it moves past what it consumed.
+    fn decode_from(
+        &mut self,
+        buf: &[u8],
+        at: &mut usize,
+        out: &mut BytesMut,
+    ) -> Result<(), String> {
         loop {
+            let rest = &buf[*at..];
             match self {
                 Self::Ended => return Ok(()),
                 Self::Close => {
-                    out.extend_from_slice(buf);
-                    buf.clear();
+                    out.extend_from_slice(rest);
+                    *at = buf.len();
                     return Ok(());
                 }
                 Self::Length(left) => {
-                    let n = take(buf, out, *left);
-                    *left -= n;
+                    let n = take(rest, out, *left);
+                    *at += n;
+                    *left -= n as u64;
                     if *left == 0 {
                         *self = Self::Ended;
                     }
                     return Ok(());
                 }
                 Self::Chunked(Chunked::Data(left)) => {
-                    let n = take(buf, out, *left);
-                    *left -= n;
+                    let n = take(rest, out, *left);
+                    *at += n;
+                    *left -= n as u64;
                     if *left > 0 {
                         return Ok(());
                     }
                     *self = Self::Chunked(Chunked::DataEnd);
                 }
                 Self::Chunked(Chunked::DataEnd) => {
-                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
+                    let Some((len, taken)) = line(rest)? else { return Ok(()) };
                     if len != 0 {
                         return Err("a chunk is longer than its size line says".into());
                     }
-                    buf.advance(taken);
+                    *at += taken;
                     *self = Self::Chunked(Chunked::Size);
                 }
                 Self::Chunked(Chunked::Size) => {
-                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
-                    let size = chunk_size(&buf[..len])?;
-                    buf.advance(taken);
+                    let Some((len, taken)) = line(rest)? else { return Ok(()) };
+                    let size = chunk_size(&rest[..len])?;
+                    *at += taken;
                     *self = Self::Chunked(if size == 0 {
                         Chunked::Trailers
                     } else {
@@ -275,8 +300,8 @@ impl Framing {
                     });
                 }
                 Self::Chunked(Chunked::Trailers) => {
-                    let Some((len, taken)) = line(buf)? else { return Ok(()) };
-                    buf.advance(taken);
+                    let Some((len, taken)) = line(rest)? else { return Ok(()) };
+                    *at += taken;
                     if len == 0 {
                         *self = Self::Ended;
                     }
@@ -294,12 +319,11 @@ impl Framing {
     }
 }
 
-/// Moves up to `left` bytes of `buf` onto `out`; how many.
-fn take(buf: &mut BytesMut, out: &mut BytesMut, left: u64) -> u64 {
-    let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-    out.extend_from_slice(&buf[..n]);
-    buf.advance(n);
-    n as u64
+/// Copies up to `left` bytes of `rest` onto `out`; how many.
+fn take(rest: &[u8], out: &mut BytesMut, left: u64) -> usize {
+    let n = rest.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+    out.extend_from_slice(&rest[..n]);
+    n
 }
 
 /// The next line at the start of `buf`: its length without its line end (`\r\n`, or a bare
@@ -307,7 +331,7 @@ fn take(buf: &mut BytesMut, out: &mut BytesMut, left: u64) -> u64 {
 /// `None` until a whole line is there. The line is read in place (a line split off a
 /// `BytesMut` would make its buffer shared, an allocation per line), and its end is looked
 /// for by hand in the first 18 bytes, where a size line or a chunk's line end is.
-fn line(buf: &BytesMut) -> Result<Option<(usize, usize)>, String> {
+fn line(buf: &[u8]) -> Result<Option<(usize, usize)>, String> {
     const BY_HAND: usize = 18;
     let head = buf.len().min(BY_HAND);
     let end = match buf[..head].iter().position(|&b| b == b'\n') {
