@@ -78,21 +78,27 @@ impl Consumer for Pump {
     }
 
     async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        // What was mapped before a reconnection goes out first: mapping that one waits on
-        // the engine.
-        if matches!(update, KiloUpdate::Connected { .. }) {
-            send_all(&self.updates, &mut self.mapped).await?;
+        if let KiloUpdate::Event { event } = update {
+            // Nearly every update: mapped here, without `map`'s future (one move of the
+            // update fewer).
+            self.state.apply_into(event, &mut self.inputs);
+        } else {
+            // What was mapped before a reconnection goes out first: mapping that one waits
+            // on the engine.
+            if matches!(update, KiloUpdate::Connected { .. }) {
+                send_all(&self.updates, &mut self.mapped).await?;
+            }
+            map(
+                update,
+                &mut self.state,
+                &self.shared,
+                &self.client,
+                &mut self.restarted,
+                &mut self.rehydrations,
+                &mut self.inputs,
+            )
+            .await;
         }
-        map(
-            update,
-            &mut self.state,
-            &self.shared,
-            &self.client,
-            &mut self.restarted,
-            &mut self.rehydrations,
-            &mut self.inputs,
-        )
-        .await;
         for input in self.inputs.drain(..) {
             if let Some(id) = push_merged_id(&mut self.mapped, input) {
                 self.state.reuse_session(id);

@@ -334,7 +334,12 @@ impl<C: Consumer> Router<C> {
         item: Option<Result<SseClientEvent, SseClientError>>,
     ) -> Result<Flow, Gone> {
         match item {
-            Some(Ok(item)) => self.stream_item(item).await.map(|()| Flow::Continue),
+            // An event is most of a stream: routed and taken here, one future per event.
+            Some(Ok(SseClientEvent::Event(event))) => {
+                let update = self.routing.route(event.data);
+                self.out.take(update).await.map(|()| Flow::Continue)
+            }
+            Some(Ok(item)) => self.connection_item(item).await.map(|()| Flow::Continue),
             Some(Err(err)) => self.send(KiloUpdate::Failed(err)).await.map(|()| Flow::Stop),
             None => Ok(Flow::Stop),
         }
@@ -360,7 +365,8 @@ impl<C: Consumer> Router<C> {
         Ok(())
     }
 
-    async fn stream_item(&mut self, item: SseClientEvent) -> Result<(), Gone> {
+    /// A stream item other than an event (those [`Router::item`] routes itself).
+    async fn connection_item(&mut self, item: SseClientEvent) -> Result<(), Gone> {
         match item {
             SseClientEvent::Connected { reconnects } => {
                 self.send(KiloUpdate::Connected { reconnects }).await?;
@@ -373,11 +379,7 @@ impl<C: Consumer> Router<C> {
                 let last_error = reason.to_string();
                 self.send(KiloUpdate::Reconnecting { attempt, delay, last_error }).await
             }
-            SseClientEvent::Event(event) => {
-                let update = self.routing.route(event.data);
-                self.send(update).await
-            }
-            // Kilo sends neither (nor anything else the client may report); nothing to route.
+            // Events are routed by `item`; Kilo sends no other item the client may report.
             _ => Ok(()),
         }
     }
