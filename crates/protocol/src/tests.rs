@@ -637,3 +637,70 @@ proptest::proptest! {
         proptest::prop_assert_eq!(message.to_line(&Limits::default()).unwrap(), derive);
     }
 }
+
+/// Payloads as the host holds them: the engine's text kept (any JSON object's text) or a
+/// tree built by the bridge.
+fn item_payload() -> impl proptest::strategy::Strategy<Value = bb_payload::Payload> {
+    use proptest::strategy::Strategy;
+    (proptest::collection::vec((state_string(), state_string()), 0..3), proptest::bool::ANY)
+        .prop_map(|(fields, as_text)| {
+            let map: serde_json::Map<String, serde_json::Value> =
+                fields.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+            if as_text {
+                let text = serde_json::to_string(&map).unwrap_or_default();
+                bb_payload::Payload::from_text_unchecked(text)
+            } else {
+                map.into()
+            }
+        })
+}
+
+fn event_item() -> impl proptest::strategy::Strategy<Value = EventItem> {
+    use proptest::option::of;
+    use proptest::strategy::Strategy;
+    let truncation =
+        (state_string(), proptest::collection::vec(state_string(), 0..3), 0u64..1 << 40).prop_map(
+            |(body_ref, fields, total_bytes)| Truncation { body_ref, fields, total_bytes },
+        );
+    (
+        (state_string(), state_string(), proptest::bool::ANY),
+        of(0..=crate::count::MAX_COUNT),
+        of(proptest::prop_oneof![proptest::num::f64::ANY, (0u64..1 << 53).prop_map(|n| n as f64)]),
+        item_payload(),
+        proptest::prop_oneof![proptest::strategy::Just(String::new()), state_string()],
+        (of(state_string()), of(truncation), of(state_string())),
+    )
+        .prop_map(
+            |(
+                (id, kind, borrowed),
+                turn,
+                ts,
+                payload,
+                class,
+                (message_id, truncated, session_id),
+            )| {
+                let event_type =
+                    if borrowed { "assistant.message.delta".into() } else { kind.into() };
+                EventItem {
+                    event: EngineEvent { id, event_type, turn, ts, payload },
+                    class,
+                    message_id,
+                    truncated,
+                    session_id,
+                }
+            },
+        )
+}
+
+proptest::proptest! {
+    /// An item written directly (what every written event list holds) is the derive's JSON:
+    /// every optional field absent and present, strings that need escaping or not, payloads
+    /// kept as text and built as trees, every kind of number.
+    #[test]
+    fn an_item_written_directly_is_the_derives_json(item in event_item()) {
+        let mut direct = Vec::new();
+        crate::v1::events_line::write_item(&mut direct, &item).unwrap();
+        let derive = serde_json::to_string(&item).unwrap();
+        proptest::prop_assert_eq!(String::from_utf8(direct).unwrap(), derive);
+    }
+}

@@ -118,9 +118,9 @@ impl EventsWriter {
             return Err(Refused::Unwritable(Box::new(item)));
         }
         scratch.clear();
-        // Fails only for a map with non-string keys, which a `Map` cannot hold; NaN and
-        // infinite floats are written as `null`.
-        let written = serde_json::to_writer(&mut *scratch, &item);
+        // The derive's bytes, written directly. Fails only for a map with non-string keys,
+        // which a `Map` cannot hold; NaN and infinite floats are written as `null`.
+        let written = super::events_line::write_item(scratch, &item);
         // Its text, or whether it was too long (else unwritable).
         let text = match (written, std::str::from_utf8(scratch)) {
             (Ok(()), Ok(text)) if text.len() <= room => Ok(text.to_owned()),

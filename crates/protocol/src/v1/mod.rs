@@ -4,7 +4,7 @@ mod applied;
 mod decode;
 mod envelope;
 mod events;
-mod events_line;
+pub(crate) mod events_line;
 mod params;
 mod results;
 mod state_line;

@@ -1,8 +1,8 @@
 //! The line of a `bb/state` message written directly: the envelope's and each summary's
-//! constant parts as literal text, strings and numbers through serde_json's own writers, so
-//! the bytes are those serde's derive writes.
+//! constant parts as literal text, strings as serde_json escapes them and numbers through
+//! serde_json's own writers, so the bytes are those serde's derive writes.
 
-use super::events_line::{field, json};
+use super::events_line::{field, str_field, string};
 use super::results::SessionSummary;
 use super::topics::StatePayload;
 
@@ -23,7 +23,7 @@ pub(crate) fn write(out: &mut Vec<u8>, payload: &StatePayload) -> serde_json::Re
         summary(out, session)?;
     }
     out.push(b']');
-    field(out, br#","activeSessionId":"#, active_session_id.as_deref())?;
+    str_field(out, br#","activeSessionId":"#, active_session_id.as_deref());
     field(out, br#","running":"#, running.as_ref())?;
     field(out, br#","pendingPermissionCount":"#, pending_permission_count.as_ref())?;
     out.extend_from_slice(b"}}");
@@ -43,14 +43,14 @@ fn summary(out: &mut Vec<u8>, session: &SessionSummary) -> serde_json::Result<()
         folder,
     } = session;
     out.extend_from_slice(br#"{"sessionId":"#);
-    json(out, session_id.as_str())?;
-    field(out, br#","title":"#, title.as_deref())?;
-    field(out, br#","status":"#, status.as_deref())?;
+    string(out, session_id);
+    str_field(out, br#","title":"#, title.as_deref());
+    str_field(out, br#","status":"#, status.as_deref());
     field(out, br#","updatedAt":"#, updated_at.as_ref())?;
     field(out, br#","queuedPrompts":"#, queued_prompts.as_ref())?;
-    field(out, br#","parentId":"#, parent_id.as_deref())?;
+    str_field(out, br#","parentId":"#, parent_id.as_deref());
     field(out, br#","pendingPermissionCount":"#, pending_permission_count.as_ref())?;
-    field(out, br#","folder":"#, folder.as_deref())?;
+    str_field(out, br#","folder":"#, folder.as_deref());
     out.push(b'}');
     Ok(())
 }
