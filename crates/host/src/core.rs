@@ -115,6 +115,12 @@ struct Scratch {
     due: Vec<(u64, String)>,
 }
 
+/// The priority of session `id`'s lane: active while a receiving connection shows it.
+fn priority_in(conns: &BTreeMap<ConnId, Conn>, id: &str) -> Priority {
+    let watched = conns.values().any(|c| c.deliverable() && c.active.as_deref() == Some(id));
+    if watched { Priority::Active } else { Priority::Background }
+}
+
 /// The open connections, written into `open`.
 fn open_conns<'a>(open: &'a mut Vec<ConnId>, conns: &BTreeMap<ConnId, Conn>) -> &'a [ConnId] {
     open.clear();
@@ -898,9 +904,7 @@ impl Host {
     /// The cadence class of a session: one a receiving webview has selected is active, the
     /// others background.
     fn priority_of(&self, id: &str) -> Priority {
-        let watched =
-            self.conns.values().any(|c| c.deliverable() && c.active.as_deref() == Some(id));
-        if watched { Priority::Active } else { Priority::Background }
+        priority_in(&self.conns, id)
     }
 
     fn refresh_priorities(&mut self) {
@@ -937,7 +941,6 @@ impl Host {
         events: impl Iterator<Item = (EngineEvent, EventClass)>,
         now: Instant,
     ) {
-        let priority = self.priority_of(session_id);
         let engine = self.engine;
         self.activity += 1;
         let grid = *self.grid.get_or_insert(now);
@@ -951,7 +954,12 @@ impl Host {
         }
         let state = slot.state.get_or_insert_default();
         state.active_at = self.activity;
-        let lane = slot.lane.get_or_insert_with(|| Lane::new(engine, priority, grid));
+        // The priority is looked up for a new lane only (`refresh_priorities` keeps an
+        // existing lane's current).
+        let conns = &self.conns;
+        let lane = slot
+            .lane
+            .get_or_insert_with(|| Lane::new(engine, priority_in(conns, session_id), grid));
         // Its times as the kept ones know them (a new lane's are none).
         let was = lane.times();
         if lane.pending_len() == 0 {
