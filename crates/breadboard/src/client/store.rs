@@ -85,9 +85,19 @@ impl CursorStore {
 
     /// Records a delivered `seq` (kept only if it moves forward).
     pub fn record(&mut self, session_id: &str, seq: u64, now: Instant) {
-        let entry = self.sessions.entry(session_id.to_owned()).or_insert(0);
-        if seq > *entry {
-            *entry = seq;
+        // A known session (every record but its first) is found without a copy of its id.
+        let moved = match self.sessions.get_mut(session_id) {
+            Some(entry) if seq > *entry => {
+                *entry = seq;
+                true
+            }
+            Some(_) => false,
+            None => {
+                self.sessions.insert(session_id.to_owned(), seq);
+                seq > 0
+            }
+        };
+        if moved {
             self.dirty_since.get_or_insert(now);
         }
     }

@@ -177,6 +177,27 @@ fn base() -> Instant {
 }
 
 #[test]
+fn a_cursor_moves_only_forward_from_its_first_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = base();
+    let mut store = CursorStore::open(dir.path(), Duration::ZERO).unwrap();
+    store.record("a", 0, t0);
+    assert_eq!(
+        (store.get("a"), store.poll_timeout()),
+        (Some(0), None),
+        "a first 0 changes nothing"
+    );
+    store.record("b", 5, t0);
+    assert_eq!((store.get("b"), store.poll_timeout()), (Some(5), Some(t0)));
+    store.flush().unwrap();
+    store.record("b", 4, t0);
+    store.record("b", 5, t0);
+    assert_eq!((store.get("b"), store.poll_timeout()), (Some(5), None), "not moved back");
+    store.record("b", 6, t0);
+    assert_eq!((store.get("b"), store.poll_timeout()), (Some(6), Some(t0)));
+}
+
+#[test]
 fn cursor_store_debounces_and_writes_atomically() {
     let dir = tempfile::tempdir().unwrap();
     let debounce = Duration::from_secs(1);
