@@ -240,34 +240,87 @@ fn str_or_other(data: &str, pos: usize) -> Option<(Option<&str>, usize)> {
 
 /// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
 /// which all fit), or `None` for any value that is no number (skipped); and the position
-/// after it. Other numbers are not read here. The digits are found and added up in one
-/// loop over the text (no bounds check a digit); a 20th digit ends it: too many.
+/// after it. Other numbers are not read here.
 #[inline(always)]
 fn uint(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
-    let rest = b.get(pos..)?;
-    let first = *rest.first()?;
+    let first = *b.get(pos)?;
     if !first.is_ascii_digit() {
         if first == b'-' {
             return None;
         }
         return Some((None, skip(b, pos, 1)?));
     }
-    let mut n = 0u64;
-    let mut len = 0;
-    for &c in rest.iter().take(20) {
-        let digit = c.wrapping_sub(b'0');
-        if digit > 9 {
-            break;
-        }
-        // 19 digits fit; with a 20th the value is refused below, whatever it wrapped to.
-        n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
-        len += 1;
-    }
-    let fraction = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
+    let (n, len) = leading_digits(b, pos);
+    let fraction = matches!(b.get(pos + len), Some(b'.' | b'e' | b'E'));
     if fraction || len > 19 || (first == b'0' && len > 1) {
         return None;
     }
     Some((Some(n), pos + len))
+}
+
+/// The digits from `pos` on: their count (at least 20 when there are 20 or more) and, when
+/// there are at most 19 (which all fit), their value. Eight digits a step where eight bytes
+/// are left (an envelope's timestamps have 13), then a byte at a time.
+#[inline(always)]
+fn leading_digits(b: &[u8], pos: usize) -> (u64, usize) {
+    let (mut n, mut len) = (0u64, 0);
+    while len < 20
+        && let Some(word) = b.get(pos + len..).and_then(<[u8]>::first_chunk::<8>)
+    {
+        // The digits' values where the bytes are digits, with the first in the low byte.
+        let word = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'0'));
+        let count = digit_count(word);
+        // 19 digits fit; with a 20th the value is refused, whatever it wrapped to.
+        n = n.wrapping_mul(POW10[count]).wrapping_add(first_digits(word, count));
+        len += count;
+        if count < 8 {
+            return (n, len);
+        }
+    }
+    while len < 20
+        && let Some(digit) = b.get(pos + len).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9)
+    {
+        n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+        len += 1;
+    }
+    (n, len)
+}
+
+/// A one in each byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// `10^i`, for `i` digits more.
+const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+/// How many of the bytes of `word` (text XOR `b'0'` in each byte, the first in the low byte)
+/// are digits before the first that is not: 0 to 8.
+#[inline(always)]
+fn digit_count(word: u64) -> usize {
+    // A byte is a digit when it is at most 9 now: adding 0x76 sets the high bit of any byte
+    // from 10 to 0x7f (without a carry), and a byte of 0x80 or more has it set already. A
+    // carry out of such a byte can only mark a byte after it: the lowest mark is exact.
+    let not_digit = (word.wrapping_add(ONES * 0x76) | word) & (ONES * 0x80);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `count` (0 to 8) bytes of `word` as [`digit_count`] reads it,
+/// each a digit, the first the most significant: the bytes after them shifted out, zeros
+/// (leading) shifted in, and the eight digits added in pairs, fours and eights.
+#[inline(always)]
+fn first_digits(word: u64, count: usize) -> u64 {
+    if count == 0 {
+        return 0;
+    }
+    let word = word << (64 - 8 * count);
+    // Each even byte: ten times its digit and the next one's.
+    let pairs = word.wrapping_mul(10).wrapping_add(word >> 8);
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    // Pairs 0 and 2 times 100 and 10^6, pairs 1 and 3 times 10^4 and 1, summed in the high
+    // half.
+    let high = (pairs & MASK)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((pairs >> 16) & MASK).wrapping_mul(1 + (10_000 << 32)));
+    high >> 32
 }
 
 /// The payload at `pos`: an object kept as its tree is written, or `None` for `null`; and
