@@ -96,8 +96,9 @@ pub(crate) fn walk_leading_fields<const N: usize>(
 
 /// [`leading_fields`] of the commonest payload, a flat object written as serde_json writes
 /// it, found without the general walk: `{` at the start, then up to 8 keys (none twice), each
-/// a string without escapes, and values that are strings without escapes, integers as
-/// serde_json writes them (up to 18 digits), `true`, `false` or `null`, without whitespace.
+/// a string without escapes, and values that are strings whose escapes serde_json writes as
+/// they are ([`plain_escapes_end`]), integers as serde_json writes them (up to 18 digits),
+/// `true`, `false` or `null`, without whitespace.
 /// Such an object is its own writing ([`Canonical::Same`]); the fields found, and the
 /// object's length. `None` for anything else: the walk decides it. An event's payload on a
 /// stream (a delta's ids, its text and its `seq`) is such an object, and the walk's
@@ -130,14 +131,18 @@ pub(crate) fn flat<const N: usize>(text: &str, keys: [&str; N]) -> Option<([Fiel
         pos = end + 2;
         match *b.get(pos)? {
             b'"' => {
-                let end = string_stop(b, pos + 1)?;
-                if *b.get(end)? != b'"' {
-                    return None;
-                }
+                let start = pos + 1;
+                let end = string_stop(b, start)?;
+                let field = if *b.get(end)? == b'"' {
+                    pos = end + 1;
+                    Field::At(start..end)
+                } else {
+                    pos = plain_escapes_end(b, end)? + 1;
+                    Field::Escaped
+                };
                 if let Some(i) = keys.iter().position(|k| k.as_bytes() == key) {
-                    found[i] = Field::At(pos + 1..end);
+                    found[i] = field;
                 }
-                pos = end + 1;
             }
             b't' => pos = flat_word(b, pos, b"true")?,
             b'f' => pos = flat_word(b, pos, b"false")?,
@@ -151,6 +156,25 @@ pub(crate) fn flat<const N: usize>(text: &str, keys: [&str; N]) -> Option<([Fiel
         }
     }
     None
+}
+
+/// Where the closing quote is of the string whose first `\\` or control character is at
+/// `at`, when each of its escapes is one serde_json writes as it is (`\"`, `\\`, `\b`, `\f`,
+/// `\n`, `\r`, `\t`: most deltas hold a line break). `None` for any other (`\/`, a `\u`
+/// escape) and for a raw control character: the walk decides those.
+#[inline(never)]
+fn plain_escapes_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        match *b.get(at)? {
+            b'"' => return Some(at),
+            b'\\' => {}
+            _ => return None,
+        }
+        match *b.get(at + 1)? {
+            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => at = string_stop(b, at + 2)?,
+            _ => return None,
+        }
+    }
 }
 
 /// The position after `word` when the text at `pos` starts with it.

@@ -533,7 +533,12 @@ fn arb_flat_text() -> impl Strategy<Value = (String, bool)> {
     ];
     let value = prop_oneof![
         "[a-z é😀]{0,24}".prop_map(|s| (format!("\"{s}\""), true)),
-        "[a-z\"\\\\\n\u{1} é]{0,24}".prop_map(|s| (serde_json::to_string(&s).unwrap(), false)),
+        // serde_json writes a raw control character other than these five as `\u00XX`.
+        "[a-z\"\\\\\n\t\r\u{8}\u{c}\u{1} é]{0,24}"
+            .prop_map(|s| (serde_json::to_string(&s).unwrap(), !s.contains('\u{1}'))),
+        // Escapes serde_json writes otherwise.
+        prop_oneof![Just(r#""a\/b""#), Just(r#""\u00e9""#), Just(r#""a\u0001""#), Just(r#""a\x""#)]
+            .prop_map(|w| (w.to_owned(), false)),
         any::<i64>().prop_map(|n| (n.to_string(), n.unsigned_abs() < 10u64.pow(18))),
         "-?[0-9]{1,21}(\\.[0-9]|e1)?".prop_map(|n| (n, false)),
         prop_oneof![Just("true"), Just("false"), Just("null")].prop_map(|w| (w.to_owned(), true)),
@@ -549,6 +554,7 @@ fn arb_flat_text() -> impl Strategy<Value = (String, bool)> {
             Just("\"a\u{1}\""),
             // A raw control character that would end the string, were it read as an end.
             Just("\"\u{1},\"b\":\"1\""),
+            Just("\"a\u{1}n\""),
             // Past an i64 and past a u64: read as floats, written otherwise.
             Just("-9999999999999999999"),
             Just("99999999999999999999"),
