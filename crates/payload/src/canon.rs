@@ -50,6 +50,11 @@ pub fn canonical(text: &str) -> Canonical {
 /// rewritten text); each [`Field::Absent`] when the text is not an object or is
 /// [`Canonical::Tree`].
 pub fn canonical_fields<const N: usize>(text: &str, keys: [&str; N]) -> (Canonical, [Field; N]) {
+    if let Some((found, len)) = flat(text, keys)
+        && len == text.len()
+    {
+        return (Canonical::Same, found);
+    }
     let mut walk = Walk::new(text, keys);
     if walk.value(0).is_none() {
         return (Canonical::Tree, absent());
@@ -69,6 +74,17 @@ pub(crate) fn leading_fields<const N: usize>(
     text: &str,
     keys: [&str; N],
 ) -> (Canonical, [Field; N], usize) {
+    match flat(text, keys) {
+        Some((found, len)) => (Canonical::Same, found, len),
+        None => walk_leading_fields(text, keys),
+    }
+}
+
+/// [`leading_fields`] by the general walk alone.
+pub(crate) fn walk_leading_fields<const N: usize>(
+    text: &str,
+    keys: [&str; N],
+) -> (Canonical, [Field; N], usize) {
     let mut walk = Walk::new(text, keys);
     if walk.value(0).is_none() {
         return (Canonical::Tree, absent(), 0);
@@ -76,6 +92,111 @@ pub(crate) fn leading_fields<const N: usize>(
     let len = walk.pos;
     let (canonical, found) = walk.finish();
     (canonical, found, len)
+}
+
+/// [`leading_fields`] of the commonest payload, a flat object written as serde_json writes
+/// it, found without the general walk: `{` at the start, then up to 8 keys (none twice), each
+/// a string without escapes, and values that are strings whose escapes serde_json writes as
+/// they are ([`plain_escapes_end`]), integers as serde_json writes them (up to 18 digits),
+/// `true`, `false` or `null`, without whitespace.
+/// Such an object is its own writing ([`Canonical::Same`]); the fields found, and the
+/// object's length. `None` for anything else: the walk decides it. An event's payload on a
+/// stream (a delta's ids, its text and its `seq`) is such an object, and the walk's
+/// rewriting, nesting and key bookkeeping cost several times this read of it.
+#[inline]
+pub(crate) fn flat<const N: usize>(text: &str, keys: [&str; N]) -> Option<([Field; N], usize)> {
+    let b = text.as_bytes();
+    if *b.first()? != b'{' {
+        return None;
+    }
+    let mut found = absent();
+    if *b.get(1)? == b'}' {
+        return Some((found, 2));
+    }
+    let mut seen: [&[u8]; FEW_KEYS] = [&[]; FEW_KEYS];
+    let mut pos = 1;
+    for n in 0..FEW_KEYS {
+        if *b.get(pos)? != b'"' {
+            return None;
+        }
+        let end = string_stop(b, pos + 1)?;
+        if *b.get(end)? != b'"' || *b.get(end + 1)? != b':' {
+            return None;
+        }
+        let key = b.get(pos + 1..end)?;
+        if seen[..n].contains(&key) {
+            return None;
+        }
+        seen[n] = key;
+        pos = end + 2;
+        match *b.get(pos)? {
+            b'"' => {
+                let start = pos + 1;
+                let end = string_stop(b, start)?;
+                let field = if *b.get(end)? == b'"' {
+                    pos = end + 1;
+                    Field::At(start..end)
+                } else {
+                    pos = plain_escapes_end(b, end)? + 1;
+                    Field::Escaped
+                };
+                if let Some(i) = keys.iter().position(|k| k.as_bytes() == key) {
+                    found[i] = field;
+                }
+            }
+            b't' => pos = flat_word(b, pos, b"true")?,
+            b'f' => pos = flat_word(b, pos, b"false")?,
+            b'n' => pos = flat_word(b, pos, b"null")?,
+            _ => pos = plain_integer(b, pos)?,
+        }
+        match *b.get(pos)? {
+            b',' => pos += 1,
+            b'}' => return Some((found, pos + 1)),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Where the closing quote is of the string whose first `\\` or control character is at
+/// `at`, when each of its escapes is one serde_json writes as it is (`\"`, `\\`, `\b`, `\f`,
+/// `\n`, `\r`, `\t`: most deltas hold a line break). `None` for any other (`\/`, a `\u`
+/// escape) and for a raw control character: the walk decides those.
+#[inline(never)]
+fn plain_escapes_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        match *b.get(at)? {
+            b'"' => return Some(at),
+            b'\\' => {}
+            _ => return None,
+        }
+        match *b.get(at + 1)? {
+            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => at = string_stop(b, at + 2)?,
+            _ => return None,
+        }
+    }
+}
+
+/// The position after `word` when the text at `pos` starts with it.
+#[inline(always)]
+fn flat_word(b: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
+    b.get(pos..)?.starts_with(word).then_some(pos + word.len())
+}
+
+/// The position after the integer at `pos` when it is one that serde_json reads and writes
+/// as itself (as [`Walk::number`]'s plain tokens: up to 18 digits, no leading zero, not
+/// `-0`). What follows it is the caller's to check: a fraction or an exponent is no `,` or
+/// `}`.
+#[inline(always)]
+fn plain_integer(b: &[u8], pos: usize) -> Option<usize> {
+    let start = pos + usize::from(b.get(pos) == Some(&b'-'));
+    let mut end = start;
+    while b.get(end).is_some_and(u8::is_ascii_digit) {
+        end += 1;
+    }
+    let len = end - start;
+    let zero = *b.get(start)? == b'0';
+    (len > 0 && len <= 18 && !(zero && (len > 1 || start > pos))).then_some(end)
 }
 
 fn absent<const N: usize>() -> [Field; N] {

@@ -516,3 +516,87 @@ proptest! {
         }
     }
 }
+
+/// A top-level object's text as the flat read meets it: keys plain, escaped, long or twice;
+/// values it reads (strings without escapes, plain integers, `true`, `false`, `null`) and
+/// ones it leaves to the walk; whitespace sometimes. With whether the flat read must take it.
+fn arb_flat_text() -> impl Strategy<Value = (String, bool)> {
+    let key = prop_oneof![
+        Just(("a", true)),
+        Just(("b", true)),
+        Just(("d", true)),
+        Just(("item_id", true)),
+        Just(("a_key_longer_than_one_step", true)),
+        Just(("x\\u0061", false)),
+        // A raw control character that would end the key, were it read as an end.
+        Just(("\u{1}:1,\"a", false)),
+    ];
+    let value = prop_oneof![
+        "[a-z é😀]{0,24}".prop_map(|s| (format!("\"{s}\""), true)),
+        // serde_json writes a raw control character other than these five as `\u00XX`.
+        "[a-z\"\\\\\n\t\r\u{8}\u{c}\u{1} é]{0,24}"
+            .prop_map(|s| (serde_json::to_string(&s).unwrap(), !s.contains('\u{1}'))),
+        // Escapes serde_json writes otherwise.
+        prop_oneof![Just(r#""a\/b""#), Just(r#""\u00e9""#), Just(r#""a\u0001""#), Just(r#""a\x""#)]
+            .prop_map(|w| (w.to_owned(), false)),
+        any::<i64>().prop_map(|n| (n.to_string(), n.unsigned_abs() < 10u64.pow(18))),
+        "-?[0-9]{1,21}(\\.[0-9]|e1)?".prop_map(|n| (n, false)),
+        prop_oneof![Just("true"), Just("false"), Just("null")].prop_map(|w| (w.to_owned(), true)),
+        prop_oneof![
+            Just("tru"),
+            Just("nul"),
+            Just("-0"),
+            Just("-"),
+            Just("1.5"),
+            Just("{}"),
+            Just("[1]"),
+            Just("{\"a\":1}"),
+            Just("\"a\u{1}\""),
+            // A raw control character that would end the string, were it read as an end.
+            Just("\"\u{1},\"b\":\"1\""),
+            Just("\"a\u{1}n\""),
+            // Past an i64 and past a u64: read as floats, written otherwise.
+            Just("-9999999999999999999"),
+            Just("99999999999999999999"),
+        ]
+        .prop_map(|w| (w.to_owned(), false)),
+    ];
+    let space = prop_oneof![4 => Just(""), 1 => Just(" ")];
+    (prop::collection::vec((key, value, space), 0..10), any::<bool>()).prop_map(
+        |(fields, trailing)| {
+            let mut text = String::from("{");
+            let mut keys = Vec::new();
+            let mut taken = fields.len() <= 8;
+            for (i, ((key, plain_key), (value, plain_value), space)) in fields.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&format!("\"{key}\":{space}{value}"));
+                taken &= *plain_key && *plain_value && space.is_empty() && !keys.contains(key);
+                keys.push(*key);
+            }
+            text.push('}');
+            if trailing {
+                text.push_str(",\"after\"");
+            }
+            (text, taken)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// The flat read finds what the walk finds, where it decides; and it decides every flat
+    /// object written as serde_json writes it, of up to 8 keys.
+    #[test]
+    fn a_flat_object_is_read_as_the_walk_reads_it((text, taken) in arb_flat_text()) {
+        use super::canon::{flat, walk_leading_fields};
+        use super::Canonical;
+        let keys = ["a", "b", "item_id", "d"];
+        let walked = walk_leading_fields(&text, keys);
+        match flat(&text, keys) {
+            Some((found, len)) => prop_assert_eq!((Canonical::Same, found, len), walked, "{}", text),
+            None => prop_assert!(!taken, "{}", text),
+        }
+    }
+}

@@ -7,6 +7,11 @@
 //!
 //! serde_json's derived read walks each of the engine's 13 fields through `next_key` and
 //! `ignore_value` to keep five; this is most of an event's parse.
+//!
+//! The readers are functions of the text and a position that return the position after what
+//! they read, rather than methods of a cursor: the position then stays in a register across
+//! the envelope's loop, where a cursor passed by reference to the readers not inlined
+//! (skipped containers, escaped strings, the payload) was stored and loaded around each.
 
 use bb_normalize::breadboard::TEXT_FIELDS;
 use bb_payload::{Field, Payload, string_stop};
@@ -29,8 +34,11 @@ pub(super) struct Scanned<'a> {
     pub(super) head: Head<'a>,
     /// The object payload kept as its tree is written, with where its [`TEXT_FIELDS`] are;
     /// `None` when there is none (absent or `null`).
-    pub(super) payload: Option<(Payload, [Field; 4])>,
+    pub(super) payload: Option<Kept>,
 }
+
+/// A payload as the scan keeps it: its text, and where its [`TEXT_FIELDS`] are in it.
+pub(super) type Kept = (Payload, [Field; 4]);
 
 /// `data` read in one pass, or `None` when this scan does not decide it: a key written
 /// with an escape or sent twice (of the fields read), a `type` written with an escape, a
@@ -39,48 +47,79 @@ pub(super) struct Scanned<'a> {
 /// surrogate or nesting deeper than 64 in a skipped value, text that is not JSON or not an
 /// object. The serde read decides those.
 pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
-    let mut s = Scan { text: data, pos: 0 };
+    let b = data.as_bytes();
     let mut head = Head::default();
     let (mut timestamp_ms, mut timestamp) = (None, None);
     let mut payload = None;
     let mut seen = 0u8;
-    s.whitespace();
-    s.eat(b'{')?;
-    s.whitespace();
-    if s.peek()? == b'}' {
-        s.pos += 1;
+    let mut pos = whitespace(b, 0);
+    if *b.get(pos)? != b'{' {
+        return None;
+    }
+    pos = whitespace(b, pos + 1);
+    if *b.get(pos)? == b'}' {
+        pos += 1;
     } else {
         loop {
-            s.whitespace();
-            let key = s.key()?;
-            s.whitespace();
-            s.eat(b':')?;
-            s.whitespace();
+            let (key, after) = key(b, pos)?;
+            pos = whitespace(b, after);
+            if *b.get(pos)? != b':' {
+                return None;
+            }
+            pos = whitespace(b, pos + 1);
             let bit = field_bit(key);
             if seen & bit != 0 {
                 // serde refuses a field twice.
                 return None;
             }
             seen |= bit;
-            match bit {
-                1 => head.seq = s.uint()?,
-                2 => head.kind = s.str_or_other()?,
-                4 => head.turn = s.uint()?.and_then(|u| i64::try_from(u).ok()),
-                8 => timestamp_ms = Some(s.uint()?),
-                16 => timestamp = s.uint()?,
-                32 => payload = s.payload()?,
-                _ => s.skip(1)?,
-            }
-            s.whitespace();
-            match s.next()? {
-                b',' => {}
-                b'}' => break,
+            pos = match bit {
+                1 => {
+                    let (seq, end) = uint(b, pos)?;
+                    head.seq = seq;
+                    end
+                }
+                2 => {
+                    let (kind, end) = str_or_other(data, pos)?;
+                    head.kind = kind;
+                    end
+                }
+                4 => {
+                    let (turn, end) = uint(b, pos)?;
+                    head.turn = turn.and_then(|u| i64::try_from(u).ok());
+                    end
+                }
+                8 => {
+                    let (ms, end) = uint(b, pos)?;
+                    timestamp_ms = Some(ms);
+                    end
+                }
+                16 => {
+                    let (ms, end) = uint(b, pos)?;
+                    timestamp = ms;
+                    end
+                }
+                32 => {
+                    let (read, len) = read_payload(data, pos)?;
+                    payload = read;
+                    pos + len
+                }
+                // Most values skipped are strings: their end is found here, inline.
+                _ if *b.get(pos)? == b'"' => string_end(b, pos)?,
+                _ => skip(b, pos, 1)?,
+            };
+            pos = whitespace(b, pos);
+            match *b.get(pos)? {
+                b',' => pos = whitespace(b, pos + 1),
+                b'}' => {
+                    pos += 1;
+                    break;
+                }
                 _ => return None,
             }
         }
     }
-    s.whitespace();
-    if s.pos != data.len() {
+    if whitespace(b, pos) != b.len() {
         return None;
     }
     head.timestamp_ms = timestamp_ms.unwrap_or(timestamp);
@@ -90,6 +129,7 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
 /// The bit of the envelope's field named `key` in [`envelope`]'s set of fields seen, 0 for a
 /// field not read. Compared by length, then as words (`==` on a slice of a known length);
 /// a `match` on byte-string patterns compares a byte at a time.
+#[inline(always)]
 fn field_bit(key: &[u8]) -> u8 {
     match key.len() {
         3 if key == b"seq" => 1,
@@ -102,239 +142,282 @@ fn field_bit(key: &[u8]) -> u8 {
     }
 }
 
-/// The scan's place in the envelope's text.
-struct Scan<'a> {
-    text: &'a str,
-    pos: usize,
+/// Whether `b` is whitespace between JSON tokens.
+fn is_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-impl<'a> Scan<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
+/// The position of the first byte from `pos` on that is not whitespace. Text written
+/// compact has none, and costs one comparison here: every whitespace byte is at or below
+/// `b' '`.
+#[inline(always)]
+fn whitespace(b: &[u8], pos: usize) -> usize {
+    match b.get(pos) {
+        Some(&c) if c <= b' ' => more_whitespace(b, pos),
+        _ => pos,
     }
+}
 
-    fn next(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.pos += 1;
-        Some(b)
+/// [`whitespace`] where there may be some.
+#[cold]
+#[inline(never)]
+fn more_whitespace(b: &[u8], mut pos: usize) -> usize {
+    while b.get(pos).copied().is_some_and(is_whitespace) {
+        pos += 1;
     }
+    pos
+}
 
-    fn eat(&mut self, b: u8) -> Option<()> {
-        (self.next()? == b).then_some(())
+/// The key at `pos`, written without escapes: its bytes between the quotes, and the
+/// position after its closing quote. A key with an escape or a control character is not
+/// decided here.
+#[inline(always)]
+fn key(b: &[u8], pos: usize) -> Option<(&[u8], usize)> {
+    if *b.get(pos)? != b'"' {
+        return None;
     }
-
-    fn whitespace(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.pos += 1;
-        }
+    let end = string_stop(b, pos + 1)?;
+    if *b.get(end)? != b'"' {
+        return None;
     }
+    Some((b.get(pos + 1..end)?, end + 1))
+}
 
-    fn word(&mut self, word: &str) -> Option<()> {
-        self.text[self.pos..].starts_with(word).then(|| self.pos += word.len())
+/// The position after the string that opens at `pos` (a `"`). `None` for a control
+/// character, a bad escape, a `\u` of a surrogate (read by serde, which checks it where it
+/// reads the string). A string without escapes (most) is read here; one with an escape by
+/// [`escaped_end`].
+#[inline(always)]
+fn string_end(b: &[u8], pos: usize) -> Option<usize> {
+    let end = string_stop(b, pos + 1)?;
+    if *b.get(end)? == b'"' {
+        return Some(end + 1);
     }
+    escaped_end(b, end)
+}
 
-    /// A key without escapes: its bytes between the quotes. A key with an escape or a
-    /// control character is not decided here.
-    #[inline(always)]
-    fn key(&mut self) -> Option<&'a [u8]> {
-        let bytes = self.text.as_bytes();
-        if self.peek()? != b'"' {
-            return None;
-        }
-        let start = self.pos + 1;
-        let end = string_stop(bytes, start)?;
-        if bytes[end] != b'"' {
-            return None;
-        }
-        self.pos = end + 1;
-        bytes.get(start..end)
-    }
-
-    /// A string (at its opening quote): its text between the quotes, and whether it is
-    /// written with an escape. `None` for a control character, a bad escape, a `\u` of a
-    /// surrogate (read by serde, which checks it where it reads the string). A string
-    /// without escapes (most) is read here; one with an escape by [`Scan::escaped`].
-    #[inline(always)]
-    fn string(&mut self) -> Option<(&'a str, bool)> {
-        let bytes = self.text.as_bytes();
-        if self.peek()? != b'"' {
-            return None;
-        }
-        let start = self.pos + 1;
-        let end = string_stop(bytes, start)?;
-        if bytes[end] != b'"' {
-            return self.escaped(start, end);
-        }
-        self.pos = end + 1;
-        Some((self.text.get(start..end)?, false))
-    }
-
-    /// The rest of the string that opens at `start - 1`, from `at`, the first `\\` or control
-    /// character in it: as [`Scan::string`].
-    #[inline(never)]
-    fn escaped(&mut self, start: usize, at: usize) -> Option<(&'a str, bool)> {
-        let bytes = self.text.as_bytes();
-        self.pos = at;
-        loop {
-            match bytes[self.pos] {
-                b'"' => {
-                    self.pos += 1;
-                    return Some((self.text.get(start..self.pos - 1)?, true));
-                }
-                b'\\' => {}
-                _ => return None,
-            }
-            match *bytes.get(self.pos + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.pos += 2,
-                b'u' => {
-                    let hex = bytes.get(self.pos + 2..self.pos + 6)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) || matches!(hex[0], b'd' | b'D') {
-                        // Not hex, or maybe a surrogate (D800-DFFF, and D000-D7FF with them).
-                        return None;
-                    }
-                    self.pos += 6;
-                }
-                _ => return None,
-            }
-            self.pos = string_stop(bytes, self.pos)?;
-        }
-    }
-
-    /// A value read as `LooseStr` reads it: a string without escapes, or `None` for any
-    /// other value (skipped).
-    fn str_or_other(&mut self) -> Option<Option<&'a str>> {
-        if self.peek()? != b'"' {
-            return self.skip(1).map(|()| None);
-        }
-        match self.string()? {
-            (text, false) => Some(Some(text)),
-            (_, true) => None,
-        }
-    }
-
-    /// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
-    /// which all fit), or `None` for any value that is no number (skipped). Other numbers
-    /// are not read here. The digits are found and added up in one loop over the text (no
-    /// bounds check a digit); a 20th digit ends it: too many.
-    fn uint(&mut self) -> Option<Option<u64>> {
-        let rest = self.text.as_bytes().get(self.pos..)?;
-        let first = *rest.first()?;
-        if !first.is_ascii_digit() {
-            if first == b'-' {
-                return None;
-            }
-            return self.skip(1).map(|()| None);
-        }
-        let mut n = 0u64;
-        let mut len = 0;
-        for &b in rest.iter().take(20) {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            // 19 digits fit; with a 20th the value is refused below, whatever it wrapped to.
-            n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
-            len += 1;
-        }
-        self.pos += len;
-        let fraction = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
-        if fraction || len > 19 || (first == b'0' && len > 1) {
-            return None;
-        }
-        Some(Some(n))
-    }
-
-    /// The payload: an object kept as its tree is written, or `None` for `null`.
-    fn payload(&mut self) -> Option<Option<(Payload, [Field; 4])>> {
-        match self.peek()? {
-            b'{' => {
-                let (payload, found, len) =
-                    Payload::as_written_fields_leading(&self.text[self.pos..], TEXT_FIELDS)?;
-                self.pos += len;
-                Some(Some((payload, found)))
-            }
-            b'n' => self.word("null").map(|()| None),
-            _ => None,
-        }
-    }
-
-    /// Any JSON value at nesting `depth`, unread.
-    fn skip(&mut self, depth: usize) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b'{' => self.nested(depth, b'}', true),
-            b'[' => self.nested(depth, b']', false),
-            b't' => self.word("true"),
-            b'f' => self.word("false"),
-            b'n' => self.word("null"),
-            _ => self.number(),
-        }
-    }
-
-    /// An object (`keyed`) or an array, unread.
-    fn nested(&mut self, depth: usize, close: u8, keyed: bool) -> Option<()> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        self.pos += 1;
-        self.whitespace();
-        if self.peek()? == close {
-            self.pos += 1;
-            return Some(());
-        }
-        loop {
-            self.whitespace();
-            if keyed {
-                self.string()?;
-                self.whitespace();
-                self.eat(b':')?;
-                self.whitespace();
-            }
-            self.skip(depth + 1)?;
-            self.whitespace();
-            match self.next()? {
-                b',' => {}
-                b if b == close => return Some(()),
-                _ => return None,
-            }
-        }
-    }
-
-    /// A number as JSON writes one: `-`, an integer without a leading zero, a fraction, an
-    /// exponent.
-    fn number(&mut self) -> Option<()> {
-        if self.peek()? == b'-' {
-            self.pos += 1;
-        }
-        match self.peek()? {
-            b'0' => self.pos += 1,
-            b'1'..=b'9' => self.digits(),
+/// The position after the string whose first `\\` or control character is at `at`: as
+/// [`string_end`].
+#[inline(never)]
+fn escaped_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        match *b.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => {}
             _ => return None,
         }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            self.some_digits()?;
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.pos += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.pos += 1;
+        match *b.get(at + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+            b'u' => {
+                let hex = b.get(at + 2..at + 6)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) || matches!(hex[0], b'd' | b'D') {
+                    // Not hex, or maybe a surrogate (D800-DFFF, and D000-D7FF with them).
+                    return None;
+                }
+                at += 6;
             }
-            self.some_digits()?;
+            _ => return None,
         }
-        Some(())
+        at = string_stop(b, at)?;
     }
+}
 
-    fn digits(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.pos += 1;
+/// A value read as `LooseStr` reads it: a string without escapes, or `None` for any other
+/// value (skipped); and the position after it. A string with an escape (or a control
+/// character) is not decided here.
+#[inline(always)]
+fn str_or_other(data: &str, pos: usize) -> Option<(Option<&str>, usize)> {
+    let b = data.as_bytes();
+    if *b.get(pos)? != b'"' {
+        return Some((None, skip(b, pos, 1)?));
+    }
+    let end = string_stop(b, pos + 1)?;
+    if *b.get(end)? != b'"' {
+        return None;
+    }
+    Some((Some(data.get(pos + 1..end)?), end + 1))
+}
+
+/// A value read as `LooseU64` reads it: a plain non-negative integer (up to 19 digits,
+/// which all fit), or `None` for any value that is no number (skipped); and the position
+/// after it. Other numbers are not read here.
+#[inline(always)]
+fn uint(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
+    let first = *b.get(pos)?;
+    if !first.is_ascii_digit() {
+        if first == b'-' {
+            return None;
+        }
+        return Some((None, skip(b, pos, 1)?));
+    }
+    let (n, len) = leading_digits(b, pos);
+    let fraction = matches!(b.get(pos + len), Some(b'.' | b'e' | b'E'));
+    if fraction || len > 19 || (first == b'0' && len > 1) {
+        return None;
+    }
+    Some((Some(n), pos + len))
+}
+
+/// The digits from `pos` on: their count (at least 20 when there are 20 or more) and, when
+/// there are at most 19 (which all fit), their value. Eight digits a step where eight bytes
+/// are left (an envelope's timestamps have 13), then a byte at a time.
+#[inline(always)]
+fn leading_digits(b: &[u8], pos: usize) -> (u64, usize) {
+    let (mut n, mut len) = (0u64, 0);
+    while len < 20
+        && let Some(word) = b.get(pos + len..).and_then(<[u8]>::first_chunk::<8>)
+    {
+        // The digits' values where the bytes are digits, with the first in the low byte.
+        let word = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'0'));
+        let count = digit_count(word);
+        // 19 digits fit; with a 20th the value is refused, whatever it wrapped to.
+        n = n.wrapping_mul(POW10[count]).wrapping_add(first_digits(word, count));
+        len += count;
+        if count < 8 {
+            return (n, len);
         }
     }
-
-    /// At least one digit.
-    fn some_digits(&mut self) -> Option<()> {
-        self.peek().filter(u8::is_ascii_digit)?;
-        self.digits();
-        Some(())
+    while len < 20
+        && let Some(digit) = b.get(pos + len).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9)
+    {
+        n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+        len += 1;
     }
+    (n, len)
+}
+
+/// A one in each byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// `10^i`, for `i` digits more.
+const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+/// How many of the bytes of `word` (text XOR `b'0'` in each byte, the first in the low byte)
+/// are digits before the first that is not: 0 to 8.
+#[inline(always)]
+fn digit_count(word: u64) -> usize {
+    // A byte is a digit when it is at most 9 now: adding 0x76 sets the high bit of any byte
+    // from 10 to 0x7f (without a carry), and a byte of 0x80 or more has it set already. A
+    // carry out of such a byte can only mark a byte after it: the lowest mark is exact.
+    let not_digit = (word.wrapping_add(ONES * 0x76) | word) & (ONES * 0x80);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `count` (0 to 8) bytes of `word` as [`digit_count`] reads it,
+/// each a digit, the first the most significant: the bytes after them shifted out, zeros
+/// (leading) shifted in, and the eight digits added in pairs, fours and eights.
+#[inline(always)]
+fn first_digits(word: u64, count: usize) -> u64 {
+    if count == 0 {
+        return 0;
+    }
+    let word = word << (64 - 8 * count);
+    // Each even byte: ten times its digit and the next one's.
+    let pairs = word.wrapping_mul(10).wrapping_add(word >> 8);
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    // Pairs 0 and 2 times 100 and 10^6, pairs 1 and 3 times 10^4 and 1, summed in the high
+    // half.
+    let high = (pairs & MASK)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((pairs >> 16) & MASK).wrapping_mul(1 + (10_000 << 32)));
+    high >> 32
+}
+
+/// The payload at `pos`: an object kept as its tree is written, or `None` for `null`; and
+/// its length in the text.
+fn read_payload(data: &str, pos: usize) -> Option<(Option<Kept>, usize)> {
+    match *data.as_bytes().get(pos)? {
+        b'{' => {
+            let (payload, found, len) =
+                Payload::as_written_fields_leading(data.get(pos..)?, TEXT_FIELDS)?;
+            Some((Some((payload, found)), len))
+        }
+        b'n' => word(data.as_bytes(), pos, b"null").map(|end| (None, end - pos)),
+        _ => None,
+    }
+}
+
+/// The position after `word` when the text at `pos` starts with it.
+fn word(b: &[u8], pos: usize, word: &[u8]) -> Option<usize> {
+    b.get(pos..)?.starts_with(word).then_some(pos + word.len())
+}
+
+/// The position after any JSON value at `pos`, nested `depth` deep, unread.
+fn skip(b: &[u8], pos: usize, depth: usize) -> Option<usize> {
+    match *b.get(pos)? {
+        b'"' => string_end(b, pos),
+        b'{' => nested(b, pos, depth, b'}', true),
+        b'[' => nested(b, pos, depth, b']', false),
+        b't' => word(b, pos, b"true"),
+        b'f' => word(b, pos, b"false"),
+        b'n' => word(b, pos, b"null"),
+        _ => number(b, pos),
+    }
+}
+
+/// The position after the object (`keyed`) or the array at `pos`, unread.
+fn nested(b: &[u8], pos: usize, depth: usize, close: u8, keyed: bool) -> Option<usize> {
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    let mut pos = whitespace(b, pos + 1);
+    if *b.get(pos)? == close {
+        return Some(pos + 1);
+    }
+    loop {
+        if keyed {
+            if *b.get(pos)? != b'"' {
+                return None;
+            }
+            pos = whitespace(b, string_end(b, pos)?);
+            if *b.get(pos)? != b':' {
+                return None;
+            }
+            pos = whitespace(b, pos + 1);
+        }
+        pos = whitespace(b, skip(b, pos, depth + 1)?);
+        match *b.get(pos)? {
+            b',' => pos = whitespace(b, pos + 1),
+            c if c == close => return Some(pos + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The position after the number at `pos`, as JSON writes one: `-`, an integer without a
+/// leading zero, a fraction, an exponent.
+fn number(b: &[u8], mut pos: usize) -> Option<usize> {
+    if b.get(pos) == Some(&b'-') {
+        pos += 1;
+    }
+    match *b.get(pos)? {
+        b'0' => pos += 1,
+        b'1'..=b'9' => pos = digits(b, pos),
+        _ => return None,
+    }
+    if b.get(pos) == Some(&b'.') {
+        pos = some_digits(b, pos + 1)?;
+    }
+    if matches!(b.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        if matches!(b.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        pos = some_digits(b, pos)?;
+    }
+    Some(pos)
+}
+
+/// The position after the digits from `pos` on.
+fn digits(b: &[u8], mut pos: usize) -> usize {
+    while b.get(pos).is_some_and(u8::is_ascii_digit) {
+        pos += 1;
+    }
+    pos
+}
+
+/// [`digits`], at least one.
+fn some_digits(b: &[u8], pos: usize) -> Option<usize> {
+    b.get(pos).filter(|c| c.is_ascii_digit())?;
+    Some(digits(b, pos))
 }

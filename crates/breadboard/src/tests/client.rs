@@ -171,6 +171,46 @@ fn a_payload_is_kept_as_text_written_as_its_tree_would_be() {
     assert_eq!(event(&deep(127)), Err(EventDecodeError::NoType));
 }
 
+/// The envelope's numbers, read eight digits a step, read as serde reads them: every count
+/// of digits to 21 (past a word, past two, past what fits), leading zeros, each ended by
+/// bytes of every kind (`:` is the one after `9`; `é` is past ASCII) and near the text's end
+/// (fewer than eight bytes left).
+#[test]
+fn envelope_numbers_read_as_serde_reads_them() {
+    let digits = "1234567890".repeat(3);
+    let mut numbers: Vec<String> = (1..=21).map(|n| digits[..n].to_owned()).collect();
+    numbers.extend((1..=20).map(|n| "9".repeat(n)));
+    numbers.extend(
+        [
+            "0",
+            "00",
+            "07",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1.5",
+            "1e5",
+            "12E1",
+            "-1",
+            "12:3",
+            "12é",
+            "1234567é",
+            "12345678é",
+            "12/",
+            "12 ",
+        ]
+        .map(str::to_owned),
+    );
+    for n in &numbers {
+        for text in [
+            format!(r#"{{"type":"t","seq":{n}}}"#),
+            format!(r#"{{"seq":{n},"type":"t","visibility":"transcript"}}"#),
+            format!(r#"{{"timestamp":{n},"turn":{n},"timestamp_ms":{n},"type":"t"}}"#),
+        ] {
+            assert_eq!(BbEvent::parse("1", &text), BbEvent::parse_serde("1", &text), "{text}");
+        }
+    }
+}
+
 #[allow(clippy::disallowed_methods)]
 fn base() -> Instant {
     Instant::now()
@@ -326,6 +366,9 @@ fn arb_value_text() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<u64>().prop_map(|n| n.to_string()),
         (0u64..100).prop_map(|n| n.to_string()),
+        // Runs of 1 to 22 digits, leading zeros and all (20 and more overflow or are
+        // refused), some with a fraction or an exponent after them.
+        "[0-9]{1,22}(\\.[0-9]|e1|E-2)?",
         any::<i64>().prop_map(|n| n.to_string()),
         any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(|x| x.to_string()),
         prop_oneof![
@@ -334,6 +377,9 @@ fn arb_value_text() -> impl Strategy<Value = String> {
             Just("-0"),
             Just("007"),
             Just("12345678901234567890123"),
+            // A number ended by the byte after `9` (`:`), and by a byte past ASCII.
+            Just("12:3"),
+            Just("12é"),
             Just("1."),
             Just("-"),
             Just("true"),
