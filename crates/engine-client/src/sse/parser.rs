@@ -93,7 +93,12 @@ pub struct SseParser {
     /// A `data` line came since the last dispatch.
     has_data: bool,
     event_type: String,
+    /// The spec's last event ID buffer, when `id_set`; else the buffer is
+    /// `last_event_id`, and this holds whatever it held last (its room is reused).
     id_buffer: String,
+    /// An `id` line came since the last dispatch: `id_buffer` holds its value. A dispatch
+    /// then swaps it into `last_event_id` rather than copying it.
+    id_set: bool,
     last_event_id: String,
     failed: Option<SseError>,
 }
@@ -129,6 +134,7 @@ impl SseParser {
             has_data: false,
             event_type: String::new(),
             id_buffer: String::new(),
+            id_set: false,
             last_event_id: String::new(),
             failed: None,
         }
@@ -142,7 +148,7 @@ impl SseParser {
     /// Sets the last event id, e.g. when resuming from a persisted id.
     pub fn set_last_event_id(&mut self, id: impl Into<String>) {
         self.last_event_id = id.into();
-        self.id_buffer.clone_from(&self.last_event_id);
+        self.id_set = false;
     }
 
     /// Starts a new connection's stream: discards any partial line or event, accepts a BOM
@@ -155,7 +161,7 @@ impl SseParser {
         self.data.clear();
         self.has_data = false;
         self.event_type.clear();
-        self.id_buffer.clone_from(&self.last_event_id);
+        self.id_set = false;
         self.failed = None;
     }
 
@@ -298,6 +304,7 @@ impl SseParser {
                     // event carries.
                     self.id_buffer.clear();
                     self.id_buffer.push_str(&decode(value));
+                    self.id_set = true;
                 }
             }
             Some(b'e') => {
@@ -353,7 +360,9 @@ impl SseParser {
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseItem>) {
-        self.last_event_id.clone_from(&self.id_buffer);
+        if std::mem::take(&mut self.id_set) {
+            std::mem::swap(&mut self.last_event_id, &mut self.id_buffer);
+        }
         if !self.has_data {
             self.event_type.clear();
             return;
