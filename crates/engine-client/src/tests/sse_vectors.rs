@@ -218,3 +218,21 @@ proptest! {
         let _ = run(limits, chunks.iter().map(Vec::as_slice));
     }
 }
+
+/// A line's end is found wherever it falls in the first sixteen bytes (read as two words),
+/// past them (`memchr2`), and after bytes that differ from CR or LF in one bit or are the
+/// continuation bytes `0x8a` / `0x8d` (`Ċ`, `č`): every length of line, every terminator.
+#[test]
+fn a_line_ends_at_its_first_cr_or_lf_wherever_it_falls() {
+    for len in 0..40 {
+        for filler in ["x", "\u{b}", "\u{c}", "\u{e}", "Ċ", "č", "\u{8a}"] {
+            let value: String = filler.repeat(len).chars().take(len).collect();
+            for end in ["\n", "\r", "\r\n"] {
+                let wire = format!("data:{value}{end}data:b\n\n");
+                let events = SseParser::default().feed_collect(wire.as_bytes()).unwrap();
+                let SseItem::Event(event) = &events[0] else { panic!("{events:?}") };
+                assert_eq!(event.data, format!("{value}\nb"), "{len} {filler:?} {end:?}");
+            }
+        }
+    }
+}

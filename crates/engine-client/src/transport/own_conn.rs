@@ -282,16 +282,27 @@ impl Framing {
                     *self = Self::Chunked(Chunked::DataEnd);
                 }
                 Self::Chunked(Chunked::DataEnd) => {
-                    let Some((len, taken)) = line(rest)? else { return Ok(()) };
-                    if len != 0 {
-                        return Err("a chunk is longer than its size line says".into());
-                    }
+                    // The usual line end is taken without a search.
+                    let taken = if rest.starts_with(b"\r\n") {
+                        2
+                    } else {
+                        let Some((len, taken)) = line(rest)? else { return Ok(()) };
+                        if len != 0 {
+                            return Err("a chunk is longer than its size line says".into());
+                        }
+                        taken
+                    };
                     *at += taken;
                     *self = Self::Chunked(Chunked::Size);
                 }
                 Self::Chunked(Chunked::Size) => {
-                    let Some((len, taken)) = line(rest)? else { return Ok(()) };
-                    let size = chunk_size(&rest[..len])?;
+                    let (size, taken) = match plain_size_line(rest) {
+                        Some(plain) => plain,
+                        None => {
+                            let Some((len, taken)) = line(rest)? else { return Ok(()) };
+                            (chunk_size(&rest[..len])?, taken)
+                        }
+                    };
                     *at += taken;
                     *self = Self::Chunked(if size == 0 {
                         Chunked::Trailers
@@ -349,6 +360,25 @@ fn line(buf: &[u8]) -> Result<Option<(usize, usize)>, String> {
     };
     let len = if end > 0 && buf[end - 1] == b'\r' { end - 1 } else { end };
     Ok(Some((len, end + 1)))
+}
+
+/// The size line at the start of `buf` when it is hex digits alone (at most 16) and `\r\n`,
+/// as engines write it: its size and its length with the line end, read in one pass (where
+/// [`line`] and [`chunk_size`] take three). `None` for anything else (extensions, spaces, a
+/// bare `\n`, a line not all read yet), which they read.
+fn plain_size_line(buf: &[u8]) -> Option<(u64, usize)> {
+    let mut size = 0;
+    for (at, &byte) in buf.iter().enumerate().take(17) {
+        let digit = match byte {
+            b'0'..=b'9' => byte - b'0',
+            b'a'..=b'f' => byte - b'a' + 10,
+            b'A'..=b'F' => byte - b'A' + 10,
+            b'\r' if at > 0 && buf.get(at + 1) == Some(&b'\n') => return Some((size, at + 2)),
+            _ => return None,
+        };
+        size = (size << 4) | u64::from(digit);
+    }
+    None
 }
 
 /// A chunk-size line's size: hex digits, then optional extensions (`;…`), which are ignored.
