@@ -217,7 +217,8 @@ async fn map(
                 Input::Events { session_id, events: EngineEvents::one(classed(event)) },
             ]
         }
-        // The stream's events, nearly every update: no vector of their own.
+        // `Pump::take` maps the stream's events itself, without this future; one given
+        // here is mapped the same way (no vector of its own).
         KiloUpdate::Event { event, .. } => {
             state.apply_into(event, out);
             return;
