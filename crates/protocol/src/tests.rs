@@ -683,7 +683,7 @@ fn event_item() -> impl proptest::strategy::Strategy<Value = EventItem> {
                     if borrowed { "assistant.message.delta".into() } else { kind.into() };
                 EventItem {
                     event: EngineEvent { id, event_type, turn, ts, payload },
-                    class,
+                    class: class.into(),
                     message_id,
                     truncated,
                     session_id,

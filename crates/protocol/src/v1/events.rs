@@ -42,7 +42,7 @@ struct WrittenItem {
     json: Box<RawValue>,
     /// Empty for an event of another session than the message's.
     id: String,
-    class: String,
+    class: Cow<'static, str>,
 }
 
 impl Written {
@@ -214,7 +214,7 @@ impl Events {
     /// The events' classes, in order.
     pub fn classes(&self) -> impl DoubleEndedIterator<Item = &str> {
         let (items, written) = self.sides();
-        items.iter().map(|i| i.class.as_str()).chain(written.iter().map(|w| w.class.as_str()))
+        items.iter().map(|i| &*i.class).chain(written.iter().map(|w| &*w.class))
     }
 
     /// The items; a written list is decoded (for readers off the delivery path: tests and

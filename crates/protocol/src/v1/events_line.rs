@@ -55,7 +55,7 @@ pub(crate) fn write_item(out: &mut Vec<u8>, item: &EventItem) -> serde_json::Res
     field(out, br#","ts":"#, ts.as_ref())?;
     out.extend_from_slice(br#","payload":"#);
     json(out, payload)?;
-    str_field(out, br#","class":"#, Some(class.as_str()).filter(|c| !c.is_empty()));
+    str_field(out, br#","class":"#, Some(&**class).filter(|c| !c.is_empty()));
     str_field(out, br#","messageId":"#, message_id.as_deref());
     field(out, br#","truncated":"#, truncated.as_ref())?;
     str_field(out, br#","sessionId":"#, session_id.as_deref());

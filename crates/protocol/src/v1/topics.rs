@@ -211,8 +211,9 @@ pub struct EventItem {
     /// The stable event class from the normalization table (`tool.result`,
     /// `transcript.assistant_stream`, …, `unknown_event`). The bridge sets it on every item
     /// it sends; an additive v1 field, so an item without it is valid (read as empty).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub class: String,
+    // Borrowed from the class table on the way out (no allocation per item), owned when read.
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub class: Cow<'static, str>,
     /// The `messageId` of the `bb.sendMessage` whose reply this event belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
@@ -229,7 +230,7 @@ pub struct EventItem {
 
 impl EventItem {
     /// An item of `class` with nothing else set.
-    pub fn new(event: EngineEvent, class: impl Into<String>) -> Self {
+    pub fn new(event: EngineEvent, class: impl Into<Cow<'static, str>>) -> Self {
         EventItem {
             event,
             class: class.into(),

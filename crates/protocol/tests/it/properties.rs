@@ -178,7 +178,7 @@ fn item() -> impl Strategy<Value = EventItem> {
                     ts,
                     payload: payload.into(),
                 };
-                EventItem { event, class, message_id, truncated, session_id }
+                EventItem { event, class: class.into(), message_id, truncated, session_id }
             },
         )
 }
@@ -231,7 +231,7 @@ proptest! {
         }
         prop_assert!(written.ids().eq(items.iter().map(own)));
         prop_assert!(plain.ids().eq(items.iter().map(own)));
-        prop_assert!(written.classes().eq(items.iter().map(|i| i.class.as_str())));
+        prop_assert!(written.classes().eq(items.iter().map(|i| &*i.class)));
         prop_assert_eq!(written.items().into_owned(), items);
     }
 }
