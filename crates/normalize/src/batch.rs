@@ -366,13 +366,17 @@ impl HeldKey {
 /// `next`'s envelope and payload (id, ts; the higher seq), moved; the merged text is
 /// written into the payload when the merge is closed.
 fn absorb(last: &mut Classified, next: Classified) {
-    let Classified { event, absorbed_ids, .. } = next;
+    let Classified { event, absorbed, absorbed_last_id, .. } = next;
     // The debug lane tracks the highest seq; keep it across the merge.
     let seq = event.seq.max(last.event.seq);
     let prev = std::mem::replace(&mut last.event, event);
     last.event.seq = seq;
-    last.absorbed_ids.push(prev.id);
-    last.absorbed_ids.extend(absorbed_ids);
+    // In event order the absorbed ones are `last`'s, then `last` itself, then `next`'s:
+    // the latest id among them is `next`'s, else `last`'s own, else `last`'s absorbed one.
+    last.absorbed += 1 + absorbed;
+    if let Some(id) = absorbed_last_id.or(prev.id) {
+        last.absorbed_last_id = Some(id);
+    }
 }
 
 impl Merging {

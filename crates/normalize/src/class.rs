@@ -375,9 +375,19 @@ pub struct Classified {
     pub class: EventClass,
     /// The event. For a coalesced delta: the last delta with the text of all of them.
     pub event: RawEvent,
-    /// Ids of earlier deltas coalesced into this one, oldest first (untouched).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub absorbed_ids: Vec<Option<String>>,
+    /// How many earlier deltas were coalesced into this one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub absorbed: u64,
+    /// The id of the latest of those that had one (untouched): the position a reader
+    /// records when the item's own event has no id. Only that one is kept, not a list of
+    /// them all: a list grew by a reallocation every few merged deltas, on every busy
+    /// stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absorbed_last_id: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Classified {
@@ -388,11 +398,11 @@ impl Classified {
 
     /// An event whose class its adapter decided ([`classify`]'s, from what it read).
     pub fn with_class(class: EventClass, event: RawEvent) -> Self {
-        Self { class, event, absorbed_ids: Vec::new() }
+        Self { class, event, absorbed: 0, absorbed_last_id: None }
     }
 
     /// How many engine events this item stands for.
     pub fn event_count(&self) -> u64 {
-        1 + self.absorbed_ids.len() as u64
+        1 + self.absorbed
     }
 }

@@ -169,7 +169,7 @@ impl SessionView {
         }
         self.debug.seen(ev, item.event_count());
         if ev.id.is_none()
-            && let Some(Some(id)) = item.absorbed_ids.iter().rev().find(|i| i.is_some())
+            && let Some(id) = &item.absorbed_last_id
         {
             self.debug.last_event_id = Some(id.clone());
         }
