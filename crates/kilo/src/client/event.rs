@@ -33,35 +33,24 @@ pub struct KiloEvent {
     pub(crate) unread: Option<Unread>,
 }
 
-/// What an event split at its body ([`KiloEvent::split`]) held around it: Kilo's layout,
-/// which its id and type write back, and a `/global/event` wrapper's head, kept as sent.
+/// What an event split at its body ([`KiloEvent::split`]) was split from: its data, whole,
+/// as sent. Kept whole rather than as the pieces around the body: cutting the body out of
+/// the data in place moved it to the front and shrank the text (a reallocation), and the
+/// wrapper's head was a copy of its own, for every event.
 #[derive(Debug, Clone)]
 pub(crate) struct Unread {
-    wrapper: Option<String>,
+    data: String,
 }
 
 impl Unread {
-    /// The event's data, written back around `body` from its `id` and `event_type`: the
-    /// bytes it was split from (its strings need no escaping: [`plain_string`]).
-    pub(crate) fn data(&self, id: Option<&str>, event_type: &str, body: &str) -> String {
-        let wrapper = self.wrapper.as_deref().unwrap_or_default();
-        let mut data = String::with_capacity(wrapper.len() + body.len() + 64);
-        data.push_str(wrapper);
-        data.push('{');
-        if let Some(id) = id {
-            data.push_str(r#""id":""#);
-            data.push_str(id);
-            data.push_str(r#"","#);
-        }
-        data.push_str(r#""type":""#);
-        data.push_str(event_type);
-        data.push_str(r#"","properties":"#);
-        data.push_str(body);
-        data.push('}');
-        if self.wrapper.is_some() {
-            data.push('}');
-        }
-        data
+    /// The event's data, as sent.
+    pub(crate) fn data(&self) -> &str {
+        &self.data
+    }
+
+    /// The event's data, as sent, handed over.
+    pub(crate) fn into_data(self) -> String {
+        self.data
     }
 }
 
@@ -113,13 +102,14 @@ impl KiloEvent {
     /// id optional, bare or in `/global/event`'s wrapper `{"directory","project","payload"}`;
     /// no escapes in the strings; an object body), split at its body without reading it
     /// (its body is read once, later, by the mapping, which validates it: see
-    /// [`KiloEvent::is_unread`]); otherwise `data` back (the caller parses it). The body is
-    /// `data` itself, cut to it in place: no copy.
+    /// [`KiloEvent::is_unread`]); otherwise `data` back (the caller parses it). The body is a
+    /// copy of its span, made to size; `data` is kept whole, as the event was sent, for the
+    /// read should the body not pass.
     ///
     /// In this layout `data` is JSON exactly when the body is, and then [`KiloEvent::parse`]
     /// gives this event (its read of the body as a span has no depth limit, nor has the
     /// validation of a typed read where it skips a value).
-    pub fn split(mut data: String) -> Result<Self, String> {
+    pub fn split(data: String) -> Result<Self, String> {
         let Some((id, event_type, body)) = Self::layout(&data) else {
             return Err(data);
         };
@@ -127,14 +117,8 @@ impl KiloEvent {
             return Err(data);
         }
         let (id, event_type) = (id.map(str::to_owned), super::event_type(event_type));
-        let at = |s: &str| s.as_ptr().addr() - data.as_ptr().addr();
-        let body = at(body)..at(body) + body.len();
-        let event = global_payload(&data).map_or(0, at);
-        let wrapper = (event > 0).then(|| data[..event].to_owned());
-        data.truncate(body.end);
-        data.drain(..body.start);
-        let body = Payload::from_text_unchecked(data);
-        Ok(Self { id, event_type, body, unread: Some(Unread { wrapper }) })
+        let body = Payload::from_text_unchecked(body.to_owned());
+        Ok(Self { id, event_type, body, unread: Some(Unread { data }) })
     }
 
     /// Kilo's layout of `data`: its id, type and body.
@@ -169,8 +153,7 @@ impl KiloEvent {
         if let Some(unread) = &self.unread
             && !crate::facts::reads(body)
         {
-            let data = unread.data(self.id.as_deref(), &self.event_type, body);
-            return Self::parse(&data).ok()?.session();
+            return Self::parse(unread.data()).ok()?.session();
         }
         crate::facts::session_of(&self.event_type, &self.body)
     }
