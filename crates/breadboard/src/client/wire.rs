@@ -139,6 +139,14 @@ impl BbEvent {
     }
 }
 
+#[cfg(test)]
+impl BbEvent {
+    /// Whether [`BbEvent::parse`] decides `data` in its one pass, without serde's read.
+    pub(crate) fn read_in_one_pass(data: &str) -> bool {
+        scan::envelope(data).is_some()
+    }
+}
+
 impl<P> Envelope<'_, P> {
     /// The fields kept, as the one-pass scan gives them.
     fn head(&self) -> Head<'_> {
