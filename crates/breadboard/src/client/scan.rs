@@ -46,6 +46,10 @@ pub(super) type Kept = (Payload, [Field; 4]);
 /// payload that is not an object or `null` or is not kept as text, a `\u` escape of a
 /// surrogate or nesting deeper than 64 in a skipped value, text that is not JSON or not an
 /// object. The serde read decides those.
+///
+/// Never inlined: inlined into the stream's task (a large future), the loop's position,
+/// length and set of fields seen were kept on the stack, loaded and stored at each key.
+#[inline(never)]
 pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     let b = data.as_bytes();
     let mut head = Head::default();
@@ -62,59 +66,65 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     } else {
         loop {
             let (key, after) = key(b, pos)?;
-            pos = whitespace(b, after);
-            if *b.get(pos)? != b':' {
-                return None;
+            pos = whitespace(b, colon(b, after)?);
+            let field = field_index(key);
+            if field != 0 {
+                if seen & (1 << field) != 0 {
+                    // serde refuses a field twice.
+                    return None;
+                }
+                seen |= 1 << field;
             }
-            pos = whitespace(b, pos + 1);
-            let bit = field_bit(key);
-            if seen & bit != 0 {
-                // serde refuses a field twice.
-                return None;
-            }
-            seen |= bit;
-            pos = match bit {
-                1 => {
+            pos = match field {
+                // Most values skipped are strings: their end is found here, inline.
+                0 if *b.get(pos)? == b'"' => string_end(b, pos)?,
+                0 => skip(b, pos, 1)?,
+                SEQ => {
                     let (seq, end) = uint(b, pos)?;
                     head.seq = seq;
                     end
                 }
-                2 => {
+                TYPE => {
                     let (kind, end) = str_or_other(data, pos)?;
                     head.kind = kind;
                     end
                 }
-                4 => {
+                TURN => {
                     let (turn, end) = uint(b, pos)?;
                     head.turn = turn.and_then(|u| i64::try_from(u).ok());
                     end
                 }
-                8 => {
+                TIMESTAMP_MS => {
                     let (ms, end) = uint(b, pos)?;
                     timestamp_ms = Some(ms);
                     end
                 }
-                16 => {
+                TIMESTAMP => {
                     let (ms, end) = uint(b, pos)?;
                     timestamp = ms;
                     end
                 }
-                32 => {
+                // PAYLOAD, the one index left.
+                _ => {
                     let (read, len) = read_payload(data, pos)?;
                     payload = read;
                     pos + len
                 }
-                // Most values skipped are strings: their end is found here, inline.
-                _ if *b.get(pos)? == b'"' => string_end(b, pos)?,
-                _ => skip(b, pos, 1)?,
             };
-            pos = whitespace(b, pos);
+            // A `,` or the closing `}`, right after the value in compact text.
             match *b.get(pos)? {
-                b',' => pos = whitespace(b, pos + 1),
+                b',' => pos += 1,
                 b'}' => {
                     pos += 1;
                     break;
                 }
+                c if c <= b' ' => match spaced_after_value(b, pos)? {
+                    (true, next) => pos = next,
+                    (false, end) => {
+                        pos = end;
+                        break;
+                    }
+                },
                 _ => return None,
             }
         }
@@ -126,19 +136,61 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     Some(Scanned { head, payload })
 }
 
-/// The bit of the envelope's field named `key` in [`envelope`]'s set of fields seen, 0 for a
-/// field not read. Compared by length, then as words (`==` on a slice of a known length);
-/// a `match` on byte-string patterns compares a byte at a time.
+/// The envelope's fields read, by their index in [`envelope`]'s set of fields seen (1 to
+/// 6; 0 is a field not read).
+const SEQ: u8 = 1;
+const TYPE: u8 = 2;
+const TURN: u8 = 3;
+const TIMESTAMP_MS: u8 = 4;
+const TIMESTAMP: u8 = 5;
+const PAYLOAD: u8 = 6;
+
+/// The index of the envelope's field named `key` ([`SEQ`] to [`PAYLOAD`]), 0 for a field not
+/// read. Compared by length, then as words (`==` on a slice of a known length); a `match`
+/// on byte-string patterns compares a byte at a time.
 #[inline(always)]
-fn field_bit(key: &[u8]) -> u8 {
+fn field_index(key: &[u8]) -> u8 {
     match key.len() {
-        3 if key == b"seq" => 1,
-        4 if key == b"type" => 2,
-        4 if key == b"turn" => 4,
-        12 if key == b"timestamp_ms" => 8,
-        9 if key == b"timestamp" => 16,
-        7 if key == b"payload" => 32,
+        3 if key == b"seq" => SEQ,
+        4 if key == b"type" => TYPE,
+        4 if key == b"turn" => TURN,
+        12 if key == b"timestamp_ms" => TIMESTAMP_MS,
+        9 if key == b"timestamp" => TIMESTAMP,
+        7 if key == b"payload" => PAYLOAD,
         _ => 0,
+    }
+}
+
+/// The position after the `:` that follows a key (whose closing quote is before `pos`),
+/// and after whitespace before it: compact text has a `:` right there, one comparison.
+#[inline(always)]
+fn colon(b: &[u8], pos: usize) -> Option<usize> {
+    match *b.get(pos)? {
+        b':' => Some(pos + 1),
+        c if c <= b' ' => spaced_colon(b, pos),
+        _ => None,
+    }
+}
+
+/// [`colon`] where whitespace comes first.
+#[cold]
+#[inline(never)]
+fn spaced_colon(b: &[u8], pos: usize) -> Option<usize> {
+    let pos = more_whitespace(b, pos);
+    (*b.get(pos)? == b':').then_some(pos + 1)
+}
+
+/// After a value of the envelope and whitespace (at `pos`): `(true, the position after
+/// it)` after a `,` (the next key, [`key`], passes over whitespace after it), `(false, the
+/// position after it)` after the closing `}`.
+#[cold]
+#[inline(never)]
+fn spaced_after_value(b: &[u8], pos: usize) -> Option<(bool, usize)> {
+    let pos = more_whitespace(b, pos);
+    match *b.get(pos)? {
+        b',' => Some((true, pos + 1)),
+        b'}' => Some((false, pos + 1)),
+        _ => None,
     }
 }
 
@@ -168,19 +220,32 @@ fn more_whitespace(b: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// The key at `pos`, written without escapes: its bytes between the quotes, and the
-/// position after its closing quote. A key with an escape or a control character is not
-/// decided here.
+/// The key at `pos` (or after whitespace there), written without escapes: its bytes between
+/// the quotes, and the position after its closing quote. A key with an escape or a control
+/// character is not decided here.
 #[inline(always)]
 fn key(b: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    if *b.get(pos)? != b'"' {
-        return None;
+    match *b.get(pos)? {
+        b'"' => {}
+        c if c <= b' ' => return spaced_key(b, pos),
+        _ => return None,
     }
     let end = string_stop(b, pos + 1)?;
     if *b.get(end)? != b'"' {
         return None;
     }
     Some((b.get(pos + 1..end)?, end + 1))
+}
+
+/// [`key`] where whitespace comes first.
+#[cold]
+#[inline(never)]
+fn spaced_key(b: &[u8], pos: usize) -> Option<(&[u8], usize)> {
+    let pos = more_whitespace(b, pos);
+    if *b.get(pos)? != b'"' {
+        return None;
+    }
+    key(b, pos)
 }
 
 /// The position after the string that opens at `pos` (a `"`). `None` for a control
@@ -355,7 +420,8 @@ fn skip(b: &[u8], pos: usize, depth: usize) -> Option<usize> {
     }
 }
 
-/// The position after the object (`keyed`) or the array at `pos`, unread.
+/// The position after the object (`keyed`) or the array at `pos`, unread. A string value
+/// (most) is ended inline, any other through [`skip`].
 fn nested(b: &[u8], pos: usize, depth: usize, close: u8, keyed: bool) -> Option<usize> {
     if depth >= MAX_DEPTH {
         return None;
@@ -366,18 +432,20 @@ fn nested(b: &[u8], pos: usize, depth: usize, close: u8, keyed: bool) -> Option<
     }
     loop {
         if keyed {
+            pos = whitespace(b, pos);
             if *b.get(pos)? != b'"' {
                 return None;
             }
-            pos = whitespace(b, string_end(b, pos)?);
-            if *b.get(pos)? != b':' {
-                return None;
-            }
-            pos = whitespace(b, pos + 1);
+            pos = colon(b, string_end(b, pos)?)?;
         }
-        pos = whitespace(b, skip(b, pos, depth + 1)?);
+        pos = whitespace(b, pos);
+        pos = match *b.get(pos)? {
+            b'"' => string_end(b, pos)?,
+            _ => skip(b, pos, depth + 1)?,
+        };
+        pos = whitespace(b, pos);
         match *b.get(pos)? {
-            b',' => pos = whitespace(b, pos + 1),
+            b',' => pos += 1,
             c if c == close => return Some(pos + 1),
             _ => return None,
         }

@@ -211,6 +211,75 @@ fn envelope_numbers_read_as_serde_reads_them() {
     }
 }
 
+/// The envelope the engine writes (compact) is read in the one pass, and so is one with
+/// whitespace between any two of its tokens (nested ones included), each as serde reads it:
+/// the pass passes over whitespace where it finds some rather than leaving the envelope to
+/// serde.
+#[test]
+fn envelopes_with_or_without_whitespace_are_read_in_one_pass() {
+    let tokens = [
+        "{",
+        r#""id""#,
+        ":",
+        r#""evt-5""#,
+        ",",
+        r#""seq""#,
+        ":",
+        "3",
+        ",",
+        r#""type""#,
+        ":",
+        r#""assistant.message.delta""#,
+        ",",
+        r#""turn""#,
+        ":",
+        "1",
+        ",",
+        r#""timestamp_ms""#,
+        ":",
+        "1795306812857",
+        ",",
+        r#""payload""#,
+        ":",
+        r#"{"item_id":"msg_7","delta":"@5;","seq":3}"#,
+        ",",
+        r#""actor""#,
+        ":",
+        "{",
+        r#""kind""#,
+        ":",
+        r#""engine""#,
+        ",",
+        r#""tags""#,
+        ":",
+        "[",
+        "1",
+        ",",
+        r#""a\"b""#,
+        ",",
+        "{",
+        "}",
+        "]",
+        "}",
+        ",",
+        r#""visibility""#,
+        ":",
+        r#""transcript""#,
+        "}",
+    ];
+    let compact = tokens.concat();
+    assert!(BbEvent::read_in_one_pass(&compact), "{compact}");
+    for at in 0..=tokens.len() {
+        for space in [" ", "\n\t ", "\r\n"] {
+            let mut text = tokens[..at].concat();
+            text.push_str(space);
+            text.push_str(&tokens[at..].concat());
+            assert!(BbEvent::read_in_one_pass(&text), "{text:?}");
+            assert_eq!(BbEvent::parse("1", &text), BbEvent::parse_serde("1", &text), "{text:?}");
+        }
+    }
+}
+
 #[allow(clippy::disallowed_methods)]
 fn base() -> Instant {
     Instant::now()
