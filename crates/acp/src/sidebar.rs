@@ -160,7 +160,7 @@ impl Inner {
         let payload = Value::Object(payload);
         let class = bb_normalize::class::classify_acp(kind, &payload);
         let event = EngineEvent {
-            id: format!("acp-{n}"),
+            id: format!("acp-{n}").into(),
             event_type: kind.to_owned().into(),
             turn: None,
             ts: None,

@@ -182,7 +182,7 @@ impl SessionState {
         payload.insert("message".into(), Value::String(message));
         payload.insert("source".into(), Value::String("bridge".into()));
         let event = EngineEvent {
-            id: format!("bridge-warning-{}", self.warnings),
+            id: format!("bridge-warning-{}", self.warnings).into(),
             event_type: "warning".into(),
             turn: None,
             ts: None,
@@ -339,7 +339,7 @@ impl SessionState {
         let (shown, replayed) = if show {
             (Some(classed(engine_event(event))), None)
         } else {
-            (None, Some(event.sse_id))
+            (None, Some(String::from(event.sse_id)))
         };
         let events = |shown: Option<(EngineEvent, EventClass)>| {
             shown.map(|e| Input::Events {
@@ -556,7 +556,7 @@ pub(crate) fn split_unified(text: &str) -> Vec<(String, String)> {
 pub(crate) fn diff_event(path: &str, diff: &str, source: &str) -> EngineEvent {
     let payload = json!({"filePath": path, "diff": diff, "source": source});
     EngineEvent {
-        id: format!("bridge-diff-{path}"),
+        id: format!("bridge-diff-{path}").into(),
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,

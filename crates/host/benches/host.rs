@@ -24,7 +24,7 @@ fn delta(i: usize) -> EngineEvent {
     payload.insert("field".into(), json!("text"));
     payload.insert("delta".into(), json!("some streamed words "));
     EngineEvent {
-        id: format!("evt_{i:012}"),
+        id: format!("evt_{i:012}").into(),
         event_type: "message.part.delta".into(),
         turn: None,
         ts: None,

@@ -371,7 +371,7 @@ impl Host {
             _ => Map::new(),
         };
         let event = EngineEvent {
-            id: format!("bb-prompt-closed-{}", self.closings),
+            id: format!("bb-prompt-closed-{}", self.closings).into(),
             event_type: PROMPT_CLOSED_EVENT.into(),
             turn: None,
             ts: None,

@@ -100,7 +100,7 @@ impl Host {
         payload.insert("message".into(), message.into());
         payload.insert("source".into(), "bridge".into());
         let event = EngineEvent {
-            id: format!("{kind}-{}", self.closings),
+            id: format!("{kind}-{}", self.closings).into(),
             event_type: "warning".into(),
             turn: None,
             ts: None,

@@ -232,7 +232,7 @@ pub(super) async fn open_diff(
         f.diffs_sent
     });
     let event = EngineEvent {
-        id: format!("bb-diff-{n}"),
+        id: format!("bb-diff-{n}").into(),
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::client::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo_fields};
-use bb_protocol::v1::{EngineEvent, Payload};
+use bb_protocol::v1::{EngineEvent, EventId, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
@@ -195,8 +195,13 @@ impl KiloEventState {
         }
         // The session's id goes on with the input; a turn failed closed (rare) copies it.
         let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));
-        let event =
-            EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
+        let event = EngineEvent {
+            id: id.map(EventId::from).unwrap_or_default(),
+            event_type,
+            turn,
+            ts,
+            payload: properties,
+        };
         let event = (event, class);
         out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).
@@ -285,7 +290,7 @@ impl KiloEventState {
         );
         payload.insert("retry".into(), json!({"command": "retry"}));
         let event = EngineEvent {
-            id: format!("bb-turn-failed-{}", self.failures),
+            id: format!("bb-turn-failed-{}", self.failures).into(),
             event_type: TURN_FAILED_EVENT.into(),
             turn: None,
             ts: None,

@@ -173,7 +173,7 @@ async fn map(
             let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
             payload.insert("questions".into(), json!(qids));
             let event = EngineEvent {
-                id: format!("bb-rehydrate-{rehydrations}"),
+                id: format!("bb-rehydrate-{rehydrations}").into(),
                 event_type: REHYDRATED_EVENT.into(),
                 turn: None,
                 ts: None,
@@ -206,7 +206,7 @@ async fn map(
             );
             payload.insert("retry".into(), json!({"command": "retry"}));
             let event = EngineEvent {
-                id: format!("bb-rebuild-failed-{rehydrations}"),
+                id: format!("bb-rebuild-failed-{rehydrations}").into(),
                 event_type: REBUILD_FAILED_EVENT.into(),
                 turn: None,
                 ts: None,
@@ -267,7 +267,7 @@ fn stream_lost(shared: &Shared, why: &str) -> Vec<Input> {
         );
         payload.insert("source".into(), json!("bridge"));
         let event = EngineEvent {
-            id: format!("bb-stream-lost-{}", n + 1),
+            id: format!("bb-stream-lost-{}", n + 1).into(),
             event_type: STREAM_LOST_EVENT.into(),
             turn: None,
             ts: None,
@@ -384,7 +384,7 @@ fn asked(event_type: &'static str, id: &str, body: Value) -> EngineEvent {
         _ => Map::new(),
     };
     EngineEvent {
-        id: id.to_owned(),
+        id: id.into(),
         event_type: event_type.into(),
         turn: None,
         ts: None,

@@ -1,6 +1,7 @@
 //! Event classes: every raw engine type, of either engine, classified once into the stable
 //! classes of the event-normalization spec (plus a few the spec's table does not need).
 
+use bb_protocol::v1::EventId;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -377,7 +378,7 @@ pub struct Classified {
     pub event: RawEvent,
     /// Ids of earlier deltas coalesced into this one, oldest first (untouched).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub absorbed_ids: Vec<Option<String>>,
+    pub absorbed_ids: Vec<Option<EventId>>,
 }
 
 impl Classified {

@@ -151,7 +151,7 @@ impl EngineAdapter for FakeEngine {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));
             let event = EngineEvent {
-                id: format!("evt_{i}"),
+                id: format!("evt_{i}").into(),
                 event_type: "message.part.delta".into(),
                 turn: None,
                 ts: None,

@@ -80,7 +80,7 @@ fn event_ids(inputs: &[Input], session: &str) -> Vec<String> {
             _ => None,
         })
         .flatten()
-        .map(|(e, _)| e.id.clone())
+        .map(|(e, _)| e.id.to_string())
         .collect()
 }
 

@@ -91,7 +91,7 @@ fn forwarded(updates: &[Input]) -> Vec<(String, String, String)> {
     updates
         .iter()
         .flat_map(events_of)
-        .map(|(session, e)| (session.to_owned(), e.event_type.to_string(), e.id.clone()))
+        .map(|(session, e)| (session.to_owned(), e.event_type.to_string(), e.id.to_string()))
         .collect()
 }
 

@@ -110,7 +110,7 @@ fn deltas_coalesce_by_message_and_turn_only_when_adjacent() {
         batch.items.iter().map(|i| i.event.payload["delta"].as_str().unwrap().to_owned()).collect();
     assert_eq!(texts, ["ab", "c", "de", "f"]);
     assert_eq!(batch.items[0].event.id.as_deref(), Some("2"));
-    assert_eq!(batch.items[0].absorbed_ids, [Some("1".to_owned())]);
+    assert_eq!(batch.items[0].absorbed_ids, [Some("1".into())]);
     assert_eq!(batch.event_count(), 6);
     assert_eq!(b.coalesced(), 2);
 }
