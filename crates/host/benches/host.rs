@@ -56,7 +56,10 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
         }
         // Every event is a text delta (`transcript.assistant_stream`).
         let events = vec![(event.clone(), EventClass::AssistantStream)];
-        host.handle(Input::Events { session_id: session_id.clone(), events: events.into() }, now);
+        host.handle(
+            Input::Events { session_id: session_id.as_str().into(), events: events.into() },
+            now,
+        );
         if i % TURN == TURN - 1 {
             host.handle(Input::SessionRunning { session_id, running: false }, now);
         }

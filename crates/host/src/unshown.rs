@@ -106,6 +106,6 @@ impl Host {
             ts: None,
             payload: payload.into(),
         };
-        self.engine_events(id.to_owned(), std::iter::once((event, EventClass::RunErrorOrGap)), now);
+        self.engine_events(id, std::iter::once((event, EventClass::RunErrorOrGap)), now);
     }
 }

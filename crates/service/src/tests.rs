@@ -158,7 +158,7 @@ impl EngineAdapter for FakeEngine {
                 payload: payload.into(),
             };
             let events = vec![(event, EventClass::AssistantStream)];
-            tx.send(Input::Events { session_id: sid.clone(), events: events.into() })
+            tx.send(Input::Events { session_id: sid.as_str().into(), events: events.into() })
                 .await
                 .unwrap();
         }

@@ -76,7 +76,7 @@ fn event_ids(inputs: &[Input], session: &str) -> Vec<String> {
     inputs
         .iter()
         .filter_map(|i| match i {
-            Input::Events { session_id, events } if session_id == session => Some(events),
+            Input::Events { session_id, events } if **session_id == *session => Some(events),
             _ => None,
         })
         .flatten()
