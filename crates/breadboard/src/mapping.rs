@@ -174,12 +174,11 @@ impl SessionState {
         self.pending.remove(request_id);
     }
 
-    /// `session` (this state's session) as an input's shared id.
+    /// `session` as an input's shared id, made at the first input that needs it: a state is
+    /// one session's (the pump and the ingest keep one per session), so the id is not
+    /// compared again.
     fn id(&mut self, session: &str) -> Arc<str> {
-        match &self.id {
-            Some(id) if **id == *session => Arc::clone(id),
-            _ => Arc::clone(self.id.insert(Arc::from(session))),
-        }
+        Arc::clone(self.id.get_or_insert_with(|| Arc::from(session)))
     }
 
     fn warning(&mut self, session: &str, message: String) -> Input {

@@ -271,7 +271,7 @@ impl Input {
             (
                 Input::Events { session_id, events },
                 Input::Events { session_id: next_id, events: next_events },
-            ) if *session_id == next_id
+            ) if (Arc::ptr_eq(session_id, &next_id) || *session_id == next_id)
                 && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
             {
                 events.extend(next_events);

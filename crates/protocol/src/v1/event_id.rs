@@ -63,7 +63,10 @@ impl Default for EventId {
 impl From<&str> for EventId {
     #[inline]
     fn from(text: &str) -> Self {
-        if text.len() <= INLINE {
+        // A stream without `id:` lines (Kilo's) gives every event the empty id: no copy.
+        if text.is_empty() {
+            EventId::new()
+        } else if text.len() <= INLINE {
             let mut bytes = [0; INLINE];
             bytes[..text.len()].copy_from_slice(text.as_bytes());
             // `text.len() <= 22` fits a `u8`.
@@ -76,6 +79,7 @@ impl From<&str> for EventId {
 
 impl From<String> for EventId {
     /// A long id keeps the `String`'s allocation; a short one is copied inline.
+    #[inline]
     fn from(text: String) -> Self {
         if text.len() <= INLINE {
             EventId::from(text.as_str())
