@@ -57,9 +57,8 @@ pub(crate) fn read_events(
         let sse_id = (!e.last_event_id.is_empty()).then_some(e.last_event_id.as_str());
         match RawEvent::parse(engine, &e.data, sse_id) {
             Ok(ev) => events.push(ev),
-            Err(err) => {
-                rejected.push(Rejected { sse_id: e.last_event_id.clone(), error: err.to_string() })
-            }
+            Err(err) => rejected
+                .push(Rejected { sse_id: e.last_event_id.to_string(), error: err.to_string() }),
         }
     }
     Ok((events, rejected))

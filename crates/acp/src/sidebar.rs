@@ -160,7 +160,7 @@ impl Inner {
         let payload = Value::Object(payload);
         let class = bb_normalize::class::classify_acp(kind, &payload);
         let event = EngineEvent {
-            id: format!("acp-{n}"),
+            id: format!("acp-{n}").into(),
             event_type: kind.to_owned().into(),
             turn: None,
             ts: None,
@@ -172,7 +172,7 @@ impl Inner {
     /// One bridge-made or agent event of a session as the host's input.
     fn event(&self, session: &str, kind: &str, payload: Map<String, Value>) -> Input {
         let events = EngineEvents::one(self.classed(session, kind, payload));
-        Input::Events { session_id: session.to_owned(), events }
+        Input::Events { session_id: Arc::from(session), events }
     }
 
     async fn send(&self, update: Input) {

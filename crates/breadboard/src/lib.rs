@@ -522,7 +522,7 @@ impl EngineAdapter for BreadboardAdapter {
         };
         let event = diff_event(&path, &diff, origin);
         let events = EngineEvents::one(mapping::classed(event));
-        self.send(Input::Events { session_id: id.clone(), events }).await;
+        self.send(Input::Events { session_id: Arc::from(id.as_str()), events }).await;
         Ok(SessionAck { session_id: id })
     }
 

@@ -4,6 +4,7 @@
 //! needs —, diffs seen, sub-agent sessions). Pure: no IO, no clock.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
@@ -65,11 +66,6 @@ pub(crate) fn engine_event(e: BbEvent) -> EngineEvent {
 pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
     let class = bb_normalize::class::classify_breadboard(&event.event_type);
     (event, class)
-}
-
-/// One event of `session` as the host's input.
-fn events(session: &str, event: EngineEvent) -> Input {
-    Input::Events { session_id: session.to_owned(), events: EngineEvents::one(classed(event)) }
 }
 
 /// What approving a permission request lets the engine do, from its `category`, `kind` or
@@ -146,6 +142,8 @@ pub(crate) struct SessionState {
     /// Texts the bridge sent as input, oldest first, to show in their `user_message`.
     sent: VecDeque<String>,
     warnings: u64,
+    /// The session's id as its events' inputs carry it: made once, shared by every input.
+    id: Option<Arc<str>>,
 }
 
 /// Most texts remembered per session for their `user_message` (inputs queue on the engine).
@@ -176,19 +174,26 @@ impl SessionState {
         self.pending.remove(request_id);
     }
 
+    /// `session` as an input's shared id, made at the first input that needs it: a state is
+    /// one session's (the pump and the ingest keep one per session), so the id is not
+    /// compared again.
+    fn id(&mut self, session: &str) -> Arc<str> {
+        Arc::clone(self.id.get_or_insert_with(|| Arc::from(session)))
+    }
+
     fn warning(&mut self, session: &str, message: String) -> Input {
         self.warnings += 1;
         let mut payload = Map::new();
         payload.insert("message".into(), Value::String(message));
         payload.insert("source".into(), Value::String("bridge".into()));
         let event = EngineEvent {
-            id: format!("bridge-warning-{}", self.warnings),
+            id: format!("bridge-warning-{}", self.warnings).into(),
             event_type: "warning".into(),
             turn: None,
             ts: None,
             payload: payload.into(),
         };
-        events(session, event)
+        Input::Events { session_id: self.id(session), events: EngineEvents::one(classed(event)) }
     }
 
     /// Maps one stream update to host inputs, in the order they apply.
@@ -339,13 +344,11 @@ impl SessionState {
         let (shown, replayed) = if show {
             (Some(classed(engine_event(event))), None)
         } else {
-            (None, Some(event.sse_id))
+            (None, Some(String::from(event.sse_id)))
         };
+        let id = self.id(session);
         let events = |shown: Option<(EngineEvent, EventClass)>| {
-            shown.map(|e| Input::Events {
-                session_id: session.to_owned(),
-                events: EngineEvents::one(e),
-            })
+            shown.map(|e| Input::Events { session_id: id, events: EngineEvents::one(e) })
         };
         match effect {
             Effect::Shown => out.extend(events(shown)),
@@ -556,7 +559,7 @@ pub(crate) fn split_unified(text: &str) -> Vec<(String, String)> {
 pub(crate) fn diff_event(path: &str, diff: &str, source: &str) -> EngineEvent {
     let payload = json!({"filePath": path, "diff": diff, "source": source});
     EngineEvent {
-        id: format!("bridge-diff-{path}"),
+        id: format!("bridge-diff-{path}").into(),
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,

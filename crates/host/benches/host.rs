@@ -24,7 +24,7 @@ fn delta(i: usize) -> EngineEvent {
     payload.insert("field".into(), json!("text"));
     payload.insert("delta".into(), json!("some streamed words "));
     EngineEvent {
-        id: format!("evt_{i:012}"),
+        id: format!("evt_{i:012}").into(),
         event_type: "message.part.delta".into(),
         turn: None,
         ts: None,
@@ -56,7 +56,10 @@ fn run(events: &[EngineEvent], start: Instant) -> (usize, usize) {
         }
         // Every event is a text delta (`transcript.assistant_stream`).
         let events = vec![(event.clone(), EventClass::AssistantStream)];
-        host.handle(Input::Events { session_id: session_id.clone(), events: events.into() }, now);
+        host.handle(
+            Input::Events { session_id: session_id.as_str().into(), events: events.into() },
+            now,
+        );
         if i % TURN == TURN - 1 {
             host.handle(Input::SessionRunning { session_id, running: false }, now);
         }

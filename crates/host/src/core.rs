@@ -520,7 +520,7 @@ impl Host {
                 }
             }
             Input::Events { session_id, events } => {
-                self.engine_events(session_id, events.into_iter(), now);
+                self.engine_events(&session_id, events.into_iter(), now);
             }
             Input::PromptRaised { prompt, event } => {
                 self.prompt_raised(*prompt, event.map(|e| *e), now);
@@ -922,14 +922,14 @@ impl Host {
     /// Engine events of a session, each with the class its adapter decided.
     pub(crate) fn engine_events(
         &mut self,
-        session_id: String,
+        session_id: &str,
         events: impl ExactSizeIterator<Item = (EngineEvent, EventClass)>,
         now: Instant,
     ) {
         if events.len() == 0 {
             return;
         }
-        self.push_events(&session_id, None, events, now);
+        self.push_events(session_id, None, events, now);
     }
 
     /// Queues events in `session_id`'s lane; `foreign`: they belong to that other session

@@ -2,6 +2,7 @@
 //! engine-wide ones.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionPayload, ConnectionStatus, EngineEvent, Receive, SessionSummary};
@@ -138,8 +139,9 @@ pub enum Input {
     /// decided from what it read of the event (the core does not read it again). The one
     /// way engine events enter the host.
     Events {
-        /// The session.
-        session_id: String,
+        /// The session: shared, not copied per input (an adapter keeps one per session; the
+        /// host only compares it and looks the session up by it).
+        session_id: Arc<str>,
         /// The events and their classes.
         events: EngineEvents,
     },
@@ -265,25 +267,17 @@ impl Input {
     /// that arrived together, so each goes to the service loop (and the host core) as one
     /// input.
     pub fn merge(&mut self, next: Input) -> Option<Input> {
-        self.merged(next).err()
-    }
-
-    /// [`Input::merge`]: `next`'s session id once merged, else `next` back.
-    // `next` goes back by move, as `merge` gives it: a box would allocate for every input
-    // not merged.
-    #[allow(clippy::result_large_err)]
-    fn merged(&mut self, next: Input) -> Result<String, Input> {
         match (self, next) {
             (
                 Input::Events { session_id, events },
                 Input::Events { session_id: next_id, events: next_events },
-            ) if *session_id == next_id
+            ) if (Arc::ptr_eq(session_id, &next_id) || *session_id == next_id)
                 && events.len() + next_events.len() <= Self::MERGED_EVENTS =>
             {
                 events.extend(next_events);
-                Ok(next_id)
+                None
             }
-            (_, next) => Err(next),
+            (_, next) => Some(next),
         }
     }
 
@@ -335,21 +329,11 @@ pub fn connection_payload(
 
 /// Appends `input` to `out`, merged into the last one where [`Input::merge`] can.
 pub fn push_merged(out: &mut Vec<Input>, input: Input) {
-    push_merged_id(out, input);
-}
-
-/// [`push_merged`], handing back the session id of an input merged into the one before it:
-/// an adapter's mapping may write the next event's there instead of allocating one.
-pub fn push_merged_id(out: &mut Vec<Input>, input: Input) -> Option<String> {
     let unmerged = match out.last_mut() {
-        Some(last) => last.merged(input),
-        None => Err(input),
+        Some(last) => last.merge(input),
+        None => Some(input),
     };
-    match unmerged {
-        Ok(id) => Some(id),
-        Err(input) => {
-            out.push(input);
-            None
-        }
+    if let Some(input) = unmerged {
+        out.push(input);
     }
 }

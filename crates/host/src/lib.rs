@@ -207,7 +207,7 @@ pub use core::{
 };
 pub use events::{ClassedEvent, EngineEvents};
 pub use fit::{BODY_STORE_BYTES, HISTORY_PAGE_BYTES, RECENT_TURNS};
-pub use input::{Input, connection_payload, push_merged, push_merged_id};
+pub use input::{Input, connection_payload, push_merged};
 pub use prompting::{PROMPT_CLOSED_EVENT, PromptCounters, Withdraw};
 pub use prompts::{AnswerError, AnswerOutcome, Prompt, PromptKind, PromptState, Verdict};
 pub use saved::{SavedAnswer, SavedPrompt};

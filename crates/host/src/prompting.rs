@@ -222,7 +222,7 @@ impl Host {
             self.prompts.show_on(session, &prompt.request_id, ancestor.clone());
             self.push_events(&ancestor, Some(session), iter::once(event.clone()), now);
         }
-        self.engine_events(session.to_owned(), iter::once(event), now);
+        self.engine_events(session, iter::once(event), now);
     }
 
     pub(crate) fn prompts_listed(
@@ -274,7 +274,7 @@ impl Host {
             if let Some(ancestor) = shown_on.filter(|a| self.knows_session(a)) {
                 self.push_events(&ancestor, Some(session_id), iter::once(event.clone()), now);
             }
-            self.engine_events(session_id.to_owned(), iter::once(event), now);
+            self.engine_events(session_id, iter::once(event), now);
         }
         self.touch(session_id);
     }
@@ -371,7 +371,7 @@ impl Host {
             _ => Map::new(),
         };
         let event = EngineEvent {
-            id: format!("bb-prompt-closed-{}", self.closings),
+            id: format!("bb-prompt-closed-{}", self.closings).into(),
             event_type: PROMPT_CLOSED_EVENT.into(),
             turn: None,
             ts: None,
@@ -382,6 +382,6 @@ impl Host {
             let ancestor = ancestor.to_owned();
             self.push_events(&ancestor, Some(session), iter::once(event.clone()), now);
         }
-        self.engine_events(session.to_owned(), iter::once(event), now);
+        self.engine_events(session, iter::once(event), now);
     }
 }

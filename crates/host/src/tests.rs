@@ -419,7 +419,7 @@ proptest! {
         let mut n = 0;
         for (session, count, wait) in steps {
             let events: Vec<EngineEvent> = (0..count).map(|_| { n += 1; ev(&format!("e{n}")) }).collect();
-            expected[usize::from(session)].extend(events.iter().map(|e| e.id.clone()));
+            expected[usize::from(session)].extend(events.iter().map(|e| e.id.to_string()));
             h.handle(events_in(&h, &format!("s{session}"), events), c.now());
             c.advance(Duration::from_millis(wait));
             h.handle_timeout(c.now());
@@ -582,7 +582,7 @@ fn merged_events_keep_their_order_one_inline_or_in_a_list() {
     };
     assert!(merged.merge(other).is_some(), "another session's events are handed back");
     let Input::Events { events, .. } = merged else { panic!("events") };
-    let ids: Vec<String> = events.iter().map(|(e, _)| e.id.clone()).collect();
+    let ids: Vec<String> = events.iter().map(|(e, _)| e.id.to_string()).collect();
     assert_eq!(ids, ["a", "b", "c", "d"]);
     assert_eq!(events.into_iter().len(), 4);
     assert_eq!(

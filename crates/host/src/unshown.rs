@@ -100,12 +100,12 @@ impl Host {
         payload.insert("message".into(), message.into());
         payload.insert("source".into(), "bridge".into());
         let event = EngineEvent {
-            id: format!("{kind}-{}", self.closings),
+            id: format!("{kind}-{}", self.closings).into(),
             event_type: "warning".into(),
             turn: None,
             ts: None,
             payload: payload.into(),
         };
-        self.engine_events(id.to_owned(), std::iter::once((event, EventClass::RunErrorOrGap)), now);
+        self.engine_events(id, std::iter::once((event, EventClass::RunErrorOrGap)), now);
     }
 }

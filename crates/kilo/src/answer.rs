@@ -2,6 +2,8 @@
 //! prompts (attachments, the queue bound), stop, the answers the host allowed (permissions,
 //! a question's rejection), and diffs.
 
+use std::sync::Arc;
+
 use crate::client::{KiloClient, KiloError, PermissionReply, Session};
 use bb_engine_client::transport::TransportError;
 use bb_host::{EngineEvents, Input, PromptKind, Verdict};
@@ -232,13 +234,13 @@ pub(super) async fn open_diff(
         f.diffs_sent
     });
     let event = EngineEvent {
-        id: format!("bb-diff-{n}"),
+        id: format!("bb-diff-{n}").into(),
         event_type: "bridge.diff".into(),
         turn: None,
         ts: None,
         payload: payload.into(),
     };
     let events = EngineEvents::one(crate::events::classed(event));
-    let _ = adapter.updates.send(Input::Events { session_id: id.to_owned(), events }).await;
+    let _ = adapter.updates.send(Input::Events { session_id: Arc::from(id), events }).await;
     Ok(SessionAck { session_id: params.session_id })
 }

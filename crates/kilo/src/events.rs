@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::client::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo_fields};
-use bb_protocol::v1::{EngineEvent, Payload};
+use bb_protocol::v1::{EngineEvent, EventId, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
@@ -40,7 +40,7 @@ pub(crate) fn classed(event: EngineEvent) -> (EngineEvent, EventClass) {
 
 /// What an event means, read from its body (see [`KiloEventState::apply`]).
 struct Read {
-    session_id: String,
+    session_id: Arc<str>,
     class: EventClass,
     fail_closed: bool,
     raised: Option<Prompt>,
@@ -50,9 +50,6 @@ struct Read {
     /// What the batcher and the reducers read of the body, read here already.
     memo: Option<Memo>,
 }
-
-/// The largest spare session id [`KiloEventState`] keeps (Kilo's are 30 bytes).
-const SPARE_SESSION_CAPACITY: usize = 256;
 
 /// What the event mapping remembers between events.
 #[derive(Debug)]
@@ -66,9 +63,9 @@ pub(crate) struct KiloEventState {
     /// The last event's body was handed on unread and is not JSON: a `sync` echo read by
     /// comparison with it is not JSON either.
     last_malformed: bool,
-    /// A session id its input no longer needs (merged into the one before it), to write
-    /// the next event's into ([`KiloEventState::reuse_session`]).
-    spare_session: Option<String>,
+    /// The last event's session id as its input carries it: the next event of that session
+    /// shares it instead of allocating one.
+    last_session: Option<Arc<str>>,
 }
 
 impl Default for KiloEventState {
@@ -85,28 +82,16 @@ impl KiloEventState {
             actions: Vec::new(),
             failures: 0,
             last_malformed: false,
-            spare_session: None,
+            last_session: None,
         }
     }
 
-    /// Keeps `id`, the session id of an input merged into the one before it, for the next
-    /// event's: one allocation fewer per event of a session whose events come together.
-    pub(crate) fn reuse_session(&mut self, id: String) {
-        // A kept id is a session id's size; a huge one is not kept.
-        if id.capacity() <= SPARE_SESSION_CAPACITY {
-            self.spare_session = Some(id);
-        }
-    }
-
-    /// `id` as an owned session id, written into the spare one when there is one.
-    fn session_id(&mut self, id: &str) -> String {
-        match self.spare_session.take() {
-            Some(mut owned) => {
-                owned.clear();
-                owned.push_str(id);
-                owned
-            }
-            None => id.to_owned(),
+    /// `id` as an input's shared session id: the last event's when it is the same session
+    /// (one allocation fewer per event of a session whose events come together).
+    fn session_id(&mut self, id: &str) -> Arc<str> {
+        match &self.last_session {
+            Some(last) if **last == *id => Arc::clone(last),
+            _ => Arc::clone(self.last_session.insert(Arc::from(id))),
         }
     }
 
@@ -193,17 +178,24 @@ impl KiloEventState {
         }
         // The session's id goes on with the input; a turn failed closed (rare) copies it.
         let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));
-        let event =
-            EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
+        let event = EngineEvent {
+            id: id.map(EventId::from).unwrap_or_default(),
+            event_type,
+            turn,
+            ts,
+            payload: properties,
+        };
         let event = (event, class);
         out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).
             (Some(prompt), _) => {
                 Input::PromptRaised { prompt: Box::new(prompt), event: Some(Box::new(event)) }
             }
-            (None, Some(request_id)) => {
-                Input::PromptSettled { session_id, request_id, event: Some(Box::new(event)) }
-            }
+            (None, Some(request_id)) => Input::PromptSettled {
+                session_id: session_id.to_string(),
+                request_id,
+                event: Some(Box::new(event)),
+            },
             _ => Input::Events { session_id, events: EngineEvents::one(event) },
         });
         if let Some(derived) = derived {
@@ -283,7 +275,7 @@ impl KiloEventState {
         );
         payload.insert("retry".into(), json!({"command": "retry"}));
         let event = EngineEvent {
-            id: format!("bb-turn-failed-{}", self.failures),
+            id: format!("bb-turn-failed-{}", self.failures).into(),
             event_type: TURN_FAILED_EVENT.into(),
             turn: None,
             ts: None,
@@ -291,7 +283,7 @@ impl KiloEventState {
         };
         vec![
             Input::Events {
-                session_id: session_id.to_owned(),
+                session_id: Arc::from(session_id),
                 events: EngineEvents::one(classed(event)),
             },
             Input::PromptsCancelled { session_id: session_id.to_owned() },

@@ -1,7 +1,7 @@
 //! The Kilo event mapping without its task: what the pump does with each router update, for
 //! in-process replays of captures (`bb-harness ingest`) through the sidecar's own path.
 
-use bb_host::{Input, push_merged_id};
+use bb_host::{Input, push_merged};
 
 use crate::client::KiloUpdate;
 use crate::events::KiloEventState;
@@ -27,8 +27,7 @@ impl Mapping {
     }
 
     /// [`Mapping::map`], the inputs pushed onto `out` as the pump pushes them: adjacent
-    /// events of one session merged (`bb_host::push_merged_id`), each merged input's session
-    /// id written over by the next event's.
+    /// events of one session merged (`bb_host::push_merged`).
     pub fn map_merged(&mut self, update: KiloUpdate, out: &mut Vec<Input>) {
         let mut inputs = std::mem::take(&mut self.inputs);
         match update {
@@ -37,9 +36,7 @@ impl Mapping {
             _ => {}
         }
         for input in inputs.drain(..) {
-            if let Some(id) = push_merged_id(out, input) {
-                self.state.reuse_session(id);
-            }
+            push_merged(out, input);
         }
         self.inputs = inputs;
     }

@@ -15,7 +15,7 @@ use crate::client::{
 };
 use crate::events::{Action, KiloEventState, classed, prompt_of};
 use crate::shared::{Shared, kind_of};
-use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged_id};
+use bb_host::{EngineEvents, Input, Prompt, PromptKind, push_merged};
 use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
@@ -39,8 +39,7 @@ pub(crate) struct PumpContext {
 
 /// The router's consumer: each update mapped as it is taken, what a wake-up of the router
 /// had ready sent on at its flush. Adjacent events of one session among them go on as one
-/// input (`push_merged_id`: the merged input's session id is written over with the next
-/// event's), and the engine calls the mapping asks for follow them.
+/// input (`push_merged`), and the engine calls the mapping asks for follow them.
 pub(crate) struct Pump {
     updates: InputSender,
     shared: Arc<Shared>,
@@ -100,9 +99,7 @@ impl Consumer for Pump {
             .await;
         }
         for input in self.inputs.drain(..) {
-            if let Some(id) = push_merged_id(&mut self.mapped, input) {
-                self.state.reuse_session(id);
-            }
+            push_merged(&mut self.mapped, input);
         }
         self.actions.extend(self.state.take_actions());
         Ok(())
@@ -173,7 +170,7 @@ async fn map(
             let qids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
             payload.insert("questions".into(), json!(qids));
             let event = EngineEvent {
-                id: format!("bb-rehydrate-{rehydrations}"),
+                id: format!("bb-rehydrate-{rehydrations}").into(),
                 event_type: REHYDRATED_EVENT.into(),
                 turn: None,
                 ts: None,
@@ -184,7 +181,7 @@ async fn map(
             let listed = listed(shared, &session_id, &permissions, &questions);
             vec![
                 Input::Events {
-                    session_id: session_id.clone(),
+                    session_id: Arc::from(session_id.as_str()),
                     events: EngineEvents::one(classed(event)),
                 },
                 listed,
@@ -206,7 +203,7 @@ async fn map(
             );
             payload.insert("retry".into(), json!({"command": "retry"}));
             let event = EngineEvent {
-                id: format!("bb-rebuild-failed-{rehydrations}"),
+                id: format!("bb-rebuild-failed-{rehydrations}").into(),
                 event_type: REBUILD_FAILED_EVENT.into(),
                 turn: None,
                 ts: None,
@@ -214,7 +211,10 @@ async fn map(
             };
             vec![
                 Input::Gap { session_id: Some(session_id.clone()) },
-                Input::Events { session_id, events: EngineEvents::one(classed(event)) },
+                Input::Events {
+                    session_id: Arc::from(session_id.as_str()),
+                    events: EngineEvents::one(classed(event)),
+                },
             ]
         }
         // `Pump::take` maps the stream's events itself, without this future; one given
@@ -267,7 +267,7 @@ fn stream_lost(shared: &Shared, why: &str) -> Vec<Input> {
         );
         payload.insert("source".into(), json!("bridge"));
         let event = EngineEvent {
-            id: format!("bb-stream-lost-{}", n + 1),
+            id: format!("bb-stream-lost-{}", n + 1).into(),
             event_type: STREAM_LOST_EVENT.into(),
             turn: None,
             ts: None,
@@ -275,7 +275,7 @@ fn stream_lost(shared: &Shared, why: &str) -> Vec<Input> {
         };
         out.push(Input::SessionRunning { session_id: session.clone(), running: false });
         out.push(Input::Events {
-            session_id: session,
+            session_id: Arc::from(session.as_str()),
             events: EngineEvents::one((event, EventClass::RunErrorOrGap)),
         });
     }
@@ -384,7 +384,7 @@ fn asked(event_type: &'static str, id: &str, body: Value) -> EngineEvent {
         _ => Map::new(),
     };
     EngineEvent {
-        id: id.to_owned(),
+        id: id.into(),
         event_type: event_type.into(),
         turn: None,
         ts: None,

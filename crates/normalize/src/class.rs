@@ -1,6 +1,7 @@
 //! Event classes: every raw engine type, of either engine, classified once into the stable
 //! classes of the event-normalization spec (plus a few the spec's table does not need).
 
+use bb_protocol::v1::EventId;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -383,7 +384,7 @@ pub struct Classified {
     /// them all: a list grew by a reallocation every few merged deltas, on every busy
     /// stream.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub absorbed_last_id: Option<String>,
+    pub absorbed_last_id: Option<EventId>,
 }
 
 fn is_zero(n: &u64) -> bool {

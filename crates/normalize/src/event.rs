@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 pub use bb_payload::Payload;
+use bb_protocol::v1::EventId;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -24,8 +25,9 @@ pub enum Engine {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RawEvent {
     /// The event's own id (BreadBoard envelope UUID, Kilo `evt_…`), or the SSE `id:` when the
-    /// event carries none. Opaque; never rewritten.
-    pub id: Option<String>,
+    /// event carries none. Opaque; never rewritten. Kept as `EngineEvent.id` is (inline when
+    /// short), so that it goes from the event to the batch and back without a copy on the heap.
+    pub id: Option<EventId>,
     /// The engine that produced the event.
     pub engine: Engine,
     /// The engine's `type` discriminator, verbatim: borrowed when the adapter knows the type,
@@ -83,7 +85,7 @@ impl RawEvent {
 
     /// Sets the id (builder style).
     #[must_use]
-    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+    pub fn with_id(mut self, id: impl Into<EventId>) -> Self {
         self.id = Some(id.into());
         self
     }
@@ -118,7 +120,7 @@ impl RawEvent {
             Engine::Acp => from_acp(obj)?,
         };
         if ev.id.is_none() {
-            ev.id = sse_id.map(str::to_owned);
+            ev.id = sse_id.map(EventId::from);
         }
         Ok(ev)
     }
@@ -138,7 +140,7 @@ fn from_breadboard(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> 
         .or_else(|| take_u64(&obj, "timestamp"))
         .or_else(|| take_u64(&obj, "ts"));
     Ok(RawEvent {
-        id: take_str(&obj, "id"),
+        id: take_str(&obj, "id").map(EventId::from),
         engine: Engine::BreadBoard,
         session_id: take_str(&obj, "session_id"),
         seq: take_u64(&obj, "seq"),
@@ -156,7 +158,7 @@ fn from_acp(obj: Map<String, Value>) -> Result<RawEvent, EventError> {
         .into();
     let session_id = take_str(&obj, "sessionId");
     Ok(RawEvent {
-        id: take_str(&obj, "id"),
+        id: take_str(&obj, "id").map(EventId::from),
         engine: Engine::Acp,
         kind,
         session_id,
@@ -176,7 +178,7 @@ fn from_kilo(mut obj: Map<String, Value>) -> Result<RawEvent, EventError> {
         return Err(EventError::MissingType);
     }
     let kind: Cow<'static, str> = take_str(&obj, "type").ok_or(EventError::MissingType)?.into();
-    let id = take_str(&obj, "id");
+    let id = take_str(&obj, "id").map(EventId::from);
     if kind == "sync" {
         let payload = obj.remove("syncEvent").unwrap_or(Value::Null);
         let session_id = payload.get("aggregateID").and_then(Value::as_str).map(str::to_owned);

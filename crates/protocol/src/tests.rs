@@ -507,6 +507,7 @@ fn reject_codes_round_trip() {
     }
 }
 
+mod event_id;
 mod sniff;
 
 /// The `bb/events` line written directly is the derive's line: every optional field absent
@@ -682,7 +683,7 @@ fn event_item() -> impl proptest::strategy::Strategy<Value = EventItem> {
                 let event_type =
                     if borrowed { "assistant.message.delta".into() } else { kind.into() };
                 EventItem {
-                    event: EngineEvent { id, event_type, turn, ts, payload },
+                    event: EngineEvent { id: id.into(), event_type, turn, ts, payload },
                     class: class.into(),
                     message_id,
                     truncated,

@@ -269,7 +269,10 @@ fn mark(input: Input, index: usize, labels: &[String], owners: &Owners) -> Vec<I
                 .collect()
         }
         Input::Events { ref session_id, .. } => {
-            lock(owners).entry(session_id.clone()).or_insert(index);
+            let mut owners = lock(owners);
+            if !owners.contains_key(&**session_id) {
+                owners.insert(session_id.to_string(), index);
+            }
             vec![input]
         }
         other => vec![other],

@@ -151,14 +151,14 @@ impl EngineAdapter for FakeEngine {
             let mut payload = Map::new();
             payload.insert("delta".into(), json!(word));
             let event = EngineEvent {
-                id: format!("evt_{i}"),
+                id: format!("evt_{i}").into(),
                 event_type: "message.part.delta".into(),
                 turn: None,
                 ts: None,
                 payload: payload.into(),
             };
             let events = vec![(event, EventClass::AssistantStream)];
-            tx.send(Input::Events { session_id: sid.clone(), events: events.into() })
+            tx.send(Input::Events { session_id: sid.as_str().into(), events: events.into() })
                 .await
                 .unwrap();
         }

@@ -72,7 +72,7 @@ pub fn read(engine: Engine, path: &Path) -> Vec<CapturedEvent> {
         .into_iter()
         .filter_map(|item| match item {
             SseItem::Event(e) if !e.data.is_empty() => Some(CapturedEvent {
-                id: (!e.last_event_id.is_empty()).then(|| e.last_event_id.clone()),
+                id: (!e.last_event_id.is_empty()).then(|| e.last_event_id.to_string()),
                 data: e.data,
             }),
             _ => None,

@@ -14,6 +14,7 @@ use bb_engine_client::sse::{
     DropReason, ReconnectPolicy, ResumeFrom, SseClient, SseClientError, SseClientEvent,
 };
 use bb_engine_client::transport::{EngineRequest, TransportError};
+use bb_protocol::v1::EventId;
 
 /// What a session stream yields, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +60,7 @@ pub enum StreamUpdate {
     /// An SSE event that is not a BreadBoard envelope; kept, not delivered as an event.
     Malformed {
         /// Its SSE id.
-        sse_id: String,
+        sse_id: EventId,
         /// Why it did not decode.
         error: String,
     },
@@ -375,7 +376,7 @@ impl SessionStream {
     /// nothing is queued (the common case: it goes to the caller without passing through the
     /// queue). Not async, so the event is written once into what it returns rather than
     /// moved through an async call's state and output (~200 bytes a move).
-    fn admit(&mut self, sse_id: String, data: &str) -> Admitted {
+    fn admit(&mut self, sse_id: EventId, data: &str) -> Admitted {
         let mut event = match BbEvent::parse("", data) {
             Ok(event) => event,
             Err(error) => {

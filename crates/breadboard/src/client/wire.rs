@@ -8,7 +8,7 @@ use super::kind::event_type;
 use super::scan::{self, Head};
 use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo, reads_text};
 use bb_payload::{LooseI64, LooseStr, LooseU64, Present};
-use bb_protocol::v1::Payload;
+use bb_protocol::v1::{EventId, Payload};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub struct BbEvent {
     /// The SSE `id:` (the `seq` as text, or the UUID of an un-sequenced event).
-    pub sse_id: String,
+    pub sse_id: EventId,
     /// The per-session sequence number; `None` for the connect-time snapshot.
     pub seq: Option<u64>,
     /// The event type (e.g. `assistant_delta`, `tool_call`, `stream.gap`): a static string
@@ -129,7 +129,7 @@ impl BbEvent {
             return Err(EventDecodeError::NoType);
         };
         Ok(Self {
-            sse_id: sse_id.to_owned(),
+            sse_id: EventId::from(sse_id),
             seq: head.seq,
             kind: event_type(kind),
             turn: head.turn,

@@ -3,6 +3,7 @@
 //! diffs found in tool events.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::client::{BbEvent, GapReason, StreamUpdate};
 use serde_json::json;
@@ -46,6 +47,22 @@ fn events_carry_their_seq_id_and_drive_run_and_permission_state() {
     let out = state.apply("s", event(6, "run_finished", json!({})));
     assert_eq!(out[1], Input::SessionRunning { session_id: "s".into(), running: false });
     assert_eq!(state.apply("s", event(7, "completion", json!({}))).len(), 1, "already idle");
+}
+
+/// A session's events carry one shared id: made at its first event, not copied per event.
+#[test]
+fn a_sessions_inputs_share_one_session_id() {
+    let mut state = SessionState::default();
+    let ids: Vec<Arc<str>> = (1..=3)
+        .flat_map(|seq| state.apply("s", event(seq, "assistant_delta", json!({"text": "x"}))))
+        .filter_map(|input| match input {
+            Input::Events { session_id, .. } => Some(session_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(&*ids[0], "s");
+    assert!(ids.iter().all(|id| Arc::ptr_eq(id, &ids[0])), "one id, shared");
 }
 
 #[test]

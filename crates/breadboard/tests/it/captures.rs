@@ -107,7 +107,7 @@ async fn every_real_capture_replays_with_no_loss() {
         let got: Vec<_> = updates
             .iter()
             .filter_map(|u| match u {
-                StreamUpdate::Event(e) => Some((e.sse_id.clone(), e.seq)),
+                StreamUpdate::Event(e) => Some((e.sse_id.to_string(), e.seq)),
                 _ => None,
             })
             .collect();

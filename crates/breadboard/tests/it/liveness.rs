@@ -76,11 +76,11 @@ fn event_ids(inputs: &[Input], session: &str) -> Vec<String> {
     inputs
         .iter()
         .filter_map(|i| match i {
-            Input::Events { session_id, events } if session_id == session => Some(events),
+            Input::Events { session_id, events } if **session_id == *session => Some(events),
             _ => None,
         })
         .flatten()
-        .map(|(e, _)| e.id.clone())
+        .map(|(e, _)| e.id.to_string())
         .collect()
 }
 

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use bb_protocol::v1::EventId;
+
 /// Bounds that keep a hostile or broken stream from growing memory without limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseLimits {
@@ -40,8 +42,9 @@ pub struct SseEvent {
     pub event_type: Cow<'static, str>,
     /// The `data` lines joined by `\n`.
     pub data: String,
-    /// The stream's last event id at dispatch time (persists across events).
-    pub last_event_id: String,
+    /// The stream's last event id at dispatch time (persists across events); a short one
+    /// is copied inline, so an event costs no allocation for it.
+    pub last_event_id: EventId,
 }
 
 /// What the parser yields, in stream order.
@@ -376,7 +379,7 @@ impl SseParser {
         out.push(SseItem::Event(SseEvent {
             event_type,
             data: std::mem::take(&mut self.data),
-            last_event_id: self.last_event_id.clone(),
+            last_event_id: EventId::from(self.last_event_id.as_str()),
         }));
     }
 }

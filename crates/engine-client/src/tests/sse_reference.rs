@@ -233,7 +233,7 @@ impl Reference {
         out.push(SseItem::Event(SseEvent {
             event_type,
             data: std::mem::take(&mut self.data),
-            last_event_id: self.last_event_id.clone(),
+            last_event_id: self.last_event_id.as_str().into(),
         }));
     }
 }

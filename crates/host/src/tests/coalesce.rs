@@ -219,7 +219,7 @@ proptest! {
         got.extend(events_of(run_to_idle(&mut h, &c)));
         prop_assert_eq!(texts(&got), texts(&sent));
         let others = |v: &[EngineEvent]| -> Vec<String> {
-            v.iter().filter(|e| !e.event_type.ends_with(".delta")).map(|e| e.id.clone()).collect()
+            v.iter().filter(|e| !e.event_type.ends_with(".delta")).map(|e| e.id.to_string()).collect()
         };
         prop_assert_eq!(others(&got), others(&sent));
         let position = |id: &str| sent.iter().position(|e| e.id == id);

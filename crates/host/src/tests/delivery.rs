@@ -287,7 +287,7 @@ fn large_batches_are_split_by_bytes() {
             let mut payload = Map::new();
             payload.insert("text".into(), json!("x".repeat(400_000)));
             EngineEvent {
-                id: format!("e{i}"),
+                id: format!("e{i}").into(),
                 event_type: "message.part.delta".into(),
                 turn: None,
                 ts: None,

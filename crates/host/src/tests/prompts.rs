@@ -400,7 +400,8 @@ fn a_repeat_is_not_shown_and_a_reused_id_is() {
     raise(&mut h, &c, "s", "permission_1", PromptKind::Write, "e1");
     raise(&mut h, &c, "s", "permission_1", PromptKind::Write, "e2");
     let out = run_to_idle(&mut h, &c);
-    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let shown: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(shown, ["e1"], "the repeat is not shown");
     assert_eq!(pending(&out), Some(1));
 
@@ -419,7 +420,8 @@ fn a_repeat_is_not_shown_and_a_reused_id_is() {
     // The next turn asks `permission_1` again: a new prompt.
     raise(&mut h, &c, "s", "permission_1", PromptKind::Write, "e3");
     let out = run_to_idle(&mut h, &c);
-    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let shown: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(shown, ["e3"]);
     assert_eq!(pending(&out), Some(1));
     assert!(h.begin_answer("s", "permission_1", Verdict::Allow).is_ok());
@@ -451,7 +453,8 @@ fn a_session_removed_and_created_again_shows_its_requests_again() {
     drain(&mut h);
     raise(&mut h, &c, "s", "per_1", PromptKind::Exec, "e1");
     let out = run_to_idle(&mut h, &c);
-    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let shown: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(shown, ["e1"], "the new session's request is shown");
     assert_eq!(pending(&out), Some(1));
     assert!(h.begin_answer("s", "per_1", Verdict::Deny).is_ok());
@@ -844,7 +847,8 @@ fn open_prompts_are_saved_when_they_change_and_restored_after_a_restart() {
     let mut h2 = host(&c2, HostConfig { trusted: true, ..HostConfig::default() });
     h2.handle(Input::PromptsRestored(saved.clone()), c2.now());
     let out = run_to_idle(&mut h2, &c2);
-    let shown: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let shown: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(shown, ["e1", "e2"], "shown again as first shown");
     assert_eq!(pending(&out), Some(2));
     assert_eq!(h2.take_saved(), None, "what was read back is what is saved");
@@ -940,7 +944,8 @@ fn an_answer_saved_on_its_way_is_delivered_after_a_restart_not_asked_again() {
         h2.handle(resent, c2.now());
     }
     let out = run_to_idle(&mut h2, &c2);
-    let ids: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let ids: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(ids, ["e3"], "only the undelivered one is asked again");
     assert_eq!(pending(&out), Some(1));
     let saved = h2.take_saved().expect("settled and pending again");
@@ -952,7 +957,8 @@ fn an_answer_saved_on_its_way_is_delivered_after_a_restart_not_asked_again() {
     raise(&mut h2, &c2, "s", "p1", PromptKind::Exec, "e1");
     raise(&mut h2, &c2, "s", "p2", PromptKind::Exec, "e9");
     let out = run_to_idle(&mut h2, &c2);
-    let ids: Vec<String> = items(&out).into_iter().map(|(_, _, i)| i.event.id).collect();
+    let ids: Vec<String> =
+        items(&out).into_iter().map(|(_, _, i)| String::from(i.event.id)).collect();
     assert_eq!(ids, ["e9"], "a replay is not a new card");
 
     // Restored with its answer again, the engine then no longer knows it: settled, the card

@@ -260,7 +260,7 @@ fn both_carries_the_events_and_their_updates() {
 
 fn breadboard(kind: &str, payload: serde_json::Value) -> EngineEvent {
     EngineEvent {
-        id: String::new(),
+        id: Default::default(),
         event_type: kind.to_owned().into(),
         turn: None,
         ts: None,

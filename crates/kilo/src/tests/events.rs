@@ -75,7 +75,7 @@ fn events_of(update: &Input) -> Vec<(&str, &EngineEvent)> {
 fn classed_of(update: &Input) -> Vec<(&str, &EngineEvent, bb_normalize::EventClass)> {
     match update {
         Input::Events { session_id, events } => {
-            events.iter().map(|(e, c)| (session_id.as_str(), e, *c)).collect()
+            events.iter().map(|(e, c)| (&**session_id, e, *c)).collect()
         }
         Input::PromptRaised { prompt, event: Some(shown) } => {
             vec![(prompt.session_id.as_str(), &shown.0, shown.1)]
@@ -91,7 +91,7 @@ fn forwarded(updates: &[Input]) -> Vec<(String, String, String)> {
     updates
         .iter()
         .flat_map(events_of)
-        .map(|(session, e)| (session.to_owned(), e.event_type.to_string(), e.id.clone()))
+        .map(|(session, e)| (session.to_owned(), e.event_type.to_string(), e.id.to_string()))
         .collect()
 }
 

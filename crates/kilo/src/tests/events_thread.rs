@@ -32,7 +32,7 @@ async fn the_kilo_event_path_runs_on_it() {
     let got = loop {
         match updates.try_recv() {
             Ok(Input::Events { session_id, events }) => {
-                break (session_id, events[0].0.event_type.clone());
+                break (session_id.to_string(), events[0].0.event_type.clone());
             }
             Ok(_) => {}
             Err(_) => {

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use bb_protocol::v1::EventId;
 use serde::Serialize;
 
 use crate::event::RawEvent;
@@ -36,7 +37,7 @@ impl UnknownNode {
     pub fn of(ev: &RawEvent) -> Self {
         let payload_size = serde_json::to_string(&ev.payload).map_or(0, |s| s.len());
         Self {
-            event_id: ev.id.clone(),
+            event_id: ev.id.as_deref().map(str::to_owned),
             kind: ev.kind.to_string(),
             payload_size,
             payload: log_line_json(&ev.payload, UNKNOWN_PAYLOAD_CAP),
@@ -51,8 +52,9 @@ impl UnknownNode {
 pub struct DebugLane {
     /// Events reduced (coalesced deltas count one each).
     pub events: u64,
-    /// Id of the last event reduced that had one.
-    pub last_event_id: Option<String>,
+    /// Id of the last event reduced that had one (set at every event: kept as the event
+    /// holds it, no copy on the heap).
+    pub last_event_id: Option<EventId>,
     /// Highest `seq` reduced: BreadBoard's envelope seq (its resumable SSE id; the
     /// connect-time snapshot has none) or Kilo's `sync` seq (a gap means missed events).
     #[serde(skip_serializing_if = "Option::is_none")]

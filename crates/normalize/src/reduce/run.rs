@@ -289,7 +289,7 @@ impl RunLane {
         if usage.is_some() {
             summary.usage = usage;
         }
-        summary.event_id.clone_from(&ev.id);
+        summary.event_id = ev.id.as_deref().map(str::to_owned);
         summary.outcome = Some(if stopped {
             Outcome::Stopped
         } else if erred
@@ -353,7 +353,7 @@ impl RunLane {
             return;
         };
         if !self.log_links.iter().any(|l| l.url == url) {
-            self.log_links.push(LogLink { url, event_id: ev.id.clone() });
+            self.log_links.push(LogLink { url, event_id: ev.id.as_deref().map(str::to_owned) });
         }
     }
 

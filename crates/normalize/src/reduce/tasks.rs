@@ -120,7 +120,7 @@ impl TasksLane {
         let p = &ev.payload;
         let Some(task_id) = id_at(p, &[&["task_id"], &["taskId"]]) else {
             let kind = str_at(p, &[&["kind"], &["type"]]).unwrap_or("unknown").to_owned();
-            self.signals.push(TaskSignal { kind, event_id: ev.id.clone() });
+            self.signals.push(TaskSignal { kind, event_id: ev.id.as_deref().map(str::to_owned) });
             return;
         };
         self.tree_changed = true;

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use bb_protocol::v1::EventId;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -145,7 +146,7 @@ fn kilo_deltas_coalesce_by_part() {
 /// Checks that `flushes` account for the events of `ids` (their ids, in order), each exactly
 /// once: every item stands for its own event and the `absorbed` ones before it, its id is
 /// the last of those, and its `absorbed_last_id` the latest of the others that had one.
-fn accounts_for(flushes: &[(Instant, Batch)], ids: &[Option<String>]) -> Result<(), String> {
+fn accounts_for(flushes: &[(Instant, Batch)], ids: &[Option<EventId>]) -> Result<(), String> {
     let mut at = 0;
     for item in flushes.iter().flat_map(|(_, b)| &b.items) {
         let n = usize::try_from(item.event_count()).unwrap();

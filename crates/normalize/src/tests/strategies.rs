@@ -1,6 +1,7 @@
 //! Proptest generators: event streams of both engines built from the real event shapes,
 //! with small id pools so events collide on messages, calls, requests and tasks.
 
+use bb_protocol::v1::EventId;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -96,7 +97,7 @@ pub(super) fn bb_event() -> impl Strategy<Value = RawEvent> {
     ];
     (body, turn, prop::option::of("[a-f0-9]{6}"), prop::option::of(0u64..100)).prop_map(
         |((kind, payload), turn, id, seq)| RawEvent {
-            id,
+            id: id.map(EventId::from),
             engine: Engine::BreadBoard,
             kind: kind.to_owned().into(),
             session_id: Some("s".to_owned()),
@@ -124,7 +125,7 @@ pub(super) fn kilo_event() -> impl Strategy<Value = RawEvent> {
         1 => any_json().prop_map(|p| ("mystery.event", p)),
     ];
     (body, prop::option::of("evt_[a-z0-9]{5}")).prop_map(|((kind, payload), id)| RawEvent {
-        id,
+        id: id.map(EventId::from),
         engine: Engine::Kilo,
         kind: kind.to_owned().into(),
         session_id: Some("ses".to_owned()),
@@ -192,7 +193,7 @@ pub(super) fn wild_event() -> impl Strategy<Value = RawEvent> {
     ];
     (kinds, any::<bool>(), any_json(), prop::option::of(-3i64..3)).prop_map(
         |(k, kilo, payload, turn)| RawEvent {
-            id: Some("e".to_owned()),
+            id: Some("e".into()),
             engine: if kilo { Engine::Kilo } else { Engine::BreadBoard },
             kind: k.to_owned().into(),
             session_id: None,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::event_id::EventId;
 use super::topics::EventItem;
 
 /// The events of one `bb/events` message, in engine order. Cheap to clone: every tab
@@ -41,7 +42,7 @@ struct Written {
 struct WrittenItem {
     json: Box<RawValue>,
     /// Empty for an event of another session than the message's.
-    id: String,
+    id: EventId,
     class: Cow<'static, str>,
 }
 
@@ -140,7 +141,7 @@ impl EventsWriter {
         let EventItem { event, class, session_id, .. } = item;
         // An event of another session (a sub-agent's prompt shown on an ancestor's tab) is
         // no position of the message's session: its id is not reported.
-        let id = if session_id.is_some() { String::new() } else { event.id };
+        let id = if session_id.is_some() { EventId::new() } else { event.id };
         self.items.push(WrittenItem { json, id, class });
         Ok(size)
     }

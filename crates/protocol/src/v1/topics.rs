@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 pub use bb_payload::Payload;
 
+use super::event_id::EventId;
 use super::events::Events;
 use super::results::SessionSummary;
 use super::update_list::Updates;
@@ -154,7 +155,8 @@ pub struct StatePayload {
 #[serde(rename_all = "camelCase")]
 pub struct EngineEvent {
     /// Engine resume token, carried untouched.
-    pub id: String,
+    #[schemars(with = "String")]
+    pub id: EventId,
     /// Event type (open set; unknown types are forwarded).
     // Borrowed where an adapter knows the type (Kilo's are a small set: no allocation per
     // event), owned otherwise.

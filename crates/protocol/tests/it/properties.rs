@@ -172,7 +172,7 @@ fn item() -> impl Strategy<Value = EventItem> {
             |((id, event_type, turn), ts, payload, (class, message_id, truncated, session_id))| {
                 let payload = payload.into_iter().collect::<Map<_, _>>();
                 let event = EngineEvent {
-                    id,
+                    id: id.into(),
                     event_type: event_type.into(),
                     turn,
                     ts,

@@ -19,7 +19,7 @@ use crate::engine::{INPUT_CAPACITY, INPUT_EVENT_BUDGET, input_channel};
 /// An input of `n` events of one session.
 fn events(n: usize) -> Input {
     let event = |i: usize| EngineEvent {
-        id: format!("evt_{i}"),
+        id: format!("evt_{i}").into(),
         event_type: "message.part.delta".into(),
         turn: None,
         ts: None,

@@ -11,7 +11,7 @@ use crate::saved::{PROMPTS_FILE, PromptFile};
 
 fn saved(request: &str, kind: PromptKind) -> SavedPrompt {
     let event = EngineEvent {
-        id: format!("e-{request}"),
+        id: format!("e-{request}").into(),
         event_type: "permission.asked".into(),
         turn: None,
         ts: None,

@@ -121,7 +121,7 @@ impl Transcript {
                 }
             }
             None => {
-                let event_id = ev.id.clone();
+                let event_id = ev.id.as_deref().map(str::to_owned);
                 let prompt_id = self.idx.prompt.clone();
                 c.block = Some(self.push(|block_id| {
                     Block::Notice(Box::new(NoticeBlock {

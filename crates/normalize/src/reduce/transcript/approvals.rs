@@ -95,7 +95,7 @@ impl Transcript {
             Block::Approval(Box::new(ApprovalBlock {
                 block_id,
                 request_id,
-                event_id: ev.id.clone(),
+                event_id: ev.id.as_deref().map(str::to_owned),
                 session_id,
                 approval: if question { ApprovalKind::Question } else { ApprovalKind::Permission },
                 tool,
@@ -200,7 +200,7 @@ impl Transcript {
 
     /// Appends a notice card.
     pub(crate) fn notice(&mut self, ev: &RawEvent, level: NoticeLevel, message: &str) {
-        let event_id = ev.id.clone();
+        let event_id = ev.id.as_deref().map(str::to_owned);
         let message = one_line(message);
         let prompt_id = self.idx.prompt.clone();
         self.push(|block_id| {

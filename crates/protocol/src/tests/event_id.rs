@@ -1,0 +1,57 @@
+//! `EventId`: read and written as the `String` it replaces, at every length on either side
+//! of the inline limit.
+
+use proptest::prelude::*;
+
+use crate::v1::EventId;
+
+/// The id as `String` would be: the same JSON both ways, the same text, the same `Debug`.
+fn check(text: &str) {
+    let id = EventId::from(text);
+    assert_eq!(id.as_str(), text);
+    assert_eq!(EventId::from(text.to_owned()), id);
+    assert_eq!(String::from(id.clone()), text);
+    assert_eq!(format!("{id:?}"), format!("{text:?}"));
+    let json = serde_json::to_string(&id).unwrap();
+    assert_eq!(json, serde_json::to_string(text).unwrap());
+    let back: EventId = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, text);
+    // A string read with escapes (an owned one from serde_json) too.
+    let escaped = serde_json::to_string(&format!("\n{text}")).unwrap();
+    let back: EventId = serde_json::from_str(&escaped).unwrap();
+    assert_eq!(back.as_str(), format!("\n{text}"));
+}
+
+#[test]
+fn an_id_is_kept_inline_up_to_22_bytes_and_reads_as_its_text_at_every_length() {
+    for len in 0..=40 {
+        let text: String = "0123456789abcdefghijklmnopqrstuvwxyz!#$%".chars().take(len).collect();
+        check(&text);
+        assert_eq!(EventId::from(text.as_str()).is_inline(), len <= 22, "{len} bytes");
+        assert_eq!(EventId::from(text).is_inline(), len <= 22, "{len} bytes, owned");
+    }
+    // Multi-byte characters across the limit: 21 bytes and a 2-byte one is 23.
+    for text in ["é".repeat(11), format!("{}é", "a".repeat(21)), "€".repeat(7), "😀".repeat(6)]
+    {
+        check(&text);
+        assert_eq!(EventId::from(text.as_str()).is_inline(), text.len() <= 22, "{text}");
+    }
+    assert_eq!(EventId::default(), "");
+    assert!(EventId::default().is_inline());
+}
+
+#[test]
+fn an_id_that_is_not_a_string_is_refused_as_a_string_is() {
+    for json in ["1", "null", "[]", "{}", "true"] {
+        let id = serde_json::from_str::<EventId>(json).unwrap_err().to_string();
+        let string = serde_json::from_str::<String>(json).unwrap_err().to_string();
+        assert_eq!(id, string, "{json}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_id_reads_and_writes_as_its_string(text in ".{0,40}") {
+        check(&text);
+    }
+}
