@@ -11,6 +11,7 @@
 //! typed read finds exactly what `value.get(..).and_then(Value::as_str)` would.
 
 mod canon;
+mod event_id;
 mod loose;
 
 use std::any::Any;
@@ -23,6 +24,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 pub use canon::{Canonical, Field, canonical, canonical_fields, string_stop};
+pub use event_id::EventId;
 pub use loose::{
     LooseBool, LooseF64, LooseI64, LooseObj, LooseStr, LooseStrOrNum, LooseStrOrObj, LooseU64,
     LooseVec, Present,

@@ -11,6 +11,8 @@ use super::{
     LooseVec, Payload, Present,
 };
 
+mod event_id;
+
 fn text(json: &str) -> Payload {
     Payload::from_text(RawValue::from_string(json.to_owned()).unwrap())
 }

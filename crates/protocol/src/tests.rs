@@ -507,7 +507,6 @@ fn reject_codes_round_trip() {
     }
 }
 
-mod event_id;
 mod sniff;
 
 /// The `bb/events` line written directly is the derive's line: every optional field absent

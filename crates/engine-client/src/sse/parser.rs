@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use bb_protocol::v1::EventId;
+use bb_payload::EventId;
 
 /// Bounds that keep a hostile or broken stream from growing memory without limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::event_id::EventId;
 use super::topics::EventItem;
+use bb_payload::EventId;
 
 /// The events of one `bb/events` message, in engine order. Cheap to clone: every tab
 /// showing the session, its replay ring and the host's early store share one list.

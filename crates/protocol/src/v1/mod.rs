@@ -3,7 +3,6 @@
 mod applied;
 mod decode;
 mod envelope;
-mod event_id;
 mod events;
 pub(crate) mod events_line;
 mod params;
@@ -16,7 +15,6 @@ mod updates;
 pub use applied::{AppliedBlock, UNKNOWN_KEPT, UpdatedView};
 pub use decode::decode_v1;
 pub use envelope::{V1Call, V1Error, V1Event, V1Message, V1Method, V1Request, V1Response};
-pub use event_id::EventId;
 pub use events::{Events, EventsWriter, Refused};
 pub use params::*;
 pub use results::*;

@@ -7,9 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use bb_payload::Payload;
+pub use bb_payload::{EventId, Payload};
 
-use super::event_id::EventId;
 use super::events::Events;
 use super::results::SessionSummary;
 use super::update_list::Updates;

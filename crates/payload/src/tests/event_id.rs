@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use crate::v1::EventId;
+use crate::EventId;
 
 /// The id as `String` would be: the same JSON both ways, the same text, the same `Debug`.
 fn check(text: &str) {

@@ -48,8 +48,9 @@ impl EventId {
         }
     }
 
-    /// Whether the id is kept inline (no allocation); for tests of the representation.
-    pub fn is_inline(&self) -> bool {
+    /// Whether the id is kept inline (no allocation): the representation, for its tests.
+    #[cfg(test)]
+    pub(crate) fn is_inline(&self) -> bool {
         matches!(self.0, Repr::Inline { .. })
     }
 }
@@ -63,7 +64,7 @@ impl Default for EventId {
 impl From<&str> for EventId {
     #[inline]
     fn from(text: &str) -> Self {
-        // A stream without `id:` lines (Kilo's) gives every event the empty id: no copy.
+        // A stream without `id:` lines gives every event the empty id: no copy.
         if text.is_empty() {
             EventId::new()
         } else if text.len() <= INLINE {
