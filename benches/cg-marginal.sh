@@ -8,7 +8,7 @@
 #   benches/cg-marginal.sh SIDECAR SHAPE [HARNESS] [OUTDIR]     (SHAPE: kilo or breadboard)
 set -euo pipefail
 sidecar=$(realpath "$1"); shape=$2
-harness=$(realpath "${3:-target/release/bb-harness}"); out=${4:-$(mktemp -d)}
+harness=$(realpath "${3:-target/release/bb-harness}"); out=${4:-$(mktemp -d)}; mkdir -p "$out"
 here=$(dirname "$(realpath "$0")")
 for s in 10 20; do
   printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s/cg-%s.out %s "$@" 2>/dev/null\n' \
