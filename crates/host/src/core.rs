@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use bb_normalize::{Engine, EventClass, Priority, UpdateList};
 use bb_protocol::v1::{
-    ConnectionPayload, EngineEvent, EventItem, HistoryResult, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, EngineEvent, EventItem, EventsPayload, HistoryResult, SessionSummary,
+    StatePayload, V1Topic,
 };
 use foldhash::{HashSet, HashSetExt as _};
 
@@ -113,6 +114,10 @@ struct Scratch {
     name: String,
     /// Sessions whose pending batch is flushed, in the order their batches began.
     due: Vec<(u64, String)>,
+    /// A batch's messages as [`crate::fit::Fitter::split`] cuts them.
+    messages: Vec<(EventsPayload, usize)>,
+    /// One tab's messages as recorded for it, on their way to its connection.
+    recorded: Vec<EventsPayload>,
 }
 
 /// The priority of session `id`'s lane: active while a receiving connection shows it.
@@ -850,7 +855,8 @@ impl Host {
         let Some(view) = self.slots.view(session) else { return };
         let (payload, bytes) = self.fitter.resync(session, view, receive);
         let ordinal = self.floors.current(session);
-        self.tabs.record(tab, payload, (bytes, ordinal));
+        // Kept in the tab's ring; delivered from there.
+        self.tabs.record(tab, payload, (bytes, ordinal), &mut Vec::new());
     }
 
     fn sessions_listed(&mut self, list: Vec<SessionSummary>) {
@@ -1023,7 +1029,9 @@ impl Host {
             targets.clear();
         }
         let mut lagging = Vec::new();
-        let mut messages = self.fitter.split(id, events, self.config.max_batch);
+        let mut messages = std::mem::take(&mut self.scratch.messages);
+        let mut recorded = std::mem::take(&mut self.scratch.recorded);
+        self.fitter.split(id, events, self.config.max_batch, &mut messages);
         if self.updates_wanted
             && let Some(view) = self.slots.view_mut(id)
         {
@@ -1036,7 +1044,7 @@ impl Host {
                 last.updates = Some(self.fitter.updates(list));
             }
         }
-        for (payload, bytes) in messages {
+        for (payload, bytes) in messages.drain(..) {
             let ordinal = self.floors.publish(&payload);
             if !claimed {
                 self.tabs.keep_early(&payload, bytes, (ordinal, !self.updates_wanted));
@@ -1046,15 +1054,21 @@ impl Host {
             for (i, tab) in targets.iter().enumerate() {
                 let this = if i + 1 == targets.len() { payload.take() } else { payload.clone() };
                 let Some(this) = this else { continue };
-                let (earlier, this) = if claimed {
-                    (Vec::new(), self.tabs.record(tab, this, (bytes, ordinal)))
+                if claimed {
+                    self.tabs.record(tab, this, (bytes, ordinal), &mut recorded);
                 } else {
-                    self.tabs.record_early(tab, this, (bytes, ordinal))
+                    self.tabs.record_early(tab, this, (bytes, ordinal), &mut recorded);
+                }
+                let Some(t) = self.tabs.tab_mut(tab) else {
+                    recorded.clear();
+                    continue;
                 };
-                let Some(t) = self.tabs.tab_mut(tab) else { continue };
-                let Some(conn) = t.conn else { continue };
+                let Some(conn) = t.conn else {
+                    recorded.clear();
+                    continue;
+                };
                 let receiving = self.conns.get(&conn).is_some_and(Conn::deliverable);
-                for message in earlier.into_iter().chain(this.into_iter().flatten()) {
+                for message in recorded.drain(..) {
                     let seq = message.seq.unwrap_or(0);
                     if receiving && t.delivered + 1 == seq {
                         t.delivered = seq;
@@ -1069,6 +1083,8 @@ impl Host {
             }
         }
         self.scratch.targets = targets;
+        self.scratch.messages = messages;
+        self.scratch.recorded = recorded;
         // A tab handed a declared resync for early messages it lacks catches up at once.
         for conn in lagging {
             self.became_deliverable(conn, now);

@@ -130,21 +130,21 @@ impl Fitter {
         self.max_bytes.saturating_sub(PAYLOAD_SLACK)
     }
 
-    /// A batch as messages: at most `max_items` items and `max_bytes` each, in order, with
-    /// their serialized sizes. Each item is written (serialized) here, once: the messages
-    /// hold its JSON, and the item's tree is dropped.
+    /// A batch as messages, appended to `out`: at most `max_items` items and `max_bytes`
+    /// each, in order, with their serialized sizes. Each item is written (serialized) here,
+    /// once: the messages hold its JSON, and the item's tree is dropped.
     pub(crate) fn split(
         &mut self,
         session: &str,
         items: Vec<EventItem>,
         max_items: usize,
-    ) -> Vec<(EventsPayload, usize)> {
+        out: &mut Vec<(EventsPayload, usize)>,
+    ) {
         let message = |events: Events| EventsPayload::new(session, events);
         let base = empty_bytes(session);
         let budget = self.budget();
         // Room for one item's JSON in a message of its own.
         let room = budget.saturating_sub(base);
-        let mut out = Vec::new();
         let mut current = EventsWriter::default();
         let mut bytes = base;
         for item in items {
@@ -182,7 +182,6 @@ impl Fitter {
         if !current.is_empty() {
             out.push((message(current.finish()), bytes));
         }
-        out
     }
 
     /// Replaces the item's long strings by previews (and, if that is not enough, its whole

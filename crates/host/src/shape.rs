@@ -11,6 +11,17 @@ use crate::fit::payload_bytes;
 /// Bytes `,"updates":` adds to a message, besides the list.
 const UPDATES_FIELD: usize = 11;
 
+/// What a tab receiving some `receive` records of a published message.
+#[derive(Debug)]
+pub(crate) enum Shaped {
+    /// Nothing: the webview's view does not change (the message, given back).
+    Unsent(EventsPayload),
+    /// One message and its serialized size: the usual case, without a list.
+    One(EventsPayload, usize),
+    /// Several, in order, each with its serialized size.
+    Many(Vec<(EventsPayload, usize)>),
+}
+
 /// `payload` as a tab receiving `receive` records it: none, one or more messages with their
 /// serialized sizes. `bytes` is the payload's size without its `updates`; `budget` the most
 /// a message may take.
@@ -19,18 +30,18 @@ pub(crate) fn shape(
     bytes: usize,
     receive: Receive,
     budget: usize,
-) -> Vec<(EventsPayload, usize)> {
+) -> Shaped {
     match receive {
         Receive::Events => {
             payload.updates = None;
-            vec![(payload, bytes)]
+            Shaped::One(payload, bytes)
         }
         Receive::Updates => {
             if payload.updates.as_ref().is_none_or(Updates::is_empty)
                 && payload.resync != Some(true)
             {
                 // Nothing for this webview: its view does not change.
-                return Vec::new();
+                return Shaped::Unsent(payload);
             }
             payload.events = Events::default();
             payload.view = None;
@@ -38,33 +49,37 @@ pub(crate) fn shape(
         }
         Receive::Both => {
             let Some(updates) = payload.updates.take().filter(|u| !u.is_empty()) else {
-                return vec![(payload, bytes)];
+                return Shaped::One(payload, bytes);
             };
             let together = bytes + UPDATES_FIELD + updates.written_len();
             if together <= budget {
                 payload.updates = Some(updates);
-                return vec![(payload, together)];
+                return Shaped::One(payload, together);
             }
             let mut rest = payload.clone();
             rest.events = Events::default();
             rest.view = None;
             rest.updates = Some(updates);
             let mut out = vec![(payload, bytes)];
-            out.extend(updates_only(rest, budget));
-            out
+            match updates_only(rest, budget) {
+                Shaped::One(p, b) => out.push((p, b)),
+                Shaped::Many(more) => out.extend(more),
+                Shaped::Unsent(_) => {}
+            }
+            Shaped::Many(out)
         }
     }
 }
 
 /// A message carrying only updates, cut into as many as the budget needs (each update fits
 /// one alone: the host keeps larger ones aside); only the first keeps `resync`.
-fn updates_only(mut payload: EventsPayload, budget: usize) -> Vec<(EventsPayload, usize)> {
+fn updates_only(mut payload: EventsPayload, budget: usize) -> Shaped {
     let updates = payload.updates.take().unwrap_or_default();
     let base = payload_bytes(&payload) + UPDATES_FIELD;
     if base + updates.written_len() <= budget {
         let bytes = base + updates.written_len();
         payload.updates = Some(updates);
-        return vec![(payload, bytes)];
+        return Shaped::One(payload, bytes);
     }
     let mut groups: Vec<Vec<Box<RawValue>>> = vec![Vec::new()];
     let mut size = 2;
@@ -92,15 +107,29 @@ fn updates_only(mut payload: EventsPayload, budget: usize) -> Vec<(EventsPayload
         let bytes = payload_bytes(&message);
         out.push((message, bytes));
     }
-    out
+    Shaped::Many(out)
 }
 
 #[cfg(test)]
 mod tests {
     use bb_protocol::v1::{AssistantDelta, EventsPayload, Receive, Updates, WebviewUpdate};
 
-    use super::shape;
+    use super::Shaped;
     use crate::fit::payload_bytes;
+
+    /// The messages `super::shape` makes, as a list (none when it sends nothing).
+    fn shape(
+        m: EventsPayload,
+        bytes: usize,
+        receive: Receive,
+        budget: usize,
+    ) -> Vec<(EventsPayload, usize)> {
+        match super::shape(m, bytes, receive, budget) {
+            Shaped::Unsent(_) => Vec::new(),
+            Shaped::One(m, bytes) => vec![(m, bytes)],
+            Shaped::Many(list) => list,
+        }
+    }
 
     fn message(text_bytes: usize, deltas: usize) -> (EventsPayload, usize) {
         let delta = |i: u64| {

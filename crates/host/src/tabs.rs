@@ -8,7 +8,7 @@ use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
 use bb_protocol::v1::{EventsPayload, Receive};
 
-use crate::shape::shape;
+use crate::shape::{Shaped, shape};
 
 /// A webview connection's id, chosen by the runtime.
 pub type ConnId = u64;
@@ -185,47 +185,71 @@ impl Tab {
     }
 
     /// Records a message, as its webview receives it (none, one or more messages), each
-    /// under the next `seq` (kept in the ring within its bounds). `bytes`: its size without
-    /// its updates.
+    /// under the next `seq` (kept in the ring within its bounds), and appends what is sent
+    /// to `out`. `bytes`: its size without its updates.
     fn record(
         &mut self,
         payload: EventsPayload,
         bytes: usize,
         tab_id: &str,
         (limits, ordinal, moved): (RingLimits, u64, &mut HashSet<String>),
-    ) -> Vec<EventsPayload> {
-        let session = payload.session_id.clone();
+        out: &mut Vec<EventsPayload>,
+    ) {
         if payload.resync == Some(true) {
-            self.needs_view.remove(&session);
+            self.needs_view.remove(payload.session_id.as_str());
         }
-        let shaped = shape(payload, bytes, self.receive, limits.message_bytes);
-        if shaped.is_empty() {
-            // Nothing to write: it counts as written once what was recorded before it is.
-            let before = self.next_seq - 1;
-            if self.confirmed < before {
-                self.skipped.insert(session.clone(), (before, ordinal));
-            } else if self.credit(&session, ordinal) {
-                moved.insert(session.clone());
+        // Only the first message of a session makes the tab's copy of its id.
+        let unseen =
+            (!self.seen.contains(payload.session_id.as_str())).then(|| payload.session_id.clone());
+        match shape(payload, bytes, self.receive, limits.message_bytes) {
+            Shaped::Unsent(payload) => {
+                // Nothing to write: it counts as written once what was recorded before it
+                // is. (A webview receiving updates was sent nothing of a message that
+                // carried none: it has not seen the session yet, and binding it then sends
+                // the session's view.)
+                let session = payload.session_id;
+                let before = self.next_seq - 1;
+                if self.confirmed < before {
+                    self.skipped.insert(session, (before, ordinal));
+                } else if self.credit(&session, ordinal) {
+                    moved.insert(session);
+                }
+                return;
+            }
+            Shaped::One(payload, bytes) => {
+                let sent = self.keep(payload, bytes, tab_id, (limits, ordinal));
+                out.push(sent);
+            }
+            Shaped::Many(list) => {
+                for (payload, bytes) in list {
+                    let sent = self.keep(payload, bytes, tab_id, (limits, ordinal));
+                    out.push(sent);
+                }
             }
         }
-        // A webview receiving updates was sent nothing of a message that carried none: it
-        // has not seen the session yet (binding it then sends the session's view).
-        if !shaped.is_empty() || self.receive.events() {
+        if let Some(session) = unseen {
             self.seen.insert(session);
         }
-        let mut out = Vec::with_capacity(shaped.len());
-        for (mut payload, bytes) in shaped {
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            payload.seq = Some(seq);
-            // The ring's copy names no tab (it is this one's; a replay names it).
-            self.ring.push_back(Stored { seq, bytes, payload: payload.clone(), ordinal });
-            payload.tab_id = Some(tab_id.to_owned());
-            self.ring_bytes += bytes;
-            self.trim(limits);
-            out.push(payload);
-        }
-        out
+    }
+
+    /// Keeps one message in the ring under the next `seq`; returns it as sent (naming the
+    /// tab).
+    fn keep(
+        &mut self,
+        mut payload: EventsPayload,
+        bytes: usize,
+        tab_id: &str,
+        (limits, ordinal): (RingLimits, u64),
+    ) -> EventsPayload {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        payload.seq = Some(seq);
+        // The ring's copy names no tab (it is this one's; a replay names it).
+        self.ring.push_back(Stored { seq, bytes, payload: payload.clone(), ordinal });
+        payload.tab_id = Some(tab_id.to_owned());
+        self.ring_bytes += bytes;
+        self.trim(limits);
+        payload
     }
 
     /// Keeps the ring within its bounds, dropping the oldest first: at most `messages` and
@@ -474,20 +498,20 @@ impl Tabs {
     /// Records for `tab_id` (a tab-less connection's implicit tab) a message of a session
     /// no tab shows, just kept by [`Tabs::keep_early`]: first the session's early messages
     /// the tab lacks (its connection opened after the session began streaming), then this
-    /// one. Returns what was recorded, in order: the lacking ones (empty, without an
-    /// allocation, in the usual case) and this one, or all of them in the first part. When
-    /// the lacking ones were dropped for the store's bound, nothing is recorded and the tab's
-    /// catch-up is a declared resync.
+    /// one. Appends what was recorded to `out`, in order. When the lacking ones were dropped
+    /// for the store's bound, nothing is recorded and the tab's catch-up is a declared
+    /// resync.
     pub(crate) fn record_early(
         &mut self,
         tab_id: &str,
         payload: EventsPayload,
         (bytes, ordinal): (usize, u64),
-    ) -> (Vec<EventsPayload>, Option<Vec<EventsPayload>>) {
+        out: &mut Vec<EventsPayload>,
+    ) {
         let limits = self.limits;
         let session = payload.session_id.as_str();
         let this = self.early_next.get(session).map_or(0, |n| n.saturating_sub(1));
-        let Some(tab) = self.tabs.get(tab_id) else { return (Vec::new(), None) };
+        let Some(tab) = self.tabs.get(tab_id) else { return };
         let got = tab.early_got.get(session).copied().unwrap_or(0);
         let lacks = self
             .early
@@ -495,17 +519,17 @@ impl Tabs {
             .is_some_and(|e| got.max(e.start) < this && e.end() == this + 1 && e.first <= this);
         if lacks {
             let session = payload.session_id.clone();
-            return (self.give_kept(tab_id, &session), None);
+            self.give_kept(tab_id, &session, out);
+            return;
         }
-        let Some(tab) = self.tabs.get_mut(tab_id) else { return (Vec::new(), None) };
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
         match tab.early_got.get_mut(session) {
             Some(got) => *got = this + 1,
             None => {
                 tab.early_got.insert(session.to_owned(), this + 1);
             }
         }
-        let at = (limits, ordinal, &mut self.moved);
-        (Vec::new(), Some(tab.record(payload, bytes, tab_id, at)))
+        tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved), out);
     }
 
     /// Takes a session's early messages out of the store.
@@ -520,35 +544,40 @@ impl Tabs {
     /// is a declared resync.
     fn hand_early(&mut self, tab_id: &str, session: &str) {
         let Some(early) = self.take_early(session) else { return };
-        self.give_early(tab_id, session, &early);
+        self.give_early(tab_id, session, &early, &mut Vec::new());
     }
 
     /// Offers the early messages of a session no request claims any more to `tab_ids` (the
     /// implicit tabs of tab-less connections), keeping them for the first tab that binds it.
     pub(crate) fn offer_early(&mut self, tab_ids: &[String], session: &str) {
         for tab_id in tab_ids {
-            self.give_kept(tab_id, session);
+            self.give_kept(tab_id, session, &mut Vec::new());
         }
     }
 
     /// Records for `tab_id` the session's early messages it lacks, keeping them in the store
-    /// for the first tab that binds the session; returns them.
-    fn give_kept(&mut self, tab_id: &str, session: &str) -> Vec<EventsPayload> {
-        let Some(early) = self.take_early(session) else { return Vec::new() };
-        let out = self.give_early(tab_id, session, &early);
+    /// for the first tab that binds the session; appends them to `out`.
+    fn give_kept(&mut self, tab_id: &str, session: &str, out: &mut Vec<EventsPayload>) {
+        let Some(early) = self.take_early(session) else { return };
+        self.give_early(tab_id, session, &early, out);
         self.early_bytes += early.bytes;
         self.early.insert(session.to_owned(), early);
-        out
     }
 
-    /// Records for `tab_id` the early messages it lacks; returns them.
-    fn give_early(&mut self, tab_id: &str, session: &str, early: &Early) -> Vec<EventsPayload> {
+    /// Records for `tab_id` the early messages it lacks; appends them to `out`.
+    fn give_early(
+        &mut self,
+        tab_id: &str,
+        session: &str,
+        early: &Early,
+        out: &mut Vec<EventsPayload>,
+    ) {
         let limits = self.limits;
-        let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
+        let Some(tab) = self.tabs.get_mut(tab_id) else { return };
         let got = tab.early_got.get(session).copied().unwrap_or(0).max(early.start);
         let end = early.end();
         if got >= end {
-            return Vec::new();
+            return;
         }
         tab.early_got.insert(session.to_owned(), end);
         if got < early.first {
@@ -556,18 +585,17 @@ impl Tabs {
             tab.seen.insert(session.to_owned());
             tab.next_seq += 1;
             tab.clear_ring();
-            return Vec::new();
+            return;
         }
         let skip = usize::try_from(got - early.first).unwrap_or(usize::MAX);
         let handed = early.messages.iter().skip(skip);
         if tab.receive.updates() && handed.clone().any(|(_, _, _, without)| *without) {
             tab.needs_view.insert(session.to_owned());
         }
-        handed
-            .flat_map(|(payload, bytes, ordinal, _)| {
-                tab.record(payload.clone(), *bytes, tab_id, (limits, *ordinal, &mut self.moved))
-            })
-            .collect()
+        for (payload, bytes, ordinal, _) in handed {
+            let at = (limits, *ordinal, &mut self.moved);
+            tab.record(payload.clone(), *bytes, tab_id, at, out);
+        }
     }
 
     /// Whether any tab was sent events of `session`.
@@ -683,16 +711,19 @@ impl Tabs {
         open.iter().filter(|c| !self.names_tab(**c)).map(|c| implicit_tab(*c)).collect()
     }
 
-    /// Records `payload` for `tab_id` under its next `seq`; returns the message as sent.
+    /// Records `payload` for `tab_id` under its next `seq`; appends the messages as sent to
+    /// `out`.
     pub(crate) fn record(
         &mut self,
         tab_id: &str,
         payload: EventsPayload,
         (bytes, ordinal): (usize, u64),
-    ) -> Option<Vec<EventsPayload>> {
+        out: &mut Vec<EventsPayload>,
+    ) {
         let limits = self.limits;
-        let tab = self.tabs.get_mut(tab_id)?;
-        Some(tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved)))
+        if let Some(tab) = self.tabs.get_mut(tab_id) {
+            tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved), out);
+        }
     }
 
     pub(crate) fn tab_mut(&mut self, tab: &str) -> Option<&mut Tab> {
@@ -770,12 +801,13 @@ impl Tabs {
             if let Some((payload, bytes, ordinal)) = resync(&session, receive) {
                 let limits = self.limits;
                 if let Some(tab) = self.tabs.get_mut(tab_id) {
-                    out.extend(tab.record(
+                    tab.record(
                         payload,
                         bytes,
                         tab_id,
                         (limits, ordinal, &mut self.moved),
-                    ));
+                        &mut out,
+                    );
                 }
             }
         }

@@ -55,11 +55,15 @@ pub(crate) enum Refused {
     Closed,
 }
 
-/// `bb/events` messages to report written once envelope `index` is: (tab, `seq`).
-pub(crate) type Marks = Vec<(String, u64)>;
+/// A `bb/events` message to report written once its envelope is: (tab, `seq`).
+pub(crate) type Mark = (String, u64);
 
-/// Marks waiting for their message index to be written.
-type Pending = VecDeque<(u64, Marks)>;
+/// Messages reported written together.
+pub(crate) type Marks = Vec<Mark>;
+
+/// Marks waiting for their envelope's index to be written (one per message, so the queue
+/// holds them without a list each).
+type Pending = VecDeque<(u64, Mark)>;
 
 #[derive(Debug)]
 struct Link {
@@ -202,20 +206,26 @@ impl Connections {
 
     /// Hands a topic over. Events carry marks: their tab and `seq`, reported back through
     /// [`Connections::on_written`] once written (at once without acks).
-    pub(crate) fn send_topic(&mut self, id: ConnId, topic: V1Topic) -> Result<Marks, Refused> {
+    pub(crate) fn send_topic(
+        &mut self,
+        id: ConnId,
+        topic: V1Topic,
+    ) -> Result<Option<Mark>, Refused> {
         let Some(link) = self.links.get_mut(&id) else { return Err(Refused::Closed) };
-        let marks = match &topic {
-            V1Topic::Events(p) => marks_of(p),
-            _ => Vec::new(),
+        let mark = match &topic {
+            V1Topic::Events(p) => mark_of(p),
+            _ => None,
         };
         match link.outbound.try_send(V1Message::Event(V1Event::new(topic))) {
             Ok(()) => {
                 link.sent += 1;
-                if link.acked && !marks.is_empty() {
-                    link.marks.push_back((link.sent, marks));
-                    return Ok(Vec::new());
+                if link.acked
+                    && let Some(mark) = mark
+                {
+                    link.marks.push_back((link.sent, mark));
+                    return Ok(None);
                 }
-                Ok(marks)
+                Ok(mark)
             }
             Err(TrySendError::Full(V1Message::Event(event))) => {
                 self.wait_for_room(id);
@@ -235,13 +245,8 @@ impl Connections {
         link.written = link.written.max(n);
         let mut done = Vec::new();
         while link.marks.front().is_some_and(|(at, _)| *at <= link.written) {
-            if let Some((_, marks)) = link.marks.pop_front() {
-                // The first message's marks are taken whole: no list built for one.
-                if done.is_empty() {
-                    done = marks;
-                } else {
-                    done.extend(marks);
-                }
+            if let Some((_, mark)) = link.marks.pop_front() {
+                done.push(mark);
             }
         }
         done
@@ -329,8 +334,8 @@ async fn acknowledge(
     loop {
         let n = *written.borrow_and_update();
         while pending.front().is_some_and(|(at, _)| *at <= n) {
-            if let Some((_, marks)) = pending.pop_front() {
-                done.extend(marks);
+            if let Some((_, mark)) = pending.pop_front() {
+                done.push(mark);
             }
         }
         if pending.is_empty() || writer_done {
@@ -352,9 +357,9 @@ async fn acknowledge(
 }
 
 /// The (tab, `seq`) of a message.
-fn marks_of(payload: &EventsPayload) -> Marks {
+fn mark_of(payload: &EventsPayload) -> Option<Mark> {
     match (&payload.tab_id, payload.seq) {
-        (Some(tab), Some(seq)) => vec![(tab.clone(), seq)],
-        _ => Vec::new(),
+        (Some(tab), Some(seq)) => Some((tab.clone(), seq)),
+        _ => None,
     }
 }

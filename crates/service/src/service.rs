@@ -705,9 +705,9 @@ impl Service {
                 self.life.metrics.events_written(session.as_deref(), events.classes(), now);
             }
             match sent {
-                Ok(marks) => {
-                    if !marks.is_empty() {
-                        self.host.handle(Input::Written(marks), self.clock.now());
+                Ok(mark) => {
+                    if let Some(mark) = mark {
+                        self.host.handle(Input::Written(vec![mark]), self.clock.now());
                     }
                 }
                 Err(Refused::Full(topic)) => self.host.push_back_front(conn, *topic),
