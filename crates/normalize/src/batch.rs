@@ -27,6 +27,11 @@ pub const BACKGROUND_CADENCE: Duration = Duration::from_millis(500);
 /// classes still leave at once.
 pub const BACKGROUND_GRID: Duration = Duration::from_millis(100);
 
+/// The largest merge buffer a batcher keeps for its next merge: the text of a shown
+/// session's batch of deltas fits; a longer one (a background batch) is given back, so an
+/// idle session holds at most this much.
+const SPARE_TEXT: usize = 1024;
+
 /// How prominently a session is shown; decides its flush cadence.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Priority {
@@ -87,6 +92,9 @@ pub struct Batcher {
     /// the next delta is compared with it, not with a second read of the last item's
     /// payload. Its buffer is kept across merges.
     merge_key: HeldKey,
+    /// The text buffer of the last merge closed, for the next one to start in (kept while
+    /// it holds at most [`SPARE_TEXT`] bytes: most merges then neither allocate nor grow).
+    spare: String,
     /// Whether the last flush's first event came within the cadence of the flush before it
     /// (the session streams faster than its cadence).
     streaming: bool,
@@ -158,7 +166,7 @@ impl Batcher {
             self.due = self.find_due();
         }
         if let Some(last) = self.pending.last_mut()
-            && merge_text(last, &item, &mut self.merging, &mut self.merge_key)
+            && merge_text(last, &item, (&mut self.merging, &mut self.merge_key, &mut self.spare))
         {
             absorb(last, item);
             self.coalesced += 1;
@@ -232,8 +240,11 @@ impl Batcher {
     fn close_merge(&mut self) {
         if let Some(merging) = self.merging.take()
             && let Some(last) = self.pending.last_mut()
+            && let Some(mut text) = merging.close(&mut last.event.payload)
+            && text.capacity() <= SPARE_TEXT
         {
-            merging.close(&mut last.event.payload);
+            text.clear();
+            self.spare = text;
         }
     }
 }
@@ -287,13 +298,12 @@ fn spans(payload: &Payload, field: &str) -> bool {
 }
 
 /// When `last` and `next` are deltas of one stream of one session: appends `next`'s text to
-/// what `merging` holds of `last`'s (starting it with `last`'s, and `held` with their key),
-/// and says so. While a merge is open, `held` is `last`'s key.
+/// what `merging` holds of `last`'s (starting it with `last`'s, in `spare`'s buffer, and
+/// `held` with their key), and says so. While a merge is open, `held` is `last`'s key.
 fn merge_text(
     last: &Classified,
     next: &Classified,
-    merging: &mut Option<Merging>,
-    held: &mut HeldKey,
+    (merging, held, spare): (&mut Option<Merging>, &mut HeldKey, &mut String),
 ) -> bool {
     if last.class != next.class || last.event.engine != next.event.engine {
         return false;
@@ -316,7 +326,8 @@ fn merge_text(
                 return false;
             }
             held.hold(&k2);
-            let mut text = String::with_capacity(t1.len() + t2.len());
+            let mut text = std::mem::take(spare);
+            text.reserve(t1.len() + t2.len());
             text.push_str(&t1);
             text.push_str(&t2);
             let splice = spans(&last.event.payload, field) && spans(&next.event.payload, field);
@@ -383,25 +394,22 @@ impl Merging {
     /// Writes the concatenated text into `payload`, the last merged delta's: into its text
     /// where every merged delta's memo knew where its string was ([`splice`]), or
     /// where the text is written as its tree would be (a BreadBoard payload,
-    /// [`Payload::set_str_in_text`]), else into its tree.
-    fn close(self, payload: &mut Payload) {
-        let text = if self.splice {
-            let spliced = match payload.memo::<breadboard::TextMemo>() {
-                Some(_) => splice::<breadboard::TextMemo>(payload, self.field, self.text),
-                None => splice::<kilo::DeltaMemo>(payload, self.field, self.text),
+    /// [`Payload::set_str_in_text`]), else into its tree. Gives the text's buffer back
+    /// unless the tree took it.
+    fn close(self, payload: &mut Payload) -> Option<String> {
+        let Merging { field, text, splice: spans } = self;
+        let written = spans
+            && match payload.memo::<breadboard::TextMemo>() {
+                Some(_) => splice::<breadboard::TextMemo>(payload, field, &text),
+                None => splice::<kilo::DeltaMemo>(payload, field, &text),
             };
-            match spliced {
-                Ok(()) => return,
-                Err(text) => text,
-            }
-        } else {
-            self.text
-        };
-        if payload.set_str_in_text(self.field, &text) {
-            return;
+        if written || payload.set_str_in_text(field, &text) {
+            return Some(text);
         }
         if let Some(obj) = payload.as_object_mut() {
-            obj.insert(self.field.to_owned(), Value::String(text));
+            obj.insert(field.to_owned(), Value::String(text));
+            return None;
         }
+        Some(text)
     }
 }

@@ -28,22 +28,18 @@ pub(crate) trait Places: Any + Clone + Send + Sync {
 /// others'), that is when none is written with an escape: then none holds a quote, a
 /// backslash or a control character, nor does `merged`, their concatenation, which
 /// serde_json writes as it is, and the text stays valid JSON written as its tree would be.
-/// Else `merged` is handed back (the caller writes it another way).
-pub(crate) fn splice<M: Places>(
-    payload: &mut Payload,
-    field: &str,
-    merged: String,
-) -> Result<(), String> {
+/// Else `false`: nothing was written (the caller writes `merged` another way).
+pub(crate) fn splice<M: Places>(payload: &mut Payload, field: &str, merged: &str) -> bool {
     let (Some(at), Some(text)) = (payload.memo::<M>().and_then(|m| m.place(field)), payload.text())
     else {
-        return Err(merged);
+        return false;
     };
     let mut spliced = String::with_capacity(text.len() - at.len() + merged.len());
     spliced.push_str(&text[..at.start]);
-    spliced.push_str(&merged);
+    spliced.push_str(merged);
     spliced.push_str(&text[at.end..]);
     let Some(mut memo) = payload.take_memo::<M>().or_else(|| payload.memo().cloned()) else {
-        return Err(merged);
+        return false;
     };
     // Two strings of one text are never at one place: the one equal to `at` is the string
     // written (checked first: an empty one starts where it ends, as the places after it do).
@@ -58,5 +54,5 @@ pub(crate) fn splice<M: Places>(
     // by text of the same kind.
     *payload = Payload::from_text_unchecked(spliced);
     payload.set_memo(memo);
-    Ok(())
+    true
 }

@@ -321,7 +321,8 @@ proptest! {
     /// line for the webview (the engine's compact text), and a memo a read agrees with;
     /// whether their text was spliced (no escapes in either) or not (quotes, backslashes,
     /// control characters, non-ASCII text), and whether the ids come after the text (their
-    /// places then move with its length) or before it.
+    /// places then move with its length) or before it. Twice on one batcher: the second
+    /// merge starts in the first one's buffer.
     #[test]
     fn merged_kilo_deltas_are_the_tree_merge(
         texts in prop::collection::vec("(?s)[a-z \\[\\]{}\"\\\\\n\u{1}é😀]{0,12}", 2..6),
@@ -329,26 +330,29 @@ proptest! {
     ) {
         let t0 = epoch();
         let mut b = Batcher::default();
-        for (i, t) in texts.iter().enumerate() {
-            b.handle_event(t0, kilo_delta_read(&i.to_string(), t, delta_first));
+        for round in 0..2u64 {
+            let now = t0 + ms(round * 1_000);
+            for (i, t) in texts.iter().enumerate() {
+                b.handle_event(now, kilo_delta_read(&i.to_string(), t, delta_first));
+            }
+            let batch = b.poll_flush(now).unwrap();
+            prop_assert_eq!(batch.items.len(), 1);
+            let merged = &batch.items[0].event;
+            let all: String = texts.concat();
+            let want = kilo_delta_body(&all, delta_first);
+            prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
+            prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
+            let last_id = (texts.len() - 1).to_string();
+            prop_assert_eq!(merged.id.as_deref(), Some(last_id.as_str()));
+            if let Some(memo) = merged.payload.memo::<crate::kilo::DeltaMemo>() {
+                prop_assert_eq!(memo.fields(&merged.payload), merged.payload.read::<crate::kilo::Delta<'_>>());
+                let plain = !texts.iter().any(|t| escaped(t));
+                prop_assert_eq!(memo.span().is_some(), plain);
+            }
+            let spliced = merged.payload.text().is_some();
+            let escapes = texts.iter().any(|t| escaped(t));
+            prop_assert!(spliced || escapes, "plain deltas merge without a tree");
         }
-        let batch = b.poll_flush(t0).unwrap();
-        prop_assert_eq!(batch.items.len(), 1);
-        let merged = &batch.items[0].event;
-        let all: String = texts.concat();
-        let want = kilo_delta_body(&all, delta_first);
-        prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
-        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
-        let last_id = (texts.len() - 1).to_string();
-        prop_assert_eq!(merged.id.as_deref(), Some(last_id.as_str()));
-        if let Some(memo) = merged.payload.memo::<crate::kilo::DeltaMemo>() {
-            prop_assert_eq!(memo.fields(&merged.payload), merged.payload.read::<crate::kilo::Delta<'_>>());
-            let plain = !texts.iter().any(|t| escaped(t));
-            prop_assert_eq!(memo.span().is_some(), plain);
-        }
-        let spliced = merged.payload.text().is_some();
-        let escapes = texts.iter().any(|t| escaped(t));
-        prop_assert!(spliced || escapes, "plain deltas merge without a tree");
     }
 }
 
@@ -381,7 +385,8 @@ proptest! {
     /// Merged BreadBoard deltas are what a merge through the tree makes: the same JSON, the
     /// same text for the webview, and a memo a read agrees with; whether their text was
     /// spliced (no escapes in any) or written by the tree's rules, and whether the fields
-    /// after the text move with its length or not.
+    /// after the text move with its length or not. Twice on one batcher: the second merge
+    /// starts in the first one's buffer.
     #[test]
     fn merged_breadboard_deltas_are_the_tree_merge(
         texts in prop::collection::vec("(?s)[a-z \\[\\]{}\"\\\\\n\u{1}é😀]{0,12}", 2..6),
@@ -389,21 +394,24 @@ proptest! {
     ) {
         let t0 = epoch();
         let mut b = Batcher::default();
-        for (i, t) in texts.iter().enumerate() {
-            b.handle_event(t0, bb_delta_read(&i.to_string(), t, delta_first));
-        }
-        let batch = b.poll_flush(t0).unwrap();
-        prop_assert_eq!(batch.items.len(), 1);
-        let merged = &batch.items[0].event;
-        let want = bb_delta_body(&texts.concat(), delta_first);
-        prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
-        prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
-        let plain = !texts.iter().any(|t| escaped(t));
-        let memo = merged.payload.memo::<crate::breadboard::TextMemo>();
-        prop_assert_eq!(memo.is_some(), plain, "the memo is kept where the text is spliced");
-        if let Some(memo) = memo {
-            let read: crate::breadboard::BbText<'_> = merged.payload.read();
-            prop_assert_eq!(memo.fields(&merged.payload), read);
+        for round in 0..2u64 {
+            let now = t0 + ms(round * 1_000);
+            for (i, t) in texts.iter().enumerate() {
+                b.handle_event(now, bb_delta_read(&i.to_string(), t, delta_first));
+            }
+            let batch = b.poll_flush(now).unwrap();
+            prop_assert_eq!(batch.items.len(), 1);
+            let merged = &batch.items[0].event;
+            let want = bb_delta_body(&texts.concat(), delta_first);
+            prop_assert_eq!(&*merged.payload, &serde_json::from_str::<serde_json::Value>(&want).unwrap());
+            prop_assert_eq!(serde_json::to_string(&merged.payload).unwrap(), want);
+            let plain = !texts.iter().any(|t| escaped(t));
+            let memo = merged.payload.memo::<crate::breadboard::TextMemo>();
+            prop_assert_eq!(memo.is_some(), plain, "the memo is kept where the text is spliced");
+            if let Some(memo) = memo {
+                let read: crate::breadboard::BbText<'_> = merged.payload.read();
+                prop_assert_eq!(memo.fields(&merged.payload), read);
+            }
         }
     }
 }
