@@ -121,6 +121,8 @@ async fn open(addr: &str, path: &str) -> anyhow::Result<TcpStream> {
 async fn relay(mut engine: TcpStream, chunked: bool, found: Arc<Found>) -> anyhow::Result<()> {
     let (mut buf, mut raw, mut sse) = (vec![0u8; 64 * 1024], Vec::new(), Vec::new());
     let mut in_body = false;
+    let (event_end, data_line) =
+        (memchr::memmem::Finder::new(b"\n\n"), memchr::memmem::Finder::new(b"\ndata: "));
     loop {
         let n = engine.read(&mut buf).await?;
         if n == 0 {
@@ -154,10 +156,13 @@ async fn relay(mut engine: TcpStream, chunked: bool, found: Arc<Found>) -> anyho
         let mut lines = found.lines.lock().unwrap_or_else(PoisonError::into_inner);
         let before = lines.len();
         let mut at = 0;
-        while let Some(end) = sse[at..].windows(2).position(|w| w == b"\n\n") {
+        while let Some(end) = event_end.find(&sse[at..]) {
             let event = &sse[at..at + end];
-            if let Some(data) = event.split(|b| *b == b'\n').find_map(|l| l.strip_prefix(b"data: "))
-            {
+            let data = match event.strip_prefix(b"data: ") {
+                Some(data) => Some(data),
+                None => data_line.find(event).map(|at| &event[at + 7..]),
+            };
+            if let Some(data) = data.map(|d| &d[..memchr::memchr(b'\n', d).unwrap_or(d.len())]) {
                 lines.extend_from_slice(
                     b"{\"v\":1,\"kind\":\"evt\",\"topic\":\"bb/events\",\"payload\":",
                 );
