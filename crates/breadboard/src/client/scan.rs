@@ -53,7 +53,9 @@ pub(super) type Kept = (Payload, [Field; 4]);
 pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     let b = data.as_bytes();
     let mut head = Head::default();
-    let (mut timestamp_ms, mut timestamp) = (None, None);
+    // `timestamp` is read only when no `timestamp_ms` came (the engine sends both, the same
+    // instant): its value is checked as it is passed, and read at the end if needed.
+    let (mut timestamp_ms, mut timestamp_at) = (None, None);
     let mut payload = None;
     let mut seen = 0u8;
     let mut pos = whitespace(b, 0);
@@ -100,9 +102,8 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
                     end
                 }
                 TIMESTAMP => {
-                    let (ms, end) = uint(b, pos)?;
-                    timestamp = ms;
-                    end
+                    timestamp_at = Some(pos);
+                    uint_end(b, pos)?
                 }
                 // PAYLOAD, the one index left.
                 _ => {
@@ -132,7 +133,11 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
     if whitespace(b, pos) != b.len() {
         return None;
     }
-    head.timestamp_ms = timestamp_ms.unwrap_or(timestamp);
+    head.timestamp_ms = match (timestamp_ms, timestamp_at) {
+        (Some(ms), _) => ms,
+        (None, Some(at)) => uint(b, at)?.0,
+        (None, None) => None,
+    };
     Some(Scanned { head, payload })
 }
 
@@ -308,6 +313,19 @@ fn str_or_other(data: &str, pos: usize) -> Option<(Option<&str>, usize)> {
 /// after it. Other numbers are not read here.
 #[inline(always)]
 fn uint(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
+    uint_as::<true>(b, pos)
+}
+
+/// The position after the value at `pos` where [`uint`] decides it (its value left unread),
+/// `None` where it does not: the value can then be read by [`uint`] from `pos`.
+#[inline(always)]
+fn uint_end(b: &[u8], pos: usize) -> Option<usize> {
+    Some(uint_as::<false>(b, pos)?.1)
+}
+
+/// [`uint`], its value worked out only when `VALUE` (else 0): the same decisions either way.
+#[inline(always)]
+fn uint_as<const VALUE: bool>(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
     let first = *b.get(pos)?;
     if !first.is_ascii_digit() {
         if first == b'-' {
@@ -315,7 +333,7 @@ fn uint(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
         }
         return Some((None, skip(b, pos, 1)?));
     }
-    let (n, len) = leading_digits(b, pos);
+    let (n, len) = leading_digits::<VALUE>(b, pos);
     let fraction = matches!(b.get(pos + len), Some(b'.' | b'e' | b'E'));
     if fraction || len > 19 || (first == b'0' && len > 1) {
         return None;
@@ -324,10 +342,10 @@ fn uint(b: &[u8], pos: usize) -> Option<(Option<u64>, usize)> {
 }
 
 /// The digits from `pos` on: their count (at least 20 when there are 20 or more) and, when
-/// there are at most 19 (which all fit), their value. Eight digits a step where eight bytes
+/// there are at most 19 (which all fit) and `VALUE`, their value (else 0). Eight digits a step where eight bytes
 /// are left (an envelope's timestamps have 13), then a byte at a time.
 #[inline(always)]
-fn leading_digits(b: &[u8], pos: usize) -> (u64, usize) {
+fn leading_digits<const VALUE: bool>(b: &[u8], pos: usize) -> (u64, usize) {
     let (mut n, mut len) = (0u64, 0);
     while len < 20
         && let Some(word) = b.get(pos + len..).and_then(<[u8]>::first_chunk::<8>)
@@ -335,8 +353,10 @@ fn leading_digits(b: &[u8], pos: usize) -> (u64, usize) {
         // The digits' values where the bytes are digits, with the first in the low byte.
         let word = u64::from_le_bytes(*word) ^ (ONES * u64::from(b'0'));
         let count = digit_count(word);
-        // 19 digits fit; with a 20th the value is refused, whatever it wrapped to.
-        n = n.wrapping_mul(POW10[count]).wrapping_add(first_digits(word, count));
+        if VALUE {
+            // 19 digits fit; with a 20th the value is refused, whatever it wrapped to.
+            n = n.wrapping_mul(POW10[count]).wrapping_add(first_digits(word, count));
+        }
         len += count;
         if count < 8 {
             return (n, len);
@@ -345,7 +365,9 @@ fn leading_digits(b: &[u8], pos: usize) -> (u64, usize) {
     while len < 20
         && let Some(digit) = b.get(pos + len).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9)
     {
-        n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+        if VALUE {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(digit));
+        }
         len += 1;
     }
     (n, len)

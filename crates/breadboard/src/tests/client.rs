@@ -174,7 +174,8 @@ fn a_payload_is_kept_as_text_written_as_its_tree_would_be() {
 /// The envelope's numbers, read eight digits a step, read as serde reads them: every count
 /// of digits to 21 (past a word, past two, past what fits), leading zeros, each ended by
 /// bytes of every kind (`:` is the one after `9`; `é` is past ASCII) and near the text's end
-/// (fewer than eight bytes left).
+/// (fewer than eight bytes left); a `timestamp` (passed over, read only without a
+/// `timestamp_ms`) in each place beside a `timestamp_ms`.
 #[test]
 fn envelope_numbers_read_as_serde_reads_them() {
     let digits = "1234567890".repeat(3);
@@ -205,6 +206,12 @@ fn envelope_numbers_read_as_serde_reads_them() {
             format!(r#"{{"type":"t","seq":{n}}}"#),
             format!(r#"{{"seq":{n},"type":"t","visibility":"transcript"}}"#),
             format!(r#"{{"timestamp":{n},"turn":{n},"timestamp_ms":{n},"type":"t"}}"#),
+            // `timestamp` alone, before or after a `timestamp_ms` (also `null`), or twice.
+            format!(r#"{{"type":"t","timestamp":{n}}}"#),
+            format!(r#"{{"timestamp":{n},"type":"t","timestamp_ms":7}}"#),
+            format!(r#"{{"timestamp":{n},"timestamp_ms":null,"type":"t"}}"#),
+            format!(r#"{{"timestamp_ms":7,"timestamp":{n},"type":"t"}}"#),
+            format!(r#"{{"timestamp":{n},"type":"t","timestamp":1}}"#),
         ] {
             assert_eq!(BbEvent::parse("1", &text), BbEvent::parse_serde("1", &text), "{text}");
         }

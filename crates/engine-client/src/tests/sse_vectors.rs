@@ -152,6 +152,35 @@ fn reset_stream_discards_partial_event_and_keeps_last_id() {
     );
 }
 
+/// An `id` line's value as the event carries it: ASCII (copied a byte at a time), past ASCII
+/// (decoded, invalid bytes replaced), empty, or holding a NUL (ignored: an id set earlier in
+/// the event stays, and so does the last one when none was).
+#[test]
+fn id_lines_set_the_last_event_id() {
+    let cases: [(&[u8], &str); 8] = [
+        (b"id: 12\ndata: x\n\n", "12"),
+        (b"id:9f0c-4e\ndata: x\n\n", "9f0c-4e"),
+        ("id: caf\u{e9} \u{20ac}\ndata: x\n\n".as_bytes(), "caf\u{e9} \u{20ac}"),
+        (b"id: a\xFFb\ndata: x\n\n", "a\u{fffd}b"),
+        (b"id: 7\nid: 8\x00\ndata: x\n\n", "7"),
+        (b"id: \x00\ndata: x\n\n", "3"),
+        (b"id\ndata: x\n\n", ""),
+        (b"id: \x7f~ !\ndata: x\n\n", "\x7f~ !"),
+    ];
+    for (stream, id) in cases {
+        let mut parser = SseParser::default();
+        parser.set_last_event_id("3");
+        let items = parser.feed_collect(stream).unwrap();
+        let text = String::from_utf8_lossy(stream);
+        assert_eq!(
+            items.iter().map(item_json).collect::<Vec<_>>(),
+            vec![json!({"type": "message", "data": "x", "lastEventId": id})],
+            "{text:?}"
+        );
+        assert_eq!(parser.last_event_id(), id, "{text:?}");
+    }
+}
+
 #[test]
 fn set_last_event_id_applies_to_next_event() {
     let mut parser = SseParser::default();

@@ -185,6 +185,8 @@ async fn refusals_and_other_content_types_are_typed_errors() {
     let answers = [
         ("HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n".to_owned(), "auth"),
         (format!("HTTP/1.1 500 Oops\r\ncontent-length: 10000\r\n\r\n{long}"), "http"),
+        // An empty body on a connection kept open: its end is its length, not the close.
+        ("HTTP/1.1 503 Busy\r\ncontent-length: 0\r\n\r\n".to_owned(), "empty"),
         (
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
                 .to_owned(),
@@ -207,6 +209,7 @@ async fn refusals_and_other_content_types_are_typed_errors() {
                 assert_eq!(body.len(), 4096);
                 assert!(error.is_retryable());
             }
+            ("empty", TransportError::Http { status: 503, body }) => assert_eq!(body, ""),
             ("type", TransportError::NotEventStream { content_type }) => {
                 assert_eq!(content_type, "application/json");
             }

@@ -183,6 +183,8 @@ fn parse_head(buf: &[u8]) -> Result<Option<Answer>, TransportError> {
     }
     let framing = match (chunked, length) {
         (true, _) => Framing::Chunked(Chunked::Size),
+        // An empty body has ended already: nothing is decoded to end it.
+        (false, Some(0)) => Framing::Ended,
         (false, Some(n)) => Framing::Length(n),
         (false, None) => Framing::Close,
     };
@@ -303,6 +305,13 @@ impl Framing {
                             (chunk_size(&rest[..len])?, taken)
                         }
                     };
+                    // A whole chunk and its line end (the usual read): copied at once, and
+                    // the decoding stays at the next size line.
+                    if let Some(whole) = whole_chunk(rest, taken, size) {
+                        out.extend_from_slice(&rest[taken..whole - 2]);
+                        *at += whole;
+                        continue;
+                    }
                     *at += taken;
                     *self = Self::Chunked(if size == 0 {
                         Chunked::Trailers
@@ -328,6 +337,14 @@ impl Framing {
             _ => Err("the connection closed before the body ended".into()),
         }
     }
+}
+
+/// The length of the chunk at the start of `rest`, from its size line (`taken` bytes, the
+/// size `size`, not 0) to its data's line end, when all of it is there and its data ends
+/// with `\r\n`; `None` else (read state by state).
+fn whole_chunk(rest: &[u8], taken: usize, size: u64) -> Option<usize> {
+    let end = taken.checked_add(usize::try_from(size).ok().filter(|&n| n > 0)?)?;
+    (rest.get(end..end.checked_add(2)?)? == b"\r\n").then_some(end + 2)
 }
 
 /// Copies up to `left` bytes of `rest` onto `out`; how many.
@@ -416,7 +433,11 @@ impl Stream for OwnConnection {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            if let Err(e) = this.framing.decode(&mut this.buf, &mut this.out) {
+            // Nothing read is left after the poll that handed the last read over (the usual
+            // case: each read is whole chunks), and an empty buffer decodes to nothing.
+            if !this.buf.is_empty()
+                && let Err(e) = this.framing.decode(&mut this.buf, &mut this.out)
+            {
                 this.framing = Framing::Ended;
                 return Poll::Ready(Some(Err(TransportError::Body(e))));
             }
