@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::client::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo_fields};
-use bb_protocol::v1::{EngineEvent, EventId, Payload};
+use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
@@ -179,13 +179,8 @@ impl KiloEventState {
         }
         // The session's id goes on with the input; a turn failed closed (rare) copies it.
         let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));
-        let event = EngineEvent {
-            id: id.map(EventId::from).unwrap_or_default(),
-            event_type,
-            turn,
-            ts,
-            payload: properties,
-        };
+        let event =
+            EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let event = (event, class);
         out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).

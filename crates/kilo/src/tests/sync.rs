@@ -2,6 +2,7 @@
 //! on every event of the real Kilo captures and on unusual shapes, it either declines or
 //! yields exactly the session, id and `seq` the tree gives.
 
+use bb_payload::EventId;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ fn data_lines() -> Vec<String> {
 }
 
 /// What the whole-tree path makes of a `sync` event: (session, id, seq).
-fn by_tree(data: &str) -> Option<(String, Option<String>, Option<u64>)> {
+fn by_tree(data: &str) -> Option<(String, Option<EventId>, Option<u64>)> {
     let event = KiloEvent::parse(data).ok()?;
     if event.event_type != "sync" {
         return None;
