@@ -69,6 +69,10 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
         r#"{"type":"sync","type":"sync","syncEvent":{"aggregateID":"ses_a"}}"#,
         r#"{"type":"sync","syncEvent":[]}"#,
         r#"{"type":"sync","syncEvent":{"aggregateID":"ses_a"}"#,
+        // A bare event whose head names another type, whatever follows it.
+        r#"{"id":"e","type":"x","properties":{},"syncEvent":{"aggregateID":"ses_a","seq":1}}"#,
+        r#"{"type":"x","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}}"#,
+        r#"{"id":"e","type":"x","id":"f","type":"sync","syncEvent":{"aggregateID":"ses_a"}}"#,
     ];
     for data in declined {
         assert_eq!(SyncEcho::parse(data), None, "{data}");
@@ -82,9 +86,13 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
         // Wrapped as `/global/event` does.
         r#"{"directory":"/w","payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1},"id":"e"}}"#,
         r#"{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":2}},"project":"p"}"#,
+        // A bare head as Kilo writes it, and one whose type is escaped.
+        r#"{"id":"e","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":4}}"#,
+        r#"{"id":"e","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":5}}"#,
     ];
     for data in taken {
         assert!(check(data), "{data}");
+        assert!(matches!(route(data.to_owned()), KiloUpdate::Sync(_)), "{data}");
     }
 }
 
