@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::client::{KiloEvent, SyncEcho};
 use bb_normalize::class::{EventClass, classify_kilo_fields};
-use bb_protocol::v1::{EngineEvent, EventId, Payload};
+use bb_protocol::v1::{EngineEvent, Payload};
 use foldhash::{HashMap, HashMapExt as _};
 use serde_json::{Map, Value, json};
 
@@ -55,17 +55,16 @@ struct Read {
 #[derive(Debug)]
 pub(crate) struct KiloEventState {
     shared: Arc<Shared>,
-    /// Last `sync` sequence number seen per session.
-    seq: HashMap<String, u64>,
+    /// Every session the stream named, until it is deleted: its id as its inputs share it
+    /// (the key: one allocation per session, not per event) and the last `sync` sequence
+    /// number seen of it on this connection.
+    sessions: HashMap<Arc<str>, Option<u64>>,
     /// Engine calls to make.
     actions: Vec<Action>,
     failures: u64,
     /// The last event's body was handed on unread and is not JSON: a `sync` echo read by
     /// comparison with it is not JSON either.
     last_malformed: bool,
-    /// The last event's session id as its input carries it: the next event of that session
-    /// shares it instead of allocating one.
-    last_session: Option<Arc<str>>,
 }
 
 impl Default for KiloEventState {
@@ -78,21 +77,23 @@ impl KiloEventState {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self {
             shared,
-            seq: HashMap::new(),
+            sessions: HashMap::new(),
             actions: Vec::new(),
             failures: 0,
             last_malformed: false,
-            last_session: None,
         }
     }
 
-    /// `id` as an input's shared session id: the last event's when it is the same session
-    /// (one allocation fewer per event of a session whose events come together).
+    /// `id` as an input's shared session id: the one its session's earlier events carried
+    /// (a stream interleaves its sessions' events: each shares its session's id, however
+    /// many other sessions' events came between).
     fn session_id(&mut self, id: &str) -> Arc<str> {
-        match &self.last_session {
-            Some(last) if **last == *id => Arc::clone(last),
-            _ => Arc::clone(self.last_session.insert(Arc::from(id))),
+        if let Some((shared, _)) = self.sessions.get_key_value(id) {
+            return Arc::clone(shared);
         }
+        let shared: Arc<str> = Arc::from(id);
+        self.sessions.insert(Arc::clone(&shared), None);
+        shared
     }
 
     /// The engine calls asked for since the last take.
@@ -103,7 +104,7 @@ impl KiloEventState {
     /// Forgets stream-relative knowledge (sequence numbers) after a reconnect; open prompts
     /// are re-listed from REST by the caller.
     pub(crate) fn reset_stream(&mut self) {
-        self.seq.clear();
+        self.sessions.values_mut().for_each(|seq| *seq = None);
     }
 
     /// Maps one event to updates, in the order they apply.
@@ -178,13 +179,8 @@ impl KiloEventState {
         }
         // The session's id goes on with the input; a turn failed closed (rare) copies it.
         let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));
-        let event = EngineEvent {
-            id: id.map(EventId::from).unwrap_or_default(),
-            event_type,
-            turn,
-            ts,
-            payload: properties,
-        };
+        let event =
+            EngineEvent { id: id.unwrap_or_default(), event_type, turn, ts, payload: properties };
         let event = (event, class);
         out.push(match (raised, settled) {
             // The host shows it once (a repeat is dropped there).
@@ -309,9 +305,12 @@ impl KiloEventState {
     /// A `sync` event's sequence number for `session`: a jump reports a gap.
     pub(crate) fn sync_seq(&mut self, session: &str, seq: u64) -> Vec<Input> {
         // Looked up first: a session's key is allocated once, not per echo.
-        let previous = match self.seq.get_mut(session) {
-            Some(last) => Some(std::mem::replace(last, seq)),
-            None => self.seq.insert(session.to_owned(), seq),
+        let previous = match self.sessions.get_mut(session) {
+            Some(last) => last.replace(seq),
+            None => {
+                self.sessions.insert(Arc::from(session), Some(seq));
+                None
+            }
         };
         match previous {
             Some(prev) if seq > prev.saturating_add(1) => {
@@ -366,6 +365,7 @@ impl KiloEventState {
             "session.deleted" => {
                 // The host closes its prompts with it.
                 self.shared.remove(session_id);
+                self.sessions.remove(session_id);
                 Some(Input::SessionRemoved(session_id.to_owned()))
             }
             "permission.asked" | "question.asked" => {

@@ -1,5 +1,6 @@
 //! [`EventId`]: an engine event's id, kept inline when it is short (as engines' ids are: a
-//! BreadBoard `seq` as text, a Kilo event id), so that an event costs no allocation for it.
+//! BreadBoard `seq` as text, a Kilo event id of 30 bytes), so that an event costs no
+//! allocation for it.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -7,16 +8,20 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The longest id kept inline.
-const INLINE: usize = 22;
+/// The longest id kept inline: a Kilo event id (`evt_` and 26 characters) fits.
+const INLINE: usize = 30;
 
 /// An engine event's id: text, read and written as a JSON string exactly as a `String` is.
 ///
-/// Why not a `String`: every streamed event carries one, most are a few digits, and a
-/// `String` is an allocation (and a free) per event. Up to 22 bytes are kept in the value
-/// itself; a longer id is on the heap. Either way it is 24 bytes, a `String`'s size.
+/// Why not a `String`: every streamed event carries one, a BreadBoard id is a few digits and
+/// a Kilo id 30 bytes, and a `String` is an allocation (and a free) per event. Up to 30
+/// bytes are kept in the value itself; a longer id is on the heap. Either way it is 32
+/// bytes (a `String` is 24).
 #[derive(Clone)]
 pub struct EventId(Repr);
+
+// The inline bytes, their length and the variant's tag fill four words.
+const _: () = assert!(size_of::<EventId>() == 32 && size_of::<Option<EventId>>() == 32);
 
 #[derive(Clone)]
 enum Repr {
@@ -70,7 +75,7 @@ impl From<&str> for EventId {
         } else if text.len() <= INLINE {
             let mut bytes = [0; INLINE];
             bytes[..text.len()].copy_from_slice(text.as_bytes());
-            // `text.len() <= 22` fits a `u8`.
+            // `text.len() <= 30` fits a `u8`.
             EventId(Repr::Inline { len: text.len() as u8, bytes })
         } else {
             EventId(Repr::Heap(text.into()))

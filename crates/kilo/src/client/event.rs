@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
-use bb_payload::Payload;
+use bb_payload::{EventId, Payload};
 use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -21,8 +21,9 @@ use serde_json::value::RawValue;
 /// usual way should the body not pass).
 #[derive(Debug, Clone)]
 pub struct KiloEvent {
-    /// The event's `id` (`evt_…`), when it has one.
-    pub id: Option<String>,
+    /// The event's `id` (`evt_…`), when it has one: kept inline, as the webview event
+    /// carries it ([`EventId`]).
+    pub id: Option<EventId>,
     /// The event's `type` (`message.part.delta`, `sync`, …): a known one borrowed
     /// ([`super::event_type`]).
     pub event_type: Cow<'static, str>,
@@ -92,7 +93,7 @@ impl KiloEvent {
         let event_type = super::event_type(
             event.get("type").and_then(Value::as_str).ok_or(KiloEventError::NoType)?,
         );
-        let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
+        let id = event.get("id").and_then(Value::as_str).map(EventId::from);
         let key = if event_type == "sync" { "syncEvent" } else { "properties" };
         let body = event.get(key).cloned().unwrap_or(Value::Null).into();
         Ok(Self { id, event_type, body, unread: None })
@@ -116,9 +117,22 @@ impl KiloEvent {
         if event_type == "sync" {
             return Err(data);
         }
-        let (id, event_type) = (id.map(str::to_owned), super::event_type(event_type));
+        let (id, event_type) = (id.map(EventId::from), super::event_type(event_type));
         let body = Payload::from_text_unchecked(body.to_owned());
         Ok(Self { id, event_type, body, unread: Some(Unread { data }) })
+    }
+
+    /// The type of a bare event (not in `/global/event`'s wrapper) whose head is written as
+    /// Kilo writes it (`{"id":"…","type":"…"`, the id optional, plain strings): the first
+    /// `type` of its top level, so the only one a typed read takes (a second is a duplicate
+    /// key, which it refuses).
+    pub(super) fn bare_type(data: &str) -> Option<&str> {
+        let rest = data.strip_prefix('{')?;
+        let rest = match rest.strip_prefix(r#""id":"#) {
+            Some(rest) => plain_string(rest)?.1.strip_prefix(',')?,
+            None => rest,
+        };
+        Some(plain_string(rest.strip_prefix(r#""type":"#)?)?.0)
     }
 
     /// Kilo's layout of `data`: its id, type and body.
@@ -171,7 +185,7 @@ impl KiloEvent {
             _ => return None,
         };
         Some(Self {
-            id: shape.id.map(Cow::into_owned),
+            id: shape.id.map(event_id),
             event_type: super::event_type(&kind),
             body: Payload::from_text(body.to_owned()),
             unread: None,
@@ -261,7 +275,7 @@ where
 #[derive(Debug, Clone, Eq)]
 pub struct SyncEcho {
     /// The event's `id`, when it has one.
-    pub id: Option<String>,
+    pub id: Option<EventId>,
     /// `syncEvent.aggregateID`: the session.
     pub session_id: String,
     /// `syncEvent.seq`, when it is a non-negative integer.
@@ -296,7 +310,7 @@ impl SyncEcho {
             return None;
         }
         Some(Self {
-            id: head.id.map(Cow::into_owned),
+            id: head.id.map(event_id),
             session_id: session.into_owned(),
             seq: sync.seq,
             repeats_unread: false,
@@ -323,7 +337,7 @@ impl SyncEcho {
         let rest = rest.strip_prefix(r#","data":"#)?.strip_prefix(last_body)?;
         let (id, rest) = plain_string(rest.strip_prefix(r#"},"id":"#)?)?;
         (rest == "}" && !session.is_empty()).then(|| Self {
-            id: Some(id.to_owned()),
+            id: Some(EventId::from(id)),
             session_id: session.to_owned(),
             seq: Some(seq),
             repeats_unread: false,
@@ -331,14 +345,23 @@ impl SyncEcho {
     }
 }
 
+/// An id read by serde: a borrowed one copied (inline when short), an unescaped one keeps its
+/// allocation.
+fn event_id(id: Cow<'_, str>) -> EventId {
+    match id {
+        Cow::Borrowed(id) => EventId::from(id),
+        Cow::Owned(id) => EventId::from(id),
+    }
+}
+
 /// A JSON string at the start of `text` that needs no unescaping (no `\`, no control
 /// character): its contents and what follows it.
 fn plain_string(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('"')?;
-    let end = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
-    let (contents, after) = rest.split_at(end);
-    let after = after.strip_prefix('"')?;
-    (!contents.bytes().any(|b| b < 0x20)).then_some((contents, after))
+    // The first `"`, `\` or control character, sixteen bytes a step: a plain string ends
+    // at a `"` before the others.
+    let end = bb_payload::string_stop(rest.as_bytes(), 0)?;
+    (rest.as_bytes()[end] == b'"').then(|| (&rest[..end], &rest[end + 1..]))
 }
 
 /// A non-negative JSON integer at the start of `text` (digits, no leading zero) that fits a
@@ -359,7 +382,7 @@ fn count(text: &str) -> Option<(u64, &str)> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnroutedEvent {
     /// The event's `id`, when it has one.
-    pub id: Option<String>,
+    pub id: Option<EventId>,
     /// The event's `type`: a known one borrowed ([`super::event_type`]).
     pub event_type: Cow<'static, str>,
     /// The SSE `data`, as sent.
@@ -383,7 +406,7 @@ impl UnroutedEvent {
         let Some((kind, id)) = read else {
             return Err(data);
         };
-        let id = id.map(Cow::into_owned);
+        let id = id.map(event_id);
         let event_type = super::event_type(&kind);
         Ok(Self { id, event_type, data })
     }

@@ -235,7 +235,11 @@ const KEPT_BODY_CAPACITY: usize = 64 * 1024;
 fn route_fresh(data: String) -> KiloUpdate {
     // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): every
     // decode below reads the wrapper in its one pass.
-    if let Some(sync) = SyncEcho::parse(&data) {
+    // A bare event whose head names another type is no `sync` (most of a stream): the search
+    // for a `syncEvent` key in it is left out.
+    if KiloEvent::bare_type(&data).is_none_or(|kind| kind == "sync")
+        && let Some(sync) = SyncEcho::parse(&data)
+    {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): data in which no key

@@ -1,5 +1,6 @@
 //! Kilo events are routed from every place a session id can live.
 
+use bb_payload::EventId;
 use serde_json::json;
 
 use crate::client::{KiloEvent, UnroutedEvent};
@@ -43,7 +44,7 @@ fn kilo_event_session_sources() {
         assert_eq!(event.session().as_deref(), session, "{data}");
         let tree: serde_json::Value = serde_json::from_str(data).unwrap();
         assert_eq!(event.body, tree["properties"], "{data}");
-        assert_eq!(event.id, tree["id"].as_str().map(str::to_owned), "{data}");
+        assert_eq!(event.id, tree["id"].as_str().map(EventId::from), "{data}");
     }
     assert!(KiloEvent::parse("[1]").is_err());
     // One wrapper is unwrapped, not two.

@@ -354,6 +354,38 @@ fn a_sync_sequence_jump_is_a_gap() {
     assert!(state.apply_json(sync(u64::MAX)).is_empty());
 }
 
+/// Interleaved sessions' events each share their session's one id (the stream does not
+/// bring a session's events together), a sync echo's included; a deleted session's is
+/// forgotten, and a reconnect forgets sequence numbers, not the ids.
+#[test]
+fn each_sessions_inputs_share_one_session_id() {
+    let delta = |session: &str, n: u32| json!({"type": "message.part.delta", "id": format!("evt_{n}"), "properties": {"sessionID": session, "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "x"}});
+    let sync = |session: &str, seq: u64| json!({"type": "sync", "id": format!("evt_s{seq}"), "syncEvent": {"aggregateID": session, "seq": seq, "type": "message.part.delta.1", "data": {}}});
+    let mut state = KiloEventState::default();
+    let shared = |state: &mut KiloEventState, raw: Value| -> std::sync::Arc<str> {
+        match state.apply_json(raw).as_slice() {
+            [Input::Events { session_id, .. }] => session_id.clone(),
+            other => panic!("one event input, not {other:?}"),
+        }
+    };
+    let a = shared(&mut state, delta("ses_a", 1));
+    let b = shared(&mut state, delta("ses_b", 2));
+    assert!(!std::sync::Arc::ptr_eq(&a, &b));
+    assert!(state.apply_json(sync("ses_c", 1)).is_empty());
+    for n in 3..6 {
+        assert!(std::sync::Arc::ptr_eq(&a, &shared(&mut state, delta("ses_a", n))));
+        assert!(std::sync::Arc::ptr_eq(&b, &shared(&mut state, delta("ses_b", n))));
+    }
+    let c = shared(&mut state, delta("ses_c", 6));
+    assert_eq!(&*c, "ses_c");
+    state.reset_stream();
+    assert!(std::sync::Arc::ptr_eq(&a, &shared(&mut state, delta("ses_a", 7))));
+    assert!(std::sync::Arc::ptr_eq(&c, &shared(&mut state, delta("ses_c", 8))));
+    let deleted = json!({"type": "session.deleted", "id": "evt_9", "properties": {"info": {"id": "ses_a", "sessionID": "ses_a"}}});
+    state.apply_json(deleted);
+    assert!(!std::sync::Arc::ptr_eq(&a, &shared(&mut state, delta("ses_a", 10))));
+}
+
 #[test]
 fn odd_events_are_never_a_panic() {
     let mut state = KiloEventState::default();

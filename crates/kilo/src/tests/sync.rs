@@ -2,6 +2,7 @@
 //! on every event of the real Kilo captures and on unusual shapes, it either declines or
 //! yields exactly the session, id and `seq` the tree gives.
 
+use bb_payload::EventId;
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ fn data_lines() -> Vec<String> {
 }
 
 /// What the whole-tree path makes of a `sync` event: (session, id, seq).
-fn by_tree(data: &str) -> Option<(String, Option<String>, Option<u64>)> {
+fn by_tree(data: &str) -> Option<(String, Option<EventId>, Option<u64>)> {
     let event = KiloEvent::parse(data).ok()?;
     if event.event_type != "sync" {
         return None;
@@ -68,6 +69,10 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
         r#"{"type":"sync","type":"sync","syncEvent":{"aggregateID":"ses_a"}}"#,
         r#"{"type":"sync","syncEvent":[]}"#,
         r#"{"type":"sync","syncEvent":{"aggregateID":"ses_a"}"#,
+        // A bare event whose head names another type, whatever follows it.
+        r#"{"id":"e","type":"x","properties":{},"syncEvent":{"aggregateID":"ses_a","seq":1}}"#,
+        r#"{"type":"x","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1}}"#,
+        r#"{"id":"e","type":"x","id":"f","type":"sync","syncEvent":{"aggregateID":"ses_a"}}"#,
     ];
     for data in declined {
         assert_eq!(SyncEcho::parse(data), None, "{data}");
@@ -81,9 +86,13 @@ fn unusual_sync_shapes_fall_back_to_the_tree() {
         // Wrapped as `/global/event` does.
         r#"{"directory":"/w","payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":1},"id":"e"}}"#,
         r#"{"payload":{"type":"sync","syncEvent":{"aggregateID":"ses_a","seq":2}},"project":"p"}"#,
+        // A bare head as Kilo writes it, and one whose type is escaped.
+        r#"{"id":"e","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":4}}"#,
+        r#"{"id":"e","type":"sync","syncEvent":{"aggregateID":"ses_a","seq":5}}"#,
     ];
     for data in taken {
         assert!(check(data), "{data}");
+        assert!(matches!(route(data.to_owned()), KiloUpdate::Sync(_)), "{data}");
     }
 }
 

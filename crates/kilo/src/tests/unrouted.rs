@@ -5,6 +5,7 @@
 //! (`KiloEvent::session`) is the one the tree names. On every event of the real Kilo
 //! captures and on generated shapes.
 
+use bb_payload::EventId;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -33,7 +34,7 @@ fn tree_session(data: &str) -> Option<String> {
 
 /// What the whole-tree path makes of an event: `(type, id, session)`, or `None` when the
 /// data is not a Kilo event.
-fn by_tree(data: &str) -> Option<(String, Option<String>, Option<String>)> {
+fn by_tree(data: &str) -> Option<(String, Option<EventId>, Option<String>)> {
     let event = KiloEvent::parse(data).ok()?;
     Some((event.event_type.into_owned(), event.id, tree_session(data)))
 }

@@ -23,19 +23,28 @@ fn check(text: &str) {
 }
 
 #[test]
-fn an_id_is_kept_inline_up_to_22_bytes_and_reads_as_its_text_at_every_length() {
+fn an_id_is_kept_inline_up_to_30_bytes_and_reads_as_its_text_at_every_length() {
     for len in 0..=40 {
         let text: String = "0123456789abcdefghijklmnopqrstuvwxyz!#$%".chars().take(len).collect();
         check(&text);
-        assert_eq!(EventId::from(text.as_str()).is_inline(), len <= 22, "{len} bytes");
-        assert_eq!(EventId::from(text).is_inline(), len <= 22, "{len} bytes, owned");
+        assert_eq!(EventId::from(text.as_str()).is_inline(), len <= 30, "{len} bytes");
+        assert_eq!(EventId::from(text).is_inline(), len <= 30, "{len} bytes, owned");
     }
-    // Multi-byte characters across the limit: 21 bytes and a 2-byte one is 23.
-    for text in ["é".repeat(11), format!("{}é", "a".repeat(21)), "€".repeat(7), "😀".repeat(6)]
-    {
+    // Multi-byte characters across the limit: 29 bytes and a 2-byte one is 31.
+    for text in [
+        "é".repeat(15),
+        "é".repeat(16),
+        format!("{}é", "a".repeat(29)),
+        format!("{}€", "a".repeat(27)),
+        "€".repeat(10),
+        "😀".repeat(7),
+        "😀".repeat(8),
+    ] {
         check(&text);
-        assert_eq!(EventId::from(text.as_str()).is_inline(), text.len() <= 22, "{text}");
+        assert_eq!(EventId::from(text.as_str()).is_inline(), text.len() <= 30, "{text}");
     }
+    // A Kilo event id is kept inline.
+    assert!(EventId::from("evt_200a145e0001vIRAJR4PaKb3MY").is_inline());
     assert_eq!(EventId::default(), "");
     assert!(EventId::default().is_inline());
 }
