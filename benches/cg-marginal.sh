@@ -6,9 +6,16 @@
 # up with the bench's writes (2.01 reads per BreadBoard event); on a loaded machine a read
 # finds two events and the count per event drops (BENCHMARKS.md, twenty-second round).
 #   benches/cg-marginal.sh SIDECAR SHAPE [HARNESS] [OUTDIR]     (SHAPE: kilo or breadboard)
+# SIDECAR `floor`: the floor relay (`HARNESS floor-relay`, paced as the sidecar with
+# BB_GATHER_MS=33) in the sidecar's place.
 set -euo pipefail
-sidecar=$(realpath "$1"); shape=$2
+shape=$2
 harness=$(realpath "${3:-target/release/bb-harness}"); out=${4:-$(mktemp -d)}; mkdir -p "$out"
+if [ "$1" = floor ]; then
+  sidecar="$harness floor-relay"; export BB_GATHER_MS=33
+else
+  sidecar=$(realpath "$1")
+fi
 here=$(dirname "$(realpath "$0")")
 for s in 10 20; do
   printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=%s/cg-%s.out %s "$@" 2>/dev/null\n' \
