@@ -21,7 +21,7 @@ npm test
 tools_log="$(mktemp -d)"
 bash "$repo/scripts/vscode-test-tools.sh" >"$tools_log/out" 2>"$tools_log/err" &
 tools_pid=$!
-trap 'kill "$tools_pid" 2>/dev/null; rm -rf "$tools_log"' EXIT
+trap 'kill "$tools_pid" 2>/dev/null || true; rm -rf "$tools_log"' EXIT
 step "package (release bb-sidecar + vsce; code-server and Chromium install meanwhile)"
 npm run package
 vsix="$(ls "$here"/dist/*.vsix)"
