@@ -4,7 +4,7 @@
 //! needs —, diffs seen, sub-agent sessions). Pure: no IO, no clock.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
@@ -580,3 +580,6 @@ pub(crate) type BySession<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// Per-session states.
 pub(crate) type States = BySession<SessionState>;
+
+/// Per-session states, each shared by the session's stream task and the adapter's REST paths.
+pub(crate) type SharedStates = BySession<Arc<Mutex<SessionState>>>;
