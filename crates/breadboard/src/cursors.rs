@@ -21,7 +21,7 @@
 //! moves past the last event the stream task handed over, and never backwards.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,12 +35,17 @@ use crate::mapping::BySession;
 /// The least time between two saves of the positions file while positions keep moving.
 pub(crate) const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// A stream task's handle on its session's last handed `seq` in [`Cursors`], taken at its
+/// first event: later events move it without the table's lock and look-up.
+pub(crate) type Handed = Option<Arc<AtomicU64>>;
+
 /// The positions and their writer.
 #[derive(Debug)]
 pub(crate) struct Cursors {
     store: Arc<Mutex<CursorStore>>,
-    /// Last `seq` handed to the service per session (an upper bound for a confirmation).
-    handed: Mutex<BySession<u64>>,
+    /// Last `seq` handed to the service per session (an upper bound for a confirmation),
+    /// each shared with the session's stream task ([`Handed`]).
+    handed: Mutex<BySession<Arc<AtomicU64>>>,
     confirmed: AtomicBool,
     /// A save is asked for and not yet taken by the writer: further changes join it without
     /// waking the writer again.
@@ -114,7 +119,7 @@ impl Cursors {
     /// Where a new stream of `session` in this process starts: after what was handed to the
     /// service (it is on its way to the webviews), else after the saved position.
     pub(crate) fn resume_from(&self, session: &str) -> Option<u64> {
-        let handed = lock(&self.handed).get(session).copied();
+        let handed = lock(&self.handed).get(session).map(|h| h.load(Ordering::Acquire));
         handed.max(self.get(session))
     }
 
@@ -123,17 +128,31 @@ impl Cursors {
         lock(&self.store).sessions().map(|(id, _)| id.to_owned()).collect()
     }
 
-    /// A stream task handed the event `seq` of `session` to the service.
-    pub(crate) fn handed(&self, session: &str, seq: u64) {
-        let mut handed = lock(&self.handed);
-        // The session's name is copied only the first time.
-        match handed.get_mut(session) {
-            Some(entry) => *entry = (*entry).max(seq),
+    /// A stream task handed the event `seq` of `session` to the service; `slot` is the task's
+    /// handle on the session's entry (taken here at its first event). A session forgotten
+    /// meanwhile (its task aborted, or ending) is not entered again by a handle kept.
+    pub(crate) fn handed(&self, slot: &mut Handed, session: &str, seq: u64) {
+        match slot {
+            Some(handed) => {
+                handed.fetch_max(seq, Ordering::AcqRel);
+            }
             None => {
-                handed.insert(session.to_owned(), seq);
+                let mut handed = lock(&self.handed);
+                // The session's name is copied only the first time.
+                let entry = match handed.get(session) {
+                    Some(entry) => {
+                        entry.fetch_max(seq, Ordering::AcqRel);
+                        Arc::clone(entry)
+                    }
+                    None => {
+                        let entry = Arc::new(AtomicU64::new(seq));
+                        handed.insert(session.to_owned(), Arc::clone(&entry));
+                        entry
+                    }
+                };
+                *slot = Some(entry);
             }
         }
-        drop(handed);
         if !self.confirmed.load(Ordering::Acquire) {
             self.record(session, seq);
         }
@@ -151,7 +170,7 @@ impl Cursors {
         let Ok(seq) = event_id.parse::<u64>() else {
             return;
         };
-        let bound = lock(&self.handed).get(session).copied();
+        let bound = lock(&self.handed).get(session).map(|h| h.load(Ordering::Acquire));
         if let Some(bound) = bound {
             self.record(session, seq.min(bound));
         }

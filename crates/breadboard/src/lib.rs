@@ -80,7 +80,7 @@ use bb_service::engine::{
 };
 use cursors::Cursors;
 use errors::engine_error;
-use mapping::{DiffSource, States, diff_event, summary};
+use mapping::{DiffSource, SessionState, SharedStates, diff_event, summary};
 
 /// How the adapter is set up.
 #[derive(Debug, Clone)]
@@ -122,7 +122,10 @@ struct Shared {
     updates: InputSender,
     config: BreadboardConfig,
     cursors: Cursors,
-    states: Mutex<States>,
+    /// Each session's state, shared by its stream task (which holds its own handle, taken
+    /// once) and the REST paths (which look it up). A state removed from the table (the
+    /// session dropped or gone, its task aborted) is the session's no more.
+    states: Mutex<SharedStates>,
     streams: Mutex<HashMap<String, JoinHandle<()>>>,
     /// Sessions whose stream failed for good: the monitor resumes them while the engine
     /// answers.
@@ -131,6 +134,23 @@ struct Shared {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    /// The session's state, when it has one.
+    fn state_of(&self, session: &str) -> Option<Arc<Mutex<SessionState>>> {
+        lock(&self.states).get(session).map(Arc::clone)
+    }
+
+    /// The session's state, made empty when it has none yet.
+    fn state(&self, session: &str) -> Arc<Mutex<SessionState>> {
+        let mut states = lock(&self.states);
+        // The session's name is copied only the first time.
+        if let Some(state) = states.get(session) {
+            return Arc::clone(state);
+        }
+        Arc::clone(states.entry(session.to_owned()).or_default())
+    }
 }
 
 /// Makes sure the session's event stream runs (a finished one is reopened from its saved
@@ -183,7 +203,7 @@ impl BreadboardAdapter {
             updates,
             config,
             cursors,
-            states: Mutex::new(States::default()),
+            states: Mutex::new(SharedStates::default()),
             streams: Mutex::new(HashMap::new()),
             lost: Mutex::new(HashSet::new()),
         });
@@ -244,8 +264,9 @@ impl BreadboardAdapter {
     ) -> Option<PermissionRule> {
         let text =
             |key: &str| update.and_then(|u| u.get(key)).and_then(Value::as_str).map(str::to_owned);
-        let states = lock(&self.shared.states);
-        let pending = states.get(session).and_then(|s| s.pending_request(request_id));
+        let state = self.shared.state_of(session);
+        let state = state.as_deref().map(lock);
+        let pending = state.as_deref().and_then(|s| s.pending_request(request_id));
         let rule = text("rule")
             .or_else(|| text("pattern"))
             .or_else(|| pending.and_then(|p| p.pattern.clone()))?;
@@ -342,9 +363,10 @@ impl EngineAdapter for BreadboardAdapter {
     async fn delete_session(&self, params: SessionParams) -> Result<SessionAck, EngineError> {
         let id = checked(&params.session_id)?.to_owned();
         let client = &self.shared.client;
-        let pending: Vec<String> = lock(&self.shared.states)
-            .get(&id)
-            .map(|s| s.pending().cloned().collect())
+        let pending: Vec<String> = self
+            .shared
+            .state_of(&id)
+            .map(|s| lock(&s).pending().cloned().collect())
             .unwrap_or_default();
         // Best effort: a finished session refuses both with 409, and DELETE still works.
         let _ = client.stop(&id).await;
@@ -367,7 +389,7 @@ impl EngineAdapter for BreadboardAdapter {
         let id = checked(&params.session_id)?.to_owned();
         self.ensure_stream(&id);
         let attachments = params.attachment_ids.unwrap_or_default();
-        lock(&self.shared.states).entry(id.clone()).or_default().sent(&params.text);
+        lock(&self.shared.state(&id)).sent(&params.text);
         self.shared
             .client
             .send_input(&id, &params.text, &attachments)
@@ -416,8 +438,8 @@ impl EngineAdapter for BreadboardAdapter {
         match answered {
             Ok(_) => Ok(()),
             Err(BbError::Conflict { detail }) if detail.contains("no permission request") => {
-                if let Some(state) = lock(&self.shared.states).get_mut(&id) {
-                    state.forget(&request_id);
+                if let Some(state) = self.shared.state_of(&id) {
+                    lock(&state).forget(&request_id);
                 }
                 Err(EngineError::refused(
                     "permission_not_pending",
@@ -502,7 +524,7 @@ impl EngineAdapter for BreadboardAdapter {
     async fn open_diff(&self, params: OpenDiffParams) -> Result<SessionAck, EngineError> {
         let id = checked(&params.session_id)?.to_owned();
         let path = params.file_path.trim_start_matches("./").to_owned();
-        let source = lock(&self.shared.states).get(&id).and_then(|s| s.diffs.get(&path).cloned());
+        let source = self.shared.state_of(&id).and_then(|s| lock(&s).diffs.get(&path).cloned());
         let (diff, origin) = match source {
             Some(DiffSource::Text(text)) => (text, "tool_event"),
             Some(DiffSource::Artifact(artifact)) => {

@@ -4,7 +4,7 @@
 //! needs —, diffs seen, sub-agent sessions). Pure: no IO, no clock.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
@@ -260,11 +260,10 @@ impl SessionState {
     /// [`SessionState::apply`], onto `out` (a stream task's list, kept from one update to the
     /// next: an event's inputs cost no list of their own).
     pub(crate) fn apply_into(&mut self, session: &str, update: StreamUpdate, out: &mut Vec<Input>) {
+        // Each event is moved once, into `on_event`: bound `mut` here and changed in place,
+        // it was copied out of the update and again into the call (216 bytes each).
         match update {
-            StreamUpdate::Event(mut event) => {
-                self.show_typed_text(&mut event);
-                self.on_event(session, event, true, out);
-            }
+            StreamUpdate::Event(event) => self.on_event(session, event, true, out),
             StreamUpdate::Replayed(event) => self.on_event(session, event, false, out),
             other => out.extend(self.apply(session, other)),
         }
@@ -330,48 +329,54 @@ impl SessionState {
         vec![Input::SessionRunning { session_id: session.to_owned(), running }]
     }
 
-    /// The inputs one event implies, onto `out`; `show`: the event itself goes to the view (not when it
-    /// is only replayed to rebuild state: a replayed request is raised without its event, the
-    /// webview saw it before). What the event does is read from it first; it then moves into
-    /// its webview form, its payload not copied.
-    fn on_event(&mut self, session: &str, event: BbEvent, show: bool, out: &mut Vec<Input>) {
+    /// The inputs one event implies, onto `out`; `show`: the event itself goes to the view,
+    /// a `user_message` with the text the user typed (not when it is only replayed to rebuild
+    /// state: a replayed request is raised without its event, the webview saw it before).
+    /// What the event does is read from it first; it then moves into its webview form, its
+    /// payload not copied.
+    fn on_event(&mut self, session: &str, mut event: BbEvent, show: bool, out: &mut Vec<Input>) {
+        if show {
+            self.show_typed_text(&mut event);
+        }
         if matches!(&*event.kind, "tool_call" | "tool_result" | "tool.result")
             && let Some(payload) = event.payload.as_object()
         {
             record_diffs(payload, &mut self.diffs);
         }
         let effect = self.effect(session, &event);
-        let (shown, replayed) = if show {
-            (Some(classed(engine_event(event))), None)
-        } else {
-            (None, Some(String::from(event.sse_id)))
-        };
-        let id = self.id(session);
-        let events = |shown: Option<(EngineEvent, EventClass)>| {
-            shown.map(|e| Input::Events { session_id: id, events: EngineEvents::one(e) })
-        };
         match effect {
-            Effect::Shown => out.extend(events(shown)),
+            Effect::Shown => self.show(session, event, show, out),
             Effect::Running(running) => {
-                out.extend(events(shown));
+                self.show(session, event, show, out);
                 out.extend(self.set_running(session, running));
             }
-            Effect::Raised(prompt) => out.push(match replayed {
-                None => {
-                    Input::PromptRaised { prompt: Box::new(prompt), event: shown.map(Box::new) }
-                }
+            Effect::Raised(prompt) => out.push(if show {
+                let event = Some(Box::new(classed(engine_event(event))));
+                Input::PromptRaised { prompt: Box::new(prompt), event }
+            } else {
                 // Replayed: the host tells this request from a restored one of its id.
-                Some(event_id) => Input::PromptReplayed { prompt: Box::new(prompt), event_id },
+                let event_id = String::from(event.sse_id);
+                Input::PromptReplayed { prompt: Box::new(prompt), event_id }
             }),
             Effect::Settled(request_id) => out.push(Input::PromptSettled {
                 session_id: session.to_owned(),
                 request_id,
-                event: shown.map(Box::new),
+                event: show.then(|| Box::new(classed(engine_event(event)))),
             }),
             Effect::SubAgent(upserted) => {
-                out.extend(events(shown));
+                self.show(session, event, show, out);
                 out.extend(upserted);
             }
+        }
+    }
+
+    /// `event` for the view, onto `out` when `show`: made into its webview form where it is
+    /// put in its list, not first into an `Option` and out of it (a 200-byte copy each).
+    #[inline(always)]
+    fn show(&mut self, session: &str, event: BbEvent, show: bool, out: &mut Vec<Input>) {
+        if show {
+            let events = EngineEvents::one(classed(engine_event(event)));
+            out.push(Input::Events { session_id: self.id(session), events });
         }
     }
 
@@ -575,3 +580,6 @@ pub(crate) type BySession<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// Per-session states.
 pub(crate) type States = BySession<SessionState>;
+
+/// Per-session states, each shared by the session's stream task and the adapter's REST paths.
+pub(crate) type SharedStates = BySession<Arc<Mutex<SessionState>>>;

@@ -109,7 +109,7 @@ async fn reconcile(shared: &Arc<Shared>) -> bool {
         if let Some(task) = lock(&shared.streams).remove(&id) {
             task.abort();
         }
-        let updates = lock(&shared.states).entry(id.clone()).or_default().gone(
+        let updates = lock(&shared.state(&id)).gone(
             &id,
             "The engine no longer holds this session (the engine restarted: its sessions live in memory). Its stream ended; start a new session to go on.",
         );

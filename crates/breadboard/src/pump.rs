@@ -2,13 +2,16 @@
 //! handed over recorded for the resume position; a sub-agent's session the engine names gets
 //! a stream of its own.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::client::{SessionStream, StreamUpdate};
 use bb_protocol::v1::ConnectionStatus;
 
+use crate::cursors::Handed;
+use crate::mapping::SessionState;
 use crate::{Shared, lock};
 use bb_host::Input;
+use tokio::sync::mpsc::error::TrySendError;
 
 fn failed(error: String) -> Input {
     Input::connection(ConnectionStatus::Error, None, Some(error))
@@ -42,13 +45,14 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
     // The inputs of one item, handed over in order; the list is kept from one item to the
     // next, so an event's inputs need no list of their own.
     let mut mapped = Vec::new();
+    let mut held = Held::default();
     loop {
         // What an item makes is worked out by plain functions, and the item is gone by the
         // first await after it: only the inputs left to hand over are kept across the
         // awaits, so the task stays small.
         let (gone, ended) = match stream.next().await {
             None => return,
-            Some(Ok(update)) => map(&shared, &session, update, &mut mapped),
+            Some(Ok(update)) => map(&shared, &session, &mut held, update, &mut mapped),
             Some(Err(error)) => {
                 mapped.extend(lost(&shared, &session, &error));
                 (false, true)
@@ -66,6 +70,13 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
             {
                 crate::ensure_stream(&shared, &child.session_id);
             }
+            // Room in the channel is the common case: handed over without building the
+            // sending future (the input moved into it and out again, ~0.1 k instructions).
+            let out = match shared.updates.try_send(out) {
+                Ok(()) => continue,
+                Err(TrySendError::Closed(_)) => return,
+                Err(TrySendError::Full(out)) => out,
+            };
             if shared.updates.send(out).await.is_err() {
                 return;
             }
@@ -81,27 +92,36 @@ pub(super) async fn run(shared: Arc<Shared>, session: String) {
     }
 }
 
+/// What a stream task holds of its session's entries in the adapter's tables, each taken at
+/// the first update that needs it (as the tables made them then): each later update reaches
+/// them without the tables' locks and look-ups by the session's name.
+#[derive(Default)]
+struct Held {
+    state: Option<Arc<Mutex<SessionState>>>,
+    handed: Handed,
+}
+
 /// One stream update as host inputs (onto `out`), with whether the engine no longer holds the session and
 /// whether its stream ended. The update's `seq` is marked handed before the hand-off: the
 /// runtime may write and confirm it at once, and a confirmation never moves past what was
 /// handed over.
-fn map(shared: &Shared, session: &str, update: StreamUpdate, out: &mut Vec<Input>) -> (bool, bool) {
+fn map(
+    shared: &Shared,
+    session: &str,
+    held: &mut Held,
+    update: StreamUpdate,
+    out: &mut Vec<Input>,
+) -> (bool, bool) {
     let seq = match &update {
         StreamUpdate::Event(event) => event.seq,
         _ => None,
     };
     let gone = matches!(update, StreamUpdate::Ended { summary: None });
     let ended = matches!(update, StreamUpdate::Ended { .. });
-    let mut states = lock(&shared.states);
-    // One look-up per update; the session's name is copied only the first time.
-    if let Some(state) = states.get_mut(session) {
-        state.apply_into(session, update, out);
-    } else {
-        states.entry(session.to_owned()).or_default().apply_into(session, update, out);
-    }
-    drop(states);
+    let state = held.state.get_or_insert_with(|| shared.state(session));
+    lock(state).apply_into(session, update, out);
     if let Some(seq) = seq {
-        shared.cursors.handed(session, seq);
+        shared.cursors.handed(&mut held.handed, session, seq);
     }
     (gone, ended)
 }
@@ -111,7 +131,7 @@ fn map(shared: &Shared, session: &str, update: StreamUpdate, out: &mut Vec<Input
 /// answers.
 fn lost(shared: &Shared, session: &str, error: &crate::client::BbError) -> Vec<Input> {
     let why = format!("session {session}: {error}");
-    let mut lost = lock(&shared.states).entry(session.to_owned()).or_default().stream_lost(
+    let mut lost = lock(&shared.state(session)).stream_lost(
         session,
         format!("The event stream of this session was lost ({error}). The bridge resumes it from the last event it delivered once the engine answers again."),
     );

@@ -2,7 +2,7 @@
 //! bridge resumes where it stopped. Writes are debounced (at most one per interval, with
 //! time passed in) and atomic (temp file, fsync, rename).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,17 +30,32 @@ pub enum StoreError {
     },
 }
 
+/// The file: its table read as owned ids, written from borrowed ones (`M`).
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct FileFormat {
+struct FileFormat<M> {
     version: u32,
-    sessions: BTreeMap<String, u64>,
+    sessions: M,
+}
+
+/// The table in memory: looked up at every confirmed delivery, by hash (a `BTreeMap` of 100
+/// sessions compared a dozen ids per look-up); written sorted, as the file always was.
+type Table = HashMap<String, u64, foldhash::fast::RandomState>;
+
+/// Positions in the order of their ids, written as the file's map.
+#[derive(Debug, Default)]
+struct Sorted<'a>(Vec<(&'a str, u64)>);
+
+impl Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(id, seq)| (id, seq)))
+    }
 }
 
 /// Debounced, atomically written last-seq table.
 #[derive(Debug)]
 pub struct CursorStore {
     path: PathBuf,
-    sessions: BTreeMap<String, u64>,
+    sessions: Table,
     debounce: Duration,
     dirty_since: Option<Instant>,
 }
@@ -54,15 +69,12 @@ impl CursorStore {
     pub fn open(state_dir: &Path, debounce: Duration) -> Result<Self, StoreError> {
         let path = state_dir.join(Self::FILE_NAME);
         let sessions = match std::fs::read(&path) {
-            Ok(bytes) => {
-                serde_json::from_slice::<FileFormat>(&bytes)
-                    .map_err(|e| StoreError::Corrupt {
-                        path: path.clone(),
-                        message: e.to_string(),
-                    })?
-                    .sessions
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Ok(bytes) => serde_json::from_slice::<FileFormat<BTreeMap<String, u64>>>(&bytes)
+                .map_err(|e| StoreError::Corrupt { path: path.clone(), message: e.to_string() })?
+                .sessions
+                .into_iter()
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Table::default(),
             Err(source) => return Err(StoreError::Io { path, source }),
         };
         Ok(Self { path, sessions, debounce, dirty_since: None })
@@ -72,7 +84,7 @@ impl CursorStore {
     pub fn empty(state_dir: &Path, debounce: Duration) -> Self {
         Self {
             path: state_dir.join(Self::FILE_NAME),
-            sessions: BTreeMap::new(),
+            sessions: Table::default(),
             debounce,
             dirty_since: None,
         }
@@ -128,9 +140,23 @@ impl CursorStore {
         &self.path
     }
 
-    /// Every session's position (for a bridge that resumes them all at start).
+    /// Every session's position (for a bridge that resumes them all at start), in the order
+    /// of their ids.
     pub fn sessions(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.sessions.iter().map(|(id, seq)| (id.as_str(), *seq))
+        self.sorted().0.into_iter()
+    }
+
+    /// The table in the order of its ids, not copied.
+    fn sorted(&self) -> Sorted<'_> {
+        let mut all: Vec<(&str, u64)> =
+            self.sessions.iter().map(|(id, seq)| (id.as_str(), *seq)).collect();
+        all.sort_unstable();
+        Sorted(all)
+    }
+
+    /// The file's contents.
+    fn file(&self) -> FileFormat<Sorted<'_>> {
+        FileFormat { version: 1, sessions: self.sorted() }
     }
 
     /// The file's bytes if anything changed since the last write, marking the table clean: a
@@ -138,8 +164,7 @@ impl CursorStore {
     /// [`write_atomic`] with [`Self::path`]).
     pub fn take_snapshot(&mut self) -> Option<Vec<u8>> {
         self.dirty_since?;
-        let body = FileFormat { version: 1, sessions: self.sessions.clone() };
-        let bytes = serde_json::to_vec_pretty(&body).ok()?;
+        let bytes = serde_json::to_vec_pretty(&self.file()).ok()?;
         self.dirty_since = None;
         Some(bytes)
     }
@@ -149,8 +174,7 @@ impl CursorStore {
         if self.dirty_since.is_none() {
             return Ok(());
         }
-        let body = FileFormat { version: 1, sessions: self.sessions.clone() };
-        let bytes = serde_json::to_vec_pretty(&body)
+        let bytes = serde_json::to_vec_pretty(&self.file())
             .map_err(|e| StoreError::Corrupt { path: self.path.clone(), message: e.to_string() })?;
         write_atomic(&self.path, &bytes)?;
         self.dirty_since = None;

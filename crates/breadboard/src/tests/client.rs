@@ -313,6 +313,26 @@ fn a_cursor_moves_only_forward_from_its_first_record() {
     assert_eq!((store.get("b"), store.poll_timeout()), (Some(6), Some(t0)));
 }
 
+/// The table is kept by hash, and still listed and written in the order of its ids.
+#[test]
+fn a_cursor_table_is_listed_and_written_in_the_order_of_its_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = CursorStore::open(dir.path(), Duration::ZERO).unwrap();
+    let ids: Vec<String> = (0..20).rev().map(|n| format!("s{n:02}")).collect();
+    for (seq, id) in (1..).zip(&ids) {
+        store.record(id, seq, base());
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    let listed: Vec<&str> = store.sessions().map(|(id, _)| id).collect();
+    assert_eq!(listed, sorted);
+    store.flush().unwrap();
+    let text = std::fs::read_to_string(dir.path().join(CursorStore::FILE_NAME)).unwrap();
+    let at: Vec<usize> = sorted.iter().map(|id| text.find(&format!("\"{id}\"")).unwrap()).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert_eq!(CursorStore::open(dir.path(), Duration::ZERO).unwrap().get("s07"), Some(13));
+}
+
 #[test]
 fn cursor_store_debounces_and_writes_atomically() {
     let dir = tempfile::tempdir().unwrap();

@@ -30,7 +30,7 @@ fn eventually_saved(dir: &std::path::Path, session: &str, want: Option<u64>) {
 fn without_confirmations_a_handed_event_counts() {
     let dir = tempfile::tempdir().unwrap();
     let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
-    cursors.handed("s", 3);
+    cursors.handed(&mut None, "s", 3);
     assert_eq!(cursors.get("s"), Some(3));
     eventually_saved(dir.path(), "s", Some(3));
     cursors.close();
@@ -40,10 +40,10 @@ fn without_confirmations_a_handed_event_counts() {
 fn once_confirmed_only_written_events_move_the_position() {
     let dir = tempfile::tempdir().unwrap();
     let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
-    cursors.handed("s", 2);
+    cursors.handed(&mut None, "s", 2);
     cursors.delivered("s", "2");
     for seq in 3..=9 {
-        cursors.handed("s", seq);
+        cursors.handed(&mut None, "s", seq);
     }
     assert_eq!(cursors.get("s"), Some(2), "handed but not written: the position stays");
     cursors.delivered("s", "5");
@@ -67,15 +67,38 @@ fn once_confirmed_only_written_events_move_the_position() {
     assert_eq!(saved(dir.path(), "s"), None);
 }
 
+/// A stream task keeps a handle on its session's handed position from its first event: later
+/// events move the table's entry through it (never back), and a session forgotten meanwhile
+/// (its task aborted, or ending) is not entered again by it.
+#[test]
+fn a_stream_tasks_handle_moves_the_handed_position_until_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
+    cursors.strict();
+    let mut held = None;
+    cursors.handed(&mut held, "s", 4);
+    assert!(held.is_some(), "taken at the first event");
+    cursors.handed(&mut held, "s", 7);
+    cursors.handed(&mut held, "s", 6);
+    assert_eq!(cursors.resume_from("s"), Some(7), "moved through the handle, never back");
+    cursors.handed(&mut None, "s", 8);
+    cursors.delivered("s", "9");
+    assert_eq!(cursors.get("s"), Some(8), "one entry, whoever moves it");
+    cursors.forget("s");
+    cursors.handed(&mut held, "s", 9);
+    assert_eq!(cursors.resume_from("s"), None, "forgotten: not entered again");
+    cursors.close();
+}
+
 #[test]
 fn moves_between_saves_are_written_at_exit() {
     let dir = tempfile::tempdir().unwrap();
     let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
-    cursors.handed("s", 1);
+    cursors.handed(&mut None, "s", 1);
     eventually_saved(dir.path(), "s", Some(1));
     // Within the save interval after that save: these wait for the next one, or for exit.
     for seq in 2..=9 {
-        cursors.handed("s", seq);
+        cursors.handed(&mut None, "s", seq);
     }
     cursors.close();
     assert_eq!(saved(dir.path(), "s"), Some(9));
@@ -90,7 +113,7 @@ fn the_writer_starts_with_the_first_change() {
     let cursors = Cursors::open(dir.path(), Arc::new(SystemClock));
     assert!(!cursors.writer_started(), "no change yet");
     assert_eq!(cursors.get("s"), None);
-    cursors.handed("s", 1);
+    cursors.handed(&mut None, "s", 1);
     assert!(cursors.writer_started());
     eventually_saved(dir.path(), "s", Some(1));
     cursors.close();

@@ -160,6 +160,23 @@ fn the_user_message_of_a_sent_input_shows_what_the_user_typed() {
     assert_eq!(events[0].0.payload["text"], "hello");
 }
 
+/// A replayed `user_message` (state only, not shown) leaves the sent text for the event that
+/// shows it.
+#[test]
+fn a_replayed_user_message_keeps_the_sent_text_for_the_shown_one() {
+    let mut state = SessionState::default();
+    state.sent("fix the build");
+    let long = format!("fix the build{}", "\nSYSTEM PROMPT".repeat(20));
+    let StreamUpdate::Event(replayed) = event(1, "user_message", json!({"text": long})) else {
+        unreachable!()
+    };
+    let out = state.apply("s", StreamUpdate::Replayed(replayed));
+    assert!(!out.iter().any(|i| matches!(i, Input::Events { .. })), "not shown: {out:?}");
+    let out = state.apply("s", event(2, "user_message", json!({"text": long})));
+    let Input::Events { events, .. } = &out[0] else { panic!("{out:?}") };
+    assert_eq!(events[0].0.payload["text"], "fix the build");
+}
+
 #[test]
 fn a_sub_agent_the_engine_names_is_listed_with_its_parent() {
     let mut state = SessionState::default();

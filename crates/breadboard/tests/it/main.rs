@@ -5,6 +5,7 @@
 
 mod captures;
 mod fake_engine;
+mod handover;
 mod liveness;
 mod rest;
 mod rest_captures;
