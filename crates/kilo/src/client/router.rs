@@ -237,15 +237,20 @@ fn route_fresh(data: String) -> KiloUpdate {
     // decode below reads the wrapper in its one pass.
     // A bare event whose head names another type is no `sync` (most of a stream): the search
     // for a `syncEvent` key in it is left out.
-    if KiloEvent::bare_type(&data).is_none_or(|kind| kind == "sync")
+    let head = KiloEvent::bare_head(&data);
+    if head.is_none_or(|(kind, _)| kind == "sync")
         && let Some(sync) = SyncEcho::parse(&data)
     {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): data in which no key
     // that could name one appears is read by the unrouted decode, no body kept; the rest is
-    // an event whose body the mapping reads.
-    let data = if cannot_name_session(&data) {
+    // an event whose body the mapping reads. A bare event whose `properties` opens with
+    // `sessionID` (most of a stream, as Kilo writes it) has that key where the head ends:
+    // the search through its data is left out.
+    let names_first =
+        head.is_some_and(|(_, rest)| rest.starts_with(r#","properties":{"sessionID":"#));
+    let data = if !names_first && cannot_name_session(&data) {
         match UnroutedEvent::parse(data) {
             Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
             Err(data) => data,
