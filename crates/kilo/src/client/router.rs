@@ -167,6 +167,16 @@ pub trait Consumer {
     /// One update.
     fn take(&mut self, update: KiloUpdate) -> impl Future<Output = Result<(), Gone>> + Send;
 
+    /// One event of the stream ([`KiloUpdate::Event`]), taken as it is routed, without a
+    /// future: an event is most of a stream, and its update moved into [`Consumer::take`]'s
+    /// future is a copy of 200 bytes or more at each step. `Err` gives it back to be taken by
+    /// [`Consumer::take`] (the default).
+    // The event goes back by move, as `take` would take it: a box would allocate.
+    #[allow(clippy::result_large_err)]
+    fn take_event(&mut self, event: KiloEvent) -> Result<(), KiloEvent> {
+        Err(event)
+    }
+
     /// The stream has nothing more ready now (or a batch of [`READY_BATCH`] updates was
     /// taken): what was taken goes on.
     fn flush(&mut self) -> impl Future<Output = Result<(), Gone>> + Send;
@@ -343,14 +353,28 @@ impl<C: Consumer> Router<C> {
         item: Option<Result<SseClientEvent, SseClientError>>,
     ) -> Result<Flow, Gone> {
         match item {
-            // An event is most of a stream: routed and taken here, one future per event.
-            Some(Ok(SseClientEvent::Event(event))) => {
-                let update = self.routing.route(event.data);
-                self.out.take(update).await.map(|()| Flow::Continue)
-            }
+            // An event is most of a stream: routed and taken here, without a future where the
+            // consumer can.
+            Some(Ok(SseClientEvent::Event(event))) => match self.route_now(event.data) {
+                None => Ok(Flow::Continue),
+                Some(update) => self.out.take(update).await.map(|()| Flow::Continue),
+            },
             Some(Ok(item)) => self.connection_item(item).await.map(|()| Flow::Continue),
             Some(Err(err)) => self.send(KiloUpdate::Failed(err)).await.map(|()| Flow::Stop),
             None => Ok(Flow::Stop),
+        }
+    }
+
+    /// Routes `data`; an event its consumer takes at once ([`Consumer::take_event`]) is
+    /// taken, anything else is given back for [`Consumer::take`]. Not `async`: nothing of
+    /// the event is kept in the router's future.
+    fn route_now(&mut self, data: String) -> Option<KiloUpdate> {
+        match self.routing.route(data) {
+            KiloUpdate::Event { event } => match self.out.take_event(event) {
+                Ok(()) => None,
+                Err(event) => Some(KiloUpdate::Event { event }),
+            },
+            update => Some(update),
         }
     }
 
