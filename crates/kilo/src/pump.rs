@@ -21,6 +21,7 @@ use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::error::TrySendError;
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
@@ -124,9 +125,16 @@ impl Pump {
     }
 }
 
-/// Sends `mapped` in order; `Gone` once the service is gone.
+/// Sends `mapped` in order; `Gone` once the service is gone. An input the channel has room
+/// for goes without a future: `send`'s future holds the input and the channel's wait, and
+/// making it is a copy of more than 250 bytes per input.
 async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> Result<(), Gone> {
     for update in mapped.drain(..) {
+        let update = match updates.try_send(update) {
+            Ok(()) => continue,
+            Err(TrySendError::Closed(_)) => return Err(Gone),
+            Err(TrySendError::Full(update)) => update,
+        };
         updates.send(update).await.map_err(|_| Gone)?;
     }
     Ok(())
