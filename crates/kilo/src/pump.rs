@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::client::{
-    Consumer, Gone, KiloClient, KiloUpdate, MessageWithParts, PermissionRequest, QuestionRequest,
+    Consumer, Gone, KiloClient, KiloEvent, KiloUpdate, MessageWithParts, PermissionRequest,
+    QuestionRequest,
 };
 use crate::events::{Action, KiloEventState, classed, prompt_of};
 use crate::shared::{Shared, kind_of};
@@ -20,6 +21,7 @@ use bb_normalize::EventClass;
 use bb_protocol::v1::{ConnectionStatus, EngineEvent};
 use bb_service::engine::InputSender;
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::error::TrySendError;
 
 /// The type of the bridge-made event that carries a session's state rebuilt from REST after
 /// a reconnect (the stream has no replay).
@@ -77,31 +79,29 @@ impl Consumer for Pump {
     }
 
     async fn take(&mut self, update: KiloUpdate) -> Result<(), Gone> {
-        if let KiloUpdate::Event { event } = update {
-            // Nearly every update: mapped here, without `map`'s future (one move of the
-            // update fewer).
-            self.state.apply_into(event, &mut self.inputs);
-        } else {
-            // What was mapped before a reconnection goes out first: mapping that one waits
-            // on the engine.
-            if matches!(update, KiloUpdate::Connected { .. }) {
-                send_all(&self.updates, &mut self.mapped).await?;
-            }
-            map(
-                update,
-                &mut self.state,
-                &self.shared,
-                &self.client,
-                &mut self.restarted,
-                &mut self.rehydrations,
-                &mut self.inputs,
-            )
-            .await;
+        // What was mapped before a reconnection goes out first: mapping that one waits on
+        // the engine.
+        if matches!(update, KiloUpdate::Connected { .. }) {
+            send_all(&self.updates, &mut self.mapped).await?;
         }
-        for input in self.inputs.drain(..) {
-            push_merged(&mut self.mapped, input);
-        }
-        self.actions.extend(self.state.take_actions());
+        map(
+            update,
+            &mut self.state,
+            &self.shared,
+            &self.client,
+            &mut self.restarted,
+            &mut self.rehydrations,
+            &mut self.inputs,
+        )
+        .await;
+        self.mapped_now();
+        Ok(())
+    }
+
+    /// Nearly every update: mapped as the router routes it, without a future.
+    fn take_event(&mut self, event: KiloEvent) -> Result<(), KiloEvent> {
+        self.state.apply_into(event, &mut self.inputs);
+        self.mapped_now();
         Ok(())
     }
 
@@ -114,9 +114,27 @@ impl Consumer for Pump {
     }
 }
 
-/// Sends `mapped` in order; `Gone` once the service is gone.
+impl Pump {
+    /// One update's inputs, mapped, joined to what goes on at the flush; the engine calls
+    /// the mapping asked for, kept for it too.
+    fn mapped_now(&mut self) {
+        for input in self.inputs.drain(..) {
+            push_merged(&mut self.mapped, input);
+        }
+        self.actions.extend(self.state.take_actions());
+    }
+}
+
+/// Sends `mapped` in order; `Gone` once the service is gone. An input the channel has room
+/// for goes without a future: `send`'s future holds the input and the channel's wait, and
+/// making it is a copy of more than 250 bytes per input.
 async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> Result<(), Gone> {
     for update in mapped.drain(..) {
+        let update = match updates.try_send(update) {
+            Ok(()) => continue,
+            Err(TrySendError::Closed(_)) => return Err(Gone),
+            Err(TrySendError::Full(update)) => update,
+        };
         updates.send(update).await.map_err(|_| Gone)?;
     }
     Ok(())
@@ -217,7 +235,7 @@ async fn map(
                 },
             ]
         }
-        // `Pump::take` maps the stream's events itself, without this future; one given
+        // `Pump::take_event` maps the stream's events, without this future; one given
         // here is mapped the same way (no vector of its own).
         KiloUpdate::Event { event, .. } => {
             state.apply_into(event, out);

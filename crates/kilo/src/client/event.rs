@@ -123,16 +123,16 @@ impl KiloEvent {
     }
 
     /// The type of a bare event (not in `/global/event`'s wrapper) whose head is written as
-    /// Kilo writes it (`{"id":"…","type":"…"`, the id optional, plain strings): the first
-    /// `type` of its top level, so the only one a typed read takes (a second is a duplicate
-    /// key, which it refuses).
-    pub(super) fn bare_type(data: &str) -> Option<&str> {
+    /// Kilo writes it (`{"id":"…","type":"…"`, the id optional, plain strings), and what
+    /// follows the head: its type is the first `type` of its top level, so the only one a
+    /// typed read takes (a second is a duplicate key, which it refuses).
+    pub(super) fn bare_head(data: &str) -> Option<(&str, &str)> {
         let rest = data.strip_prefix('{')?;
         let rest = match rest.strip_prefix(r#""id":"#) {
             Some(rest) => plain_string(rest)?.1.strip_prefix(',')?,
             None => rest,
         };
-        Some(plain_string(rest.strip_prefix(r#""type":"#)?)?.0)
+        plain_string(rest.strip_prefix(r#""type":"#)?)
     }
 
     /// Kilo's layout of `data`: its id, type and body.

@@ -167,6 +167,16 @@ pub trait Consumer {
     /// One update.
     fn take(&mut self, update: KiloUpdate) -> impl Future<Output = Result<(), Gone>> + Send;
 
+    /// One event of the stream ([`KiloUpdate::Event`]), taken as it is routed, without a
+    /// future: an event is most of a stream, and its update moved into [`Consumer::take`]'s
+    /// future is a copy of 200 bytes or more at each step. `Err` gives it back to be taken by
+    /// [`Consumer::take`] (the default).
+    // The event goes back by move, as `take` would take it: a box would allocate.
+    #[allow(clippy::result_large_err)]
+    fn take_event(&mut self, event: KiloEvent) -> Result<(), KiloEvent> {
+        Err(event)
+    }
+
     /// The stream has nothing more ready now (or a batch of [`READY_BATCH`] updates was
     /// taken): what was taken goes on.
     fn flush(&mut self) -> impl Future<Output = Result<(), Gone>> + Send;
@@ -237,15 +247,20 @@ fn route_fresh(data: String) -> KiloUpdate {
     // decode below reads the wrapper in its one pass.
     // A bare event whose head names another type is no `sync` (most of a stream): the search
     // for a `syncEvent` key in it is left out.
-    if KiloEvent::bare_type(&data).is_none_or(|kind| kind == "sync")
+    let head = KiloEvent::bare_head(&data);
+    if head.is_none_or(|(kind, _)| kind == "sync")
         && let Some(sync) = SyncEcho::parse(&data)
     {
         return KiloUpdate::Sync(sync);
     }
     // A third of a busy stream names no session (plugins, heartbeats): data in which no key
     // that could name one appears is read by the unrouted decode, no body kept; the rest is
-    // an event whose body the mapping reads.
-    let data = if cannot_name_session(&data) {
+    // an event whose body the mapping reads. A bare event whose `properties` opens with
+    // `sessionID` (most of a stream, as Kilo writes it) has that key where the head ends:
+    // the search through its data is left out.
+    let names_first =
+        head.is_some_and(|(_, rest)| rest.starts_with(r#","properties":{"sessionID":"#));
+    let data = if !names_first && cannot_name_session(&data) {
         match UnroutedEvent::parse(data) {
             Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
             Err(data) => data,
@@ -338,14 +353,28 @@ impl<C: Consumer> Router<C> {
         item: Option<Result<SseClientEvent, SseClientError>>,
     ) -> Result<Flow, Gone> {
         match item {
-            // An event is most of a stream: routed and taken here, one future per event.
-            Some(Ok(SseClientEvent::Event(event))) => {
-                let update = self.routing.route(event.data);
-                self.out.take(update).await.map(|()| Flow::Continue)
-            }
+            // An event is most of a stream: routed and taken here, without a future where the
+            // consumer can.
+            Some(Ok(SseClientEvent::Event(event))) => match self.route_now(event.data) {
+                None => Ok(Flow::Continue),
+                Some(update) => self.out.take(update).await.map(|()| Flow::Continue),
+            },
             Some(Ok(item)) => self.connection_item(item).await.map(|()| Flow::Continue),
             Some(Err(err)) => self.send(KiloUpdate::Failed(err)).await.map(|()| Flow::Stop),
             None => Ok(Flow::Stop),
+        }
+    }
+
+    /// Routes `data`; an event its consumer takes at once ([`Consumer::take_event`]) is
+    /// taken, anything else is given back for [`Consumer::take`]. Not `async`: nothing of
+    /// the event is kept in the router's future.
+    fn route_now(&mut self, data: String) -> Option<KiloUpdate> {
+        match self.routing.route(data) {
+            KiloUpdate::Event { event } => match self.out.take_event(event) {
+                Ok(()) => None,
+                Err(event) => Some(KiloUpdate::Event { event }),
+            },
+            update => Some(update),
         }
     }
 

@@ -140,8 +140,55 @@ fn value() -> impl Strategy<Value = String> {
     prop_oneof![4 => string, 1 => other]
 }
 
+/// Kilo's own layout of a delta's body, read where the layout puts its keys, and the texts
+/// near it that the layout's read must leave to the general read or to serde.
+#[test]
+fn a_delta_in_kilos_layout_is_read_as_serde_reads_it() {
+    let taken = [
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"@1;"}"#,
+        r#"{"sessionID":"","messageID":"","partID":"","field":"","delta":""}"#,
+        r#"{"sessionID":"ses_a","messageID":"m","partID":"p","field":"text","delta":"a \"b\"\n\\c\/"}"#,
+        r#"{"sessionID":"ses_\t","messageID":"m\"","partID":"p","field":"text","delta":"日本"}"#,
+        // Not the layout: the general read takes them.
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text"}"#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x","x":"y"}"#,
+        r#"{"messageID":"msg_0","sessionID":"ses_0","partID":"prt_1","field":"text","delta":"x"}"#,
+    ];
+    for body in taken {
+        assert!(check(body), "the flat read takes {body}");
+    }
+    let left = [
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x"}}"#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x"} "#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x""#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":1}"#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"\u0041"}"#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"a\qb"}"#,
+        "{\"sessionID\":\"ses_0\",\"messageID\":\"m\",\"partID\":\"p\",\"field\":\"t\",\"delta\":\"a\tb\"}",
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x","delta":"y"}"#,
+        r#"{"sessionID":"ses_0","messageID":"msg_0","partID":"prt_1","field":"text","delta":"x","time":"1"}"#,
+        r#"{"sessionID":"ses_0","messageID":{},"partID":"prt_1","field":"text","delta":"x"}"#,
+    ];
+    for body in left {
+        assert!(!check(body), "the flat read leaves {body} to serde");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// A delta's body in Kilo's layout, its values any of [`value`]'s and anything after it
+    /// (the layout's read takes only the exact layout), reads as serde reads it.
+    #[test]
+    fn a_delta_in_kilos_layout_agrees_with_serde(
+        values in prop::collection::vec(value(), 5),
+        tail in prop::sample::select(vec!["", "", "", " ", "}", ",", ",\"delta\":\"x\""]),
+    ) {
+        let keys = ["sessionID", "messageID", "partID", "field", "delta"];
+        let body = keys.iter().zip(&values).map(|(k, v)| format!("\"{k}\":{v}"));
+        let body = body.collect::<Vec<_>>().join(",");
+        check(&format!("{{{body}{tail}}}"));
+    }
 
     /// Any body the flat read takes, serde reads to the same fields, borrowed alike.
     #[test]
