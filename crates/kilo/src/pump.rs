@@ -128,7 +128,7 @@ impl Pump {
 /// Sends `mapped` in order; `Gone` once the service is gone. An input the channel has room
 /// for goes without a future: `send`'s future holds the input and the channel's wait, and
 /// making it is a copy of more than 250 bytes per input.
-async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> Result<(), Gone> {
+pub(crate) async fn send_all(updates: &InputSender, mapped: &mut Vec<Input>) -> Result<(), Gone> {
     for update in mapped.drain(..) {
         let update = match updates.try_send(update) {
             Ok(()) => continue,

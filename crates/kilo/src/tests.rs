@@ -1,8 +1,8 @@
 //! Unit tests of the Kilo engine: the event parse and the router against the fake transport
 //! (routing, `sync` echoes, events of no session), the flat body read against serde's, the
 //! event mapping on every capture, the adapter's faults and files against `wiremock`, the
-//! permission deadline, the supervisor's pure parts, and restarts through the service loop
-//! in simulated time.
+//! permission deadline, the pump's hand-over to a full channel, the supervisor's pure parts,
+//! and restarts through the service loop in simulated time.
 
 mod credentials;
 mod endpoint;
@@ -13,6 +13,7 @@ mod faults;
 mod files;
 mod flat;
 mod memo;
+mod pump;
 mod restart;
 mod router;
 mod supervisor;
