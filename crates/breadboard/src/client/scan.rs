@@ -168,7 +168,7 @@ pub(super) fn in_layout(data: &str) -> Option<Scanned<'_>> {
     if b.get(pos) == Some(&b',') {
         pos = other_end(b, literal(b, pos, b",\"classification\":")?)?;
         pos = other_end(b, literal(b, pos, b",\"family\":")?)?;
-        pos = other_end(b, literal(b, pos, b",\"actor\":")?)?;
+        pos = actor_end(b, literal(b, pos, b",\"actor\":")?)?;
         pos = other_end(b, literal(b, pos, b",\"visibility\":")?)?;
     }
     if b.get(pos..)? != b"}" {
@@ -183,6 +183,20 @@ pub(super) fn in_layout(data: &str) -> Option<Scanned<'_>> {
 #[inline(always)]
 fn literal<const N: usize>(b: &[u8], pos: usize, literal: &[u8; N]) -> Option<usize> {
     (b.get(pos..)?.first_chunk::<N>()? == literal).then_some(pos + N)
+}
+
+/// The position after the envelope's `actor` at `pos`, which the engine writes as
+/// `{"kind":` and a string: read so without [`skip`]'s walk of an object, any other value
+/// skipped.
+#[inline(always)]
+fn actor_end(b: &[u8], pos: usize) -> Option<usize> {
+    if let Some(at) = literal(b, pos, b"{\"kind\":\"")
+        && let Some(end) = string_end(b, at - 1)
+        && b.get(end) == Some(&b'}')
+    {
+        return Some(end + 1);
+    }
+    other_end(b, pos)
 }
 
 /// The position after a value [`envelope`] does not read, at `pos`: a string ended inline,

@@ -321,6 +321,61 @@ fn the_engines_envelopes_are_read_in_its_layout() {
     assert_eq!(in_layout, envelopes);
 }
 
+/// Texts close to the engine's layout, each read as serde reads it (the layout's read gives
+/// up on them, or reads them to the same result).
+#[test]
+fn envelopes_near_the_engines_layout_read_as_serde_reads_them() {
+    let head = r#"{"id":"e","seq":1,"type":"assistant.message.delta","session_id":"s","turn":1,"timestamp":2,"timestamp_ms":3,"protocol_version":"1.0","payload":{"item_id":"m","delta":"d","seq":1}"#;
+    let rows = [
+        // As the engine writes it, with and without the last four keys.
+        (format!("{head}}}"), true),
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine"}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        // An actor of another form.
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine","id":[1]}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(r#"{head},"classification":"c","family":"f","actor":null,"visibility":"v"}}"#),
+            true,
+        ),
+        // An actor that holds the last key, the envelope left open: not JSON.
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"x","visibility":"v"}}"#
+            ),
+            false,
+        ),
+        // Whitespace after the end, another order, a key more, a `,` more.
+        (format!("{head}}} "), true),
+        (
+            format!(
+                r#"{head},"family":"f","classification":"c","actor":{{"kind":"engine"}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine"}},"visibility":"v","x":1}}"#
+            ),
+            true,
+        ),
+        (format!("{head},}}"), false),
+    ];
+    for (text, ok) in rows {
+        let read = BbEvent::parse("1", &text);
+        assert_eq!(read, BbEvent::parse_serde("1", &text), "{text}");
+        assert_eq!(read.is_ok(), ok, "{text}");
+    }
+}
+
 #[allow(clippy::disallowed_methods)]
 fn base() -> Instant {
     Instant::now()
@@ -509,6 +564,12 @@ fn arb_value_text() -> impl Strategy<Value = String> {
             Just("12345678901234567890123"),
             // One past `i64::MAX`: a `u64`, not an `i64` (a `turn` of it is none).
             Just("9223372036854775808"),
+            // An `actor` as the engine writes it, and close to it.
+            Just(r#"{"kind":"service"}"#),
+            Just(r#"{"kind":"a\"b"}"#),
+            Just(r#"{"kind":"engine","id":[1]}"#),
+            Just(r#"{"kind":"engine"]"#),
+            Just(r#"{"kind":7}"#),
             // A number ended by the byte after `9` (`:`), and by a byte past ASCII.
             Just("12:3"),
             Just("12é"),
