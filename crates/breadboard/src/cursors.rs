@@ -26,11 +26,10 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::client::{CursorStore, write_atomic};
+use crate::client::{BySession, CursorStore, write_atomic};
 use bb_host::Clock;
 
 use crate::lock;
-use crate::mapping::BySession;
 
 /// The least time between two saves of the positions file while positions keep moving.
 pub(crate) const SAVE_INTERVAL: Duration = Duration::from_secs(1);

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use crate::client::{BbEvent, SessionSummary as BbSummary, StreamUpdate};
+use crate::client::{BbEvent, BySession, SessionSummary as BbSummary, StreamUpdate};
 use bb_protocol::v1::{ConnectionStatus, EngineEvent, SessionSummary};
 use serde_json::{Map, Value, json};
 
@@ -571,12 +571,6 @@ pub(crate) fn diff_event(path: &str, diff: &str, source: &str) -> EngineEvent {
         payload: payload.as_object().cloned().unwrap_or_default().into(),
     }
 }
-
-/// A map keyed by session id that is looked up for every event: hashed with foldhash, as the
-/// host's own session map is, where std's SipHash cost two look-ups ~330 instructions per
-/// BreadBoard event. The ids come from the engine, and the hasher's seed is still random per
-/// process.
-pub(crate) type BySession<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// Per-session states.
 pub(crate) type States = BySession<SessionState>;

@@ -51,6 +51,9 @@ pub(super) type Kept = (Payload, [Field; 4]);
 /// length and set of fields seen were kept on the stack, loaded and stored at each key.
 #[inline(never)]
 pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
+    if let Some(scanned) = in_layout(data) {
+        return Some(scanned);
+    }
     let b = data.as_bytes();
     let mut head = Head::default();
     // `timestamp` is read only when no `timestamp_ms` came (the engine sends both, the same
@@ -139,6 +142,68 @@ pub(super) fn envelope(data: &str) -> Option<Scanned<'_>> {
         (None, None) => None,
     };
     Some(Scanned { head, payload })
+}
+
+/// [`envelope`] of an envelope written as the engine writes one: compact, its keys `id`,
+/// `seq`, `type`, `session_id`, `turn`, `timestamp`, `timestamp_ms`, `protocol_version`,
+/// `payload` in this order, then either nothing or `classification`, `family`, `actor`,
+/// `visibility`. Each key is compared where the layout puts it, with the separator before
+/// it and the `:` after it, and each value is read by the reader [`envelope`]'s loop reads it
+/// with: the same result, without a key scanned or looked up. `None` for any other text (the
+/// loop then reads it from its start).
+#[inline(always)]
+pub(super) fn in_layout(data: &str) -> Option<Scanned<'_>> {
+    let b = data.as_bytes();
+    let pos = other_end(b, literal(b, 0, b"{\"id\":")?)?;
+    let (seq, pos) = uint(b, literal(b, pos, b",\"seq\":")?)?;
+    let (kind, pos) = str_or_other(data, literal(b, pos, b",\"type\":")?)?;
+    let pos = other_end(b, literal(b, pos, b",\"session_id\":")?)?;
+    let (turn, pos) = uint(b, literal(b, pos, b",\"turn\":")?)?;
+    let pos = uint_end(b, literal(b, pos, b",\"timestamp\":")?)?;
+    let (timestamp_ms, pos) = uint(b, literal(b, pos, b",\"timestamp_ms\":")?)?;
+    let pos = other_end(b, literal(b, pos, b",\"protocol_version\":")?)?;
+    let pos = literal(b, pos, b",\"payload\":")?;
+    let (payload, len) = read_payload(data, pos)?;
+    let mut pos = pos + len;
+    if b.get(pos) == Some(&b',') {
+        pos = other_end(b, literal(b, pos, b",\"classification\":")?)?;
+        pos = other_end(b, literal(b, pos, b",\"family\":")?)?;
+        pos = actor_end(b, literal(b, pos, b",\"actor\":")?)?;
+        pos = other_end(b, literal(b, pos, b",\"visibility\":")?)?;
+    }
+    if b.get(pos..)? != b"}" {
+        return None;
+    }
+    let turn = turn.and_then(|u| i64::try_from(u).ok());
+    Some(Scanned { head: Head { seq, kind, turn, timestamp_ms }, payload })
+}
+
+/// The position after `literal` when the text at `pos` starts with it: compared as an array
+/// of its length (a word or two), not a byte at a time.
+#[inline(always)]
+fn literal<const N: usize>(b: &[u8], pos: usize, literal: &[u8; N]) -> Option<usize> {
+    (b.get(pos..)?.first_chunk::<N>()? == literal).then_some(pos + N)
+}
+
+/// The position after the envelope's `actor` at `pos`, which the engine writes as
+/// `{"kind":` and a string: read so without [`skip`]'s walk of an object, any other value
+/// skipped.
+#[inline(always)]
+fn actor_end(b: &[u8], pos: usize) -> Option<usize> {
+    if let Some(at) = literal(b, pos, b"{\"kind\":\"")
+        && let Some(end) = string_end(b, at - 1)
+        && b.get(end) == Some(&b'}')
+    {
+        return Some(end + 1);
+    }
+    other_end(b, pos)
+}
+
+/// The position after a value [`envelope`] does not read, at `pos`: a string ended inline,
+/// anything else skipped.
+#[inline(always)]
+fn other_end(b: &[u8], pos: usize) -> Option<usize> {
+    if *b.get(pos)? == b'"' { string_end(b, pos) } else { skip(b, pos, 1) }
 }
 
 /// The envelope's fields read, by their index in [`envelope`]'s set of fields seen (1 to

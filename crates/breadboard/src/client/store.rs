@@ -2,7 +2,7 @@
 //! bridge resumes where it stopped. Writes are debounced (at most one per interval, with
 //! time passed in) and atomic (temp file, fsync, rename).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,7 @@ struct FileFormat<M> {
 
 /// The table in memory: looked up at every confirmed delivery, by hash (a `BTreeMap` of 100
 /// sessions compared a dozen ids per look-up); written sorted, as the file always was.
-type Table = HashMap<String, u64, foldhash::fast::RandomState>;
+type Table = super::BySession<u64>;
 
 /// Positions in the order of their ids, written as the file's map.
 #[derive(Debug, Default)]

@@ -145,6 +145,12 @@ impl BbEvent {
     pub(crate) fn read_in_one_pass(data: &str) -> bool {
         scan::envelope(data).is_some()
     }
+
+    /// Whether [`BbEvent::parse`] reads `data` as an envelope in the engine's layout, each
+    /// key compared where that layout puts it.
+    pub(crate) fn read_in_layout(data: &str) -> bool {
+        scan::in_layout(data).is_some()
+    }
 }
 
 impl<P> Envelope<'_, P> {

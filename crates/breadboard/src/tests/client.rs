@@ -287,6 +287,95 @@ fn envelopes_with_or_without_whitespace_are_read_in_one_pass() {
     }
 }
 
+/// Every envelope of the engine's captures is written in its layout, and is read by the
+/// layout's read as serde reads it.
+#[test]
+fn the_engines_envelopes_are_read_in_its_layout() {
+    fn sse_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sse_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "sse") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/engine/breadboard");
+    sse_files(std::path::Path::new(root), &mut files);
+    let (mut envelopes, mut in_layout) = (0, 0);
+    for file in files {
+        for data in
+            std::fs::read_to_string(&file).unwrap().lines().filter_map(|l| l.strip_prefix("data: "))
+        {
+            envelopes += 1;
+            assert_eq!(BbEvent::parse("1", data), BbEvent::parse_serde("1", data), "{data}");
+            if BbEvent::read_in_layout(data) {
+                in_layout += 1;
+            }
+        }
+    }
+    // The captures hold 457 envelopes, with and without the last four keys.
+    assert!(envelopes >= 457, "{envelopes}");
+    assert_eq!(in_layout, envelopes);
+}
+
+/// Texts close to the engine's layout, each read as serde reads it (the layout's read gives
+/// up on them, or reads them to the same result).
+#[test]
+fn envelopes_near_the_engines_layout_read_as_serde_reads_them() {
+    let head = r#"{"id":"e","seq":1,"type":"assistant.message.delta","session_id":"s","turn":1,"timestamp":2,"timestamp_ms":3,"protocol_version":"1.0","payload":{"item_id":"m","delta":"d","seq":1}"#;
+    let rows = [
+        // As the engine writes it, with and without the last four keys.
+        (format!("{head}}}"), true),
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine"}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        // An actor of another form.
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine","id":[1]}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(r#"{head},"classification":"c","family":"f","actor":null,"visibility":"v"}}"#),
+            true,
+        ),
+        // An actor that holds the last key, the envelope left open: not JSON.
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"x","visibility":"v"}}"#
+            ),
+            false,
+        ),
+        // Whitespace after the end, another order, a key more, a `,` more.
+        (format!("{head}}} "), true),
+        (
+            format!(
+                r#"{head},"family":"f","classification":"c","actor":{{"kind":"engine"}},"visibility":"v"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{head},"classification":"c","family":"f","actor":{{"kind":"engine"}},"visibility":"v","x":1}}"#
+            ),
+            true,
+        ),
+        (format!("{head},}}"), false),
+    ];
+    for (text, ok) in rows {
+        let read = BbEvent::parse("1", &text);
+        assert_eq!(read, BbEvent::parse_serde("1", &text), "{text}");
+        assert_eq!(read.is_ok(), ok, "{text}");
+    }
+}
+
 #[allow(clippy::disallowed_methods)]
 fn base() -> Instant {
     Instant::now()
@@ -473,6 +562,14 @@ fn arb_value_text() -> impl Strategy<Value = String> {
             Just("-0"),
             Just("007"),
             Just("12345678901234567890123"),
+            // One past `i64::MAX`: a `u64`, not an `i64` (a `turn` of it is none).
+            Just("9223372036854775808"),
+            // An `actor` as the engine writes it, and close to it.
+            Just(r#"{"kind":"service"}"#),
+            Just(r#"{"kind":"a\"b"}"#),
+            Just(r#"{"kind":"engine","id":[1]}"#),
+            Just(r#"{"kind":"engine"]"#),
+            Just(r#"{"kind":7}"#),
             // A number ended by the byte after `9` (`:`), and by a byte past ASCII.
             Just("12:3"),
             Just("12é"),
@@ -580,8 +677,71 @@ fn arb_envelope_text() -> impl Strategy<Value = String> {
     )
 }
 
+/// An envelope in the engine's layout (its keys in the engine's order, with or without the
+/// last four), its values mostly as the engine writes them and sometimes any, and sometimes
+/// changed where the layout's read must give up: a space put in anywhere, text after its end,
+/// a key renamed, cut short.
+fn arb_layout_text() -> impl Strategy<Value = String> {
+    const KEYS: [(&str, &str); 13] = [
+        ("id", r#""evt-5""#),
+        ("seq", "3"),
+        ("type", r#""assistant.message.delta""#),
+        ("session_id", r#""ses_7""#),
+        ("turn", "1"),
+        ("timestamp", "1795306812857"),
+        ("timestamp_ms", "1795306812857"),
+        ("protocol_version", r#""1.0""#),
+        ("payload", r#"{"item_id":"msg_7","delta":"@5;","seq":3}"#),
+        ("classification", r#""bridge_stream""#),
+        ("family", r#""message.assistant""#),
+        ("actor", r#"{"kind":"engine"}"#),
+        ("visibility", r#""transcript""#),
+    ];
+    // The values of one to three keys (sometimes the same) are any.
+    let values = prop::collection::vec((0..13usize, arb_value_text()), 1..4);
+    let change = (0..8u8, any::<usize>(), prop_oneof![Just(" "), Just("x"), Just(",}"), Just("}")]);
+    (values, any::<bool>(), change).prop_map(|(values, long, (change, at, extra))| {
+        let mut text = String::from("{");
+        let fields = KEYS.iter().take(if long { 13 } else { 9 });
+        for (i, (key, usual)) in fields.enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            let any = values.iter().find(|(at, _)| *at == i).map(|(_, value)| value.as_str());
+            let value = any.unwrap_or(usual);
+            let key = if change == 2 && i == at % 13 { "x" } else { key };
+            text.push_str(&format!("\"{key}\":{value}"));
+        }
+        text.push('}');
+        let at = (0..=at % (text.len() + 1)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        match change {
+            0 => text.insert_str(at, extra),
+            1 => text.push_str(extra),
+            3 => text.truncate(at),
+            _ => {}
+        }
+        text
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// The read of an envelope in the engine's layout gives what serde's read gives: the same
+    /// event (or the same error), the payload kept as the same text with the same memo.
+    #[test]
+    fn an_envelope_in_the_engines_layout_reads_as_serde_reads_it(data in arb_layout_text()) {
+        use bb_normalize::breadboard::TextMemo;
+        let scanned = BbEvent::parse("1", &data);
+        let read = BbEvent::parse_serde("1", &data);
+        prop_assert_eq!(&scanned, &read, "{}", data);
+        if let (Ok(scanned), Ok(read)) = (&scanned, &read) {
+            prop_assert_eq!(scanned.payload.text(), read.payload.text(), "{}", data);
+            prop_assert_eq!(
+                scanned.payload.memo::<TextMemo>(), read.payload.memo::<TextMemo>(), "{}", data
+            );
+        }
+    }
+
     /// The one-pass read of an envelope gives what serde's read gives, for any envelope: the
     /// same event (or the same error), the payload kept as the same text with the same memo.
     #[test]
