@@ -155,7 +155,8 @@ impl KiloEventState {
                 Some(unread) => match properties.text().map(|t| parse_into(t, &mut facts)) {
                     Some(Ok(())) => self.read(&event_type, &properties, &mut facts, &mut derived),
                     _ => {
-                        let data = unread.into_data();
+                        let body = properties.text().unwrap_or_default();
+                        let data = unread.data(id.as_ref(), &event_type, body);
                         match KiloEvent::parse(&data) {
                             Ok(event) => self.apply_into(event, out),
                             Err(error) => {
