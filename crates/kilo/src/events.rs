@@ -155,8 +155,7 @@ impl KiloEventState {
                 Some(unread) => match properties.text().map(|t| parse_into(t, &mut facts)) {
                     Some(Ok(())) => self.read(&event_type, &properties, &mut facts, &mut derived),
                     _ => {
-                        let body = properties.text().unwrap_or_default();
-                        let data = unread.data(id.as_ref(), &event_type, body);
+                        let data = unread.into_data();
                         match KiloEvent::parse(&data) {
                             Ok(event) => self.apply_into(event, out),
                             Err(error) => {

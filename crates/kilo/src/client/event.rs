@@ -34,37 +34,24 @@ pub struct KiloEvent {
     pub(crate) unread: Option<Unread>,
 }
 
-/// What an event split at its body ([`KiloEvent::split`]) held around it, beyond its id and
-/// type: in Kilo's layout that is only the `/global/event` wrapper's head, when it has one.
-/// The event's data is written back from these pieces should the body not pass the mapping's
-/// read (rare); the body itself is the data's own text, cut out in place.
+/// What an event split at its body ([`KiloEvent::split`]) was split from: its data, whole,
+/// as sent. Kept whole rather than as the pieces around the body: cutting the body out of
+/// the data in place moved it to the front and shrank the text (a reallocation), and the
+/// wrapper's head was a copy of its own, for every event.
 #[derive(Debug, Clone)]
 pub(crate) struct Unread {
-    /// The wrapper's head (`{"directory":…,"payload":`) of a wrapped event.
-    wrapper: Option<Box<str>>,
+    data: String,
 }
 
 impl Unread {
-    /// The data of the event of `id`, `event_type` and `body` that was split, as sent.
-    pub(crate) fn data(&self, id: Option<&EventId>, event_type: &str, body: &str) -> String {
-        let wrapper = self.wrapper.as_deref().unwrap_or_default();
-        let mut data = String::with_capacity(wrapper.len() + body.len() + 64);
-        data.push_str(wrapper);
-        if let Some(id) = id {
-            data.push_str(r#"{"id":""#);
-            data.push_str(id.as_str());
-            data.push_str(r#"","type":""#);
-        } else {
-            data.push_str(r#"{"type":""#);
-        }
-        data.push_str(event_type);
-        data.push_str(r#"","properties":"#);
-        data.push_str(body);
-        data.push('}');
-        if !wrapper.is_empty() {
-            data.push('}');
-        }
-        data
+    /// The event's data, as sent.
+    pub(crate) fn data(&self) -> &str {
+        &self.data
+    }
+
+    /// The event's data, as sent, handed over.
+    pub(crate) fn into_data(self) -> String {
+        self.data
     }
 }
 
@@ -116,28 +103,23 @@ impl KiloEvent {
     /// id optional, bare or in `/global/event`'s wrapper `{"directory","project","payload"}`;
     /// no escapes in the strings; an object body), split at its body without reading it
     /// (its body is read once, later, by the mapping, which validates it: see
-    /// [`KiloEvent::is_unread`]); otherwise `data` back (the caller parses it). The body is
-    /// `data`'s own text, cut out of it in place (no copy, no allocation of its own); what the
-    /// read should the body not pass needs of the rest is kept ([`Unread`]).
+    /// [`KiloEvent::is_unread`]); otherwise `data` back (the caller parses it). The body is a
+    /// copy of its span, made to size; `data` is kept whole, as the event was sent, for the
+    /// read should the body not pass.
     ///
     /// In this layout `data` is JSON exactly when the body is, and then [`KiloEvent::parse`]
     /// gives this event (its read of the body as a span has no depth limit, nor has the
     /// validation of a typed read where it skips a value).
-    pub fn split(mut data: String) -> Result<Self, String> {
-        let Some((wrapper, id, event_type, body)) = Self::layout(&data) else {
+    pub fn split(data: String) -> Result<Self, String> {
+        let Some((id, event_type, body)) = Self::layout(&data) else {
             return Err(data);
         };
         if event_type == "sync" {
             return Err(data);
         }
         let (id, event_type) = (id.map(EventId::from), super::event_type(event_type));
-        let wrapper = (!wrapper.is_empty()).then(|| Box::from(wrapper));
-        let start = body.as_ptr().addr() - data.as_ptr().addr();
-        let end = start + body.len();
-        data.truncate(end);
-        data.drain(..start);
-        let body = Payload::from_text_unchecked(data);
-        Ok(Self { id, event_type, body, unread: Some(Unread { wrapper }) })
+        let body = Payload::from_text_unchecked(body.to_owned());
+        Ok(Self { id, event_type, body, unread: Some(Unread { data }) })
     }
 
     /// The type of a bare event (not in `/global/event`'s wrapper) whose head is written as
@@ -153,11 +135,9 @@ impl KiloEvent {
         plain_string(rest.strip_prefix(r#""type":"#)?)
     }
 
-    /// Kilo's layout of `data`: the wrapper's head (empty for a bare event), its id, type and
-    /// body.
-    fn layout(data: &str) -> Option<(&str, Option<&str>, &str, &str)> {
+    /// Kilo's layout of `data`: its id, type and body.
+    fn layout(data: &str) -> Option<(Option<&str>, &str, &str)> {
         let event = global_payload(data)?;
-        let wrapper = &data[..event.as_ptr().addr() - data.as_ptr().addr()];
         let rest = event.strip_prefix('{')?;
         let (id, rest) = match rest.strip_prefix(r#""id":"#) {
             Some(rest) => {
@@ -168,7 +148,7 @@ impl KiloEvent {
         };
         let (event_type, rest) = plain_string(rest.strip_prefix(r#""type":"#)?)?;
         let body = rest.strip_prefix(r#","properties":"#)?.strip_suffix('}')?;
-        (body.starts_with('{') && body.ends_with('}')).then_some((wrapper, id, event_type, body))
+        (body.starts_with('{') && body.ends_with('}')).then_some((id, event_type, body))
     }
 
     /// Whether the body is still unread ([`KiloEvent::split`]): until a full read of it has
@@ -187,8 +167,7 @@ impl KiloEvent {
         if let Some(unread) = &self.unread
             && !crate::facts::reads(body)
         {
-            let data = unread.data(self.id.as_ref(), &self.event_type, body);
-            return Self::parse(&data).ok()?.session();
+            return Self::parse(unread.data()).ok()?.session();
         }
         crate::facts::session_of(&self.event_type, &self.body)
     }
