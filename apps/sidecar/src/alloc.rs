@@ -50,3 +50,36 @@ unsafe impl GlobalAlloc for Mimalloc {
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{GlobalAlloc, Layout};
+
+    use super::Mimalloc;
+
+    /// Every layout is served aligned as it asks, from either entry, zeroed when asked, and
+    /// keeps its alignment and bytes when it grows.
+    #[test]
+    fn every_layout_is_served_aligned_and_grows_in_place_or_moved_whole() {
+        for align in [1, 2, 4, 8, 16, 32, 64, 4096] {
+            for size in [1, 7, 8, 24, 40, 100, 1_000, 5_000, 70_000] {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a layout of non-zero size; each block is written within its size,
+                // grown once and freed once, with the layout it has then.
+                unsafe {
+                    let zeroed = Mimalloc.alloc_zeroed(layout);
+                    assert_eq!(zeroed.addr() % align, 0, "{size} {align}");
+                    assert!(std::slice::from_raw_parts(zeroed, size).iter().all(|&b| b == 0));
+                    Mimalloc.dealloc(zeroed, layout);
+                    let block = Mimalloc.alloc(layout);
+                    assert_eq!(block.addr() % align, 0, "{size} {align}");
+                    block.write_bytes(0xa5, size);
+                    let grown = Mimalloc.realloc(block, layout, size * 3);
+                    assert_eq!(grown.addr() % align, 0, "{size} {align}");
+                    assert!(std::slice::from_raw_parts(grown, size).iter().all(|&b| b == 0xa5));
+                    Mimalloc.dealloc(grown, Layout::from_size_align(size * 3, align).unwrap());
+                }
+            }
+        }
+    }
+}
