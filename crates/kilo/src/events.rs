@@ -175,7 +175,7 @@ impl KiloEventState {
         };
         let mut properties = properties;
         if let Some(memo) = memo {
-            memo.keep(&mut properties);
+            properties.set_memo_arc(memo);
         }
         // The session's id goes on with the input; a turn failed closed (rare) copies it.
         let failed = fail_closed.then(|| (session_id.clone(), event_type.clone()));

@@ -5,13 +5,13 @@
 //! payload ([`session_of`] is the same reading, for callers that only want the session).
 
 use bb_normalize::class::{EventClass, KiloFields};
-use bb_normalize::kilo::{
-    Delta, DeltaMemo, ErrorFields, InfoFields, InfoParts, TextPart, TextPartMemo,
-};
+use bb_normalize::kilo::{Delta, ErrorFields, InfoFields, InfoParts, TextPart};
 use bb_payload::{LooseF64, LooseObj, LooseStr, LooseU64, Payload};
 use bb_protocol::v1::SessionSummary;
 use serde::Deserialize;
+use std::any::Any;
 use std::mem::take;
+use std::sync::Arc;
 
 /// The fields of `properties` the mapping reads; each absent when of another shape.
 /// The session is `sessionID`, else `info.sessionID`, else `part.sessionID`
@@ -174,23 +174,11 @@ pub(crate) fn parse_into<'a>(
 }
 
 /// What the mapping keeps on an event's payload of what it read for the batcher and the
-/// reducers (`bb_normalize::kilo`), so that they do not read the body again.
-pub(crate) enum Memo {
-    Info(InfoFields<'static>),
-    Text(TextPartMemo),
-    Delta(DeltaMemo),
-}
-
-impl Memo {
-    /// Keeps it on `payload`, the body it was read from.
-    pub(crate) fn keep(self, payload: &mut Payload) {
-        match self {
-            Memo::Info(m) => payload.set_memo(m),
-            Memo::Text(m) => payload.set_memo(m),
-            Memo::Delta(m) => payload.set_memo(m),
-        }
-    }
-}
+/// reducers (`bb_normalize::kilo`: an [`InfoFields`], a
+/// [`TextPartMemo`](bb_normalize::kilo::TextPartMemo) or a
+/// [`DeltaMemo`](bb_normalize::kilo::DeltaMemo)), so that they do not read the body again; made in the `Arc` the payload
+/// keeps it in ([`Payload::set_memo_arc`]), not moved on its way there.
+pub(crate) type Memo = Arc<dyn Any + Send + Sync>;
 
 impl Facts<'_> {
     /// What the batcher and the reducers will read of an event of `event_type` and `class`
@@ -208,7 +196,7 @@ impl Facts<'_> {
     ) -> Option<Memo> {
         use EventClass as C;
         match (event_type, class) {
-            ("message.part.delta", _) => Some(Memo::Delta(Delta::memo(
+            ("message.part.delta", _) => Some(Arc::new(Delta::memo(
                 [
                     take(&mut self.message_id),
                     take(&mut self.part_id),
@@ -221,12 +209,12 @@ impl Facts<'_> {
                 let part = self.part.0.as_mut();
                 let fields =
                     part.map(|p| [take(&mut p.id), take(&mut p.message_id), take(&mut p.text)]);
-                Some(Memo::Text(TextPart::memo(fields, text)))
+                Some(Arc::new(TextPart::memo(fields, text)))
             }
             _ => match self.info.0.as_mut() {
-                Some(info) => Some(Memo::Info(info.memo())),
+                Some(info) => Some(Arc::new(info.memo())),
                 None if class == C::SessionInfo || event_type == "message.updated" => {
-                    Some(Memo::Info(InfoFields::memo(None)))
+                    Some(Arc::new(InfoFields::memo(None)))
                 }
                 None => None,
             },

@@ -292,7 +292,16 @@ impl Delta<'_> {
     /// kept on the payload ([`Payload::set_memo`]): a string borrowed from `text` as where
     /// it is there (no copy), one it unescaped taken over.
     pub fn memo(fields: [LooseStr<'_>; 4], text: Option<&str>) -> DeltaMemo {
-        DeltaMemo { fields: fields.map(|s| Held::new(s, text)) }
+        // The usual delta: every string borrowed from the text, so each one's place is kept.
+        if let Some(text) = text
+            && let [Some(a), Some(b), Some(c), Some(d)] = fields.each_ref().map(|s| match &s.0 {
+                Some(Cow::Borrowed(s)) => span_in(text, s),
+                _ => None,
+            })
+        {
+            return DeltaMemo(Fields::At([a, b, c, d]));
+        }
+        DeltaMemo(Fields::Held(Box::new(fields.map(|s| Held::new(s, text)))))
     }
 }
 
@@ -337,23 +346,39 @@ impl Held {
 /// unescaping (its text is then its value). Two adjacent deltas whose `delta` strings are
 /// both placed so merge without a tree (`crate::splice`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeltaMemo {
-    fields: [Held; 4],
+pub struct DeltaMemo(Fields);
+
+/// A delta's four strings: as a stream's deltas have them, all placed (no allocation, and
+/// read back without a case per field), else each as it was found.
+#[derive(Debug, Clone, PartialEq)]
+enum Fields {
+    /// Each string, between its quotes, in the payload's text.
+    At([Range<usize>; 4]),
+    /// Any other: one absent, not a string, or unescaped.
+    Held(Box<[Held; 4]>),
 }
 
 impl DeltaMemo {
     /// The fields, as a read of `payload` (the one this memo is kept on) finds them.
     pub fn fields<'a>(&'a self, payload: &'a Payload) -> Delta<'a> {
         let text = payload.text().unwrap_or_default();
-        let [message_id, part_id, field, delta] = self.fields.each_ref().map(|h| h.get(text));
+        let [message_id, part_id, field, delta] = match &self.0 {
+            Fields::At(at) => {
+                at.each_ref().map(|at| LooseStr(text.get(at.clone()).map(Cow::Borrowed)))
+            }
+            Fields::Held(held) => held.each_ref().map(|h| h.get(text)),
+        };
         Delta { message_id, part_id, field, delta }
     }
 
     /// Where the `delta` string is in the payload's text (between its quotes), when known.
     pub fn span(&self) -> Option<Range<usize>> {
-        match &self.fields[3] {
-            Held::At(at) => Some(at.clone()),
-            _ => None,
+        match &self.0 {
+            Fields::At(at) => Some(at[3].clone()),
+            Fields::Held(held) => match &held[3] {
+                Held::At(at) => Some(at.clone()),
+                _ => None,
+            },
         }
     }
 }
@@ -371,10 +396,14 @@ impl Places for DeltaMemo {
     }
 
     fn places_mut(&mut self) -> impl Iterator<Item = &mut Range<usize>> {
-        self.fields.iter_mut().filter_map(|held| match held {
+        let (at, held): (&mut [Range<usize>], &mut [Held]) = match &mut self.0 {
+            Fields::At(at) => (at, &mut []),
+            Fields::Held(held) => (&mut [], &mut held[..]),
+        };
+        at.iter_mut().chain(held.iter_mut().filter_map(|held| match held {
             Held::At(at) => Some(at),
             _ => None,
-        })
+        }))
     }
 }
 

@@ -196,6 +196,12 @@ impl Payload {
         self.1 = Some(Arc::new(memo));
     }
 
+    /// [`Payload::set_memo`] of a memo made in its `Arc` (`Arc::new(memo)` where the reader
+    /// makes it, so the memo is not moved again on its way to the payload).
+    pub fn set_memo_arc(&mut self, memo: Arc<dyn Any + Send + Sync>) {
+        self.1 = Some(memo);
+    }
+
     /// The memo of type `T` a reader kept ([`Payload::set_memo`]), if any.
     pub fn memo<T: Any>(&self) -> Option<&T> {
         self.1.as_deref().and_then(|m| m.downcast_ref())

@@ -111,44 +111,31 @@ impl KiloEvent {
     /// gives this event (its read of the body as a span has no depth limit, nor has the
     /// validation of a typed read where it skips a value).
     pub fn split(data: String) -> Result<Self, String> {
-        let Some((id, event_type, body)) = Self::layout(&data) else {
-            return Err(data);
-        };
-        if event_type == "sync" {
-            return Err(data);
+        match Layout::of(&data).and_then(Self::cut) {
+            Some(event) => Ok(event.unread_from(data)),
+            None => Err(data),
         }
-        let (id, event_type) = (id.map(EventId::from), super::event_type(event_type));
-        let body = Payload::from_text_unchecked(body.to_owned());
-        Ok(Self { id, event_type, body, unread: Some(Unread { data }) })
     }
 
-    /// The type of a bare event (not in `/global/event`'s wrapper) whose head is written as
-    /// Kilo writes it (`{"id":"…","type":"…"`, the id optional, plain strings), and what
-    /// follows the head: its type is the first `type` of its top level, so the only one a
-    /// typed read takes (a second is a duplicate key, which it refuses).
-    pub(super) fn bare_head(data: &str) -> Option<(&str, &str)> {
-        let rest = data.strip_prefix('{')?;
-        let rest = match rest.strip_prefix(r#""id":"#) {
-            Some(rest) => plain_string(rest)?.1.strip_prefix(',')?,
-            None => rest,
-        };
-        plain_string(rest.strip_prefix(r#""type":"#)?)
+    /// The event [`KiloEvent::split`] makes of data laid out as `layout`, before it keeps the
+    /// data ([`KiloEvent::unread_from`]); `None` for a `sync` (an echo, read as one). The body
+    /// is a copy of its span, made to size.
+    pub(super) fn cut(layout: Layout<'_>) -> Option<Self> {
+        if layout.event_type == "sync" {
+            return None;
+        }
+        Some(Self {
+            id: layout.id.map(EventId::from),
+            event_type: super::event_type(layout.event_type),
+            body: Payload::from_text_unchecked(layout.body.to_owned()),
+            unread: None,
+        })
     }
 
-    /// Kilo's layout of `data`: its id, type and body.
-    fn layout(data: &str) -> Option<(Option<&str>, &str, &str)> {
-        let event = global_payload(data)?;
-        let rest = event.strip_prefix('{')?;
-        let (id, rest) = match rest.strip_prefix(r#""id":"#) {
-            Some(rest) => {
-                let (id, rest) = plain_string(rest)?;
-                (Some(id), rest.strip_prefix(',')?)
-            }
-            None => (None, rest),
-        };
-        let (event_type, rest) = plain_string(rest.strip_prefix(r#""type":"#)?)?;
-        let body = rest.strip_prefix(r#","properties":"#)?.strip_suffix('}')?;
-        (body.starts_with('{') && body.ends_with('}')).then_some((id, event_type, body))
+    /// The event [`KiloEvent::cut`] made of `data`, with `data` kept whole, as the event was
+    /// sent, for the read should the body not pass.
+    pub(super) fn unread_from(self, data: String) -> Self {
+        Self { unread: Some(Unread { data }), ..self }
     }
 
     /// Whether the body is still unread ([`KiloEvent::split`]): until a full read of it has
@@ -351,6 +338,46 @@ fn event_id(id: Cow<'_, str>) -> EventId {
     match id {
         Cow::Borrowed(id) => EventId::from(id),
         Cow::Owned(id) => EventId::from(id),
+    }
+}
+
+/// An event's data in Kilo's own layout (`{"id","type","properties"}`, the id optional, bare
+/// or in `/global/event`'s wrapper `{"directory","project","payload"}`; no escapes in the
+/// strings; an object body): its pieces, borrowed. Read once per event by the router, which
+/// routes by it and splits the event at it ([`KiloEvent::cut`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Layout<'a> {
+    /// Not in the wrapper: the head is the data's own (`{"id":"…","type":"…"`), and its type
+    /// is the first `type` of the data's top level, so the only one a typed read takes (a
+    /// second is a duplicate key, which it refuses).
+    pub(super) bare: bool,
+    id: Option<&'a str>,
+    pub(super) event_type: &'a str,
+    /// The body's text (`properties`).
+    pub(super) body: &'a str,
+}
+
+impl<'a> Layout<'a> {
+    /// Kilo's layout of `data`, when it has it.
+    pub(super) fn of(data: &'a str) -> Option<Self> {
+        let event = global_payload(data)?;
+        let bare = event.len() == data.len();
+        let rest = event.strip_prefix('{')?;
+        let (id, rest) = match rest.strip_prefix(r#""id":"#) {
+            Some(rest) => {
+                let (id, rest) = plain_string(rest)?;
+                (Some(id), rest.strip_prefix(',')?)
+            }
+            None => (None, rest),
+        };
+        let (event_type, rest) = plain_string(rest.strip_prefix(r#""type":"#)?)?;
+        let body = rest.strip_prefix(r#","properties":"#)?.strip_suffix('}')?;
+        (body.starts_with('{') && body.ends_with('}')).then_some(Self {
+            bare,
+            id,
+            event_type,
+            body,
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::event::{KiloEvent, SyncEcho, UnroutedEvent, cannot_name_session};
+use super::event::{KiloEvent, Layout, SyncEcho, UnroutedEvent, cannot_name_session};
 use super::rest::{KiloClient, KiloError};
 use super::routes::QuestionRequest;
 use super::types::{MessageWithParts, PermissionRequest, SessionStatus};
@@ -244,11 +244,13 @@ const KEPT_BODY_CAPACITY: usize = 64 * 1024;
 /// [`route`]'s work, from the data alone.
 fn route_fresh(data: String) -> KiloUpdate {
     // `GET /global/event` wraps each event (`{"directory", "project", "payload"}`): every
-    // decode below reads the wrapper in its one pass.
+    // decode below reads the wrapper in its one pass. Kilo's own layout is read once: the
+    // routing below goes by it, and an event in it is split at it.
+    let layout = Layout::of(&data);
+    let head = layout.filter(|layout| layout.bare);
     // A bare event whose head names another type is no `sync` (most of a stream): the search
     // for a `syncEvent` key in it is left out.
-    let head = KiloEvent::bare_head(&data);
-    if head.is_none_or(|(kind, _)| kind == "sync")
+    if head.is_none_or(|head| head.event_type == "sync")
         && let Some(sync) = SyncEcho::parse(&data)
     {
         return KiloUpdate::Sync(sync);
@@ -258,22 +260,31 @@ fn route_fresh(data: String) -> KiloUpdate {
     // an event whose body the mapping reads. A bare event whose `properties` opens with
     // `sessionID` (most of a stream, as Kilo writes it) has that key where the head ends:
     // the search through its data is left out.
-    let names_first =
-        head.is_some_and(|(_, rest)| rest.starts_with(r#","properties":{"sessionID":"#));
-    let data = if !names_first && cannot_name_session(&data) {
-        match UnroutedEvent::parse(data) {
-            Ok(unrouted) => return KiloUpdate::Unrouted(unrouted),
-            Err(data) => data,
-        }
-    } else {
-        data
-    };
+    let names_first = head.is_some_and(|head| head.body.starts_with(r#"{"sessionID":""#));
+    if !names_first && cannot_name_session(&data) {
+        return match UnroutedEvent::parse(data) {
+            Ok(unrouted) => KiloUpdate::Unrouted(unrouted),
+            Err(data) => split_or_parse(data),
+        };
+    }
     // In Kilo's own layout the body is left to the mapping's one read of it, which
     // validates it (and reads the data as below should it not pass).
-    let data = match KiloEvent::split(data) {
-        Ok(event) => return KiloUpdate::Event { event },
-        Err(data) => data,
-    };
+    match layout.and_then(KiloEvent::cut) {
+        Some(event) => KiloUpdate::Event { event: event.unread_from(data) },
+        None => parse(data),
+    }
+}
+
+/// Data [`route_fresh`] did not route by its layout: split, else read whole.
+fn split_or_parse(data: String) -> KiloUpdate {
+    match KiloEvent::split(data) {
+        Ok(event) => KiloUpdate::Event { event },
+        Err(data) => parse(data),
+    }
+}
+
+/// Data read whole: an event, or data that is not one.
+fn parse(data: String) -> KiloUpdate {
     match KiloEvent::parse(&data) {
         Ok(event) => KiloUpdate::Event { event },
         Err(err) => KiloUpdate::Malformed { data, error: err.to_string() },
