@@ -19,10 +19,11 @@ mod acp;
 mod page;
 mod runtime;
 
-/// The allocator (as in every bridge binary): the event path allocates many small, short-lived
-/// values and frees them on another task's thread, which glibc malloc does slowly.
+/// The allocator (as in every bridge binary, mimalloc asked for an alignment only where a
+/// value needs one): the event path allocates many small, short-lived values and frees them
+/// on another task's thread, which glibc malloc does slowly.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: bb_launch::Mimalloc = bb_launch::Mimalloc;
 
 /// The WebSocket gateway: serves the sidebar page and the WebSocket envelope
 /// (`request`/`response`/`event`, the `bb.*` methods plus `dialog.open`, `shell.openPath` and

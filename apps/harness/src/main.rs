@@ -16,10 +16,11 @@ mod soak;
 mod sse_parse;
 mod sse_test_service;
 
-/// The allocator (as in every bridge binary): the event path allocates many small, short-lived
-/// values and frees them on another task's thread, which glibc malloc does slowly.
+/// The allocator (as in every bridge binary, mimalloc asked for an alignment only where a
+/// value needs one): the event path allocates many small, short-lived values and frees them
+/// on another task's thread, which glibc malloc does slowly.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: bb_launch::Mimalloc = bb_launch::Mimalloc;
 
 /// Black-box drivers, fake engines and conformance services for testing the bridge.
 #[derive(Debug, Parser)]

@@ -16,20 +16,18 @@ use bb_protocol::Limits;
 use bb_service::{MemoryTrim, Pace, Service, SystemClock};
 use clap::Parser;
 
-#[cfg(not(feature = "memdbg"))]
-mod alloc;
 mod listen;
 mod math;
 #[cfg(feature = "memdbg")]
 mod memdbg;
 mod relocs;
 
-/// The allocator (as in every bridge binary, mimalloc): the event path allocates many small,
-/// short-lived values and frees them on another task's thread, which glibc malloc does slowly.
-/// Asked for an alignment only where a value needs one (`alloc.rs`).
+/// The allocator (as in every bridge binary, mimalloc asked for an alignment only where a
+/// value needs one): the event path allocates many small, short-lived values and frees them
+/// on another task's thread, which glibc malloc does slowly.
 #[cfg(not(feature = "memdbg"))]
 #[global_allocator]
-static ALLOCATOR: alloc::Mimalloc = alloc::Mimalloc;
+static ALLOCATOR: bb_launch::Mimalloc = bb_launch::Mimalloc;
 
 /// With `memdbg`, the same allocator counting what is live (`memdbg.rs`).
 #[cfg(feature = "memdbg")]

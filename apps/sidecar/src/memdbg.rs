@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicIsize, AtomicU8, Ordering::Relaxed};
 use std::time::Instant;
 
+use bb_launch::Mimalloc;
 use libmimalloc_sys::{mi_heap_area_t, mi_heap_t};
-use mimalloc::MiMalloc;
 
 const BUCKETS: usize = 28;
 
@@ -57,7 +57,7 @@ fn note(size: usize, sign: isize) {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.
-        let p = unsafe { if system() { System.alloc(layout) } else { MiMalloc.alloc(layout) } };
+        let p = unsafe { if system() { System.alloc(layout) } else { Mimalloc.alloc(layout) } };
         if !p.is_null() {
             note(layout.size(), 1);
         }
@@ -67,7 +67,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.
         let p = unsafe {
-            if system() { System.alloc_zeroed(layout) } else { MiMalloc.alloc_zeroed(layout) }
+            if system() { System.alloc_zeroed(layout) } else { Mimalloc.alloc_zeroed(layout) }
         };
         if !p.is_null() {
             note(layout.size(), 1);
@@ -78,7 +78,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: the caller's contract, forwarded.
         unsafe {
-            if system() { System.dealloc(ptr, layout) } else { MiMalloc.dealloc(ptr, layout) }
+            if system() { System.dealloc(ptr, layout) } else { Mimalloc.dealloc(ptr, layout) }
         };
         note(layout.size(), -1);
     }
@@ -89,7 +89,7 @@ unsafe impl GlobalAlloc for Counting {
             if system() {
                 System.realloc(ptr, layout, new_size)
             } else {
-                MiMalloc.realloc(ptr, layout, new_size)
+                Mimalloc.realloc(ptr, layout, new_size)
             }
         };
         if !q.is_null() {

@@ -8,11 +8,15 @@
 //! IO contract: reads the environment variables the flags name and canonicalizes the
 //! workspace; `--engine demo` starts the in-process fake engine on a loopback port. Engine
 //! processes are spawned later, by the service, through the supervision built here.
+//!
+//! Also the allocator every bridge binary declares as its global one ([`Mimalloc`]).
 
+mod alloc;
 mod args;
 mod launcher;
 mod signal;
 
+pub use alloc::Mimalloc;
 pub use args::{EngineArgs, EngineKind};
 pub use launcher::{EngineParts, LaunchError, Launcher};
 pub use signal::terminate_signal;

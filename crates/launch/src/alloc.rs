@@ -1,5 +1,5 @@
-//! The sidecar's allocator: mimalloc, asked for an alignment only when a value needs more
-//! than every mimalloc block has.
+//! The bridge binaries' allocator: mimalloc, asked for an alignment only when a value needs
+//! more than every mimalloc block has.
 
 use std::alloc::{GlobalAlloc, Layout};
 
@@ -9,7 +9,8 @@ use std::alloc::{GlobalAlloc, Layout};
 /// (about a quarter of the event path's allocations did so). Every mimalloc block is aligned
 /// to a word at least: a value that needs no more is allocated with `mi_malloc`, whose fast
 /// path refills the page's free list itself.
-pub(crate) struct Mimalloc;
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mimalloc;
 
 /// What every mimalloc block is aligned to (its size classes are whole words).
 const WORD: usize = size_of::<usize>();
