@@ -291,24 +291,16 @@ fn envelopes_with_or_without_whitespace_are_read_in_one_pass() {
 /// layout's read as serde reads it.
 #[test]
 fn the_engines_envelopes_are_read_in_its_layout() {
-    fn sse_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                sse_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "sse") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/engine/breadboard");
-    sse_files(std::path::Path::new(root), &mut files);
+    use bb_normalize::Engine;
+    use bb_test_support::captures;
+
     let (mut envelopes, mut in_layout) = (0, 0);
-    for file in files {
-        for data in
-            std::fs::read_to_string(&file).unwrap().lines().filter_map(|l| l.strip_prefix("data: "))
-        {
+    for (engine, file) in captures::captures() {
+        if engine != Engine::BreadBoard {
+            continue;
+        }
+        for event in captures::read(engine, &file) {
+            let data = event.data.as_str();
             envelopes += 1;
             assert_eq!(BbEvent::parse("1", data), BbEvent::parse_serde("1", data), "{data}");
             if BbEvent::read_in_layout(data) {
