@@ -1,14 +1,16 @@
 //! Every real capture replayed through the session stream, chunked exactly as the engine
 //! wrote it: no loss, no panic, every event once and in order, 409 bodies as gaps.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use bb_breadboard::client::{BbEvent, BreadboardClient, GapReason, SessionStream, StreamUpdate};
 use bb_engine_client::fake::{FakeEnd, FakeStream, FakeTransport};
 use bb_engine_client::transport::TransportError;
 use bytes::Bytes;
 
-use crate::support::{collect_until, fast, fixtures, seqs};
+use bb_normalize::Engine;
+
+use crate::support::{collect_until, fast, seqs};
 
 /// The body chunks of a `.wire` capture (HTTP/1.1 chunked framing removed), or the `.sse`
 /// body as one chunk when there is no `.wire`.
@@ -40,15 +42,16 @@ fn status_of(sse: &Path) -> u16 {
     if meta.contains("409 Conflict") { 409 } else { 200 }
 }
 
-fn sse_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sse_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "sse") {
-            out.push(path);
-        }
-    }
+/// The engine's captures (`fixtures/engine/breadboard/**.sse`), sorted by path, as every
+/// capture test reads them.
+fn sse_files() -> Vec<PathBuf> {
+    let files: Vec<_> = bb_test_support::captures::captures()
+        .into_iter()
+        .filter(|(engine, _)| *engine == Engine::BreadBoard)
+        .map(|(_, path)| path)
+        .collect();
+    assert!(files.len() >= 39, "captures missing: {}", files.len());
+    files
 }
 
 /// `(sse id, seq)` of every `data:` event in a capture, by plain text scanning.
@@ -68,11 +71,7 @@ fn expected_events(body: &str) -> Vec<(String, Option<u64>)> {
 
 #[tokio::test]
 async fn every_real_capture_replays_with_no_loss() {
-    let mut files = Vec::new();
-    sse_files(&fixtures(), &mut files);
-    files.sort();
-    assert!(files.len() >= 39, "captures missing: {}", files.len());
-    for sse in files {
+    for sse in sse_files() {
         let name = sse.display().to_string();
         let fake = FakeTransport::new();
         let client = BreadboardClient::new(std::sync::Arc::new(fake.clone()));
@@ -137,11 +136,9 @@ async fn every_real_capture_replays_with_no_loss() {
 /// `kind`).
 #[test]
 fn every_captured_event_type_is_held_without_allocation() {
-    let mut files = Vec::new();
-    sse_files(&fixtures(), &mut files);
     let mut owned = std::collections::BTreeSet::new();
     let mut types = std::collections::BTreeSet::new();
-    for sse in files {
+    for sse in sse_files() {
         for line in std::fs::read_to_string(&sse).unwrap().lines() {
             let Some(data) = line.strip_prefix("data: ") else { continue };
             let Ok(event) = BbEvent::parse("1", data) else { continue };
@@ -162,10 +159,8 @@ fn every_captured_event_type_is_held_without_allocation() {
 fn every_captured_text_event_keeps_a_memo_of_what_its_payload_holds() {
     use bb_normalize::breadboard::{TEXT_FIELDS, TextMemo, reads_text};
 
-    let mut files = Vec::new();
-    sse_files(&fixtures(), &mut files);
     let mut lines = Vec::new();
-    for sse in &files {
+    for sse in &sse_files() {
         let body = std::fs::read_to_string(sse).unwrap();
         lines.extend(body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_owned));
         let source = sse.with_file_name("source.jsonl");
