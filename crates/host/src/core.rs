@@ -842,8 +842,7 @@ impl Host {
     /// Records for `tab` a declared resync of every session it showed (its ring was shaped
     /// for another webview).
     fn resync_tab(&mut self, tab: &str) {
-        let sessions: Vec<String> =
-            self.tabs.get(tab).map(|t| t.seen().map(str::to_owned).collect()).unwrap_or_default();
+        let sessions = self.tabs.get(tab).map(|t| t.seen()).unwrap_or_default();
         for session in sessions {
             self.record_resync(tab, &session);
         }
@@ -1024,7 +1023,7 @@ impl Host {
         let mut targets = std::mem::take(&mut self.scratch.targets);
         let open = open_conns(&mut self.scratch.open, &self.conns);
         let claimed = self.tabs.targets(id, open, &mut targets);
-        if !claimed && self.claims.holds(id, self.tabs.seen_by_any(id)) {
+        if !claimed && self.claims.holds(id, || self.tabs.seen_by_any(id)) {
             // A request in flight is about to bind it: nobody else gets it meanwhile.
             targets.clear();
         }
