@@ -367,6 +367,29 @@ fn hidden_past_the_ring_gets_a_declared_resync() {
 }
 
 #[test]
+fn resyncs_of_several_sessions_come_in_the_order_of_their_ids() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::visibility(0, false), c.now());
+    for i in 0..8 {
+        for s in ["s3", "s1", "s4", "s2"] {
+            let events = (0..3).map(|j| ev(&format!("{s}.e{i}.{j}"))).collect();
+            h.handle(events_in(&h, s, events), c.now());
+        }
+        run_to_idle(&mut h, &c);
+    }
+    h.handle(Input::visibility(0, true), c.now());
+    let out = drain(&mut h);
+    let resyncs: Vec<&str> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b) } else { None })
+        .filter(|b| b.resync == Some(true))
+        .map(|b| &*b.session_id)
+        .collect();
+    assert_eq!(resyncs, ["s1", "s2", "s3", "s4"], "{out:?}");
+}
+
+#[test]
 fn connection_flushes_pending_events_first() {
     let c = clock();
     let mut h = ready_host(&c);
