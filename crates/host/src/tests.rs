@@ -109,7 +109,7 @@ pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
     topics
         .iter()
         .filter_map(|t| match t {
-            V1Topic::Events(b) if b.session_id == session => {
+            V1Topic::Events(b) if &*b.session_id == session => {
                 Some(b.events.ids().map(str::to_owned).collect::<Vec<_>>())
             }
             _ => None,
