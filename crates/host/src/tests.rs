@@ -11,10 +11,12 @@ mod prompts;
 mod resume;
 mod unshown;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, ConnectionStatus, EngineEvent, EventsPayload, SessionSummary, StatePayload,
+    V1Topic,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -205,6 +207,27 @@ fn sessions_do_not_cross_talk() {
     let out = run_to_idle(&mut h, &c);
     assert_eq!(ids(&out, "a"), ["a0", "a1", "a2", "a3", "a4"]);
     assert_eq!(ids(&out, "b"), ["b0", "b1", "b2", "b3", "b4"]);
+}
+
+#[test]
+fn messages_share_their_session_and_tab_ids() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let mut out = Vec::new();
+    for i in 0..3 {
+        h.handle(events_in(&h, "a", vec![ev(&format!("a{i}"))]), c.now());
+        out.extend(run_to_idle(&mut h, &c));
+    }
+    let sent: Vec<&EventsPayload> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b) } else { None })
+        .collect();
+    assert_eq!(sent.len(), 3, "{out:?}");
+    let tab = |p: &EventsPayload| p.tab_id.clone().expect("a tab");
+    for p in &sent[1..] {
+        assert!(Arc::ptr_eq(&p.session_id, &sent[0].session_id), "one copy of the session id");
+        assert!(Arc::ptr_eq(&tab(p), &tab(sent[0])), "one copy of the tab id");
+    }
 }
 
 #[test]
