@@ -73,11 +73,11 @@ impl Claims {
     /// Whether the events of `session`, which no tab shows, are held for a claiming request
     /// rather than offered to implicit tabs. `seen`: some tab was already sent events of it
     /// (then it is no new session a create in flight may have made).
-    pub(crate) fn holds(&mut self, session: &str, seen: bool) -> bool {
+    pub(crate) fn holds(&mut self, session: &str, seen: impl FnOnce() -> bool) -> bool {
         if self.is_held(session) {
             return true;
         }
-        if !self.creating.is_empty() && !seen {
+        if !self.creating.is_empty() && !seen() {
             self.held.insert(session.to_owned());
             return true;
         }

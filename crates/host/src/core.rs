@@ -113,7 +113,7 @@ struct Scratch {
     moved: Vec<String>,
     name: String,
     /// Sessions whose pending batch is flushed, in the order their batches began.
-    due: Vec<(u64, String)>,
+    due: Vec<(u64, Arc<str>)>,
     /// A batch's messages as [`crate::fit::Fitter::split`] cuts them.
     messages: Vec<(EventsPayload, usize)>,
     /// One tab's messages as recorded for it, on their way to its connection.
@@ -842,8 +842,7 @@ impl Host {
     /// Records for `tab` a declared resync of every session it showed (its ring was shaped
     /// for another webview).
     fn resync_tab(&mut self, tab: &str) {
-        let sessions: Vec<String> =
-            self.tabs.get(tab).map(|t| t.seen().map(str::to_owned).collect()).unwrap_or_default();
+        let sessions = self.tabs.get(tab).map(|t| t.seen()).unwrap_or_default();
         for session in sessions {
             self.record_resync(tab, &session);
         }
@@ -995,7 +994,8 @@ impl Host {
             Some(events) => {
                 self.lane_times.flushed(was, lane.times());
                 slot.batch = None;
-                self.publish(session_id, events, now);
+                let name = Arc::clone(&slot.name);
+                self.publish(&name, events, now);
             }
             None => self.lane_times.queued(due),
         }
@@ -1005,33 +1005,35 @@ impl Host {
     }
 
     fn flush_session(&mut self, id: &str, now: Instant) {
-        let Some(Slot { lane: Some(lane), view, batch, .. }) = self.slots.get_mut(id) else {
+        let Some(Slot { name, lane: Some(lane), view, batch, .. }) = self.slots.get_mut(id) else {
             return;
         };
         *batch = None;
         let flushed = lane.flush_now(now, view.get_or_insert_default());
         self.lane_times.forget();
         let Some(events) = flushed else { return };
-        self.publish(id, events, now);
+        let name = Arc::clone(name);
+        self.publish(&name, events, now);
     }
 
     /// Splits a flushed batch into messages under the count and byte bounds and records each
     /// for every tab showing the session; tabs of receiving connections get it at once.
-    fn publish(&mut self, id: &str, events: Vec<EventItem>, now: Instant) {
+    fn publish(&mut self, name: &Arc<str>, events: Vec<EventItem>, now: Instant) {
         if events.is_empty() {
             return;
         }
+        let id: &str = name;
         let mut targets = std::mem::take(&mut self.scratch.targets);
         let open = open_conns(&mut self.scratch.open, &self.conns);
         let claimed = self.tabs.targets(id, open, &mut targets);
-        if !claimed && self.claims.holds(id, self.tabs.seen_by_any(id)) {
+        if !claimed && self.claims.holds(id, || self.tabs.seen_by_any(id)) {
             // A request in flight is about to bind it: nobody else gets it meanwhile.
             targets.clear();
         }
         let mut lagging = Vec::new();
         let mut messages = std::mem::take(&mut self.scratch.messages);
         let mut recorded = std::mem::take(&mut self.scratch.recorded);
-        self.fitter.split(id, events, self.config.max_batch, &mut messages);
+        self.fitter.split(name, events, self.config.max_batch, &mut messages);
         if self.updates_wanted
             && let Some(view) = self.slots.view_mut(id)
         {

@@ -4,6 +4,7 @@
 //! keeps in a bounded store (`body.get`); a resync view is fitted the same way.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use bb_normalize::truncate::{Limits, truncate};
 use bb_normalize::{SessionView, UpdateList};
@@ -135,12 +136,12 @@ impl Fitter {
     /// once: the messages hold its JSON, and the item's tree is dropped.
     pub(crate) fn split(
         &mut self,
-        session: &str,
+        session: &Arc<str>,
         items: Vec<EventItem>,
         max_items: usize,
         out: &mut Vec<(EventsPayload, usize)>,
     ) {
-        let message = |events: Events| EventsPayload::new(session, events);
+        let message = |events: Events| EventsPayload::new(Arc::clone(session), events);
         let base = empty_bytes(session);
         let budget = self.budget();
         // Room for one item's JSON in a message of its own.

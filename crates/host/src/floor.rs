@@ -18,7 +18,7 @@
 
 use std::collections::VecDeque;
 
-use bb_protocol::v1::EventsPayload;
+use bb_protocol::v1::{EventId, EventsPayload};
 use foldhash::{HashMap, HashMapExt as _};
 
 /// One session's published messages and what was reported.
@@ -27,8 +27,9 @@ struct Floor {
     /// Ordinal of the last message published.
     published: u64,
     /// `(ordinal, last event id)` of published messages not yet passed by the floor, oldest
-    /// first (messages without an engine event id have none).
-    ids: VecDeque<(u64, String)>,
+    /// first (messages without an engine event id have none). Each id is kept inline (a
+    /// Kilo or BreadBoard id fits): a message published costs no allocation here.
+    ids: VecDeque<(u64, EventId)>,
     /// The floor last reported.
     reported: u64,
 }
@@ -50,13 +51,14 @@ impl Floors {
 
     /// A message of `payload.session_id` is published: its ordinal.
     pub(crate) fn publish(&mut self, payload: &EventsPayload) -> u64 {
-        let floor = match self.sessions.get_mut(&payload.session_id) {
+        let session = &*payload.session_id;
+        let floor = match self.sessions.get_mut(session) {
             Some(f) => f,
-            None => self.sessions.entry(payload.session_id.clone()).or_default(),
+            None => self.sessions.entry(session.to_owned()).or_default(),
         };
         floor.published += 1;
         if let Some(id) = payload.events.ids().rev().find(|id| !id.is_empty()) {
-            floor.ids.push_back((floor.published, id.to_owned()));
+            floor.ids.push_back((floor.published, EventId::from(id)));
             if floor.ids.len() > self.cap {
                 floor.ids.pop_front();
             }
@@ -87,7 +89,7 @@ impl Floors {
             last = floor.ids.pop_front().map(|(_, id)| id);
         }
         if let Some(id) = last {
-            self.out.push_back((session.to_owned(), id));
+            self.out.push_back((session.to_owned(), id.as_str().to_owned()));
         }
     }
 

@@ -238,9 +238,10 @@ pub enum Input {
     /// ([`crate::HostConfig::trusted`]) cannot be taken back by it.
     Trusted(bool),
     /// The runtime wrote these `bb/events` messages to their webviews: `(tabId, seq)`, each
-    /// the last `seq` of that tab written. Moves the tabs' written positions, from which
+    /// the last `seq` of that tab written (the id as the messages carry it: shared, not a
+    /// copy per message). Moves the tabs' written positions, from which
     /// [`crate::Host::poll_resume`] reports resume positions.
-    Written(Vec<(String, u64)>),
+    Written(Vec<(Arc<str>, u64)>),
     /// Events of a session (or of every session, `None`) may have been lost: the current
     /// engine connection goes out again flagged with the gap.
     Gap {

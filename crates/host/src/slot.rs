@@ -4,6 +4,8 @@
 //! window shows is dropped while the session stays listed); an entry holding none of them
 //! is removed.
 
+use std::sync::Arc;
+
 use bb_normalize::SessionView;
 
 use crate::core::SessionState;
@@ -15,8 +17,11 @@ use crate::lane::Lane;
 pub(crate) type Keyed<V> = hashbrown::HashMap<String, V, foldhash::fast::RandomState>;
 
 /// One session's entry.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Slot {
+    /// The session's id as every message of it names it (`EventsPayload::session_id`,
+    /// shared: a message published, or a due lane listed, costs no copy of it).
+    pub(crate) name: Arc<str>,
     /// What the host knows of the session; `None`: not known (the engine's listing left it
     /// out, or only its view or lane is left).
     pub(crate) state: Option<SessionState>,
@@ -32,6 +37,10 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    fn new(id: &str) -> Self {
+        Slot { name: Arc::from(id), state: None, lane: None, view: None, batch: None }
+    }
+
     fn is_empty(&self) -> bool {
         self.state.is_none() && self.lane.is_none() && self.view.is_none()
     }
@@ -54,7 +63,7 @@ impl Slots {
 
     /// `id`'s entry, made empty when it has none (the key is copied only then).
     pub(crate) fn slot(&mut self, id: &str) -> &mut Slot {
-        self.map.entry_ref(id).or_default()
+        self.map.entry_ref(id).or_insert_with(|| Slot::new(id))
     }
 
     /// What the host knows of `id`, if it knows it.
@@ -95,7 +104,7 @@ impl Slots {
     /// batches began.
     pub(crate) fn pending_in_order(
         &self,
-        out: &mut Vec<(u64, String)>,
+        out: &mut Vec<(u64, Arc<str>)>,
         pick: impl Fn(&str, &Slot) -> bool,
     ) {
         out.clear();
@@ -103,7 +112,7 @@ impl Slots {
             if let Some(at) = slot.batch
                 && pick(id, slot)
             {
-                out.push((at, id.clone()));
+                out.push((at, Arc::clone(&slot.name)));
             }
         }
         out.sort_unstable_by_key(|(at, _)| *at);

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 
@@ -61,14 +62,18 @@ struct Stored {
 /// One tab.
 #[derive(Debug)]
 pub(crate) struct Tab {
+    /// Its id, as every message recorded for it names it (shared, not copied per message).
+    id: Arc<str>,
     /// The connection showing it; `None` once that connection closed (kept for a reattach).
     pub(crate) conn: Option<ConnId>,
     /// Explicit tabs (named by the webview) show one session; a connection's implicit tab
     /// shows every session that connection used without naming a tab.
     explicit: bool,
     sessions: BTreeSet<String>,
-    /// Sessions this tab was ever sent events of: what a resync covers.
-    seen: BTreeSet<String>,
+    /// Sessions this tab was ever sent events of: what a resync covers. Hashed: every
+    /// message a tab records asks it (a search of an ordered set of 100 ids was ~10 string
+    /// comparisons); [`Tab::seen`] sorts them where they are listed.
+    seen: HashSet<String>,
     /// Per session, how many of its early messages (counted as [`Tabs`] numbers them) this
     /// tab already has: a tab that saw some of them gets only the rest.
     early_got: HashMap<String, u64>,
@@ -97,13 +102,14 @@ pub(crate) struct Tab {
 }
 
 impl Tab {
-    fn new(conn: ConnId, explicit: bool, receive: Receive) -> Self {
+    fn new(id: &str, conn: ConnId, explicit: bool, receive: Receive) -> Self {
         Tab {
+            id: Arc::from(id),
             receive,
             conn: Some(conn),
             explicit,
             sessions: BTreeSet::new(),
-            seen: BTreeSet::new(),
+            seen: HashSet::new(),
             early_got: HashMap::new(),
             next_seq: 1,
             delivered: 0,
@@ -149,16 +155,16 @@ impl Tab {
         self.confirmed = seq;
         let start = self.ring.partition_point(|s| s.seq <= from);
         for stored in self.ring.range(start..).take_while(|s| s.seq <= seq) {
-            let session = &stored.payload.session_id;
+            let session = &*stored.payload.session_id;
             match self.written.get_mut(session) {
                 Some(w) if *w >= stored.ordinal => {}
                 Some(w) => {
                     *w = stored.ordinal;
-                    moved.insert(session.clone());
+                    moved.insert(session.to_owned());
                 }
                 None => {
-                    self.written.insert(session.clone(), stored.ordinal);
-                    moved.insert(session.clone());
+                    self.written.insert(session.to_owned(), stored.ordinal);
+                    moved.insert(session.to_owned());
                 }
             }
         }
@@ -191,23 +197,22 @@ impl Tab {
         &mut self,
         payload: EventsPayload,
         bytes: usize,
-        tab_id: &str,
         (limits, ordinal, moved): (RingLimits, u64, &mut HashSet<String>),
         out: &mut Vec<EventsPayload>,
     ) {
         if payload.resync == Some(true) {
-            self.needs_view.remove(payload.session_id.as_str());
+            self.needs_view.remove(&*payload.session_id);
         }
         // Only the first message of a session makes the tab's copy of its id.
         let unseen =
-            (!self.seen.contains(payload.session_id.as_str())).then(|| payload.session_id.clone());
+            (!self.seen.contains(&*payload.session_id)).then(|| payload.session_id.to_string());
         match shape(payload, bytes, self.receive, limits.message_bytes) {
             Shaped::Unsent(payload) => {
                 // Nothing to write: it counts as written once what was recorded before it
                 // is. (A webview receiving updates was sent nothing of a message that
                 // carried none: it has not seen the session yet, and binding it then sends
                 // the session's view.)
-                let session = payload.session_id;
+                let session = payload.session_id.to_string();
                 let before = self.next_seq - 1;
                 if self.confirmed < before {
                     self.skipped.insert(session, (before, ordinal));
@@ -217,12 +222,12 @@ impl Tab {
                 return;
             }
             Shaped::One(payload, bytes) => {
-                let sent = self.keep(payload, bytes, tab_id, (limits, ordinal));
+                let sent = self.keep(payload, bytes, (limits, ordinal));
                 out.push(sent);
             }
             Shaped::Many(list) => {
                 for (payload, bytes) in list {
-                    let sent = self.keep(payload, bytes, tab_id, (limits, ordinal));
+                    let sent = self.keep(payload, bytes, (limits, ordinal));
                     out.push(sent);
                 }
             }
@@ -238,7 +243,6 @@ impl Tab {
         &mut self,
         mut payload: EventsPayload,
         bytes: usize,
-        tab_id: &str,
         (limits, ordinal): (RingLimits, u64),
     ) -> EventsPayload {
         let seq = self.next_seq;
@@ -246,7 +250,7 @@ impl Tab {
         payload.seq = Some(seq);
         // The ring's copy names no tab (it is this one's; a replay names it).
         self.ring.push_back(Stored { seq, bytes, payload: payload.clone(), ordinal });
-        payload.tab_id = Some(tab_id.to_owned());
+        payload.tab_id = Some(Arc::clone(&self.id));
         self.ring_bytes += bytes;
         self.trim(limits);
         payload
@@ -298,14 +302,15 @@ impl Tab {
         self.needs_view.contains(session)
     }
 
-    /// The sessions it was sent anything of.
-    pub(crate) fn seen(&self) -> impl Iterator<Item = &str> {
-        self.seen.iter().map(String::as_str)
+    /// The sessions it was sent anything of, in the order of their ids.
+    pub(crate) fn seen(&self) -> Vec<String> {
+        let mut seen: Vec<String> = self.seen.iter().cloned().collect();
+        seen.sort_unstable();
+        seen
     }
 
-    /// The messages after `delivered`, when the ring still holds all of them (this tab's,
-    /// `tab_id`).
-    fn missed(&self, tab_id: &str) -> Option<Vec<EventsPayload>> {
+    /// The messages after `delivered`, when the ring still holds all of them.
+    fn missed(&self) -> Option<Vec<EventsPayload>> {
         let from = self.delivered + 1;
         if from >= self.next_seq {
             return Some(Vec::new());
@@ -315,7 +320,7 @@ impl Tab {
             return None;
         }
         let named =
-            |s: &Stored| EventsPayload { tab_id: Some(tab_id.to_owned()), ..s.payload.clone() };
+            |s: &Stored| EventsPayload { tab_id: Some(Arc::clone(&self.id)), ..s.payload.clone() };
         Some(self.ring.iter().filter(|s| s.seq >= from).map(named).collect())
     }
 }
@@ -414,8 +419,10 @@ impl Tabs {
     /// The tab, created for `conn` or adopted by it (a recreated webview reattaching).
     pub(crate) fn attach(&mut self, tab_id: &str, conn: ConnId, explicit: bool) -> &mut Tab {
         let receive = self.receive.get(&conn).copied().unwrap_or_default();
-        let tab =
-            self.tabs.entry(tab_id.to_owned()).or_insert_with(|| Tab::new(conn, explicit, receive));
+        let tab = self
+            .tabs
+            .entry(tab_id.to_owned())
+            .or_insert_with(|| Tab::new(tab_id, conn, explicit, receive));
         tab.conn = Some(conn);
         tab.explicit |= explicit;
         if tab.receive != receive {
@@ -466,15 +473,15 @@ impl Tabs {
         (ordinal, without_updates): (u64, bool),
     ) {
         let limits = self.limits;
-        let session = &payload.session_id;
+        let session = &*payload.session_id;
         // The session's id is copied only for its first message (a map's key).
         let next = match self.early_next.get_mut(session) {
             Some(next) => next,
-            None => self.early_next.entry(session.clone()).or_insert(0),
+            None => self.early_next.entry(session.to_owned()).or_insert(0),
         };
         let early = match self.early.get_mut(session) {
             Some(early) => early,
-            None => self.early.entry(session.clone()).or_insert_with(|| Early::new(*next)),
+            None => self.early.entry(session.to_owned()).or_insert_with(|| Early::new(*next)),
         };
         *next += 1;
         early.messages.push_back((payload.clone(), bytes, ordinal, without_updates));
@@ -509,7 +516,7 @@ impl Tabs {
         out: &mut Vec<EventsPayload>,
     ) {
         let limits = self.limits;
-        let session = payload.session_id.as_str();
+        let session = &*payload.session_id;
         let this = self.early_next.get(session).map_or(0, |n| n.saturating_sub(1));
         let Some(tab) = self.tabs.get(tab_id) else { return };
         let got = tab.early_got.get(session).copied().unwrap_or(0);
@@ -529,7 +536,7 @@ impl Tabs {
                 tab.early_got.insert(session.to_owned(), this + 1);
             }
         }
-        tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved), out);
+        tab.record(payload, bytes, (limits, ordinal, &mut self.moved), out);
     }
 
     /// Takes a session's early messages out of the store.
@@ -594,7 +601,7 @@ impl Tabs {
         }
         for (payload, bytes, ordinal, _) in handed {
             let at = (limits, *ordinal, &mut self.moved);
-            tab.record(payload.clone(), *bytes, tab_id, at, out);
+            tab.record(payload.clone(), *bytes, at, out);
         }
     }
 
@@ -722,7 +729,7 @@ impl Tabs {
     ) {
         let limits = self.limits;
         if let Some(tab) = self.tabs.get_mut(tab_id) {
-            tab.record(payload, bytes, tab_id, (limits, ordinal, &mut self.moved), out);
+            tab.record(payload, bytes, (limits, ordinal, &mut self.moved), out);
         }
     }
 
@@ -789,25 +796,19 @@ impl Tabs {
         mut resync: impl FnMut(&str, Receive) -> Option<(EventsPayload, usize, u64)>,
     ) -> CatchUp {
         let Some(tab) = self.tabs.get_mut(tab_id) else { return Vec::new() };
-        if let Some(missed) = tab.missed(tab_id) {
+        if let Some(missed) = tab.missed() {
             tab.delivered = tab.next_seq - 1;
             tab.trim(self.limits);
             return missed;
         }
-        let sessions: Vec<String> = tab.seen.iter().cloned().collect();
+        let sessions = tab.seen();
         let receive = tab.receive;
         let mut out = Vec::new();
         for session in sessions {
             if let Some((payload, bytes, ordinal)) = resync(&session, receive) {
                 let limits = self.limits;
                 if let Some(tab) = self.tabs.get_mut(tab_id) {
-                    tab.record(
-                        payload,
-                        bytes,
-                        tab_id,
-                        (limits, ordinal, &mut self.moved),
-                        &mut out,
-                    );
+                    tab.record(payload, bytes, (limits, ordinal, &mut self.moved), &mut out);
                 }
             }
         }

@@ -11,10 +11,12 @@ mod prompts;
 mod resume;
 mod unshown;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bb_protocol::v1::{
-    ConnectionPayload, ConnectionStatus, EngineEvent, SessionSummary, StatePayload, V1Topic,
+    ConnectionPayload, ConnectionStatus, EngineEvent, EventsPayload, SessionSummary, StatePayload,
+    V1Topic,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -109,7 +111,7 @@ pub(super) fn ids(topics: &[V1Topic], session: &str) -> Vec<String> {
     topics
         .iter()
         .filter_map(|t| match t {
-            V1Topic::Events(b) if b.session_id == session => {
+            V1Topic::Events(b) if &*b.session_id == session => {
                 Some(b.events.ids().map(str::to_owned).collect::<Vec<_>>())
             }
             _ => None,
@@ -205,6 +207,27 @@ fn sessions_do_not_cross_talk() {
     let out = run_to_idle(&mut h, &c);
     assert_eq!(ids(&out, "a"), ["a0", "a1", "a2", "a3", "a4"]);
     assert_eq!(ids(&out, "b"), ["b0", "b1", "b2", "b3", "b4"]);
+}
+
+#[test]
+fn messages_share_their_session_and_tab_ids() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    let mut out = Vec::new();
+    for i in 0..3 {
+        h.handle(events_in(&h, "a", vec![ev(&format!("a{i}"))]), c.now());
+        out.extend(run_to_idle(&mut h, &c));
+    }
+    let sent: Vec<&EventsPayload> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b) } else { None })
+        .collect();
+    assert_eq!(sent.len(), 3, "{out:?}");
+    let tab = |p: &EventsPayload| p.tab_id.clone().expect("a tab");
+    for p in &sent[1..] {
+        assert!(Arc::ptr_eq(&p.session_id, &sent[0].session_id), "one copy of the session id");
+        assert!(Arc::ptr_eq(&tab(p), &tab(sent[0])), "one copy of the tab id");
+    }
 }
 
 #[test]
@@ -364,6 +387,29 @@ fn hidden_past_the_ring_gets_a_declared_resync() {
     assert_eq!(events[0].seq, Some(9), "the resync takes the next seq");
     let view = events[0].view.as_ref().expect("the view model");
     assert_eq!(view["debug"]["lastEventId"], "e7.2", "the view holds every event");
+}
+
+#[test]
+fn resyncs_of_several_sessions_come_in_the_order_of_their_ids() {
+    let c = clock();
+    let mut h = ready_host(&c);
+    h.handle(Input::visibility(0, false), c.now());
+    for i in 0..8 {
+        for s in ["s3", "s1", "s4", "s2"] {
+            let events = (0..3).map(|j| ev(&format!("{s}.e{i}.{j}"))).collect();
+            h.handle(events_in(&h, s, events), c.now());
+        }
+        run_to_idle(&mut h, &c);
+    }
+    h.handle(Input::visibility(0, true), c.now());
+    let out = drain(&mut h);
+    let resyncs: Vec<&str> = out
+        .iter()
+        .filter_map(|t| if let V1Topic::Events(b) = t { Some(b) } else { None })
+        .filter(|b| b.resync == Some(true))
+        .map(|b| &*b.session_id)
+        .collect();
+    assert_eq!(resyncs, ["s1", "s2", "s3", "s4"], "{out:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! runtime does not end while a closed connection drains.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bb_host::ConnId;
@@ -56,7 +57,7 @@ pub(crate) enum Refused {
 }
 
 /// A `bb/events` message to report written once its envelope is: (tab, `seq`).
-pub(crate) type Mark = (String, u64);
+pub(crate) type Mark = (Arc<str>, u64);
 
 /// Messages reported written together.
 pub(crate) type Marks = Vec<Mark>;

@@ -281,7 +281,7 @@ async fn send_streams_events_in_order_then_idle_state() {
         match msg {
             V1Message::Event(e) => match e.topic {
                 V1Topic::Events(batch) => {
-                    assert_eq!(batch.session_id, sid);
+                    assert_eq!(&*batch.session_id, sid);
                     ids.extend(batch.events.ids().map(str::to_owned));
                 }
                 V1Topic::State(s) if s.running == Some(false) && ids.len() == 5 => {

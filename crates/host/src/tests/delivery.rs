@@ -86,7 +86,7 @@ fn each_tab_gets_its_session_with_its_own_seq() {
     for (tab, session) in [("ta", "a"), ("tb", "b")] {
         let mine: Vec<_> =
             got.iter().filter(|p| p.tab_id.as_deref() == Some(tab)).cloned().collect();
-        assert!(mine.iter().all(|p| p.session_id == session), "{tab} shows only {session}");
+        assert!(mine.iter().all(|p| &*p.session_id == session), "{tab} shows only {session}");
         let s = seqs(&mine);
         assert_eq!(s, (1..=s.len() as u64).collect::<Vec<_>>());
     }
@@ -105,8 +105,8 @@ fn binding_a_tab_moves_it_atomically() {
     let out = settle(&mut h, &c);
     let got = batches(&out, 0);
     let route: Vec<_> =
-        got.iter().map(|p| (p.tab_id.clone().unwrap(), p.session_id.clone())).collect();
-    assert_eq!(route, [("t2".to_owned(), "a".to_owned()), ("t1".to_owned(), "b".to_owned())]);
+        got.iter().map(|p| (p.tab_id.as_deref().unwrap(), &*p.session_id)).collect();
+    assert_eq!(route, [("t2", "a"), ("t1", "b")]);
 }
 
 #[test]

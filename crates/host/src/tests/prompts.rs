@@ -372,7 +372,7 @@ fn items(out: &[V1Topic]) -> Vec<(String, Option<String>, EventItem)> {
                     .items()
                     .into_owned()
                     .into_iter()
-                    .map(|i| (p.session_id.clone(), p.tab_id.clone(), i))
+                    .map(|i| (p.session_id.to_string(), p.tab_id.as_deref().map(str::to_owned), i))
                     .collect::<Vec<_>>(),
             ),
             _ => None,
@@ -648,7 +648,7 @@ fn a_webview_without_tabs_gets_the_sub_agent_prompt_once_in_its_own_session() {
 fn cards(out: &[V1Topic], page: &mut BTreeMap<String, UpdatedView>) -> Vec<CardSeen> {
     for t in out {
         if let V1Topic::Events(p) = t {
-            let view = page.entry(p.session_id.clone()).or_default();
+            let view = page.entry(p.session_id.to_string()).or_default();
             if p.resync == Some(true) {
                 *view = UpdatedView::new();
             }

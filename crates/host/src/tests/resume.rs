@@ -24,7 +24,7 @@ fn settle(h: &mut Host, c: &FakeClock) -> BTreeMap<String, u64> {
             if let V1Topic::Events(p) = topic
                 && let (Some(tab), Some(seq)) = (p.tab_id, p.seq)
             {
-                last.insert(tab, seq);
+                last.insert(tab.to_string(), seq);
             }
         }
     };
@@ -50,7 +50,7 @@ fn stream(h: &mut Host, c: &FakeClock, session: &str, ids: &[&str]) {
 }
 
 fn written(h: &mut Host, c: &FakeClock, tab: &str, seq: u64) {
-    h.handle(Input::Written(vec![(tab.to_owned(), seq)]), c.now());
+    h.handle(Input::Written(vec![(tab.into(), seq)]), c.now());
 }
 
 fn positions(h: &mut Host) -> Vec<(String, String)> {

@@ -33,7 +33,7 @@ struct Page {
 impl Page {
     fn apply(&mut self, p: &EventsPayload) {
         self.messages += 1;
-        let view = self.views.entry(p.session_id.clone()).or_default();
+        let view = self.views.entry(p.session_id.to_string()).or_default();
         if p.resync == Some(true) {
             *view = UpdatedView::new();
         }

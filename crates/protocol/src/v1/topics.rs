@@ -279,13 +279,18 @@ impl std::ops::Deref for EventItem {
 #[serde(rename_all = "camelCase")]
 pub struct EventsPayload {
     /// The session.
-    pub session_id: String,
+    // Shared by every message of it and every copy the host keeps (a ring's, the early
+    // store's): not copied per message.
+    #[schemars(with = "String")]
+    pub session_id: Arc<str>,
     /// Events in engine order.
     #[schemars(with = "Vec<EventItem>")]
     pub events: Events,
     /// The tab this message is for.
+    // The tab's own id, shared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tab_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub tab_id: Option<Arc<str>>,
     /// Delivery index of this message within its tab (from 1, +1 per message).
     #[serde(
         default,
@@ -331,7 +336,7 @@ pub struct Earlier {
 impl EventsPayload {
     /// A message of `session_id` carrying `events` and nothing else (no tab, `seq`, resync
     /// or updates yet).
-    pub fn new(session_id: impl Into<String>, events: Events) -> Self {
+    pub fn new(session_id: impl Into<Arc<str>>, events: Events) -> Self {
         EventsPayload {
             session_id: session_id.into(),
             events,

@@ -53,7 +53,7 @@ async fn every_written_batch_is_delivered_after_stdin_eof() {
                 if let V1Topic::Events(p) = e.topic {
                     items += p.events.len();
                     let last = p.events.ids().last().unwrap().to_owned();
-                    last_of_batches.push((p.session_id.clone(), last));
+                    last_of_batches.push((p.session_id.to_string(), last));
                 }
             }
             V1Message::Response(r) => answered |= r.id == "s",

@@ -64,7 +64,7 @@ async fn collect(
             }
             V1Message::Event(e) => {
                 if let V1Topic::Events(p) = e.topic {
-                    if Some(p.session_id.as_str()) == session {
+                    if Some(&*p.session_id) == session {
                         items += p.events.len();
                     }
                     events.push(p);
@@ -115,7 +115,7 @@ async fn two_connections_see_only_their_own_sessions() {
     let (_, got_a) = collect(&mut a, "s", Some(&sa), 3).await;
     let (_, got_b) = collect(&mut b, "s", Some(&sb), 2).await;
     for (got, session, tab) in [(&got_a, &sa, "tab-a"), (&got_b, &sb, "tab-b")] {
-        assert!(got.iter().all(|p| &p.session_id == session), "no cross-talk: {got:?}");
+        assert!(got.iter().all(|p| *p.session_id == **session), "no cross-talk: {got:?}");
         assert!(got.iter().all(|p| p.tab_id.as_deref() == Some(tab)));
         let seqs: Vec<u64> = got.iter().filter_map(|p| p.seq).collect();
         let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
